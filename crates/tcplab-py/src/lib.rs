@@ -1,0 +1,111 @@
+//! Thin PyO3 bindings: JSON configuration in, columns as raw little-endian
+//! buffers out (NumPy wraps them with `frombuffer`; pyarrow writes Parquet).
+//! No simulation logic lives here.
+
+use pyo3::exceptions::{PyKeyboardInterrupt, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict, PyList, PyTuple};
+
+#[cfg(not(target_endian = "little"))]
+compile_error!("tcplab-py hands columns to NumPy as little-endian buffers");
+
+fn raw<T: Copy>(v: &[T]) -> &[u8] {
+    // SAFETY: T is a plain integer/float type; the byte view covers exactly
+    // the slice's memory and lives no longer than the slice.
+    unsafe { std::slice::from_raw_parts(v.as_ptr() as *const u8, std::mem::size_of_val(v)) }
+}
+
+fn col<'py, T: Copy>(
+    py: Python<'py>,
+    d: &Bound<'py, PyDict>,
+    name: &str,
+    dtype: &str,
+    v: &[T],
+) -> PyResult<()> {
+    let t = PyTuple::new(
+        py,
+        [
+            dtype.into_pyobject(py)?.into_any(),
+            PyBytes::new(py, raw(v)).into_any(),
+        ],
+    )?;
+    d.set_item(name, t)
+}
+
+/// Run a normalized configuration (JSON). `progress(fraction)` is called
+/// now and then; Ctrl-C interrupts the run.
+#[pyfunction]
+#[pyo3(signature = (config_json, progress=None))]
+fn run<'py>(
+    py: Python<'py>,
+    config_json: &str,
+    progress: Option<Bound<'py, PyAny>>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let mut interrupted: Option<PyErr> = None;
+    let mut cb = |frac: f64| -> bool {
+        if let Err(e) = py.check_signals() {
+            interrupted = Some(e);
+            return false;
+        }
+        if let Some(p) = &progress {
+            if let Err(e) = p.call1((frac,)) {
+                interrupted = Some(e);
+                return false;
+            }
+        }
+        true
+    };
+    let result = tcplab_sim::run_json(config_json, Some(&mut cb));
+    if let Some(e) = interrupted {
+        return Err(e);
+    }
+    let out = match result {
+        Ok(o) => o,
+        Err(e) if e == "interrupted" => return Err(PyKeyboardInterrupt::new_err("interrupted")),
+        Err(e) => return Err(PyValueError::new_err(e)),
+    };
+    let d = PyDict::new(py);
+    let summary = out
+        .summary
+        .as_ref()
+        .map(|s| s.to_json())
+        .unwrap_or_default();
+    d.set_item("summary", summary)?;
+    let ts = PyDict::new(py);
+    col(py, &ts, "flow", "<u4", &out.ts_flow)?;
+    col(py, &ts, "conn", "<u4", &out.ts_conn)?;
+    col(py, &ts, "t_ns", "<i8", &out.ts_t)?;
+    col(py, &ts, "cwnd", "<u8", &out.ts_cwnd)?;
+    col(py, &ts, "ssthresh", "<u8", &out.ts_ssthresh)?;
+    col(py, &ts, "srtt_ns", "<i8", &out.ts_srtt)?;
+    col(py, &ts, "rttvar_ns", "<i8", &out.ts_rttvar)?;
+    col(py, &ts, "rto_ns", "<i8", &out.ts_rto)?;
+    col(py, &ts, "inflight", "<u8", &out.ts_inflight)?;
+    col(py, &ts, "delivered", "<u8", &out.ts_delivered)?;
+    d.set_item("timeseries", ts)?;
+    let ev = PyDict::new(py);
+    col(py, &ev, "t_ns", "<i8", &out.ev_t)?;
+    col(py, &ev, "flow", "<u4", &out.ev_flow)?;
+    col(py, &ev, "conn", "<u4", &out.ev_conn)?;
+    col(py, &ev, "kind", "<u1", &out.ev_kind)?;
+    col(py, &ev, "seq", "<u8", &out.ev_seq)?;
+    col(py, &ev, "len", "<u4", &out.ev_len)?;
+    col(py, &ev, "reason", "<u1", &out.ev_reason)?;
+    col(py, &ev, "spurious", "<i1", &out.ev_spurious)?;
+    col(py, &ev, "detected", "<i1", &out.ev_detected)?;
+    col(py, &ev, "value", "<f8", &out.ev_value)?;
+    d.set_item("events", ev)?;
+    d.set_item(
+        "event_kinds",
+        PyList::new(py, tcplab_sim::EVENT_KIND_NAMES)?,
+    )?;
+    d.set_item("reasons", PyList::new(py, tcplab_tcp::RtxReason::NAMES)?)?;
+    Ok(d)
+}
+
+#[pymodule]
+fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}

@@ -1,0 +1,286 @@
+//! The normalized run configuration the simulator accepts.
+//!
+//! Python (`tcplab.scenario`) reads the user's TOML, validates it with
+//! field-naming error messages and converts every quantity to base units
+//! (nanoseconds, bits per second, bytes) before handing this structure over
+//! as JSON. The simulator re-checks structural invariants (`SimConfig::check`)
+//! but never sees user units.
+
+use serde::Deserialize;
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SimConfig {
+    pub name: String,
+    /// Simulated time to run, ns.
+    pub duration_ns: u64,
+    /// Master seed; each component derives its own stream from it.
+    pub seed: u64,
+    /// Period of the per-flow time series, ns (0 = no time series).
+    #[serde(default = "default_sample_interval")]
+    pub sample_interval_ns: u64,
+    pub links: Vec<LinkConfig>,
+    pub flows: Vec<FlowConfig>,
+    #[serde(default)]
+    pub cross: Vec<CbrConfig>,
+    #[serde(default)]
+    pub pcap: Vec<PcapConfig>,
+}
+
+fn default_sample_interval() -> u64 {
+    100_000_000
+}
+
+/// A bidirectional link: `fwd` carries data from senders to receivers, `rev`
+/// the ACKs back. Each direction has its own rate, delay, queue and loss.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LinkConfig {
+    pub name: String,
+    pub fwd: LinkDirConfig,
+    pub rev: LinkDirConfig,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LinkDirConfig {
+    pub rate_bps: u64,
+    pub delay_ns: u64,
+    pub queue: QueueConfig,
+    #[serde(default)]
+    pub loss: LossConfig,
+    /// Link-layer framing bytes added to each IP datagram for serialization
+    /// time (e.g. 2 for PPP as ns-3 models it, 38 for Ethernet incl. preamble/IFG).
+    #[serde(default)]
+    pub overhead_bytes: u32,
+}
+
+#[derive(Debug, Clone, Copy, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum QueueConfig {
+    /// DropTail with a limit in packets (waiting + in transmission).
+    Packets { limit: u32 },
+    /// DropTail with a limit in bytes of IP datagrams (waiting + in transmission).
+    Bytes { limit: u64 },
+}
+
+#[derive(Debug, Clone, Copy, Default, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum LossConfig {
+    #[default]
+    None,
+    /// Independent loss with probability `p` per packet.
+    Bernoulli { p: f64 },
+    /// Two-state Gilbert–Elliott chain, stepped once per packet: `p_gb` is
+    /// P(good→bad), `p_bg` P(bad→good); loss probability per state.
+    GilbertElliott {
+        p_gb: f64,
+        p_bg: f64,
+        loss_good: f64,
+        loss_bad: f64,
+    },
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FlowConfig {
+    pub name: String,
+    /// Indexes into `links`, in the order data traverses them; ACKs return
+    /// through the same links in reverse order on their `rev` direction.
+    pub path: Vec<usize>,
+    /// When the first connection opens, ns.
+    #[serde(default)]
+    pub start_ns: u64,
+    pub tcp: TcpConfigJson,
+    pub app: AppConfig,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TcpConfigJson {
+    /// "reno" | "newreno" | "cubic"
+    pub cc: String,
+    pub sack: bool,
+    pub dsack: bool,
+    pub timestamps: bool,
+    pub window_scaling: bool,
+    /// Sender MSS (payload bytes per segment).
+    pub mss: u32,
+    /// Receive buffer (bytes): the largest window the receiver advertises.
+    pub rcv_buf: u64,
+    /// Send buffer (bytes): the most unacknowledged + unsent data the sender holds.
+    pub snd_buf: u64,
+    /// Initial window in bytes (Python resolves "N segments" to N·MSS).
+    pub initial_window_bytes: u64,
+    /// Initial ssthresh in bytes; None = "arbitrarily high" (RFC 5681 §3.1).
+    pub initial_ssthresh: Option<u64>,
+    /// Cap on cwnd in bytes (None = none).
+    pub max_cwnd: Option<u64>,
+    pub limited_transmit: bool,
+    pub rto: RtoConfigJson,
+    pub ack: AckConfigJson,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RtoConfigJson {
+    pub initial_ns: u64,
+    pub min_ns: u64,
+    pub max_ns: u64,
+    pub granularity_ns: u64,
+    /// Cap on the number of doublings (RTO = base · 2^min(backoff, cap)).
+    pub max_backoff: u32,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AckConfigJson {
+    /// ACK at least every N full-sized segments.
+    pub every_n: u32,
+    /// Longest an ACK may be delayed, ns (0 = no delayed ACK).
+    pub max_delay_ns: u64,
+    /// Send an immediate ACK for an out-of-order segment or one that fills a hole.
+    pub immediate_on_ooo: bool,
+    /// ACK every segment for the first N segments (Linux quick-ACK), 0 = off.
+    pub quickack: u32,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum AppConfig {
+    /// One connection sending `bytes` (None = unlimited) as fast as TCP allows.
+    Bulk { bytes: Option<u64> },
+    /// A series of downloads, each on its own connection, separated by think times.
+    Downloads {
+        sizes: Dist,
+        think_ns: Dist,
+        /// Number of downloads (None = until the run ends).
+        count: Option<u64>,
+    },
+}
+
+/// A distribution of non-negative values (bytes or ns).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Dist {
+    Const {
+        value: f64,
+    },
+    Uniform {
+        lo: f64,
+        hi: f64,
+    },
+    Exponential {
+        mean: f64,
+    },
+    /// Log-normal with the given parameters of the underlying normal.
+    Lognormal {
+        mu: f64,
+        sigma: f64,
+    },
+    /// Pareto with minimum `scale` and tail index `shape`.
+    Pareto {
+        scale: f64,
+        shape: f64,
+    },
+    /// Piecewise uniform: pick a bin with probability ∝ weight, then uniform in [lo, hi).
+    Empirical {
+        bins: Vec<(f64, f64, f64)>,
+    },
+}
+
+/// Constant-bit-rate UDP cross traffic along `path` (forward direction).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CbrConfig {
+    pub name: String,
+    pub path: Vec<usize>,
+    pub rate_bps: u64,
+    /// IP datagram size in bytes.
+    pub packet_bytes: u32,
+    pub start_ns: u64,
+    pub stop_ns: u64,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PcapConfig {
+    /// Index into `links`.
+    pub link: usize,
+    /// "fwd" | "rev" | "both"
+    pub dir: String,
+    pub path: String,
+    /// Payload bytes to keep per packet (None = whole payload, as zeros).
+    pub payload_snaplen: Option<u32>,
+}
+
+/// The canonical scenario (`scenarios/p2p-bulk.toml`) with the Python
+/// layer's defaults, for Rust tests, examples and benchmarks.
+pub fn example_p2p(duration_ns: u64, loss: f64) -> SimConfig {
+    let dir = LinkDirConfig {
+        rate_bps: 10_000_000,
+        delay_ns: 50_000_000,
+        queue: QueueConfig::Packets { limit: 100 },
+        loss: if loss > 0.0 {
+            LossConfig::Bernoulli { p: loss }
+        } else {
+            LossConfig::None
+        },
+        overhead_bytes: 0,
+    };
+    SimConfig {
+        name: "p2p-bulk".into(),
+        duration_ns,
+        seed: 1,
+        sample_interval_ns: 100_000_000,
+        links: vec![LinkConfig {
+            name: "link0".into(),
+            fwd: dir.clone(),
+            rev: LinkDirConfig {
+                loss: LossConfig::None,
+                ..dir
+            },
+        }],
+        flows: vec![FlowConfig {
+            name: "flow0".into(),
+            path: vec![0],
+            start_ns: 0,
+            tcp: TcpConfigJson::default(),
+            app: AppConfig::Bulk { bytes: None },
+        }],
+        cross: vec![],
+        pcap: vec![],
+    }
+}
+
+impl Default for TcpConfigJson {
+    fn default() -> Self {
+        TcpConfigJson {
+            cc: "newreno".into(),
+            sack: true,
+            dsack: true,
+            timestamps: true,
+            window_scaling: true,
+            mss: 1448,
+            rcv_buf: 4 << 20,
+            snd_buf: 4 << 20,
+            initial_window_bytes: 10 * 1448,
+            initial_ssthresh: None,
+            max_cwnd: None,
+            limited_transmit: true,
+            rto: RtoConfigJson {
+                initial_ns: 1_000_000_000,
+                min_ns: 1_000_000_000,
+                max_ns: 60_000_000_000,
+                granularity_ns: 1_000_000,
+                max_backoff: 16,
+            },
+            ack: AckConfigJson {
+                every_n: 2,
+                max_delay_ns: 200_000_000,
+                immediate_on_ooo: true,
+                quickack: 0,
+            },
+        }
+    }
+}

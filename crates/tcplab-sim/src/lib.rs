@@ -1,0 +1,22 @@
+//! tcplab-sim: a deterministic discrete-event packet simulator that drives
+//! the sans-IO TCP of `tcplab-tcp` over configurable paths.
+
+pub mod config;
+pub mod coverage;
+pub mod dist;
+pub mod link;
+pub mod output;
+pub mod pcap;
+pub mod rng;
+pub mod sim;
+pub mod validate;
+
+pub use config::SimConfig;
+pub use output::{Output, EVENT_KIND_NAMES};
+pub use sim::Sim;
+
+/// Parse a JSON configuration and run it.
+pub fn run_json(json: &str, progress: Option<sim::Progress>) -> Result<Output, String> {
+    let cfg: SimConfig = serde_json::from_str(json).map_err(|e| format!("config: {e}"))?;
+    Sim::new(cfg)?.run(progress)
+}

@@ -1,0 +1,280 @@
+//! One direction of a point-to-point link: a DropTail queue in front of a
+//! transmitter of fixed rate, a propagation delay, and a loss process.
+//!
+//! Queue semantics follow ns-3's PointToPointNetDevice and a Linux qdisc:
+//! the limit counts packets (or bytes) *waiting*, not the one being
+//! serialised. Because service is FIFO at a fixed rate, the departure time of
+//! a packet is known when it is accepted, so a packet costs one event per hop.
+//! A packet lost on the wire (random or Gilbert–Elliott loss) still occupies
+//! the transmitter for its serialisation time.
+
+use std::collections::VecDeque;
+
+use crate::config::{LinkDirConfig, LossConfig, QueueConfig};
+use crate::rng::Rng;
+use tcplab_tcp::Time;
+
+#[derive(Clone, Copy, Debug, Default)]
+pub struct LinkStats {
+    pub tx_packets: u64,
+    pub tx_bytes: u64,
+    pub drops_queue: u64,
+    pub drops_loss: u64,
+    pub max_queue_packets: u64,
+}
+
+#[derive(Debug)]
+enum Loss {
+    None,
+    Bernoulli(f64),
+    Ge {
+        p_gb: f64,
+        p_bg: f64,
+        loss_good: f64,
+        loss_bad: f64,
+        bad: bool,
+    },
+}
+
+/// What happened to a packet offered to the link.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fate {
+    /// It will arrive at the far end at this time; `tx_start` is when its
+    /// first bit goes on the wire.
+    Arrives { at: Time, tx_start: Time },
+    /// Dropped at the tail of a full queue.
+    QueueDrop,
+    /// Serialised, then lost on the wire (`tx_start` as above).
+    Lost { tx_start: Time },
+}
+
+#[derive(Debug)]
+pub struct LinkDir {
+    rate_bps: u64,
+    delay: Time,
+    overhead: u32,
+    limit_pkts: Option<u64>,
+    limit_bytes: Option<u64>,
+    busy_until: Time,
+    /// (transmission end time, bytes) of packets waiting or in service.
+    inq: VecDeque<(Time, u32)>,
+    inq_bytes: u64,
+    loss: Loss,
+    rng: Rng,
+    pub stats: LinkStats,
+}
+
+impl LinkDir {
+    pub fn new(cfg: &LinkDirConfig, rng: Rng) -> LinkDir {
+        let (limit_pkts, limit_bytes) = match cfg.queue {
+            QueueConfig::Packets { limit } => (Some(limit as u64), None),
+            QueueConfig::Bytes { limit } => (None, Some(limit)),
+        };
+        let loss = match cfg.loss {
+            LossConfig::None => Loss::None,
+            LossConfig::Bernoulli { p } => Loss::Bernoulli(p),
+            LossConfig::GilbertElliott {
+                p_gb,
+                p_bg,
+                loss_good,
+                loss_bad,
+            } => Loss::Ge {
+                p_gb,
+                p_bg,
+                loss_good,
+                loss_bad,
+                bad: false,
+            },
+        };
+        LinkDir {
+            rate_bps: cfg.rate_bps,
+            delay: cfg.delay_ns,
+            overhead: cfg.overhead_bytes,
+            limit_pkts,
+            limit_bytes,
+            busy_until: 0,
+            inq: VecDeque::with_capacity(limit_pkts.unwrap_or(64).min(4096) as usize + 1),
+            inq_bytes: 0,
+            loss,
+            rng,
+            stats: LinkStats::default(),
+        }
+    }
+
+    /// Serialisation time of `bytes` (IP datagram) plus framing, rounded up to 1 ns.
+    #[inline]
+    pub fn tx_time(&self, bytes: u32) -> Time {
+        let bits = (bytes as u64 + self.overhead as u64) * 8;
+        (bits * 1_000_000_000).div_ceil(self.rate_bps)
+    }
+
+    pub fn delay(&self) -> Time {
+        self.delay
+    }
+
+    /// Packets waiting or in service at `now`.
+    pub fn backlog(&mut self, now: Time) -> usize {
+        self.purge(now);
+        self.inq.len()
+    }
+
+    #[inline]
+    fn purge(&mut self, now: Time) {
+        while let Some(&(end, b)) = self.inq.front() {
+            if end <= now {
+                self.inq.pop_front();
+                self.inq_bytes -= b as u64;
+            } else {
+                break;
+            }
+        }
+    }
+
+    fn lost_on_wire(&mut self) -> bool {
+        match &mut self.loss {
+            Loss::None => false,
+            Loss::Bernoulli(p) => {
+                let p = *p;
+                self.rng.bernoulli(p)
+            }
+            Loss::Ge {
+                p_gb,
+                p_bg,
+                loss_good,
+                loss_bad,
+                bad,
+            } => {
+                // Step the chain once per packet, then draw in the new state.
+                let flip = if *bad { *p_bg } else { *p_gb };
+                let u = self.rng.uniform();
+                if u < flip {
+                    *bad = !*bad;
+                }
+                let p = if *bad { *loss_bad } else { *loss_good };
+                self.rng.bernoulli(p)
+            }
+        }
+    }
+
+    /// Offer a packet of `bytes` (IP datagram length) at `now`.
+    pub fn offer(&mut self, bytes: u32, now: Time) -> Fate {
+        self.purge(now);
+        let n = self.inq.len() as u64;
+        if n > 0 {
+            // The head of `inq` is in service; the rest are waiting.
+            let waiting = n - 1;
+            let waiting_bytes = self.inq_bytes - self.inq.front().unwrap().1 as u64;
+            let full = self.limit_pkts.is_some_and(|l| waiting >= l)
+                || self
+                    .limit_bytes
+                    .is_some_and(|l| waiting_bytes + bytes as u64 > l);
+            if full {
+                self.stats.drops_queue += 1;
+                return Fate::QueueDrop;
+            }
+        }
+        let start = self.busy_until.max(now);
+        let end = start + self.tx_time(bytes);
+        self.busy_until = end;
+        self.inq.push_back((end, bytes));
+        self.inq_bytes += bytes as u64;
+        self.stats.max_queue_packets = self.stats.max_queue_packets.max(n);
+        self.stats.tx_packets += 1;
+        self.stats.tx_bytes += bytes as u64;
+        if self.lost_on_wire() {
+            self.stats.drops_loss += 1;
+            return Fate::Lost { tx_start: start };
+        }
+        Fate::Arrives {
+            at: end + self.delay,
+            tx_start: start,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cfg(limit: u32) -> LinkDirConfig {
+        LinkDirConfig {
+            rate_bps: 8_000_000, // 1 byte per µs
+            delay_ns: 10_000,
+            queue: QueueConfig::Packets { limit },
+            loss: LossConfig::None,
+            overhead_bytes: 0,
+        }
+    }
+
+    #[test]
+    fn fifo_timing_and_droptail() {
+        let mut l = LinkDir::new(&cfg(2), Rng::stream(1, "x"));
+        assert_eq!(l.tx_time(1000), 1_000_000);
+        // 1 in service + 2 waiting fit; the 4th is dropped.
+        assert_eq!(
+            l.offer(1000, 0),
+            Fate::Arrives {
+                at: 1_010_000,
+                tx_start: 0
+            }
+        );
+        assert_eq!(
+            l.offer(1000, 0),
+            Fate::Arrives {
+                at: 2_010_000,
+                tx_start: 1_000_000
+            }
+        );
+        assert!(matches!(l.offer(1000, 0), Fate::Arrives { .. }));
+        assert_eq!(l.offer(1000, 0), Fate::QueueDrop);
+        // after the first leaves, there is room again
+        assert!(matches!(l.offer(1000, 1_000_000), Fate::Arrives { .. }));
+        assert_eq!(l.stats.drops_queue, 1);
+        assert_eq!(l.backlog(10_000_000), 0);
+    }
+
+    #[test]
+    fn bernoulli_rate() {
+        let mut c = cfg(1_000_000);
+        c.loss = LossConfig::Bernoulli { p: 0.1 };
+        let mut l = LinkDir::new(&c, Rng::stream(1, "x"));
+        let mut lost = 0;
+        for i in 0..100_000u64 {
+            if matches!(l.offer(100, i * 1_000_000), Fate::Lost { .. }) {
+                lost += 1;
+            }
+        }
+        assert!((lost as f64 / 1e5 - 0.1).abs() < 0.005, "{lost}");
+    }
+
+    #[test]
+    fn gilbert_elliott_is_bursty() {
+        let mut c = cfg(1_000_000);
+        // mean bad sojourn 10 packets, bad 1/11 of the time, all lost in bad
+        c.loss = LossConfig::GilbertElliott {
+            p_gb: 0.01,
+            p_bg: 0.1,
+            loss_good: 0.0,
+            loss_bad: 1.0,
+        };
+        let mut l = LinkDir::new(&c, Rng::stream(5, "ge"));
+        let mut lost = 0;
+        let mut runs = 0;
+        let mut prev = false;
+        let n = 200_000u64;
+        for i in 0..n {
+            let x = matches!(l.offer(100, i * 1_000_000), Fate::Lost { .. });
+            if x {
+                lost += 1;
+                if !prev {
+                    runs += 1;
+                }
+            }
+            prev = x;
+        }
+        let rate = lost as f64 / n as f64;
+        assert!((rate - 1.0 / 11.0).abs() < 0.01, "{rate}");
+        let mean_burst = lost as f64 / runs as f64;
+        assert!((mean_burst - 10.0).abs() < 1.0, "{mean_burst}");
+    }
+}

@@ -1,0 +1,278 @@
+//! Everything a run produces, as columns (handed to Python as NumPy arrays
+//! and written as Parquet there) plus a JSON summary.
+
+use serde::Serialize;
+use tcplab_tcp::Time;
+
+use crate::link::LinkStats;
+
+/// Kinds of rows in the event log.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum EventKind {
+    /// seq = first unacked offset, len, reason = backoff count, spurious = ground
+    /// truth (the segment had reached / did reach the receiver), detected =
+    /// whether a detector flagged it, value = RTO in seconds.
+    Timeout = 0,
+    /// reason = `tcplab_tcp::RtxReason`.
+    Retransmit = 1,
+    /// seq = recovery point, reason = 0 fast recovery / 1 SACK, value = cwnd.
+    EnterRecovery = 2,
+    ExitRecovery = 3,
+    /// seq = the timeout id that was declared spurious.
+    SpuriousDetected = 4,
+    /// reason = side (0 sender, 1 receiver).
+    Established = 5,
+    Closed = 6,
+    Reset = 7,
+    /// seq = transfer size in bytes (0 = unlimited).
+    ConnOpen = 8,
+    /// seq = size, value = transfer time in seconds.
+    TransferDone = 9,
+    /// A TCP packet dropped at a full queue; reason = direction (0 data, 1 ACK),
+    /// value = link index.
+    DropQueue = 10,
+    /// A TCP packet lost on the wire; as above.
+    DropLoss = 11,
+}
+
+pub const EVENT_KIND_NAMES: [&str; 12] = [
+    "timeout",
+    "retransmit",
+    "enter_recovery",
+    "exit_recovery",
+    "spurious_detected",
+    "established",
+    "closed",
+    "reset",
+    "conn_open",
+    "transfer_done",
+    "drop_queue",
+    "drop_loss",
+];
+
+/// Accumulated per-flow counters over all its connections.
+#[derive(Default, Clone, Copy, Debug)]
+pub struct FlowAgg {
+    pub segments_sent: u64,
+    pub data_segments_sent: u64,
+    pub retransmitted_segments: u64,
+    pub retransmitted_bytes: u64,
+    pub timeouts: u64,
+    pub spurious_timeouts: u64,
+    pub spurious_detected: u64,
+    pub fast_retransmits: u64,
+    pub acks_sent: u64,
+    pub bytes_delivered: u64,
+    pub bytes_written: u64,
+    pub connections: u64,
+    pub completed: u64,
+    pub active_ns: u64,
+    pub dsacks: u64,
+    pub last_delivery: Time,
+}
+
+#[derive(Serialize, Debug)]
+pub struct FlowSummary {
+    pub id: usize,
+    pub name: String,
+    pub bytes_written: u64,
+    pub bytes_delivered: u64,
+    pub duration_s: f64,
+    pub goodput_bps: f64,
+    pub segments_sent: u64,
+    pub data_segments_sent: u64,
+    pub retransmitted_segments: u64,
+    pub retransmitted_bytes: u64,
+    pub timeouts: u64,
+    pub spurious_timeouts: u64,
+    pub spurious_detected: u64,
+    pub fast_retransmits: u64,
+    pub acks_sent: u64,
+    pub dsacks_received: u64,
+    pub connections: u64,
+    pub connections_completed: u64,
+}
+
+impl FlowSummary {
+    pub fn new(id: usize, name: String, a: &FlowAgg) -> FlowSummary {
+        let duration_s = a.active_ns as f64 * 1e-9;
+        FlowSummary {
+            id,
+            name,
+            bytes_written: a.bytes_written,
+            bytes_delivered: a.bytes_delivered,
+            duration_s,
+            goodput_bps: if duration_s > 0.0 {
+                a.bytes_delivered as f64 * 8.0 / duration_s
+            } else {
+                0.0
+            },
+            segments_sent: a.segments_sent,
+            data_segments_sent: a.data_segments_sent,
+            retransmitted_segments: a.retransmitted_segments,
+            retransmitted_bytes: a.retransmitted_bytes,
+            timeouts: a.timeouts,
+            spurious_timeouts: a.spurious_timeouts,
+            spurious_detected: a.spurious_detected,
+            fast_retransmits: a.fast_retransmits,
+            acks_sent: a.acks_sent,
+            dsacks_received: a.dsacks,
+            connections: a.connections,
+            connections_completed: a.completed,
+        }
+    }
+}
+
+#[derive(Debug)]
+pub struct Summary {
+    pub name: String,
+    pub seed: u64,
+    pub sim_time_ns: Time,
+    pub events: u64,
+    pub packets: u64,
+    pub stray: u64,
+    pub flows: Vec<FlowSummary>,
+    pub links: Vec<(String, &'static str, LinkStats)>,
+    pub cross: Vec<(String, u64, u64, u64)>,
+    pub violations: Vec<String>,
+    pub notes: Vec<String>,
+    pub pcaps: Vec<String>,
+}
+
+impl Summary {
+    pub fn to_json(&self) -> String {
+        let links: Vec<serde_json::Value> = self
+            .links
+            .iter()
+            .map(|(n, d, s)| {
+                serde_json::json!({
+                    "name": n, "dir": d, "tx_packets": s.tx_packets, "tx_bytes": s.tx_bytes,
+                    "drops_queue": s.drops_queue, "drops_loss": s.drops_loss,
+                    "max_queue_packets": s.max_queue_packets,
+                })
+            })
+            .collect();
+        let cross: Vec<serde_json::Value> = self
+            .cross
+            .iter()
+            .map(|(n, s, r, d)| serde_json::json!({"name": n, "sent": s, "received": r, "dropped": d}))
+            .collect();
+        serde_json::json!({
+            "name": self.name,
+            "seed": self.seed,
+            "sim_time_s": self.sim_time_ns as f64 * 1e-9,
+            "events": self.events,
+            "packets": self.packets,
+            "stray_packets": self.stray,
+            "flows": self.flows,
+            "links": links,
+            "cross": cross,
+            "invariants": {
+                "checked": [
+                    "receiver delivers only bytes that arrived, in order, once",
+                    "delivered <= sent <= written",
+                    "a transfer acknowledged in full was delivered in full",
+                    "no ACK acknowledges data never sent",
+                    "sender scoreboard counters match a recount",
+                    "packet conservation (created = delivered + dropped + in flight)",
+                ],
+                "violations": self.violations,
+                "notes": self.notes,
+            },
+            "pcaps": self.pcaps,
+        })
+        .to_string()
+    }
+}
+
+#[derive(Default, Debug)]
+pub struct Output {
+    // time series
+    pub ts_flow: Vec<u32>,
+    pub ts_conn: Vec<u32>,
+    pub ts_t: Vec<i64>,
+    pub ts_cwnd: Vec<u64>,
+    pub ts_ssthresh: Vec<u64>,
+    pub ts_srtt: Vec<i64>,
+    pub ts_rttvar: Vec<i64>,
+    pub ts_rto: Vec<i64>,
+    pub ts_inflight: Vec<u64>,
+    pub ts_delivered: Vec<u64>,
+    // events
+    pub ev_t: Vec<i64>,
+    pub ev_flow: Vec<u32>,
+    pub ev_conn: Vec<u32>,
+    pub ev_kind: Vec<u8>,
+    pub ev_seq: Vec<u64>,
+    pub ev_len: Vec<u32>,
+    pub ev_reason: Vec<u8>,
+    pub ev_spurious: Vec<i8>,
+    pub ev_detected: Vec<i8>,
+    pub ev_value: Vec<f64>,
+    pub summary: Option<Summary>,
+}
+
+impl Output {
+    /// Append an event row; returns its index.
+    #[allow(clippy::too_many_arguments)]
+    pub fn event(
+        &mut self,
+        t: Time,
+        flow: u32,
+        conn: u32,
+        kind: EventKind,
+        seq: u64,
+        len: u32,
+        reason: u8,
+        spurious: i8,
+        detected: i8,
+        value: f64,
+    ) -> usize {
+        self.ev_t.push(t as i64);
+        self.ev_flow.push(flow);
+        self.ev_conn.push(conn);
+        self.ev_kind.push(kind as u8);
+        self.ev_seq.push(seq);
+        self.ev_len.push(len);
+        self.ev_reason.push(reason);
+        self.ev_spurious.push(spurious);
+        self.ev_detected.push(detected);
+        self.ev_value.push(value);
+        self.ev_t.len() - 1
+    }
+
+    pub fn set_spurious(&mut self, row: usize, v: i8) {
+        self.ev_spurious[row] = v;
+    }
+
+    pub fn set_detected(&mut self, row: usize, v: i8) {
+        self.ev_detected[row] = v;
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    pub fn sample(
+        &mut self,
+        t: Time,
+        flow: u32,
+        conn: u32,
+        cwnd: u64,
+        ssthresh: u64,
+        srtt: Time,
+        rttvar: Time,
+        rto: Time,
+        inflight: u64,
+        delivered: u64,
+    ) {
+        self.ts_t.push(t as i64);
+        self.ts_flow.push(flow);
+        self.ts_conn.push(conn);
+        self.ts_cwnd.push(cwnd);
+        self.ts_ssthresh.push(ssthresh);
+        self.ts_srtt.push(srtt as i64);
+        self.ts_rttvar.push(rttvar as i64);
+        self.ts_rto.push(rto as i64);
+        self.ts_inflight.push(inflight);
+        self.ts_delivered.push(delivered);
+    }
+}

@@ -1,0 +1,1022 @@
+//! The discrete-event engine and the world it runs: links, flows (each a
+//! series of TCP connections driven by an application), CBR cross traffic,
+//! samplers, pcap taps and the invariant checker.
+//!
+//! Determinism: time is integer ns; events at the same instant run in the
+//! order they were scheduled (a global sequence number breaks ties); every
+//! random draw comes from a per-component stream (`rng::Rng::stream`).
+
+use std::cmp::Ordering;
+use std::collections::BinaryHeap;
+use std::path::Path;
+
+use tcplab_tcp::seq::unwrap;
+use tcplab_tcp::{Config, Connection, Event, Segment, State, Time};
+
+use crate::config::{AppConfig, FlowConfig, SimConfig};
+use crate::coverage::Coverage;
+use crate::dist;
+use crate::link::{Fate, LinkDir};
+use crate::output::{EventKind, FlowAgg, FlowSummary, Output, Summary};
+use crate::pcap::PcapWriter;
+use crate::rng::Rng;
+use crate::validate::{tcp_config, validate};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum Dir {
+    Fwd = 0,
+    Rev = 1,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Side {
+    Sender,
+    Receiver,
+}
+
+/// A packet in the network. `seg` is the wire header; the rest is simulator
+/// metadata that never reaches an endpoint.
+#[derive(Clone, Copy, Debug)]
+pub struct Packet {
+    pub uid: u64,
+    /// Flow index (TCP) or cross-traffic index (UDP).
+    pub flow: u32,
+    pub conn: u32,
+    pub dir: Dir,
+    /// Index of the next hop to traverse.
+    pub hop: u16,
+    pub udp: bool,
+    /// IP datagram length.
+    pub size: u32,
+    /// When the endpoint emitted it (ground truth for spurious timeouts).
+    pub sent_at: Time,
+    pub seg: Segment,
+}
+
+enum Ev {
+    Arrive(Packet),
+    Timer {
+        flow: u32,
+        conn: u32,
+        side: Side,
+        gen: u32,
+    },
+    OpenConn {
+        flow: u32,
+    },
+    Sample,
+    Cbr {
+        cross: u32,
+    },
+}
+
+struct Entry {
+    at: Time,
+    seq: u64,
+    ev: Ev,
+}
+
+impl PartialEq for Entry {
+    fn eq(&self, o: &Self) -> bool {
+        self.at == o.at && self.seq == o.seq
+    }
+}
+impl Eq for Entry {}
+impl PartialOrd for Entry {
+    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
+        Some(self.cmp(o))
+    }
+}
+impl Ord for Entry {
+    fn cmp(&self, o: &Self) -> Ordering {
+        // BinaryHeap is a max-heap: invert for earliest-first, FIFO on ties.
+        o.at.cmp(&self.at).then(o.seq.cmp(&self.seq))
+    }
+}
+
+#[derive(Default)]
+struct EventQueue {
+    heap: BinaryHeap<Entry>,
+    seq: u64,
+}
+
+impl EventQueue {
+    #[inline]
+    fn push(&mut self, at: Time, ev: Ev) {
+        self.seq += 1;
+        self.heap.push(Entry {
+            at,
+            seq: self.seq,
+            ev,
+        });
+    }
+}
+
+#[derive(Default, Clone, Copy)]
+struct TimerSlot {
+    scheduled: Option<Time>,
+    gen: u32,
+}
+
+/// A timeout waiting for its ground truth.
+struct PendingTruth {
+    seq: u64,
+    at: Time,
+    row: usize,
+}
+
+struct ConnPair {
+    id: u32,
+    snd: Connection,
+    rcv: Connection,
+    snd_iss: u32,
+    timers: [TimerSlot; 2],
+    opened_at: Time,
+    /// Total bytes of this transfer (None = unlimited).
+    size: Option<u64>,
+    done_at: Option<Time>,
+    truth: Vec<PendingTruth>,
+    spurious: u64,
+    coverage: Coverage,
+}
+
+struct FlowRt {
+    cfg: FlowConfig,
+    tcp: Config,
+    route: Vec<usize>,
+    conns: Vec<ConnPair>,
+    next_conn: u32,
+    rng: Rng,
+    agg: FlowAgg,
+    opened: u64,
+    /// Receiver opens the connection (download) or sender (bulk upload).
+    receiver_opens: bool,
+}
+
+struct CrossRt {
+    route: Vec<usize>,
+    rate_bps: u64,
+    packet_bytes: u32,
+    stop: Time,
+    sent: u64,
+    received: u64,
+    dropped: u64,
+}
+
+pub struct Sim {
+    cfg: SimConfig,
+    q: EventQueue,
+    links: Vec<[LinkDir; 2]>,
+    flows: Vec<FlowRt>,
+    cross: Vec<CrossRt>,
+    /// (link*2 + dir) -> writer index
+    tap: Vec<Option<usize>>,
+    pcaps: Vec<PcapWriter>,
+    pcap_paths: Vec<String>,
+    out: Output,
+    now: Time,
+    uid: u64,
+    events_processed: u64,
+    packets_delivered: u64,
+    packets_dropped: u64,
+    stray: u64,
+    violations: Vec<String>,
+    ip_id: u16,
+}
+
+/// Addresses for pcap: flow f's sender is 10.1.x.y, its receiver 10.2.x.y;
+/// cross traffic 10.3.x.y → 10.4.x.y (x.y = index + 1).
+fn addr(net: u8, idx: u32) -> [u8; 4] {
+    let v = idx + 1;
+    [10, net, (v >> 8) as u8, v as u8]
+}
+
+pub type Progress<'a> = &'a mut dyn FnMut(f64) -> bool;
+
+impl Sim {
+    pub fn new(cfg: SimConfig) -> Result<Sim, String> {
+        validate(&cfg)?;
+        let seed = cfg.seed;
+        let mut links = Vec::with_capacity(cfg.links.len());
+        for (i, l) in cfg.links.iter().enumerate() {
+            links.push([
+                LinkDir::new(&l.fwd, Rng::stream(seed, &format!("link/{i}/fwd"))),
+                LinkDir::new(&l.rev, Rng::stream(seed, &format!("link/{i}/rev"))),
+            ]);
+        }
+        let mut flows = Vec::with_capacity(cfg.flows.len());
+        for (i, f) in cfg.flows.iter().enumerate() {
+            let tcp = tcp_config(&f.tcp).map_err(|e| format!("flows[{i}].tcp.{e}"))?;
+            flows.push(FlowRt {
+                route: f.path.clone(),
+                tcp,
+                conns: Vec::with_capacity(2),
+                next_conn: 0,
+                rng: Rng::stream(seed, &format!("flow/{i}")),
+                agg: FlowAgg::default(),
+                opened: 0,
+                receiver_opens: matches!(f.app, AppConfig::Downloads { .. }),
+                cfg: f.clone(),
+            });
+        }
+        let cross = cfg
+            .cross
+            .iter()
+            .map(|c| CrossRt {
+                route: c.path.clone(),
+                rate_bps: c.rate_bps,
+                packet_bytes: c.packet_bytes,
+                stop: c.stop_ns,
+                sent: 0,
+                received: 0,
+                dropped: 0,
+            })
+            .collect();
+        let mut tap = vec![None; cfg.links.len() * 2];
+        let mut pcaps = Vec::new();
+        let mut pcap_paths = Vec::new();
+        for p in &cfg.pcap {
+            let w = PcapWriter::create(Path::new(&p.path), p.payload_snaplen)
+                .map_err(|e| format!("pcap.path: cannot create {:?}: {e}", p.path))?;
+            let idx = pcaps.len();
+            pcaps.push(w);
+            pcap_paths.push(p.path.clone());
+            match p.dir.as_str() {
+                "fwd" => tap[p.link * 2] = Some(idx),
+                "rev" => tap[p.link * 2 + 1] = Some(idx),
+                _ => {
+                    tap[p.link * 2] = Some(idx);
+                    tap[p.link * 2 + 1] = Some(idx);
+                }
+            }
+        }
+        let mut sim = Sim {
+            q: EventQueue::default(),
+            links,
+            flows,
+            cross,
+            tap,
+            pcaps,
+            pcap_paths,
+            out: Output::default(),
+            now: 0,
+            uid: 0,
+            events_processed: 0,
+            packets_delivered: 0,
+            packets_dropped: 0,
+            stray: 0,
+            violations: Vec::new(),
+            ip_id: 0,
+            cfg,
+        };
+        for (i, f) in sim.cfg.flows.iter().enumerate() {
+            sim.q.push(f.start_ns, Ev::OpenConn { flow: i as u32 });
+        }
+        for (i, c) in sim.cfg.cross.iter().enumerate() {
+            sim.q.push(c.start_ns, Ev::Cbr { cross: i as u32 });
+        }
+        if sim.cfg.sample_interval_ns > 0 {
+            sim.q.push(0, Ev::Sample);
+        }
+        Ok(sim)
+    }
+
+    /// Run to the configured duration. `progress` is called with the
+    /// fraction of simulated time done about every 2^16 events; returning
+    /// false aborts the run.
+    pub fn run(mut self, progress: Option<Progress>) -> Result<Output, String> {
+        let end = self.cfg.duration_ns;
+        let mut progress = progress;
+        while let Some(top) = self.q.heap.peek() {
+            if top.at > end {
+                break;
+            }
+            let Entry { at, ev, .. } = self.q.heap.pop().unwrap();
+            self.now = at;
+            self.events_processed += 1;
+            match ev {
+                Ev::Arrive(p) => self.on_arrive(p),
+                Ev::Timer {
+                    flow,
+                    conn,
+                    side,
+                    gen,
+                } => self.on_timer(flow, conn, side, gen),
+                Ev::OpenConn { flow } => self.open_conn(flow as usize),
+                Ev::Sample => self.sample(),
+                Ev::Cbr { cross } => self.cbr_send(cross as usize),
+            }
+            if self.events_processed & 0xFFFF == 0 {
+                if let Some(cb) = progress.as_mut() {
+                    if !cb(self.now as f64 / end.max(1) as f64) {
+                        return Err("interrupted".into());
+                    }
+                }
+                if !self.violations.is_empty() && self.violations.len() > 100 {
+                    break;
+                }
+            }
+        }
+        self.now = end;
+        self.finish()
+    }
+
+    // ------------------------------------------------------------------
+    // Packets
+    // ------------------------------------------------------------------
+
+    fn link_of(route: &[usize], dir: Dir, hop: usize) -> usize {
+        match dir {
+            Dir::Fwd => route[hop],
+            Dir::Rev => route[route.len() - 1 - hop],
+        }
+    }
+
+    /// Offer `p` to its next hop at `now`.
+    fn forward(&mut self, p: Packet) {
+        let route: &[usize] = if p.udp {
+            &self.cross[p.flow as usize].route
+        } else {
+            &self.flows[p.flow as usize].route
+        };
+        let li = Self::link_of(route, p.dir, p.hop as usize);
+        let ld = &mut self.links[li][p.dir as usize];
+        let fate = ld.offer(p.size, self.now);
+        let tx_start = match fate {
+            Fate::Arrives { tx_start, .. } | Fate::Lost { tx_start } => Some(tx_start),
+            Fate::QueueDrop => None,
+        };
+        if let (Some(t), Some(w)) = (tx_start, self.tap[li * 2 + p.dir as usize]) {
+            self.ip_id = self.ip_id.wrapping_add(1);
+            let ttl = 64u8.saturating_sub(p.hop as u8);
+            let res = if p.udp {
+                self.pcaps[w].write_udp(
+                    t,
+                    addr(3, p.flow),
+                    addr(4, p.flow),
+                    self.ip_id,
+                    ttl,
+                    50000,
+                    50001,
+                    p.size - 28,
+                )
+            } else {
+                let (s, d) = match p.dir {
+                    Dir::Fwd => (addr(1, p.flow), addr(2, p.flow)),
+                    Dir::Rev => (addr(2, p.flow), addr(1, p.flow)),
+                };
+                self.pcaps[w].write_tcp(t, s, d, self.ip_id, ttl, &p.seg)
+            };
+            if let Err(e) = res {
+                self.violations.push(format!("pcap write failed: {e}"));
+                self.tap[li * 2] = None;
+                self.tap[li * 2 + 1] = None;
+            }
+        }
+        match fate {
+            Fate::Arrives { at, .. } => {
+                let mut p = p;
+                p.hop += 1;
+                self.q.push(at, Ev::Arrive(p));
+            }
+            Fate::QueueDrop | Fate::Lost { .. } => {
+                self.packets_dropped += 1;
+                if p.udp {
+                    self.cross[p.flow as usize].dropped += 1;
+                } else {
+                    let kind = if fate == Fate::QueueDrop {
+                        EventKind::DropQueue
+                    } else {
+                        EventKind::DropLoss
+                    };
+                    let seq = self.pkt_offset(&p);
+                    self.out.event(
+                        self.now,
+                        p.flow,
+                        p.conn,
+                        kind,
+                        seq,
+                        p.seg.payload_len,
+                        p.dir as u8,
+                        -1,
+                        -1,
+                        li as f64,
+                    );
+                }
+            }
+        }
+    }
+
+    /// Stream offset of a TCP packet's first sequence number (ground truth).
+    fn pkt_offset(&self, p: &Packet) -> u64 {
+        let f = &self.flows[p.flow as usize];
+        match f.conns.iter().find(|c| c.id == p.conn) {
+            Some(c) => match p.dir {
+                Dir::Fwd => unwrap(c.snd_iss, p.seg.seq, c.snd.snd_una()),
+                Dir::Rev => 0,
+            },
+            None => 0,
+        }
+    }
+
+    fn on_arrive(&mut self, p: Packet) {
+        let route_len = if p.udp {
+            self.cross[p.flow as usize].route.len()
+        } else {
+            self.flows[p.flow as usize].route.len()
+        };
+        if (p.hop as usize) < route_len {
+            self.forward(p);
+            return;
+        }
+        self.packets_delivered += 1;
+        if p.udp {
+            self.cross[p.flow as usize].received += 1;
+            return;
+        }
+        let fi = p.flow as usize;
+        let Some(ci) = self.flows[fi].conns.iter().position(|c| c.id == p.conn) else {
+            self.stray += 1;
+            return;
+        };
+        let now = self.now;
+        let side = match p.dir {
+            Dir::Fwd => Side::Receiver,
+            Dir::Rev => Side::Sender,
+        };
+        {
+            let pair = &mut self.flows[fi].conns[ci];
+            if side == Side::Receiver && p.seg.payload_len > 0 {
+                // Ground truth: record what physically reached the receiver.
+                let off = unwrap(pair.snd_iss, p.seg.seq, pair.snd.snd_una());
+                let (lo, hi) = (off - 1, off - 1 + p.seg.payload_len as u64);
+                pair.coverage.insert(lo, hi);
+                // A pending timeout is spurious if a copy sent before it arrives.
+                let mut k = 0;
+                while k < pair.truth.len() {
+                    let t = &pair.truth[k];
+                    if t.seq >= off && t.seq < off + p.seg.payload_len as u64 && p.sent_at < t.at {
+                        self.out.set_spurious(t.row, 1);
+                        pair.spurious += 1;
+                        pair.truth.swap_remove(k);
+                    } else {
+                        k += 1;
+                    }
+                }
+            }
+            match side {
+                Side::Receiver => pair.rcv.handle_segment(&p.seg, now),
+                Side::Sender => pair.snd.handle_segment(&p.seg, now),
+            }
+        }
+        self.service(fi, ci, side);
+    }
+
+    fn on_timer(&mut self, flow: u32, conn: u32, side: Side, gen: u32) {
+        let fi = flow as usize;
+        let Some(ci) = self.flows[fi].conns.iter().position(|c| c.id == conn) else {
+            return;
+        };
+        let now = self.now;
+        {
+            let pair = &mut self.flows[fi].conns[ci];
+            let slot = &mut pair.timers[side as usize];
+            if slot.gen != gen {
+                return; // superseded
+            }
+            slot.scheduled = None;
+            match side {
+                Side::Sender => pair.snd.handle_timeout(now),
+                Side::Receiver => pair.rcv.handle_timeout(now),
+            }
+        }
+        self.service(fi, ci, side);
+    }
+
+    /// After an endpoint was handed input: run the application, send what it
+    /// wants to send, record its events, re-arm its timer.
+    fn service(&mut self, fi: usize, ci: usize, side: Side) {
+        let now = self.now;
+        // Application on the receiving side: read, then close after the peer's FIN.
+        if side == Side::Receiver {
+            let pair = &mut self.flows[fi].conns[ci];
+            let read = pair.rcv.take_read();
+            if read > 0 {
+                let f = &mut self.flows[fi];
+                f.agg.last_delivery = now;
+                let pair = &mut f.conns[ci];
+                let delivered = pair.rcv.stats().bytes_delivered;
+                // Invariant: the receiver never delivers bytes that did not arrive.
+                if delivered > pair.coverage.prefix() {
+                    self.violations.push(format!(
+                        "flow {fi} conn {}: receiver delivered {delivered} bytes but only {} arrived in sequence",
+                        pair.id,
+                        pair.coverage.prefix()
+                    ));
+                }
+                let sent = pair.snd.snd_max().saturating_sub(1);
+                if delivered > sent {
+                    self.violations.push(format!(
+                        "flow {fi} conn {}: delivered {delivered} > sent {sent}",
+                        pair.id
+                    ));
+                }
+                if let Some(sz) = pair.size {
+                    if delivered > sz {
+                        self.violations.push(format!(
+                            "flow {fi} conn {}: delivered {delivered} > written {sz}",
+                            pair.id
+                        ));
+                    }
+                    if delivered == sz && pair.done_at.is_none() {
+                        pair.done_at = Some(now);
+                        let id = pair.id;
+                        let dur = now - pair.opened_at;
+                        f.agg.completed += 1;
+                        f.agg.active_ns += dur;
+                        self.out.event(
+                            now,
+                            fi as u32,
+                            id,
+                            EventKind::TransferDone,
+                            sz,
+                            0,
+                            0,
+                            -1,
+                            -1,
+                            dur as f64 * 1e-9,
+                        );
+                        self.schedule_next_conn(fi);
+                    }
+                }
+            }
+            let pair = &mut self.flows[fi].conns[ci];
+            if pair.rcv.peer_finished() && matches!(pair.rcv.state(), State::CloseWait) {
+                pair.rcv.close();
+            }
+        }
+        // Transmit.
+        loop {
+            let pair = &mut self.flows[fi].conns[ci];
+            let conn = match side {
+                Side::Sender => &mut pair.snd,
+                Side::Receiver => &mut pair.rcv,
+            };
+            let Some(seg) = conn.poll_transmit(now) else {
+                break;
+            };
+            let p = Packet {
+                uid: self.uid,
+                flow: fi as u32,
+                conn: pair.id,
+                dir: if side == Side::Sender {
+                    Dir::Fwd
+                } else {
+                    Dir::Rev
+                },
+                hop: 0,
+                udp: false,
+                size: seg.ip_len() as u32,
+                sent_at: now,
+                seg,
+            };
+            self.uid += 1;
+            self.forward(p);
+        }
+        // Events.
+        loop {
+            let pair = &mut self.flows[fi].conns[ci];
+            let conn = match side {
+                Side::Sender => &mut pair.snd,
+                Side::Receiver => &mut pair.rcv,
+            };
+            let Some(e) = conn.poll_event() else {
+                break;
+            };
+            self.record_event(fi, ci, side, e);
+        }
+        // Timer.
+        let q = &mut self.q;
+        let pair = &mut self.flows[fi].conns[ci];
+        let conn = match side {
+            Side::Sender => &pair.snd,
+            Side::Receiver => &pair.rcv,
+        };
+        if let Some(t) = conn.poll_timeout() {
+            let slot = &mut pair.timers[side as usize];
+            if slot.scheduled.is_none_or(|s| t < s) {
+                slot.gen = slot.gen.wrapping_add(1);
+                slot.scheduled = Some(t);
+                q.push(
+                    t.max(now),
+                    Ev::Timer {
+                        flow: fi as u32,
+                        conn: pair.id,
+                        side,
+                        gen: slot.gen,
+                    },
+                );
+            }
+        }
+        // Retire a connection once both directions are closed.
+        let pair = &self.flows[fi].conns[ci];
+        let snd_done = matches!(pair.snd.state(), State::TimeWait | State::Closed);
+        let rcv_done = matches!(pair.rcv.state(), State::Closed | State::TimeWait);
+        if snd_done && rcv_done {
+            self.retire(fi, ci);
+        }
+    }
+
+    fn record_event(&mut self, fi: usize, ci: usize, side: Side, e: Event) {
+        let now = self.now;
+        let f = fi as u32;
+        let pair = &mut self.flows[fi].conns[ci];
+        let id = pair.id;
+        match e {
+            Event::Timeout {
+                seq,
+                len,
+                backoff,
+                rto,
+                ..
+            } => {
+                if side != Side::Sender {
+                    return;
+                }
+                // Ground truth: already at the receiver?
+                let spurious = pair.rcv.has_received_byte(seq - 1);
+                let row = self.out.event(
+                    now,
+                    f,
+                    id,
+                    EventKind::Timeout,
+                    seq,
+                    len,
+                    backoff.min(255) as u8,
+                    spurious as i8,
+                    0,
+                    rto as f64 * 1e-9,
+                );
+                if spurious {
+                    pair.spurious += 1;
+                } else {
+                    pair.truth.push(PendingTruth { seq, at: now, row });
+                }
+            }
+            Event::Retransmit { seq, len, reason } => {
+                self.out.event(
+                    now,
+                    f,
+                    id,
+                    EventKind::Retransmit,
+                    seq,
+                    len,
+                    reason as u8,
+                    -1,
+                    -1,
+                    0.0,
+                );
+            }
+            Event::EnterRecovery {
+                kind,
+                recover,
+                cwnd,
+                ..
+            } => {
+                self.out.event(
+                    now,
+                    f,
+                    id,
+                    EventKind::EnterRecovery,
+                    recover,
+                    0,
+                    kind as u8,
+                    -1,
+                    -1,
+                    cwnd as f64,
+                );
+            }
+            Event::ExitRecovery { cwnd } => {
+                self.out.event(
+                    now,
+                    f,
+                    id,
+                    EventKind::ExitRecovery,
+                    0,
+                    0,
+                    0,
+                    -1,
+                    -1,
+                    cwnd as f64,
+                );
+            }
+            Event::SpuriousDetected { id: tid } => {
+                self.out.event(
+                    now,
+                    f,
+                    id,
+                    EventKind::SpuriousDetected,
+                    tid as u64,
+                    0,
+                    0,
+                    -1,
+                    1,
+                    0.0,
+                );
+            }
+            Event::Established => {
+                self.out.event(
+                    now,
+                    f,
+                    id,
+                    EventKind::Established,
+                    0,
+                    0,
+                    side as u8,
+                    -1,
+                    -1,
+                    0.0,
+                );
+            }
+            Event::Closed => {
+                self.out
+                    .event(now, f, id, EventKind::Closed, 0, 0, side as u8, -1, -1, 0.0);
+            }
+            Event::Reset { sent } => {
+                self.out
+                    .event(now, f, id, EventKind::Reset, 0, 0, sent as u8, -1, -1, 0.0);
+            }
+        }
+    }
+
+    fn schedule_next_conn(&mut self, fi: usize) {
+        let now = self.now;
+        let f = &mut self.flows[fi];
+        if let AppConfig::Downloads {
+            think_ns, count, ..
+        } = &f.cfg.app
+        {
+            if count.is_none_or(|c| f.opened < c) {
+                let think = dist::sample(think_ns, &mut f.rng) as Time;
+                self.q.push(now + think, Ev::OpenConn { flow: fi as u32 });
+            }
+        }
+    }
+
+    fn open_conn(&mut self, fi: usize) {
+        let now = self.now;
+        let f = &mut self.flows[fi];
+        let size = match &f.cfg.app {
+            AppConfig::Bulk { bytes } => *bytes,
+            AppConfig::Downloads { sizes, .. } => {
+                Some((dist::sample(sizes, &mut f.rng) as u64).max(1))
+            }
+        };
+        let id = f.next_conn;
+        f.next_conn += 1;
+        f.opened += 1;
+        let snd_iss = f.rng.next_u32();
+        let rcv_iss = f.rng.next_u32();
+        let ts_a = f.rng.next_u32();
+        let ts_b = f.rng.next_u32();
+        let sport = 10000 + (id % 50000) as u16;
+        let dport = 5001;
+        let (mut snd, rcv) = if f.receiver_opens {
+            (
+                Connection::server(f.tcp.clone(), dport, sport, snd_iss, ts_a),
+                Connection::client(f.tcp.clone(), sport, dport, rcv_iss, ts_b),
+            )
+        } else {
+            (
+                Connection::client(f.tcp.clone(), sport, dport, snd_iss, ts_a),
+                Connection::server(f.tcp.clone(), dport, sport, rcv_iss, ts_b),
+            )
+        };
+        match size {
+            Some(n) => {
+                snd.app_supply(n);
+                snd.close();
+            }
+            None => snd.app_supply(u64::MAX),
+        }
+        f.conns.push(ConnPair {
+            id,
+            snd,
+            rcv,
+            snd_iss,
+            timers: [TimerSlot::default(); 2],
+            opened_at: now,
+            size,
+            done_at: None,
+            truth: Vec::new(),
+            spurious: 0,
+            coverage: Coverage::default(),
+        });
+        let ci = f.conns.len() - 1;
+        self.out.event(
+            now,
+            fi as u32,
+            id,
+            EventKind::ConnOpen,
+            size.unwrap_or(0),
+            0,
+            0,
+            -1,
+            -1,
+            0.0,
+        );
+        let opener = if self.flows[fi].receiver_opens {
+            Side::Receiver
+        } else {
+            Side::Sender
+        };
+        self.service(fi, ci, opener);
+    }
+
+    fn fold(agg: &mut FlowAgg, pair: &ConnPair) {
+        let s = pair.snd.stats();
+        let r = pair.rcv.stats();
+        agg.segments_sent += s.segments_sent;
+        agg.data_segments_sent += s.data_segments_sent;
+        agg.retransmitted_segments += s.retransmitted_segments;
+        agg.retransmitted_bytes += s.retransmitted_bytes;
+        agg.timeouts += s.timeouts;
+        agg.spurious_timeouts += pair.spurious;
+        agg.spurious_detected += s.spurious_detected;
+        agg.fast_retransmits += s.fast_retransmits;
+        agg.acks_sent += r.acks_sent;
+        agg.dsacks += s.dsacks_rcvd;
+        agg.bytes_delivered += r.bytes_delivered;
+        agg.bytes_written += match pair.size {
+            Some(n) => n,
+            None => pair.snd.snd_max().saturating_sub(1),
+        };
+        agg.connections += 1;
+    }
+
+    fn check_pair(violations: &mut Vec<String>, fi: usize, pair: &ConnPair) {
+        if pair.snd.stats().bad_acks > 0 {
+            violations.push(format!(
+                "flow {fi} conn {}: {} ACKs acknowledged data never sent",
+                pair.id,
+                pair.snd.stats().bad_acks
+            ));
+        }
+        if let Err(e) = pair.snd.check_invariants() {
+            violations.push(format!("flow {fi} conn {}: {e}", pair.id));
+        }
+        if let Some(sz) = pair.size {
+            let d = pair.rcv.stats().bytes_delivered;
+            if pair.snd.send_finished() && d != sz {
+                violations.push(format!(
+                    "flow {fi} conn {}: sender saw all {sz} bytes acknowledged but the receiver delivered {d}",
+                    pair.id
+                ));
+            }
+        }
+    }
+
+    fn retire(&mut self, fi: usize, ci: usize) {
+        let f = &mut self.flows[fi];
+        let pair = f.conns.remove(ci);
+        Self::check_pair(&mut self.violations, fi, &pair);
+        Self::fold(&mut f.agg, &pair);
+    }
+
+    fn sample(&mut self) {
+        let now = self.now;
+        for (fi, f) in self.flows.iter().enumerate() {
+            if let Some(pair) = f.conns.last() {
+                let c = &pair.snd;
+                self.out.sample(
+                    now,
+                    fi as u32,
+                    pair.id,
+                    c.cwnd(),
+                    c.ssthresh().min(u64::MAX / 8),
+                    c.srtt(),
+                    c.rttvar(),
+                    c.rto(),
+                    c.in_flight(),
+                    f.agg.bytes_delivered + pair.rcv.stats().bytes_delivered,
+                );
+            }
+        }
+        self.q.push(now + self.cfg.sample_interval_ns, Ev::Sample);
+    }
+
+    fn cbr_send(&mut self, ci: usize) {
+        let now = self.now;
+        let c = &mut self.cross[ci];
+        if now >= c.stop {
+            return;
+        }
+        c.sent += 1;
+        let gap = (c.packet_bytes as u64 * 8 * 1_000_000_000).div_ceil(c.rate_bps);
+        let p = Packet {
+            uid: self.uid,
+            flow: ci as u32,
+            conn: 0,
+            dir: Dir::Fwd,
+            hop: 0,
+            udp: true,
+            size: c.packet_bytes,
+            sent_at: now,
+            seg: Segment::default(),
+        };
+        self.uid += 1;
+        self.q.push(now + gap, Ev::Cbr { cross: ci as u32 });
+        self.forward(p);
+    }
+
+    fn finish(mut self) -> Result<Output, String> {
+        let end = self.now;
+        let mut in_flight = 0u64;
+        for e in self.q.heap.iter() {
+            if matches!(e.ev, Ev::Arrive(_)) {
+                in_flight += 1;
+            }
+        }
+        // Packet conservation: every packet is delivered, dropped or in flight.
+        if self.uid != self.packets_delivered + self.packets_dropped + in_flight {
+            self.violations.push(format!(
+                "packet conservation: {} created != {} delivered + {} dropped + {} in flight",
+                self.uid, self.packets_delivered, self.packets_dropped, in_flight
+            ));
+        }
+        let mut notes = Vec::new();
+        for fi in 0..self.flows.len() {
+            let pairs = std::mem::take(&mut self.flows[fi].conns);
+            for pair in &pairs {
+                Self::check_pair(&mut self.violations, fi, pair);
+                let f = &mut self.flows[fi];
+                Self::fold(&mut f.agg, pair);
+                if let Some(sz) = pair.size {
+                    let d = pair.rcv.stats().bytes_delivered;
+                    if d < sz {
+                        notes.push(format!(
+                            "flow {fi} conn {}: {d} of {sz} bytes delivered when the run ended at {:.3} s",
+                            pair.id,
+                            end as f64 * 1e-9
+                        ));
+                        f.agg.active_ns += end - pair.opened_at;
+                    }
+                } else {
+                    f.agg.active_ns += end - pair.opened_at.max(f.cfg.start_ns);
+                }
+            }
+        }
+        for w in &mut self.pcaps {
+            w.flush().map_err(|e| format!("pcap flush failed: {e}"))?;
+        }
+        if self.violations.len() > 20 {
+            let more = self.violations.len() - 20;
+            self.violations.truncate(20);
+            self.violations
+                .push(format!("... and {more} more violations"));
+        }
+        let mut out = self.out;
+        out.summary = Some(Summary {
+            name: self.cfg.name.clone(),
+            seed: self.cfg.seed,
+            sim_time_ns: end,
+            events: self.events_processed,
+            packets: self
+                .links
+                .iter()
+                .flatten()
+                .map(|l| l.stats.tx_packets)
+                .sum(),
+            stray: self.stray,
+            flows: self
+                .flows
+                .iter()
+                .enumerate()
+                .map(|(i, f)| FlowSummary::new(i, f.cfg.name.clone(), &f.agg))
+                .collect(),
+            links: self
+                .cfg
+                .links
+                .iter()
+                .zip(self.links.iter())
+                .flat_map(|(c, l)| {
+                    [
+                        (c.name.clone(), "fwd", l[0].stats),
+                        (c.name.clone(), "rev", l[1].stats),
+                    ]
+                })
+                .collect(),
+            cross: self
+                .cross
+                .iter()
+                .zip(self.cfg.cross.iter())
+                .map(|(c, cc)| (cc.name.clone(), c.sent, c.received, c.dropped))
+                .collect(),
+            violations: self.violations,
+            notes,
+            pcaps: self.pcap_paths,
+        });
+        Ok(out)
+    }
+}

@@ -1,0 +1,146 @@
+//! Structural checks of a normalized configuration. Python validates user
+//! input first with friendlier messages; these checks guard the Rust API
+//! (and the Python layer's own bugs). Messages name the field and the rule.
+
+use crate::config::{LossConfig, SimConfig, TcpConfigJson};
+use crate::dist;
+use tcplab_tcp::{AckPolicyConfig, CcKind, Config, RtoProfile};
+
+fn prob(v: f64, field: &str) -> Result<(), String> {
+    if (0.0..=1.0).contains(&v) {
+        Ok(())
+    } else {
+        Err(format!(
+            "{field}: must be a probability in [0, 1] (got {v})"
+        ))
+    }
+}
+
+pub fn validate(c: &SimConfig) -> Result<(), String> {
+    if c.duration_ns == 0 {
+        return Err("duration: must be > 0".into());
+    }
+    if c.links.is_empty() {
+        return Err("path: at least one hop is required".into());
+    }
+    for (i, l) in c.links.iter().enumerate() {
+        for (d, ld) in [("fwd", &l.fwd), ("rev", &l.rev)] {
+            let f = format!("links[{i}].{d}");
+            if ld.rate_bps == 0 {
+                return Err(format!("{f}.rate: must be > 0"));
+            }
+            match ld.loss {
+                LossConfig::None => {}
+                LossConfig::Bernoulli { p } => prob(p, &format!("{f}.loss"))?,
+                LossConfig::GilbertElliott {
+                    p_gb,
+                    p_bg,
+                    loss_good,
+                    loss_bad,
+                } => {
+                    prob(p_gb, &format!("{f}.loss.p_gb"))?;
+                    prob(p_bg, &format!("{f}.loss.p_bg"))?;
+                    prob(loss_good, &format!("{f}.loss.loss_good"))?;
+                    prob(loss_bad, &format!("{f}.loss.loss_bad"))?;
+                }
+            }
+        }
+    }
+    if c.flows.is_empty() && c.cross.is_empty() {
+        return Err("flows: at least one flow is required".into());
+    }
+    let n = c.links.len();
+    for (i, f) in c.flows.iter().enumerate() {
+        if f.path.is_empty() || f.path.len() > 1000 {
+            return Err(format!("flows[{i}].path: must list 1 to 1000 links"));
+        }
+        if let Some(&bad) = f.path.iter().find(|&&k| k >= n) {
+            return Err(format!(
+                "flows[{i}].path: link {bad} does not exist ({n} links)"
+            ));
+        }
+        tcp_config(&f.tcp).map_err(|e| format!("flows[{i}].{e}"))?;
+        match &f.app {
+            crate::config::AppConfig::Bulk { bytes } => {
+                if *bytes == Some(0) {
+                    return Err(format!("flows[{i}].bytes: must be > 0"));
+                }
+            }
+            crate::config::AppConfig::Downloads {
+                sizes, think_ns, ..
+            } => {
+                dist::check(sizes).map_err(|e| format!("flows[{i}].sizes.{e}"))?;
+                dist::check(think_ns).map_err(|e| format!("flows[{i}].think.{e}"))?;
+            }
+        }
+    }
+    for (i, x) in c.cross.iter().enumerate() {
+        if x.rate_bps == 0 {
+            return Err(format!("cross[{i}].rate: must be > 0"));
+        }
+        if !(28..=65535).contains(&x.packet_bytes) {
+            return Err(format!(
+                "cross[{i}].packet_size: must be between 28 and 65535 (got {})",
+                x.packet_bytes
+            ));
+        }
+        if let Some(&bad) = x.path.iter().find(|&&k| k >= n) {
+            return Err(format!("cross[{i}].path: link {bad} does not exist"));
+        }
+        if x.path.is_empty() {
+            return Err(format!("cross[{i}].path: must list at least one link"));
+        }
+    }
+    for (i, p) in c.pcap.iter().enumerate() {
+        if p.link >= n {
+            return Err(format!("pcap[{i}].hop: link {} does not exist", p.link));
+        }
+        if !matches!(p.dir.as_str(), "fwd" | "rev" | "both") {
+            return Err(format!(
+                "pcap[{i}].dir: must be fwd, rev or both (got {:?})",
+                p.dir
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Convert the JSON TCP settings to the endpoint configuration.
+pub fn tcp_config(t: &TcpConfigJson) -> Result<Config, String> {
+    let cc = CcKind::parse(&t.cc).ok_or_else(|| {
+        format!(
+            "cc: unknown congestion control {:?} (choose from reno, newreno, cubic)",
+            t.cc
+        )
+    })?;
+    let cfg = Config {
+        cc,
+        sack: t.sack,
+        dsack: t.dsack,
+        timestamps: t.timestamps,
+        window_scaling: t.window_scaling,
+        mss: t.mss,
+        rcv_buf: t.rcv_buf,
+        snd_buf: t.snd_buf,
+        initial_window: t.initial_window_bytes,
+        initial_ssthresh: t.initial_ssthresh,
+        max_cwnd: t.max_cwnd,
+        limited_transmit: t.limited_transmit,
+        rto: RtoProfile {
+            initial: t.rto.initial_ns,
+            min: t.rto.min_ns,
+            max: t.rto.max_ns,
+            granularity: t.rto.granularity_ns,
+            max_backoff: t.rto.max_backoff,
+        },
+        ack: AckPolicyConfig {
+            every_n: t.ack.every_n,
+            max_delay: t.ack.max_delay_ns,
+            immediate_on_ooo: t.ack.immediate_on_ooo,
+            quickack: t.ack.quickack,
+        },
+        ts_granularity: tcplab_tcp::NS_PER_MS,
+    };
+    cfg.validate()?;
+    Ok(cfg)
+}

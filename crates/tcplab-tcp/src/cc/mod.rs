@@ -1,0 +1,103 @@
+//! Congestion control behind one trait.
+//!
+//! The connection owns `cwnd`/`ssthresh` (in `CcState`) and runs loss
+//! recovery; a `CongestionControl` decides how the window grows on ACKs and
+//! what ssthresh becomes on a congestion event. Adding a variant is one file
+//! plus one line in `new_cc`.
+
+mod cubic;
+mod reno;
+
+pub use cubic::Cubic;
+pub use reno::Reno;
+
+use crate::config::CcKind;
+use crate::Time;
+
+/// The window state shared between the connection and its congestion control.
+#[derive(Clone, Copy, Debug)]
+pub struct CcState {
+    /// Congestion window, bytes.
+    pub cwnd: u64,
+    /// Slow-start threshold, bytes.
+    pub ssthresh: u64,
+    /// Sender MSS, bytes.
+    pub mss: u64,
+    /// Upper bound on cwnd (configuration), bytes.
+    pub max_cwnd: u64,
+}
+
+impl CcState {
+    #[inline]
+    pub fn in_slow_start(&self) -> bool {
+        // RFC 5681 §3.1: either mode may be used when cwnd == ssthresh;
+        // tcplab picks slow start.
+        self.cwnd <= self.ssthresh
+    }
+}
+
+/// What the congestion control sees of one ACK that advanced SND.UNA.
+#[derive(Clone, Copy, Debug)]
+pub struct AckInfo {
+    pub now: Time,
+    /// Bytes newly acknowledged (cumulatively).
+    pub acked: u64,
+    /// RTT sample from this ACK, if Karn's rule allowed one.
+    pub rtt: Option<Time>,
+    /// Smallest RTT seen so far on the connection.
+    pub min_rtt: Option<Time>,
+    /// Smoothed RTT.
+    pub srtt: Time,
+    /// Bytes in flight before this ACK.
+    pub flight: u64,
+    /// The sender is limited by the application or rwnd, not by cwnd
+    /// (RFC 7661 §4.3 / RFC 9438 §4.8: do not grow cwnd then).
+    pub app_limited: bool,
+}
+
+pub trait CongestionControl: Send {
+    fn name(&self) -> &'static str;
+
+    /// New data acknowledged while not in loss recovery: grow `st.cwnd`.
+    fn on_ack(&mut self, st: &mut CcState, ack: &AckInfo);
+
+    /// A congestion event (fast retransmit / SACK recovery entry): return
+    /// the new ssthresh. `flight` is FlightSize at the event.
+    fn ssthresh_on_loss(&mut self, st: &CcState, flight: u64, now: Time) -> u64;
+
+    /// Loss recovery ended at a full ACK; set the window to continue with.
+    /// The default deflates to ssthresh (RFC 5681 §3.2 step 6, RFC 6675 §5).
+    fn on_recovery_exit(&mut self, st: &mut CcState, _now: Time) {
+        st.cwnd = st.ssthresh;
+    }
+
+    /// A retransmission timeout (first expiry for this segment when `first`).
+    /// Set ssthresh (RFC 5681 eq. 4 by default) — the connection sets cwnd to
+    /// the loss window afterwards.
+    fn on_rto(&mut self, st: &mut CcState, flight: u64, first: bool, now: Time) {
+        if first {
+            st.ssthresh = self.ssthresh_on_loss(st, flight, now);
+        }
+    }
+
+    /// An RTT sample (for delay-based variants).
+    fn on_rtt_sample(&mut self, _rtt: Time, _now: Time) {}
+
+    /// The last congestion event was spurious: restore the controller's
+    /// private state saved at that event (RFC 9438 §4.9).
+    fn undo(&mut self) {}
+}
+
+/// Build a congestion controller by kind.
+pub fn new_cc(kind: CcKind) -> Box<dyn CongestionControl> {
+    match kind {
+        CcKind::Reno | CcKind::NewReno => Box::new(Reno::default()),
+        CcKind::Cubic => Box::new(Cubic::default()),
+    }
+}
+
+/// RFC 5681 eq. 4: ssthresh = max(FlightSize / 2, 2*SMSS).
+#[inline]
+pub fn half_flight(flight: u64, mss: u64) -> u64 {
+    (flight / 2).max(2 * mss)
+}

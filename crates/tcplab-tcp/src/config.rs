@@ -1,0 +1,180 @@
+//! Per-connection configuration.
+
+use crate::{Time, NS_PER_MS, NS_PER_S};
+
+/// RTO profile (RFC 6298 with the knobs real stacks expose).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RtoProfile {
+    /// RTO before the first sample (RFC 6298 §2.1).
+    pub initial: Time,
+    /// Lower bound (RFC 6298 §2.4).
+    pub min: Time,
+    /// Upper bound (RFC 6298 §2.5).
+    pub max: Time,
+    /// Clock granularity G (RFC 6298 §2.3).
+    pub granularity: Time,
+    /// Cap on the number of doublings (RFC 6298 §5.5).
+    pub max_backoff: u32,
+}
+
+impl Default for RtoProfile {
+    fn default() -> Self {
+        RtoProfile {
+            initial: NS_PER_S,
+            min: NS_PER_S,
+            max: 60 * NS_PER_S,
+            granularity: NS_PER_MS,
+            max_backoff: 16,
+        }
+    }
+}
+
+/// Receiver ACK policy (RFC 1122 §4.2.3.2, RFC 5681 §4.2).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AckPolicyConfig {
+    /// ACK at least every `every_n` full-sized segments.
+    pub every_n: u32,
+    /// Longest delay of an ACK (0 = ACK every segment at once).
+    pub max_delay: Time,
+    /// Immediate ACK for out-of-order segments and segments that fill a hole.
+    pub immediate_on_ooo: bool,
+    /// ACK every segment for the first `quickack` data segments.
+    pub quickack: u32,
+}
+
+impl Default for AckPolicyConfig {
+    fn default() -> Self {
+        AckPolicyConfig {
+            every_n: 2,
+            max_delay: 200 * NS_PER_MS,
+            immediate_on_ooo: true,
+            quickack: 0,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CcKind {
+    Reno,
+    NewReno,
+    Cubic,
+}
+
+impl CcKind {
+    pub fn parse(s: &str) -> Option<CcKind> {
+        match s {
+            "reno" => Some(CcKind::Reno),
+            "newreno" => Some(CcKind::NewReno),
+            "cubic" => Some(CcKind::Cubic),
+            _ => None,
+        }
+    }
+}
+
+/// Everything one endpoint needs to know. Both ends of a connection are
+/// usually built from the same `Config`.
+#[derive(Clone, Debug)]
+pub struct Config {
+    pub cc: CcKind,
+    /// Offer/accept SACK (RFC 2018).
+    pub sack: bool,
+    /// Generate DSACK blocks as a receiver (RFC 2883).
+    pub dsack: bool,
+    /// Offer/accept timestamps (RFC 7323 §3).
+    pub timestamps: bool,
+    /// Offer/accept window scaling (RFC 7323 §2).
+    pub window_scaling: bool,
+    /// MSS we announce and the most payload we put in a segment.
+    pub mss: u32,
+    /// Receive buffer: the largest window we advertise.
+    pub rcv_buf: u64,
+    /// Send buffer: the most unacknowledged + unsent bytes we hold.
+    pub snd_buf: u64,
+    /// Initial congestion window in bytes.
+    pub initial_window: u64,
+    /// Initial ssthresh (None = arbitrarily high, RFC 5681 §3.1).
+    pub initial_ssthresh: Option<u64>,
+    /// Cap on cwnd.
+    pub max_cwnd: Option<u64>,
+    /// Limited Transmit (RFC 3042).
+    pub limited_transmit: bool,
+    pub rto: RtoProfile,
+    pub ack: AckPolicyConfig,
+    /// Timestamp clock tick (RFC 7323 §5.4 suggests 1 ms–1 s).
+    pub ts_granularity: Time,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            cc: CcKind::NewReno,
+            sack: true,
+            dsack: true,
+            timestamps: true,
+            window_scaling: true,
+            mss: 1448,
+            rcv_buf: 4 << 20,
+            snd_buf: 4 << 20,
+            initial_window: 10 * 1448,
+            initial_ssthresh: None,
+            max_cwnd: None,
+            limited_transmit: true,
+            rto: RtoProfile::default(),
+            ack: AckPolicyConfig::default(),
+            ts_granularity: NS_PER_MS,
+        }
+    }
+}
+
+impl Config {
+    /// Check structural rules; the message names the field and the rule.
+    pub fn validate(&self) -> Result<(), String> {
+        if !(64..=65495).contains(&self.mss) {
+            return Err(format!(
+                "mss: must be between 64 and 65495 (got {})",
+                self.mss
+            ));
+        }
+        if self.rcv_buf < self.mss as u64 {
+            return Err(format!(
+                "rcv_buf: must be at least one MSS (got {})",
+                self.rcv_buf
+            ));
+        }
+        if self.rcv_buf > (1 << 30) {
+            return Err(format!(
+                "rcv_buf: must be at most 1 GiB, the largest scaled window (got {})",
+                self.rcv_buf
+            ));
+        }
+        if !self.window_scaling && self.rcv_buf > 65535 {
+            // Not an error: the advertised window is capped at 65535 without scaling.
+        }
+        if self.snd_buf < self.mss as u64 {
+            return Err(format!(
+                "snd_buf: must be at least one MSS (got {})",
+                self.snd_buf
+            ));
+        }
+        if self.initial_window == 0 {
+            return Err("initial_window: must be > 0".into());
+        }
+        if self.rto.min > self.rto.max {
+            return Err("rto.min: must be <= rto.max".into());
+        }
+        if self.rto.initial == 0 || self.rto.max == 0 {
+            return Err("rto.initial: must be > 0".into());
+        }
+        if self.ack.every_n == 0 {
+            return Err("ack.every: must be >= 1 (got 0)".into());
+        }
+        if self.ack.max_delay > 500 * NS_PER_MS {
+            // RFC 5681 §4.2: an ACK MUST NOT be delayed more than 500 ms.
+            return Err("ack.max_delay: must be <= 500ms (RFC 5681 §4.2)".into());
+        }
+        if self.ts_granularity == 0 {
+            return Err("ts_granularity: must be > 0".into());
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,1289 @@
+//! The sans-IO TCP endpoint.
+//!
+//! Driver contract (quinn-proto style):
+//! - `handle_segment(seg, now)` for every arriving segment;
+//! - `handle_timeout(now)` when `poll_timeout()` has passed;
+//! - then `poll_transmit(now)` until it returns `None`, and `poll_event()`
+//!   until it returns `None`.
+//!
+//! Internally every sequence number is a 64-bit offset from the ISN: the SYN
+//! is offset 0, data byte k is offset 1 + k, the FIN follows the last byte.
+//! The application model is a byte counter: the sending application supplies
+//! `app_supply` bytes (u64::MAX = unlimited); the send buffer bounds how far
+//! past SND.UNA data may be taken (`snd_buf`). The receiving application reads
+//! everything delivered at once unless `set_reader_paused` holds it.
+
+use std::collections::VecDeque;
+
+use crate::ack_policy::{AckNow, AckPolicy};
+use crate::cc::{new_cc, AckInfo, CcState, CongestionControl};
+use crate::config::{CcKind, Config};
+use crate::events::{Event, RecoveryKind, RtxReason};
+use crate::reasm::Reassembly;
+use crate::rto::RttEstimator;
+use crate::scoreboard::{Scoreboard, SACKED};
+use crate::segment::{Flags, SackBlock, Segment, TcpOptions, MAX_SACK_BLOCKS};
+use crate::seq::{to_wire, unwrap};
+use crate::Time;
+
+/// RFC 5681 §3.2 / RFC 6675 §5: DupThresh.
+pub const DUPTHRESH: u32 = 3;
+
+/// Connection states (RFC 9293 §3.3.2).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum State {
+    Closed,
+    Listen,
+    SynSent,
+    SynRcvd,
+    Established,
+    FinWait1,
+    FinWait2,
+    CloseWait,
+    Closing,
+    LastAck,
+    TimeWait,
+}
+
+/// Counters for the per-flow summary.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Stats {
+    pub segments_sent: u64,
+    pub data_segments_sent: u64,
+    pub payload_bytes_sent: u64,
+    pub retransmitted_segments: u64,
+    pub retransmitted_bytes: u64,
+    pub timeouts: u64,
+    pub fast_retransmits: u64,
+    pub recoveries: u64,
+    pub spurious_detected: u64,
+    pub acks_sent: u64,
+    pub dupacks_rcvd: u64,
+    pub dsacks_rcvd: u64,
+    /// Data bytes cumulatively acknowledged by the peer.
+    pub bytes_acked: u64,
+    /// Data bytes delivered in order to our application.
+    pub bytes_delivered: u64,
+    /// ACKs that acknowledged data never sent (ignored, RFC 9293 §3.10.7.4).
+    pub bad_acks: u64,
+}
+
+pub struct Connection {
+    cfg: Config,
+    state: State,
+    local_port: u16,
+    remote_port: u16,
+
+    // ---- send side ----
+    iss: u32,
+    snd_una: u64,
+    snd_max: u64,
+    /// Peer's advertised window, bytes (already scaled).
+    snd_wnd: u64,
+    snd_wl1: u64,
+    snd_wl2: u64,
+    /// Shift to apply to the peer's window field (RFC 7323 §2.3).
+    snd_wscale: u8,
+    /// Effective send MSS.
+    mss: u64,
+    /// Total data bytes the application has supplied (u64::MAX = unlimited).
+    app_supply: u64,
+    app_close: bool,
+    fin_sent: bool,
+    fin_acked: bool,
+    fin_sent_at: Time,
+    sb: Scoreboard,
+    cc: Box<dyn CongestionControl>,
+    ccs: CcState,
+    rtt: RttEstimator,
+    rtx_deadline: Option<Time>,
+    syn_sent_at: Time,
+    syn_retransmitted: bool,
+    /// Retransmit this sequence number next, regardless of cwnd
+    /// (fast retransmit, timeout, NewReno partial ACK).
+    force_rtx: Option<(u64, RtxReason)>,
+
+    // ---- loss recovery ----
+    in_recovery: bool,
+    recovery_kind: RecoveryKind,
+    /// RFC 6582 `recover` / RFC 6675 RecoveryPoint (exclusive: SND.MAX at entry).
+    recover: u64,
+    dupacks: u32,
+    first_partial_seen: bool,
+    /// RFC 6675 §4 RescueRxt.
+    rescue_rxt: Option<u64>,
+    /// We are retransmitting after a timeout (go-back-N phase).
+    after_rto: bool,
+    /// The current stop reason of the transmit loop was cwnd.
+    cwnd_limited: bool,
+    timeout_count: u32,
+    /// New data sent under Limited Transmit (RFC 3042) since the last
+    /// cumulative ACK; excluded from FlightSize at recovery entry.
+    lt_bytes: u64,
+
+    // ---- options ----
+    sack_ok: bool,
+    ts_ok: bool,
+    ts_recent: u32,
+    ts_offset: u32,
+    last_ack_sent: u64,
+
+    // ---- receive side ----
+    irs: u32,
+    reasm: Reassembly,
+    rcv_wscale: u8,
+    /// Delivered but not yet read by the application.
+    app_unread: u64,
+    reader_paused: bool,
+    /// Offset of the peer's FIN, once seen.
+    peer_fin: Option<u64>,
+    ack_policy: AckPolicy,
+    ack_pending: bool,
+    syn_pending: bool,
+    rst_pending: bool,
+    /// Bytes read by the application since the last `take_read`.
+    newly_read: u64,
+
+    /// The peer offered window scaling in its SYN.
+    ws_peer_offered: bool,
+    /// A bare FIN must be sent again (timeout with no data outstanding).
+    fin_resend: bool,
+    closed_reported: bool,
+
+    events: VecDeque<Event>,
+    stats: Stats,
+}
+
+impl Connection {
+    /// Active open (sends a SYN). `iss` and `ts_offset` come from the driver
+    /// (the simulator draws them from the flow's RNG stream).
+    pub fn client(
+        cfg: Config,
+        local_port: u16,
+        remote_port: u16,
+        iss: u32,
+        ts_offset: u32,
+    ) -> Self {
+        let mut c = Self::new(cfg, local_port, remote_port, iss, ts_offset);
+        c.state = State::SynSent;
+        c.syn_pending = true;
+        c
+    }
+
+    /// Passive open: waits for a SYN.
+    pub fn server(
+        cfg: Config,
+        local_port: u16,
+        remote_port: u16,
+        iss: u32,
+        ts_offset: u32,
+    ) -> Self {
+        let mut c = Self::new(cfg, local_port, remote_port, iss, ts_offset);
+        c.state = State::Listen;
+        c
+    }
+
+    fn new(cfg: Config, local_port: u16, remote_port: u16, iss: u32, ts_offset: u32) -> Self {
+        let mss = cfg.mss as u64;
+        let ccs = CcState {
+            cwnd: cfg.initial_window,
+            ssthresh: cfg.initial_ssthresh.unwrap_or(u64::MAX / 4),
+            mss,
+            max_cwnd: cfg.max_cwnd.unwrap_or(u64::MAX / 4),
+        };
+        let rcv_wscale = if cfg.window_scaling {
+            let mut s = 0u8;
+            while (cfg.rcv_buf >> s) > 65535 && s < 14 {
+                s += 1;
+            }
+            s
+        } else {
+            0
+        };
+        Connection {
+            cc: new_cc(cfg.cc),
+            rtt: RttEstimator::new(cfg.rto),
+            ack_policy: AckPolicy::new(cfg.ack),
+            state: State::Closed,
+            local_port,
+            remote_port,
+            iss,
+            snd_una: 0,
+            snd_max: 0,
+            snd_wnd: 0,
+            snd_wl1: 0,
+            snd_wl2: 0,
+            snd_wscale: 0,
+            mss,
+            app_supply: 0,
+            app_close: false,
+            fin_sent: false,
+            fin_acked: false,
+            fin_sent_at: 0,
+            sb: Scoreboard::with_capacity(64),
+            ccs,
+            rtx_deadline: None,
+            syn_sent_at: 0,
+            syn_retransmitted: false,
+            force_rtx: None,
+            in_recovery: false,
+            recovery_kind: RecoveryKind::FastRecovery,
+            recover: 0,
+            dupacks: 0,
+            first_partial_seen: false,
+            rescue_rxt: None,
+            after_rto: false,
+            cwnd_limited: false,
+            timeout_count: 0,
+            lt_bytes: 0,
+            sack_ok: false,
+            ts_ok: false,
+            ts_recent: 0,
+            ts_offset,
+            last_ack_sent: 0,
+            irs: 0,
+            reasm: Reassembly::new(0),
+            rcv_wscale,
+            app_unread: 0,
+            reader_paused: false,
+            peer_fin: None,
+            ack_pending: false,
+            syn_pending: false,
+            rst_pending: false,
+            newly_read: 0,
+            ws_peer_offered: false,
+            fin_resend: false,
+            closed_reported: false,
+            events: VecDeque::with_capacity(16),
+            stats: Stats::default(),
+            cfg,
+        }
+    }
+
+    // ------------------------------------------------------------------
+    // Application interface
+    // ------------------------------------------------------------------
+
+    /// The sending application makes `total` bytes available in all
+    /// (u64::MAX = an unlimited source). May be raised later.
+    pub fn app_supply(&mut self, total: u64) {
+        debug_assert!(total >= self.app_supply);
+        self.app_supply = total;
+    }
+
+    /// Total bytes the application has supplied.
+    pub fn app_supplied(&self) -> u64 {
+        self.app_supply
+    }
+
+    /// The sending application has no more data: send FIN after it.
+    pub fn close(&mut self) {
+        self.app_close = true;
+    }
+
+    /// Abort the connection with a RST (RFC 9293 §3.10.5).
+    pub fn abort(&mut self) {
+        if !matches!(self.state, State::Closed | State::Listen) {
+            self.rst_pending = true;
+        }
+    }
+
+    /// Hold (true) or resume reading delivered data.
+    pub fn set_reader_paused(&mut self, paused: bool) {
+        self.reader_paused = paused;
+        if !paused {
+            self.read_all();
+        }
+    }
+
+    fn read_all(&mut self) {
+        if !self.reader_paused && self.app_unread > 0 {
+            self.newly_read += self.app_unread;
+            self.app_unread = 0;
+        }
+    }
+
+    /// Bytes the receiving application read since the last call.
+    pub fn take_read(&mut self) -> u64 {
+        std::mem::take(&mut self.newly_read)
+    }
+
+    /// Set the receiver's ACK ratio at run time (RFC 5690).
+    pub fn set_ack_ratio(&mut self, r: Option<u32>) {
+        self.ack_policy.set_ratio(r);
+    }
+
+    // ------------------------------------------------------------------
+    // Accessors
+    // ------------------------------------------------------------------
+
+    pub fn state(&self) -> State {
+        self.state
+    }
+    pub fn stats(&self) -> &Stats {
+        &self.stats
+    }
+    pub fn cwnd(&self) -> u64 {
+        self.ccs.cwnd
+    }
+    pub fn ssthresh(&self) -> u64 {
+        self.ccs.ssthresh
+    }
+    pub fn srtt(&self) -> Time {
+        self.rtt.srtt()
+    }
+    pub fn rttvar(&self) -> Time {
+        self.rtt.rttvar()
+    }
+    pub fn rto(&self) -> Time {
+        self.rtt.rto()
+    }
+    pub fn mss(&self) -> u64 {
+        self.mss
+    }
+    /// Bytes in flight (RFC 6675 pipe).
+    pub fn in_flight(&self) -> u64 {
+        self.sb.pipe()
+    }
+    /// Data bytes sent and not cumulatively acknowledged.
+    pub fn outstanding(&self) -> u64 {
+        self.sb.outstanding()
+    }
+    pub fn in_recovery(&self) -> bool {
+        self.in_recovery
+    }
+    pub fn local_port(&self) -> u16 {
+        self.local_port
+    }
+    /// Data bytes acknowledged by the peer.
+    pub fn data_acked(&self) -> u64 {
+        self.snd_una.saturating_sub(1).min(self.data_end_total())
+    }
+    /// Receive side: next expected data offset (payload bytes received in order).
+    pub fn rcv_data_in_order(&self) -> u64 {
+        self.reasm.rcv_nxt.saturating_sub(1)
+    }
+    /// Receive side: has data byte `k` (0-based) arrived?
+    pub fn has_received_byte(&self, k: u64) -> bool {
+        self.reasm.has_byte(k + 1)
+    }
+    /// The peer closed its direction and all its data was delivered.
+    pub fn peer_finished(&self) -> bool {
+        self.peer_fin.is_some_and(|f| self.reasm.rcv_nxt > f)
+    }
+    /// Everything we supplied was acknowledged, FIN included.
+    pub fn send_finished(&self) -> bool {
+        self.fin_acked
+    }
+    pub fn is_closed(&self) -> bool {
+        self.state == State::Closed
+    }
+    /// Sender: the sequence offset one past the highest byte sent.
+    pub fn snd_max(&self) -> u64 {
+        self.snd_max
+    }
+    pub fn snd_una(&self) -> u64 {
+        self.snd_una
+    }
+    pub fn cc_name(&self) -> &'static str {
+        self.cc.name()
+    }
+
+    /// Internal consistency checks (run by the simulator at the end of
+    /// every connection): scoreboard counters, sequence ordering.
+    pub fn check_invariants(&self) -> Result<(), String> {
+        self.sb.check_counters()?;
+        if self.snd_una > self.snd_max {
+            return Err(format!(
+                "SND.UNA {} > SND.MAX {}",
+                self.snd_una, self.snd_max
+            ));
+        }
+        if let (Some(f), Some(l)) = (self.sb.front(), self.sb.back()) {
+            if f.start < self.snd_una || l.end > self.snd_max {
+                return Err(format!(
+                    "scoreboard [{}, {}) outside [SND.UNA {}, SND.MAX {})",
+                    f.start, l.end, self.snd_una, self.snd_max
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    // ------------------------------------------------------------------
+    // Helpers
+    // ------------------------------------------------------------------
+
+    /// Offset one past the last data byte the app supplied (capped so it
+    /// never overflows for an unlimited source).
+    fn data_end_total(&self) -> u64 {
+        self.app_supply.min(u64::MAX / 4)
+    }
+
+    /// How far new data may be taken: app supply and send buffer.
+    fn avail_end(&self) -> u64 {
+        let by_buf = self.snd_una.max(1) + self.cfg.snd_buf;
+        (1 + self.data_end_total()).min(by_buf)
+    }
+
+    fn ts_now(&self, now: Time) -> u32 {
+        ((now / self.cfg.ts_granularity) as u32).wrapping_add(self.ts_offset)
+    }
+
+    fn rcv_window(&self) -> u64 {
+        self.cfg.rcv_buf.saturating_sub(self.app_unread)
+    }
+
+    fn push_event(&mut self, e: Event) {
+        self.events.push_back(e);
+    }
+
+    pub fn poll_event(&mut self) -> Option<Event> {
+        self.events.pop_front()
+    }
+
+    /// Earliest deadline of the retransmission and delayed-ACK timers.
+    pub fn poll_timeout(&self) -> Option<Time> {
+        match (self.rtx_deadline, self.ack_policy.deadline()) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    fn arm_rtx_if_idle(&mut self, now: Time) {
+        // RFC 6298 §5.1: start the timer when sending data if it is not running.
+        if self.rtx_deadline.is_none() {
+            self.rtx_deadline = Some(now + self.rtt.rto());
+        }
+    }
+
+    fn restart_rtx(&mut self, now: Time) {
+        // RFC 6298 §5.3: restart the timer so it expires after RTO.
+        self.rtx_deadline = Some(now + self.rtt.rto());
+    }
+
+    // ------------------------------------------------------------------
+    // Segment construction
+    // ------------------------------------------------------------------
+
+    fn base_segment(&mut self, flags: Flags, seq: u64, payload_len: u32, now: Time) -> Segment {
+        let mut seg = Segment {
+            src_port: self.local_port,
+            dst_port: self.remote_port,
+            seq: to_wire(self.iss, seq),
+            ack: 0,
+            flags,
+            window: 0,
+            options: TcpOptions::default(),
+            payload_len,
+        };
+        if flags.ack() {
+            seg.ack = to_wire(self.irs, self.reasm.rcv_nxt);
+            let wnd = self.rcv_window() >> self.rcv_wscale;
+            seg.window = wnd.min(65535) as u16;
+            self.last_ack_sent = self.reasm.rcv_nxt;
+            self.ack_pending = false;
+            self.ack_policy.on_ack_sent();
+            self.stats.acks_sent += 1;
+        }
+        if self.ts_ok {
+            // RFC 7323 §3.2: TSval from our clock, TSecr = TS.Recent.
+            let ecr = if flags.ack() { self.ts_recent } else { 0 };
+            seg.options.timestamps = Some((self.ts_now(now), ecr));
+        }
+        if self.sack_ok && flags.ack() && (self.reasm.has_ooo() || self.reasm.pending_dsack()) {
+            let max = if self.ts_ok { 3 } else { MAX_SACK_BLOCKS };
+            let mut blocks = [(0u64, 0u64); MAX_SACK_BLOCKS];
+            let n = self.reasm.sack_blocks(&mut blocks[..max]);
+            for (k, &(l, r)) in blocks[..n].iter().enumerate() {
+                seg.options.sack[k] = SackBlock {
+                    left: to_wire(self.irs, l),
+                    right: to_wire(self.irs, r),
+                };
+            }
+            seg.options.sack_len = n as u8;
+        }
+        self.stats.segments_sent += 1;
+        seg
+    }
+
+    fn syn_segment(&mut self, now: Time) -> Segment {
+        let is_synack = self.state == State::SynRcvd;
+        let flags = if is_synack {
+            Flags::SYN | Flags::ACK
+        } else {
+            Flags::SYN
+        };
+        let mut seg = self.base_segment(flags, 0, 0, now);
+        // RFC 7323 §2.2: the window field of a SYN is never scaled.
+        seg.window = self.cfg.rcv_buf.min(65535) as u16;
+        seg.options.mss = Some(self.cfg.mss.min(65535) as u16);
+        let offer_ws = self.cfg.window_scaling && (!is_synack || self.snd_wscale_offered());
+        if offer_ws {
+            seg.options.wscale = Some(self.rcv_wscale);
+        }
+        let offer_sack = self.cfg.sack && (!is_synack || self.sack_ok);
+        seg.options.sack_permitted = offer_sack;
+        let offer_ts = self.cfg.timestamps && (!is_synack || self.ts_ok);
+        seg.options.timestamps = if offer_ts {
+            let ecr = if is_synack { self.ts_recent } else { 0 };
+            Some((self.ts_now(now), ecr))
+        } else {
+            None
+        };
+        if self.snd_max == 0 {
+            self.snd_max = 1;
+        }
+        self.syn_sent_at = now;
+        self.arm_rtx_if_idle(now);
+        seg
+    }
+
+    fn snd_wscale_offered(&self) -> bool {
+        self.ws_peer_offered
+    }
+
+    // ------------------------------------------------------------------
+    // Output
+    // ------------------------------------------------------------------
+
+    /// The next segment to send now, if any.
+    pub fn poll_transmit(&mut self, now: Time) -> Option<Segment> {
+        if self.rst_pending {
+            self.rst_pending = false;
+            let seq = self.snd_max;
+            let seg = self.base_segment(Flags::RST | Flags::ACK, seq, 0, now);
+            self.enter_closed(true);
+            return Some(seg);
+        }
+        match self.state {
+            State::Closed | State::Listen => return None,
+            State::SynSent | State::SynRcvd => {
+                if self.syn_pending {
+                    self.syn_pending = false;
+                    return Some(self.syn_segment(now));
+                }
+                return None;
+            }
+            _ => {}
+        }
+        if let Some(seg) = self.next_data_segment(now) {
+            return Some(seg);
+        }
+        if let Some(seg) = self.maybe_fin(now) {
+            return Some(seg);
+        }
+        if self.ack_pending {
+            let seq = self.snd_max;
+            return Some(self.base_segment(Flags::ACK, seq, 0, now));
+        }
+        None
+    }
+
+    fn can_send_data_state(&self) -> bool {
+        matches!(
+            self.state,
+            State::Established
+                | State::CloseWait
+                | State::FinWait1
+                | State::Closing
+                | State::LastAck
+        )
+    }
+
+    fn next_data_segment(&mut self, now: Time) -> Option<Segment> {
+        if !self.can_send_data_state() {
+            return None;
+        }
+        // Forced retransmission: fast retransmit (RFC 5681 §3.2 step 2),
+        // timeout (RFC 6298 §5.4), NewReno partial ACK (RFC 6582 §3.2 step 5).
+        if let Some((seq, reason)) = self.force_rtx.take() {
+            if let Some(i) = self.sb.find(seq) {
+                if !self.sb.get(i).unwrap().has(SACKED) {
+                    return Some(self.retransmit(i, reason, now));
+                }
+            }
+        }
+        let pipe = self.sb.pipe();
+        let mut cwnd = self.ccs.cwnd;
+        if !self.sack_ok && !self.in_recovery && self.cfg.limited_transmit {
+            // RFC 3042: on the first two dupacks, allow new data beyond cwnd.
+            cwnd += self.dupacks.min(2) as u64 * self.mss;
+        }
+        if pipe + self.mss > cwnd {
+            // RFC 6675 §5 step (C): send only while cwnd − pipe ≥ 1 SMSS.
+            self.cwnd_limited = true;
+            return None;
+        }
+        self.cwnd_limited = pipe * 2 >= cwnd;
+        // RFC 6675 §4 NextSeg rule 1 (and go-back-N after a timeout).
+        if self.in_recovery || self.after_rto || self.sb.lost_bytes() > 0 {
+            if let Some(i) = self.sb.next_lost() {
+                let reason = if self.in_recovery {
+                    if self.sack_ok {
+                        RtxReason::SackRecovery
+                    } else {
+                        RtxReason::PartialAck
+                    }
+                } else {
+                    RtxReason::AfterTimeout
+                };
+                return Some(self.retransmit(i, reason, now));
+            }
+        }
+        // Rule 2: new data, if the receiver's window allows.
+        let avail = self.avail_end();
+        if self.snd_max < avail && !self.fin_sent {
+            let wnd_edge = self.snd_una + self.snd_wnd;
+            if self.snd_max < wnd_edge {
+                let len = self
+                    .mss
+                    .min(avail - self.snd_max)
+                    .min(wnd_edge - self.snd_max);
+                // Sender SWS avoidance (RFC 9293 §3.8.6.2.1) : send a short
+                // segment only if it is the end of the available data or the
+                // window cannot take more.
+                if len == self.mss || self.snd_max + len == avail || len * 2 >= self.snd_wnd {
+                    if self.dupacks > 0 && !self.in_recovery {
+                        self.lt_bytes += len;
+                    }
+                    return Some(self.send_new(len, now));
+                }
+            }
+        }
+        if self.in_recovery && self.sack_ok {
+            // Rule 3.
+            if let Some(i) = self.sb.next_unsacked_below_high_sacked() {
+                return Some(self.retransmit(i, RtxReason::SackRecovery, now));
+            }
+            // Rule 4: one rescue retransmission per recovery.
+            if self.rescue_rxt.is_none_or(|r| self.snd_una > r) {
+                if let Some(i) = self.sb.highest_unsacked() {
+                    self.rescue_rxt = Some(self.recover);
+                    return Some(self.retransmit(i, RtxReason::Rescue, now));
+                }
+            }
+        }
+        self.cwnd_limited = false;
+        None
+    }
+
+    fn data_flags(&self, end: u64) -> Flags {
+        let mut f = Flags::ACK;
+        if end == self.avail_end() {
+            f |= Flags::PSH;
+        }
+        if self.fin_sent && end == 1 + self.data_end_total() {
+            f |= Flags::FIN;
+        }
+        f
+    }
+
+    fn send_new(&mut self, len: u64, now: Time) -> Segment {
+        let start = self.snd_max;
+        let end = start + len;
+        self.sb.push(start, end, now);
+        self.snd_max = end;
+        // Piggyback the FIN on the last data segment.
+        if self.app_close && end == 1 + self.data_end_total() {
+            self.fin_sent = true;
+            self.fin_sent_at = now;
+            self.snd_max += 1;
+            self.fin_wait_transition();
+        }
+        let flags = self.data_flags(end);
+        let seg = self.base_segment(flags, start, len as u32, now);
+        self.stats.data_segments_sent += 1;
+        self.stats.payload_bytes_sent += len;
+        self.arm_rtx_if_idle(now);
+        seg
+    }
+
+    fn retransmit(&mut self, i: usize, reason: RtxReason, now: Time) -> Segment {
+        let s = *self.sb.get(i).unwrap();
+        self.sb.on_retransmit(i, now);
+        let len = s.len();
+        let flags = self.data_flags(s.end);
+        let seg = self.base_segment(flags, s.start, len as u32, now);
+        self.stats.data_segments_sent += 1;
+        self.stats.payload_bytes_sent += len;
+        self.stats.retransmitted_segments += 1;
+        self.stats.retransmitted_bytes += len;
+        self.push_event(Event::Retransmit {
+            seq: s.start,
+            len: len as u32,
+            reason,
+        });
+        self.arm_rtx_if_idle(now);
+        seg
+    }
+
+    fn fin_wait_transition(&mut self) {
+        self.state = match self.state {
+            State::Established => State::FinWait1,
+            State::CloseWait => State::LastAck,
+            s => s,
+        };
+    }
+
+    fn maybe_fin(&mut self, now: Time) -> Option<Segment> {
+        if self.fin_resend {
+            self.fin_resend = false;
+            if self.fin_sent && !self.fin_acked {
+                let seq = self.snd_max - 1;
+                self.fin_sent_at = now;
+                return Some(self.base_segment(Flags::FIN | Flags::ACK, seq, 0, now));
+            }
+        }
+        if !self.app_close || self.fin_sent || !self.can_send_data_state() {
+            return None;
+        }
+        // All data must have been sent first.
+        if self.snd_max != 1 + self.data_end_total() {
+            return None;
+        }
+        self.fin_sent = true;
+        self.fin_sent_at = now;
+        let seq = self.snd_max;
+        self.snd_max += 1;
+        self.fin_wait_transition();
+        self.arm_rtx_if_idle(now);
+        Some(self.base_segment(Flags::FIN | Flags::ACK, seq, 0, now))
+    }
+
+    // ------------------------------------------------------------------
+    // Timers
+    // ------------------------------------------------------------------
+
+    pub fn handle_timeout(&mut self, now: Time) {
+        if self.ack_policy.deadline().is_some_and(|d| d <= now) {
+            // RFC 5681 §4.2: the delayed-ACK timer expired.
+            self.ack_pending = true;
+            self.ack_policy.on_ack_sent();
+        }
+        if self.rtx_deadline.is_some_and(|d| d <= now) {
+            self.rtx_deadline = None;
+            self.on_rto(now);
+        }
+    }
+
+    fn on_rto(&mut self, now: Time) {
+        match self.state {
+            State::SynSent | State::SynRcvd => {
+                // RFC 6298 §5.5/5.6 for the SYN; §5.7 fallback applies on establishment.
+                self.rtt.back_off();
+                self.syn_retransmitted = true;
+                self.syn_pending = true;
+                self.stats.retransmitted_segments += 1;
+                self.stats.timeouts += 1;
+                self.push_event(Event::Retransmit {
+                    seq: 0,
+                    len: 0,
+                    reason: RtxReason::Control,
+                });
+                self.rtx_deadline = Some(now + self.rtt.rto());
+                return;
+            }
+            State::Closed | State::Listen | State::TimeWait => return,
+            _ => {}
+        }
+        if self.sb.is_empty() {
+            if self.fin_sent && !self.fin_acked {
+                // Retransmit a bare FIN.
+                self.rtt.back_off();
+                self.stats.timeouts += 1;
+                self.stats.retransmitted_segments += 1;
+                let seq = self.snd_max - 1;
+                let seg_needed = seq;
+                self.push_event(Event::Retransmit {
+                    seq: seg_needed,
+                    len: 0,
+                    reason: RtxReason::Control,
+                });
+                self.fin_resend = true;
+                self.rtx_deadline = Some(now + self.rtt.rto());
+            }
+            return;
+        }
+        let first = self.sb.front().copied().unwrap();
+        let flight = self.sb.outstanding();
+        // RFC 5681 §3.1 eq. 4: only the first timeout of a segment reduces ssthresh.
+        let first_expiry = self.rtt.backoff() == 0;
+        let id = self.timeout_count;
+        self.timeout_count += 1;
+        self.stats.timeouts += 1;
+        self.push_event(Event::Timeout {
+            id,
+            seq: first.start,
+            len: first.len() as u32,
+            backoff: self.rtt.backoff(),
+            rto: self.rtt.rto(),
+            cwnd: self.ccs.cwnd,
+        });
+        self.cc.on_rto(&mut self.ccs, flight, first_expiry, now);
+        // RFC 5681 §3.1: cwnd = LW = 1 full-sized segment.
+        self.ccs.cwnd = self.mss;
+        // RFC 6675 §5.1 / RFC 6582 §3.2 (after a timeout): everything
+        // outstanding is presumed lost; no new recovery before SND.UNA
+        // passes what was sent so far.
+        self.sb.mark_all_lost();
+        self.in_recovery = false;
+        self.recover = self.snd_max;
+        self.dupacks = 0;
+        self.after_rto = true;
+        self.rescue_rxt = None;
+        // RFC 6298 §5.4: retransmit the earliest unacknowledged segment;
+        // §5.5: back off; §5.6: restart the timer.
+        self.force_rtx = Some((first.start, RtxReason::Timeout));
+        self.rtt.back_off();
+        self.rtx_deadline = Some(now + self.rtt.rto());
+    }
+
+    // ------------------------------------------------------------------
+    // Input
+    // ------------------------------------------------------------------
+
+    pub fn handle_segment(&mut self, seg: &Segment, now: Time) {
+        match self.state {
+            State::Closed => {}
+            State::Listen => self.on_listen(seg, now),
+            State::SynSent => self.on_syn_sent(seg, now),
+            _ => self.on_synchronized(seg, now),
+        }
+    }
+
+    fn parse_syn_options(&mut self, seg: &Segment) {
+        let o = &seg.options;
+        // RFC 9293 §3.7.1: without an MSS option assume 536.
+        let peer_mss = o.mss.map_or(536, |m| m as u64);
+        self.mss = (self.cfg.mss as u64).min(peer_mss).max(1);
+        self.ccs.mss = self.mss;
+        if self.cfg.initial_window < self.mss {
+            self.ccs.cwnd = self.mss;
+        }
+        self.ws_peer_offered = o.wscale.is_some();
+        if let (true, Some(ws)) = (self.cfg.window_scaling, o.wscale) {
+            // RFC 7323 §2.3: shift capped at 14.
+            self.snd_wscale = ws.min(14);
+        } else {
+            self.snd_wscale = 0;
+            self.rcv_wscale = 0;
+        }
+        self.sack_ok = self.cfg.sack && o.sack_permitted;
+        self.ts_ok = self.cfg.timestamps && o.timestamps.is_some();
+        if let Some((tsval, _)) = o.timestamps {
+            self.ts_recent = tsval;
+        }
+        self.irs = seg.seq;
+        // SYN consumes offset 0 on the peer's side: data starts at 1.
+        self.reasm = Reassembly::new(1);
+        self.last_ack_sent = 1;
+        self.snd_wnd = seg.window as u64; // RFC 7323 §2.2: not scaled in a SYN
+        self.snd_wl1 = 0;
+        self.snd_wl2 = 0;
+    }
+
+    fn on_listen(&mut self, seg: &Segment, _now: Time) {
+        if seg.flags.rst() || !seg.flags.syn() || seg.flags.ack() {
+            return;
+        }
+        self.parse_syn_options(seg);
+        self.state = State::SynRcvd;
+        self.syn_pending = true;
+    }
+
+    fn on_syn_sent(&mut self, seg: &Segment, now: Time) {
+        if !(seg.flags.syn() && seg.flags.ack()) {
+            return;
+        }
+        if seg.ack != to_wire(self.iss, 1) {
+            return;
+        }
+        if seg.flags.rst() {
+            self.enter_closed(false);
+            return;
+        }
+        self.parse_syn_options(seg);
+        self.snd_una = 1;
+        self.establish(now);
+        self.ack_pending = true;
+    }
+
+    fn establish(&mut self, now: Time) {
+        self.state = State::Established;
+        self.rtx_deadline = None;
+        if !self.syn_retransmitted {
+            // Handshake RTT sample (the SYN was sent once: Karn-safe).
+            self.rtt.on_sample(now - self.syn_sent_at);
+        } else {
+            // RFC 6298 §5.7.
+            self.rtt.syn_fallback();
+        }
+        self.push_event(Event::Established);
+    }
+
+    fn enter_closed(&mut self, sent_rst: bool) {
+        let was_open = self.state != State::Closed;
+        self.state = State::Closed;
+        self.rtx_deadline = None;
+        self.sb = Scoreboard::default();
+        if was_open {
+            self.push_event(Event::Reset { sent: sent_rst });
+        }
+    }
+
+    fn on_synchronized(&mut self, seg: &Segment, now: Time) {
+        if seg.flags.rst() {
+            // RFC 9293 §3.10.7.4 (RFC 5961 §3 relaxed): a RST inside the window resets.
+            let seq = unwrap(self.irs, seg.seq, self.reasm.rcv_nxt);
+            if seq >= self.reasm.rcv_nxt && seq <= self.reasm.rcv_nxt + self.rcv_window() {
+                self.enter_closed(false);
+            }
+            return;
+        }
+        if seg.flags.syn() {
+            // Retransmitted SYN / SYN-ACK: our reply was lost.
+            if self.state == State::SynRcvd {
+                self.syn_pending = true;
+            } else {
+                self.ack_pending = true;
+            }
+            return;
+        }
+        if !seg.flags.ack() {
+            return;
+        }
+        if self.state == State::SynRcvd {
+            if unwrap(self.iss, seg.ack, 1) < 1 {
+                return;
+            }
+            self.snd_una = 1;
+            self.establish(now);
+        }
+        // RFC 7323 §4.3 (TS.Recent update) happens with the data below.
+        self.process_ack(seg, now);
+        if seg.payload_len > 0 || seg.flags.fin() {
+            self.process_data(seg, now);
+        }
+        self.maybe_finish();
+    }
+
+    fn process_ack(&mut self, seg: &Segment, now: Time) {
+        let ack = unwrap(self.iss, seg.ack, self.snd_una);
+        if ack > self.snd_max {
+            // RFC 9293 §3.10.7.4: ACK of data not yet sent: drop, send an ACK.
+            self.stats.bad_acks += 1;
+            self.ack_pending = true;
+            return;
+        }
+        if ack < self.snd_una {
+            return; // old ACK
+        }
+        let seg_seq = unwrap(self.irs, seg.seq, self.reasm.rcv_nxt);
+        let wnd = (seg.window as u64) << self.snd_wscale;
+        let window_changed = wnd != self.snd_wnd;
+        // RFC 9293 §3.10.7.4: window update rules (SND.WL1/WL2).
+        if self.snd_wl1 < seg_seq || (self.snd_wl1 == seg_seq && self.snd_wl2 <= ack) {
+            self.snd_wnd = wnd;
+            self.snd_wl1 = seg_seq;
+            self.snd_wl2 = ack;
+        }
+
+        // ---- SACK scoreboard (RFC 2018 §4, RFC 2883 §4 for DSACK) ----
+        let mut newly_sacked = 0u64;
+        if self.sack_ok {
+            for (k, b) in seg.options.sack_blocks().iter().enumerate() {
+                let l = unwrap(self.iss, b.left, ack);
+                let r = unwrap(self.iss, b.right, ack);
+                if r <= l || r > self.snd_max {
+                    continue;
+                }
+                // RFC 2883 §4: a first block below the cumulative ACK, or
+                // inside the second block, reports a duplicate.
+                if k == 0 {
+                    let is_dsack = r <= ack || {
+                        let bl = seg.options.sack_blocks();
+                        bl.len() > 1 && {
+                            let l2 = unwrap(self.iss, bl[1].left, ack);
+                            let r2 = unwrap(self.iss, bl[1].right, ack);
+                            l >= l2 && r <= r2
+                        }
+                    };
+                    if is_dsack {
+                        self.stats.dsacks_rcvd += 1;
+                        continue;
+                    }
+                }
+                let (n, _orig, _t) = self.sb.sack(l.max(ack), r);
+                newly_sacked += n;
+            }
+        }
+
+        let prior_flight = self.sb.pipe();
+        let acked_bytes;
+        if ack > self.snd_una {
+            // ---- new data acknowledged ----
+            let sum = self.sb.ack_to(ack);
+            acked_bytes = sum.bytes;
+            let prev_una = self.snd_una;
+            self.snd_una = ack;
+            self.stats.bytes_acked += sum.bytes;
+            if self.fin_sent && ack == self.snd_max {
+                self.fin_acked = true;
+            }
+            // RTT sample: RFC 7323 §4.2 (TSecr, valid even for
+            // retransmissions) or RFC 6298 §3 Karn's rule.
+            let mut sample = None;
+            if self.ts_ok {
+                if let Some((_, ecr)) = seg.options.timestamps {
+                    if ecr != 0 {
+                        let ticks = self.ts_now(now).wrapping_sub(ecr) as u64;
+                        sample = Some(ticks * self.cfg.ts_granularity);
+                    }
+                }
+            } else if let Some(t) = sum.rtt_sent_at {
+                sample = Some(now - t);
+            }
+            if let Some(r) = sample {
+                // Clock granularity: a 0-tick sample still counts as one tick.
+                let r = r.max(1);
+                self.rtt.on_sample(r);
+                self.cc.on_rtt_sample(r, now);
+            }
+            self.dupacks = 0;
+            self.lt_bytes = 0;
+            if self.after_rto && self.sb.lost_bytes() == 0 {
+                self.after_rto = false;
+            }
+            if self.in_recovery {
+                self.on_ack_in_recovery(ack, prev_una, acked_bytes, prior_flight, now);
+            } else {
+                let info = AckInfo {
+                    now,
+                    acked: acked_bytes,
+                    rtt: sample,
+                    min_rtt: (self.rtt.min_rtt() != Time::MAX).then(|| self.rtt.min_rtt()),
+                    srtt: self.rtt.srtt(),
+                    flight: prior_flight,
+                    app_limited: !self.cwnd_limited,
+                };
+                self.cc.on_ack(&mut self.ccs, &info);
+            }
+            // RFC 6298 §5.2 / §5.3.
+            if self.sb.is_empty() && (!self.fin_sent || self.fin_acked) {
+                self.rtx_deadline = None;
+            } else if !(self.in_recovery
+                && !self.sack_ok
+                && self.recovery_kind == RecoveryKind::FastRecovery
+                && self.first_partial_seen
+                && ack < self.recover)
+            {
+                self.restart_rtx(now);
+            }
+        } else {
+            acked_bytes = 0;
+            // ---- duplicate ACK? ----
+            let outstanding = !self.sb.is_empty();
+            let pure = seg.payload_len == 0 && !seg.flags.syn() && !seg.flags.fin();
+            let is_dup = outstanding
+                && pure
+                && if self.sack_ok {
+                    // RFC 6675 §2: a dupack carries SACK information for
+                    // previously un-SACKed data.
+                    newly_sacked > 0
+                } else {
+                    // RFC 5681 §2: same ACK, no data, window unchanged.
+                    !window_changed
+                };
+            if is_dup {
+                self.dupacks += 1;
+                self.stats.dupacks_rcvd += 1;
+                if self.in_recovery && !self.sack_ok {
+                    // RFC 5681 §3.2 step 4 / RFC 6582 §3.2 step 3: inflate.
+                    self.ccs.cwnd += self.mss;
+                }
+            }
+        }
+        let _ = acked_bytes;
+
+        // ---- loss detection ----
+        if self.sack_ok && newly_sacked > 0 {
+            self.sb.mark_lost(DUPTHRESH, self.mss);
+        }
+        if !self.in_recovery && !self.sb.is_empty() {
+            let trigger = self.dupacks >= DUPTHRESH || (self.sack_ok && self.sb.first_is_lost());
+            // RFC 6582 §3.2 step 1 / RFC 6675 §5.1: not before SND.UNA passes
+            // the previous recovery point.
+            if trigger && self.snd_una >= self.recover && !self.after_rto_blocks() {
+                self.enter_recovery(now);
+            }
+        }
+    }
+
+    fn after_rto_blocks(&self) -> bool {
+        false
+    }
+
+    fn enter_recovery(&mut self, now: Time) {
+        // RFC 5681 §3.2 step 2 (and RFC 6675 §5 step 4.2): data sent by
+        // Limited Transmit is not counted in FlightSize here.
+        let flight = self.sb.outstanding().saturating_sub(self.lt_bytes);
+        let ssthresh = self.cc.ssthresh_on_loss(&self.ccs, flight, now);
+        self.ccs.ssthresh = ssthresh;
+        self.in_recovery = true;
+        self.recover = self.snd_max;
+        self.first_partial_seen = false;
+        self.rescue_rxt = None;
+        self.stats.fast_retransmits += 1;
+        self.stats.recoveries += 1;
+        let first = self.sb.front().copied().unwrap();
+        // The first segment is presumed lost (RFC 5681 §3.2 step 2,
+        // RFC 6675 §5 step 4.3).
+        self.sb.mark_seg_lost(0);
+        if self.sack_ok {
+            // RFC 6675 §5 step 4.2: cwnd = ssthresh.
+            self.recovery_kind = RecoveryKind::Sack;
+            self.ccs.cwnd = ssthresh;
+        } else {
+            // RFC 5681 §3.2 step 3 / RFC 6582 §3.2 step 2: cwnd = ssthresh + 3·SMSS.
+            self.recovery_kind = RecoveryKind::FastRecovery;
+            self.ccs.cwnd = ssthresh + 3 * self.mss;
+        }
+        self.force_rtx = Some((first.start, RtxReason::FastRetransmit));
+        self.push_event(Event::EnterRecovery {
+            kind: self.recovery_kind,
+            recover: self.recover,
+            cwnd: self.ccs.cwnd,
+            ssthresh,
+        });
+    }
+
+    fn exit_recovery(&mut self, now: Time) {
+        self.in_recovery = false;
+        self.push_event(Event::ExitRecovery {
+            cwnd: self.ccs.cwnd,
+        });
+        let _ = now;
+    }
+
+    fn on_ack_in_recovery(&mut self, ack: u64, _prev_una: u64, acked: u64, _prior: u64, now: Time) {
+        if ack >= self.recover {
+            // Full ACK.
+            if self.sack_ok {
+                // RFC 6675 §5: recovery ends when HighACK ≥ RecoveryPoint.
+                self.cc.on_recovery_exit(&mut self.ccs, now);
+            } else if self.cfg.cc == CcKind::Reno {
+                self.ccs.cwnd = self.ccs.ssthresh;
+            } else {
+                // RFC 6582 §3.2 step 6 option (1):
+                // cwnd = min(ssthresh, max(FlightSize, SMSS) + SMSS).
+                let flight = self.sb.outstanding();
+                self.cc.on_recovery_exit(&mut self.ccs, now);
+                self.ccs.cwnd = self.ccs.ssthresh.min(flight.max(self.mss) + self.mss);
+            }
+            self.exit_recovery(now);
+            return;
+        }
+        if self.sack_ok {
+            return; // RFC 6675: the ACK only updates the scoreboard and pipe.
+        }
+        if self.cfg.cc == CcKind::Reno {
+            // RFC 5681 §3.2 step 6: Reno leaves recovery on the first new ACK.
+            self.ccs.cwnd = self.ccs.ssthresh;
+            self.recover = self.snd_una; // allow a new fast retransmit
+            self.exit_recovery(now);
+            return;
+        }
+        // RFC 6582 §3.2 step 5: partial ACK — retransmit the first
+        // unacknowledged segment, deflate cwnd by the amount acked and add
+        // back one SMSS if at least one SMSS was acked.
+        if let Some(first) = self.sb.front().copied() {
+            self.sb.mark_seg_lost(0);
+            self.force_rtx = Some((first.start, RtxReason::PartialAck));
+        }
+        self.ccs.cwnd =
+            self.ccs.cwnd.saturating_sub(acked) + if acked >= self.mss { self.mss } else { 0 };
+        self.ccs.cwnd = self.ccs.cwnd.max(self.mss);
+        if !self.first_partial_seen {
+            // "Impatient" variant: reset the timer on the first partial ACK only.
+            self.first_partial_seen = true;
+            self.restart_rtx(now);
+        }
+    }
+
+    fn process_data(&mut self, seg: &Segment, now: Time) {
+        if !matches!(
+            self.state,
+            State::Established | State::FinWait1 | State::FinWait2
+        ) {
+            // Data after the peer's FIN, or in a closing state: just ACK.
+            if seg.payload_len > 0 || seg.flags.fin() {
+                self.ack_pending = true;
+            }
+            return;
+        }
+        let start = unwrap(self.irs, seg.seq, self.reasm.rcv_nxt);
+        let end = start + seg.payload_len as u64;
+        // RFC 7323 §4.3: TS.Recent ← SEG.TSval if SEG.TSval ≥ TS.Recent and
+        // SEG.SEQ ≤ Last.ACK.sent.
+        if self.ts_ok {
+            if let Some((tsval, _)) = seg.options.timestamps {
+                if (tsval.wrapping_sub(self.ts_recent) as i32) >= 0 && start <= self.last_ack_sent {
+                    self.ts_recent = tsval;
+                }
+            }
+        }
+        let mut urgent = false;
+        if seg.payload_len > 0 {
+            // RFC 9293 §3.10.7.4: accept what fits in the window.
+            let right = self.reasm.rcv_nxt + self.rcv_window().max(self.mss);
+            let end_in = end.min(right);
+            let out = self
+                .reasm
+                .on_data(start, end_in, self.cfg.dsack && self.sack_ok);
+            if out.delivered > 0 {
+                self.stats.bytes_delivered += out.delivered;
+                self.app_unread += out.delivered;
+                self.read_all();
+            }
+            urgent = out.out_of_order || out.filled_hole || out.duplicate || end_in < end;
+        }
+        if seg.flags.fin() {
+            self.peer_fin = Some(end);
+        }
+        if let Some(f) = self.peer_fin {
+            if self.reasm.rcv_nxt == f {
+                // The FIN occupies one sequence number (RFC 9293 §3.10.7.4 step 8).
+                self.reasm.rcv_nxt = f + 1;
+                self.state = match self.state {
+                    State::Established => State::CloseWait,
+                    State::FinWait1 => State::Closing,
+                    State::FinWait2 => State::TimeWait,
+                    s => s,
+                };
+                self.ack_pending = true;
+                return;
+            }
+        }
+        let full = seg.payload_len as u64 >= self.mss;
+        if self.ack_policy.on_data(now, full, urgent) == AckNow::Yes {
+            self.ack_pending = true;
+        }
+    }
+
+    fn maybe_finish(&mut self) {
+        if self.fin_acked {
+            self.state = match self.state {
+                State::FinWait1 => State::FinWait2,
+                State::Closing => State::TimeWait,
+                State::LastAck => State::Closed,
+                s => s,
+            };
+        }
+        if matches!(self.state, State::Closed | State::TimeWait) && !self.closed_reported {
+            self.closed_reported = true;
+            self.rtx_deadline = None;
+            self.push_event(Event::Closed);
+        }
+    }
+}

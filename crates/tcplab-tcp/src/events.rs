@@ -1,0 +1,87 @@
+//! Events an endpoint reports to its driver.
+
+use crate::Time;
+
+/// Why a segment was sent again.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum RtxReason {
+    /// RFC 6298 §5.4: the retransmission timer expired.
+    Timeout = 0,
+    /// Go-back-N resend after a timeout (RFC 5681 §3.1 / RFC 6675 §5.1).
+    AfterTimeout = 1,
+    /// RFC 5681 §3.2 step 2 / RFC 6582 §3.2 step 2: fast retransmit.
+    FastRetransmit = 2,
+    /// RFC 6582 §3.2 step 5: NewReno partial ACK.
+    PartialAck = 3,
+    /// RFC 6675 §4 NextSeg rules 1 and 3.
+    SackRecovery = 4,
+    /// RFC 6675 §4 NextSeg rule 4.
+    Rescue = 5,
+    /// SYN, SYN-ACK or FIN retransmission.
+    Control = 6,
+}
+
+impl RtxReason {
+    pub const NAMES: [&'static str; 7] = [
+        "timeout",
+        "after_timeout",
+        "fast_retransmit",
+        "partial_ack",
+        "sack_recovery",
+        "rescue",
+        "control",
+    ];
+    pub fn name(self) -> &'static str {
+        Self::NAMES[self as usize]
+    }
+}
+
+/// Which loss recovery was entered.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum RecoveryKind {
+    /// RFC 5681 §3.2 (Reno) / RFC 6582 (NewReno).
+    FastRecovery = 0,
+    /// RFC 6675.
+    Sack = 1,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Event {
+    /// The three-way handshake completed.
+    Established,
+    /// The retransmission timer expired for the segment at `seq`.
+    /// `id` numbers the timeouts of this connection (0, 1, ...) so a driver
+    /// can attach ground truth (was the segment in fact delivered?).
+    Timeout {
+        id: u32,
+        seq: u64,
+        len: u32,
+        backoff: u32,
+        rto: Time,
+        cwnd: u64,
+    },
+    /// A segment was sent again.
+    Retransmit {
+        seq: u64,
+        len: u32,
+        reason: RtxReason,
+    },
+    /// Loss recovery began; `recover` is RecoveryPoint / `recover`.
+    EnterRecovery {
+        kind: RecoveryKind,
+        recover: u64,
+        cwnd: u64,
+        ssthresh: u64,
+    },
+    /// Loss recovery ended at a full ACK.
+    ExitRecovery { cwnd: u64 },
+    /// A detector declared timeout `id` spurious.
+    SpuriousDetected { id: u32 },
+    /// All data written was acknowledged and both FINs exchanged (or the
+    /// connection otherwise finished cleanly).
+    Closed,
+    /// The connection was reset (sent or received RST).
+    Reset { sent: bool },
+}

@@ -1,0 +1,36 @@
+//! tcplab-tcp: one sans-IO TCP endpoint, configured per scenario.
+//!
+//! The endpoint (`Connection`) is a pure state machine in the style of
+//! quinn-proto: the driver hands it segments (`handle_segment`) and the time
+//! (`handle_timeout`), and pulls segments to send (`poll_transmit`), the next
+//! timer deadline (`poll_timeout`) and events (`poll_event`). It never reads a
+//! clock, owns a socket or sleeps.
+//!
+//! Each mechanism lives in one module behind a small interface: RTO estimation
+//! (`rto`), congestion control (`cc`), the sender scoreboard used by NewReno
+//! and SACK recovery (`scoreboard`), receive reassembly and SACK/DSACK
+//! generation (`reasm`), the receiver's ACK policy (`ack_policy`) and
+//! spurious-timeout detection (`spurious`).
+
+pub mod ack_policy;
+pub mod cc;
+pub mod config;
+pub mod connection;
+pub mod events;
+pub mod reasm;
+pub mod rto;
+pub mod scoreboard;
+pub mod segment;
+pub mod seq;
+pub mod wire;
+
+pub use config::{AckPolicyConfig, CcKind, Config, RtoProfile};
+pub use connection::{Connection, State, Stats};
+pub use events::{Event, RtxReason};
+pub use segment::{Flags, SackBlock, Segment, TcpOptions};
+
+/// Simulated or real time in integer nanoseconds.
+pub type Time = u64;
+
+pub const NS_PER_MS: u64 = 1_000_000;
+pub const NS_PER_S: u64 = 1_000_000_000;

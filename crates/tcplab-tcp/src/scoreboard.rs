@@ -1,0 +1,506 @@
+//! Sender retransmission queue and SACK scoreboard.
+//!
+//! Every transmitted segment stays here, in sequence order, until it is
+//! cumulatively acknowledged. Each entry carries the marks loss recovery
+//! needs: SACKed (RFC 2018 / RFC 6675 §2 "SACKed"), lost (RFC 6675 §4
+//! `IsLost`), retransmitted (RFC 6675 `HighRxt`, kept per segment), and the
+//! send times for RTT samples and ground truth. Byte counters are kept
+//! incrementally so `pipe` (RFC 6675 §4 `SetPipe`) is O(1) per ACK.
+//!
+//! Departure from RFC 6675: `HighRxt` is tracked as a per-segment
+//! "retransmitted" mark rather than a single pointer, as Linux does; a
+//! segment skipped by NextSeg rule 1 is therefore not counted twice in pipe.
+
+use crate::Time;
+use std::collections::VecDeque;
+
+pub const SACKED: u8 = 1;
+pub const LOST: u8 = 2;
+/// Retransmitted since it was last marked lost (counts in pipe again).
+pub const RETRANS: u8 = 4;
+/// Retransmitted at least once (Karn's rule, RFC 6298 §3).
+pub const EVER_RETRANS: u8 = 8;
+
+#[derive(Clone, Copy, Debug)]
+pub struct TxSeg {
+    pub start: u64,
+    pub end: u64,
+    /// Last transmission time.
+    pub sent_at: Time,
+    /// First transmission time.
+    pub first_sent_at: Time,
+    pub flags: u8,
+    pub tx_count: u16,
+}
+
+impl TxSeg {
+    #[inline]
+    pub fn len(&self) -> u64 {
+        self.end - self.start
+    }
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.end == self.start
+    }
+    #[inline]
+    pub fn has(&self, f: u8) -> bool {
+        self.flags & f != 0
+    }
+}
+
+#[derive(Default, Debug)]
+pub struct Scoreboard {
+    q: VecDeque<TxSeg>,
+    /// Bytes of all segments in the queue.
+    outstanding: u64,
+    sacked: u64,
+    /// Lost and not SACKed.
+    lost: u64,
+    /// Retransmitted (RETRANS) and not SACKed.
+    retrans: u64,
+    /// Highest sequence number covered by a SACK block (0 = none).
+    pub high_sacked: u64,
+}
+
+/// What a cumulative ACK removed from the queue.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct AckedSummary {
+    pub bytes: u64,
+    pub segments: u32,
+    /// Send time of the newest never-retransmitted segment fully acked
+    /// (an RTT sample that obeys Karn's rule).
+    pub rtt_sent_at: Option<Time>,
+    /// Whether any acked segment had been retransmitted.
+    pub any_retransmitted: bool,
+    /// Whether any acked segment had never been retransmitted.
+    pub any_original: bool,
+}
+
+impl Scoreboard {
+    pub fn with_capacity(n: usize) -> Self {
+        Scoreboard {
+            q: VecDeque::with_capacity(n),
+            ..Default::default()
+        }
+    }
+
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.q.is_empty()
+    }
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.q.len()
+    }
+    #[inline]
+    pub fn outstanding(&self) -> u64 {
+        self.outstanding
+    }
+    #[inline]
+    pub fn sacked_bytes(&self) -> u64 {
+        self.sacked
+    }
+    #[inline]
+    pub fn lost_bytes(&self) -> u64 {
+        self.lost
+    }
+    pub fn iter(&self) -> impl Iterator<Item = &TxSeg> {
+        self.q.iter()
+    }
+    pub fn get(&self, i: usize) -> Option<&TxSeg> {
+        self.q.get(i)
+    }
+    pub fn front(&self) -> Option<&TxSeg> {
+        self.q.front()
+    }
+    pub fn back(&self) -> Option<&TxSeg> {
+        self.q.back()
+    }
+
+    /// RFC 6675 §4 SetPipe(): octets not SACKed and not lost count once;
+    /// retransmitted octets count (again).
+    #[inline]
+    pub fn pipe(&self) -> u64 {
+        self.outstanding - self.sacked - self.lost + self.retrans
+    }
+
+    /// Record a new segment sent at the tail.
+    pub fn push(&mut self, start: u64, end: u64, now: Time) {
+        debug_assert!(self.q.back().is_none_or(|b| b.end == start));
+        self.outstanding += end - start;
+        self.q.push_back(TxSeg {
+            start,
+            end,
+            sent_at: now,
+            first_sent_at: now,
+            flags: 0,
+            tx_count: 1,
+        });
+    }
+
+    fn set_flag(&mut self, i: usize, f: u8) {
+        let s = &mut self.q[i];
+        if s.flags & f != 0 {
+            return;
+        }
+        s.flags |= f;
+        let len = s.len();
+        let sacked = s.flags & SACKED != 0;
+        match f {
+            SACKED => {
+                self.sacked += len;
+                if s.flags & LOST != 0 {
+                    self.lost -= len;
+                }
+                if s.flags & RETRANS != 0 {
+                    self.retrans -= len;
+                }
+            }
+            LOST if !sacked => self.lost += len,
+            RETRANS if !sacked => self.retrans += len,
+            _ => {}
+        }
+    }
+
+    fn clear_flag(&mut self, i: usize, f: u8) {
+        let s = &mut self.q[i];
+        if s.flags & f == 0 {
+            return;
+        }
+        s.flags &= !f;
+        let len = s.len();
+        let sacked = s.flags & SACKED != 0;
+        match f {
+            SACKED => {
+                self.sacked -= len;
+                if s.flags & LOST != 0 {
+                    self.lost += len;
+                }
+                if s.flags & RETRANS != 0 {
+                    self.retrans += len;
+                }
+            }
+            LOST if !sacked => self.lost -= len,
+            RETRANS if !sacked => self.retrans -= len,
+            _ => {}
+        }
+    }
+
+    /// Remove everything below `ack`. A segment straddling `ack` is trimmed.
+    pub fn ack_to(&mut self, ack: u64) -> AckedSummary {
+        let mut sum = AckedSummary::default();
+        while let Some(front) = self.q.front().copied() {
+            if front.end <= ack {
+                let len = front.len();
+                self.outstanding -= len;
+                if front.has(SACKED) {
+                    self.sacked -= len;
+                } else {
+                    if front.has(LOST) {
+                        self.lost -= len;
+                    }
+                    if front.has(RETRANS) {
+                        self.retrans -= len;
+                    }
+                }
+                sum.bytes += len;
+                sum.segments += 1;
+                if front.has(EVER_RETRANS) {
+                    sum.any_retransmitted = true;
+                } else {
+                    sum.any_original = true;
+                    sum.rtt_sent_at = Some(front.sent_at);
+                }
+                self.q.pop_front();
+            } else {
+                if front.start < ack {
+                    // Partial ACK of a segment: trim it (no RTT sample: Karn-safe).
+                    let cut = ack - front.start;
+                    let f = &mut self.q[0];
+                    f.start = ack;
+                    self.outstanding -= cut;
+                    if f.flags & SACKED != 0 {
+                        self.sacked -= cut;
+                    } else {
+                        if f.flags & LOST != 0 {
+                            self.lost -= cut;
+                        }
+                        if f.flags & RETRANS != 0 {
+                            self.retrans -= cut;
+                        }
+                    }
+                    sum.bytes += cut;
+                }
+                break;
+            }
+        }
+        if self.q.is_empty() {
+            self.high_sacked = 0;
+        }
+        sum
+    }
+
+    /// Index of the first segment with `end > seq`.
+    #[inline]
+    fn lower_bound(&self, seq: u64) -> usize {
+        self.q.partition_point(|s| s.end <= seq)
+    }
+
+    /// Mark segments fully inside [left, right) SACKed (RFC 2018 §4).
+    /// Returns (newly SACKed bytes, whether any of them had never been
+    /// retransmitted — "original data SACKed", and their newest send time).
+    pub fn sack(&mut self, left: u64, right: u64) -> (u64, bool, Option<Time>) {
+        let mut newly = 0;
+        let mut orig = false;
+        let mut sent: Option<Time> = None;
+        let mut i = self.lower_bound(left);
+        while i < self.q.len() {
+            let s = self.q[i];
+            if s.start >= right {
+                break;
+            }
+            if s.start >= left && s.end <= right && !s.has(SACKED) {
+                self.set_flag(i, SACKED);
+                newly += s.len();
+                if !s.has(EVER_RETRANS) {
+                    orig = true;
+                    sent = Some(sent.map_or(s.sent_at, |t: Time| t.max(s.sent_at)));
+                }
+                if s.end > self.high_sacked {
+                    self.high_sacked = s.end;
+                }
+            }
+            i += 1;
+        }
+        (newly, orig, sent)
+    }
+
+    /// RFC 6675 §4 IsLost() applied to every un-SACKed segment: a segment is
+    /// lost when DupThresh discontiguous SACKed blocks, or more than
+    /// (DupThresh − 1)·SMSS SACKed bytes, lie above it. Returns bytes newly
+    /// marked lost. Scans from the highest SACKed segment downwards.
+    pub fn mark_lost(&mut self, dupthresh: u32, smss: u64) -> u64 {
+        if self.high_sacked == 0 {
+            return 0;
+        }
+        let mut newly = 0;
+        let mut sacked_above = 0u64;
+        let mut blocks_above = 0u32;
+        let mut in_block = false;
+        let top = self.lower_bound(self.high_sacked - 1);
+        let mut i = top.min(self.q.len().saturating_sub(1)) as isize;
+        while i >= 0 {
+            let idx = i as usize;
+            let s = self.q[idx];
+            if s.has(SACKED) {
+                sacked_above += s.len();
+                if !in_block {
+                    blocks_above += 1;
+                    in_block = true;
+                }
+            } else {
+                in_block = false;
+                if s.has(LOST) {
+                    // Everything below was already examined on an earlier pass
+                    // with at most as much SACK information... but SACKs can
+                    // arrive for holes below, so keep scanning.
+                } else if blocks_above >= dupthresh || sacked_above > (dupthresh as u64 - 1) * smss
+                {
+                    self.set_flag(idx, LOST);
+                    newly += s.len();
+                }
+            }
+            i -= 1;
+        }
+        newly
+    }
+
+    /// Is the first un-acked segment lost per IsLost (RFC 6675 §5 entry rule)?
+    pub fn first_is_lost(&self) -> bool {
+        self.q.front().is_some_and(|s| s.has(LOST))
+    }
+
+    /// RTO (RFC 6675 §5.1, RFC 5681 §3.1): every outstanding un-SACKed
+    /// segment is considered lost, and no segment counts as retransmitted.
+    pub fn mark_all_lost(&mut self) {
+        for i in 0..self.q.len() {
+            self.clear_flag(i, RETRANS);
+            if !self.q[i].has(SACKED) {
+                self.set_flag(i, LOST);
+            }
+        }
+    }
+
+    /// Forget all SACK information (receiver reneging, RFC 2018 §8).
+    pub fn clear_sacks(&mut self) {
+        for i in 0..self.q.len() {
+            self.clear_flag(i, SACKED);
+        }
+        self.high_sacked = 0;
+    }
+
+    /// Mark segment `i` as retransmitted now.
+    pub fn on_retransmit(&mut self, i: usize, now: Time) {
+        self.set_flag(i, RETRANS);
+        let s = &mut self.q[i];
+        s.flags |= EVER_RETRANS;
+        s.sent_at = now;
+        s.tx_count = s.tx_count.saturating_add(1);
+    }
+
+    /// Mark segment `i` lost (NewReno partial ACK / F-RTO / conventional).
+    pub fn mark_seg_lost(&mut self, i: usize) {
+        if !self.q[i].has(SACKED) {
+            self.clear_flag(i, RETRANS);
+            self.set_flag(i, LOST);
+        }
+    }
+
+    /// Index of the segment containing `seq`, if queued.
+    pub fn find(&self, seq: u64) -> Option<usize> {
+        let i = self.lower_bound(seq);
+        (i < self.q.len() && self.q[i].start <= seq).then_some(i)
+    }
+
+    /// RFC 6675 §4 NextSeg() rule 1: lowest un-SACKed segment below the
+    /// highest SACKed byte that IsLost and is not yet retransmitted.
+    /// Without SACK the same search returns segments marked lost by the
+    /// timeout or by NewReno.
+    pub fn next_lost(&self) -> Option<usize> {
+        self.q
+            .iter()
+            .position(|s| s.flags & (SACKED | LOST | RETRANS) == LOST)
+    }
+
+    /// RFC 6675 §4 NextSeg() rule 3: lowest un-SACKed, not retransmitted
+    /// segment that has SACKed data above it.
+    pub fn next_unsacked_below_high_sacked(&self) -> Option<usize> {
+        let hs = self.high_sacked;
+        self.q
+            .iter()
+            .take_while(|s| s.end <= hs)
+            .position(|s| s.flags & (SACKED | RETRANS) == 0)
+    }
+
+    /// RFC 6675 §4 NextSeg() rule 4: the highest un-SACKed segment.
+    pub fn highest_unsacked(&self) -> Option<usize> {
+        self.q.iter().rposition(|s| !s.has(SACKED))
+    }
+
+    /// Check the incremental counters against a full recount (tests, debug).
+    pub fn check_counters(&self) -> Result<(), String> {
+        let (mut o, mut sa, mut l, mut r) = (0, 0, 0, 0);
+        let mut prev_end: Option<u64> = None;
+        for s in &self.q {
+            if let Some(p) = prev_end {
+                if p != s.start {
+                    return Err(format!(
+                        "scoreboard gap/overlap at {} (prev end {p})",
+                        s.start
+                    ));
+                }
+            }
+            prev_end = Some(s.end);
+            o += s.len();
+            if s.has(SACKED) {
+                sa += s.len();
+            } else {
+                if s.has(LOST) {
+                    l += s.len();
+                }
+                if s.has(RETRANS) {
+                    r += s.len();
+                }
+            }
+        }
+        if (o, sa, l, r) != (self.outstanding, self.sacked, self.lost, self.retrans) {
+            return Err(format!(
+                "scoreboard counters {:?} != recount {:?}",
+                (self.outstanding, self.sacked, self.lost, self.retrans),
+                (o, sa, l, r)
+            ));
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn board(n: u64, mss: u64) -> Scoreboard {
+        let mut sb = Scoreboard::default();
+        for i in 0..n {
+            sb.push(1 + i * mss, 1 + (i + 1) * mss, i);
+        }
+        sb
+    }
+
+    /// Hand-worked RFC 6675 example: 10 segments of 1000 B, segment 0 lost,
+    /// segments 1..=3 SACKed in one block: DupThresh = 3 ⇒ more than 2·SMSS
+    /// SACKed above segment 0 ⇒ IsLost(0).
+    #[test]
+    fn islost_by_bytes_and_pipe() {
+        let mut sb = board(10, 1000);
+        assert_eq!(sb.pipe(), 10_000);
+        sb.sack(1001, 3001);
+        assert_eq!(sb.mark_lost(3, 1000), 0); // 2000 B above: not > 2·SMSS
+        assert_eq!(sb.pipe(), 8_000);
+        sb.sack(3001, 4001);
+        assert_eq!(sb.mark_lost(3, 1000), 1000);
+        assert!(sb.first_is_lost());
+        // pipe = 10 000 − 3000 SACKed − 1000 lost
+        assert_eq!(sb.pipe(), 6_000);
+        assert_eq!(sb.next_lost(), Some(0));
+        sb.on_retransmit(0, 50);
+        // the retransmission is in flight again
+        assert_eq!(sb.pipe(), 7_000);
+        assert_eq!(sb.next_lost(), None);
+        sb.check_counters().unwrap();
+        // cumulative ACK up to the end of segment 3
+        let s = sb.ack_to(4001);
+        assert_eq!(s.bytes, 4000);
+        assert!(s.any_retransmitted);
+        assert_eq!(sb.pipe(), 6_000);
+        sb.check_counters().unwrap();
+    }
+
+    /// IsLost by discontiguous blocks: three separate 1-segment blocks above.
+    #[test]
+    fn islost_by_blocks() {
+        let mut sb = board(8, 1000);
+        // SACK segments 2, 4, 6 (three discontiguous blocks)
+        sb.sack(2001, 3001);
+        sb.sack(4001, 5001);
+        sb.sack(6001, 7001);
+        let newly = sb.mark_lost(3, 1000);
+        // segment 0 and 1 have 3 blocks above; 3 has 2 blocks / 2000 B; 5 has 1.
+        assert_eq!(newly, 2000);
+        assert!(sb.get(0).unwrap().has(LOST));
+        assert!(sb.get(1).unwrap().has(LOST));
+        assert!(!sb.get(3).unwrap().has(LOST));
+        assert_eq!(sb.next_unsacked_below_high_sacked(), Some(0));
+        sb.on_retransmit(0, 9);
+        sb.on_retransmit(1, 9);
+        assert_eq!(sb.next_unsacked_below_high_sacked(), Some(3));
+        assert_eq!(sb.highest_unsacked(), Some(7));
+        sb.check_counters().unwrap();
+    }
+
+    #[test]
+    fn rto_marks_all_lost_and_partial_ack_trims() {
+        let mut sb = board(4, 1000);
+        sb.sack(2001, 3001);
+        sb.on_retransmit(0, 5);
+        sb.mark_all_lost();
+        assert_eq!(sb.pipe(), 0);
+        assert_eq!(sb.lost_bytes(), 3000);
+        let s = sb.ack_to(501);
+        assert_eq!(s.bytes, 500);
+        assert_eq!(sb.outstanding(), 3500);
+        sb.check_counters().unwrap();
+        assert_eq!(sb.find(600), Some(0));
+        assert_eq!(sb.find(1001), Some(1));
+        assert_eq!(sb.find(4001), None);
+    }
+}
