@@ -1114,14 +1114,10 @@ impl Connection {
             let trigger = self.dupacks >= DUPTHRESH || (self.sack_ok && self.sb.first_is_lost());
             // RFC 6582 §3.2 step 1 / RFC 6675 §5.1: not before SND.UNA passes
             // the previous recovery point.
-            if trigger && self.snd_una >= self.recover && !self.after_rto_blocks() {
+            if trigger && self.snd_una >= self.recover {
                 self.enter_recovery(now);
             }
         }
-    }
-
-    fn after_rto_blocks(&self) -> bool {
-        false
     }
 
     fn enter_recovery(&mut self, now: Time) {

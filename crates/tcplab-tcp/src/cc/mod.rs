@@ -51,7 +51,7 @@ pub struct AckInfo {
     /// Bytes in flight before this ACK.
     pub flight: u64,
     /// The sender is limited by the application or rwnd, not by cwnd
-    /// (RFC 7661 §4.3 / RFC 9438 §4.8: do not grow cwnd then).
+    /// (RFC 7661 §4.3 / RFC 9438 §5.8: do not grow cwnd then).
     pub app_limited: bool,
 }
 
