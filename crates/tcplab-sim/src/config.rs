@@ -19,7 +19,8 @@ pub struct SimConfig {
     /// Period of the per-flow time series, ns (0 = no time series).
     #[serde(default = "default_sample_interval")]
     pub sample_interval_ns: u64,
-    pub links: Vec<LinkConfig>,
+    /// Path components; flows list the indexes they traverse.
+    pub hops: Vec<HopConfig>,
     pub flows: Vec<FlowConfig>,
     #[serde(default)]
     pub cross: Vec<CbrConfig>,
@@ -29,6 +30,22 @@ pub struct SimConfig {
 
 fn default_sample_interval() -> u64 {
     100_000_000
+}
+
+/// One path component. New kinds add a variant here and a constructor in
+/// `sim::build_hop`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum HopConfig {
+    Link(LinkConfig),
+}
+
+impl HopConfig {
+    pub fn name(&self) -> &str {
+        match self {
+            HopConfig::Link(l) => &l.name,
+        }
+    }
 }
 
 /// A bidirectional link: `fwd` carries data from senders to receivers, `rev`
@@ -85,8 +102,8 @@ pub enum LossConfig {
 #[serde(deny_unknown_fields)]
 pub struct FlowConfig {
     pub name: String,
-    /// Indexes into `links`, in the order data traverses them; ACKs return
-    /// through the same links in reverse order on their `rev` direction.
+    /// Indexes into `hops`, in the order data traverses them; ACKs return
+    /// through the same hops in reverse order, in their `rev` direction.
     pub path: Vec<usize>,
     /// When the first connection opens, ns.
     #[serde(default)]
@@ -205,8 +222,8 @@ pub struct CbrConfig {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PcapConfig {
-    /// Index into `links`.
-    pub link: usize,
+    /// Index into `hops`.
+    pub hop: usize,
     /// "fwd" | "rev" | "both"
     pub dir: String,
     pub path: String,
@@ -233,14 +250,14 @@ pub fn example_p2p(duration_ns: u64, loss: f64) -> SimConfig {
         duration_ns,
         seed: 1,
         sample_interval_ns: 100_000_000,
-        links: vec![LinkConfig {
+        hops: vec![HopConfig::Link(LinkConfig {
             name: "link0".into(),
             fwd: dir.clone(),
             rev: LinkDirConfig {
                 loss: LossConfig::None,
                 ..dir
             },
-        }],
+        })],
         flows: vec![FlowConfig {
             name: "flow0".into(),
             path: vec![0],

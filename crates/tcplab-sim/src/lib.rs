@@ -1,6 +1,7 @@
 //! tcplab-sim: a deterministic discrete-event packet simulator that drives
 //! the sans-IO TCP of `tcplab-tcp` over configurable paths.
 
+pub mod component;
 pub mod config;
 pub mod coverage;
 pub mod dist;

@@ -4,8 +4,6 @@
 use serde::Serialize;
 use tcplab_tcp::Time;
 
-use crate::link::LinkStats;
-
 /// Kinds of rows in the event log.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(u8)]
@@ -30,7 +28,7 @@ pub enum EventKind {
     /// seq = size, value = transfer time in seconds.
     TransferDone = 9,
     /// A TCP packet dropped at a full queue; reason = direction (0 data, 1 ACK),
-    /// value = link index.
+    /// value = hop index.
     DropQueue = 10,
     /// A TCP packet lost on the wire; as above.
     DropLoss = 11,
@@ -133,7 +131,8 @@ pub struct Summary {
     pub packets: u64,
     pub stray: u64,
     pub flows: Vec<FlowSummary>,
-    pub links: Vec<(String, &'static str, LinkStats)>,
+    /// One row per hop and direction (from `Component::stats`).
+    pub hops: Vec<serde_json::Value>,
     pub cross: Vec<(String, u64, u64, u64)>,
     pub violations: Vec<String>,
     pub notes: Vec<String>,
@@ -142,17 +141,6 @@ pub struct Summary {
 
 impl Summary {
     pub fn to_json(&self) -> String {
-        let links: Vec<serde_json::Value> = self
-            .links
-            .iter()
-            .map(|(n, d, s)| {
-                serde_json::json!({
-                    "name": n, "dir": d, "tx_packets": s.tx_packets, "tx_bytes": s.tx_bytes,
-                    "drops_queue": s.drops_queue, "drops_loss": s.drops_loss,
-                    "max_queue_packets": s.max_queue_packets,
-                })
-            })
-            .collect();
         let cross: Vec<serde_json::Value> = self
             .cross
             .iter()
@@ -166,7 +154,7 @@ impl Summary {
             "packets": self.packets,
             "stray_packets": self.stray,
             "flows": self.flows,
-            "links": links,
+            "links": self.hops,
             "cross": cross,
             "invariants": {
                 "checked": [

@@ -13,10 +13,11 @@ use std::path::Path;
 use tcplab_tcp::seq::unwrap;
 use tcplab_tcp::{Config, Connection, Event, Segment, State, Time};
 
-use crate::config::{AppConfig, FlowConfig, SimConfig};
+use crate::component::{Component, Ctx, DropKind, Pending, Taps};
+use crate::config::{AppConfig, FlowConfig, HopConfig, SimConfig};
 use crate::coverage::Coverage;
 use crate::dist;
-use crate::link::{Fate, LinkDir};
+use crate::link::LinkHop;
 use crate::output::{EventKind, FlowAgg, FlowSummary, Output, Summary};
 use crate::pcap::PcapWriter;
 use crate::rng::Rng;
@@ -68,6 +69,10 @@ enum Ev {
     Sample,
     Cbr {
         cross: u32,
+    },
+    HopTimer {
+        hop: usize,
+        token: u64,
     },
 }
 
@@ -167,13 +172,13 @@ struct CrossRt {
 pub struct Sim {
     cfg: SimConfig,
     q: EventQueue,
-    links: Vec<[LinkDir; 2]>,
+    hops: Vec<Box<dyn Component>>,
     flows: Vec<FlowRt>,
     cross: Vec<CrossRt>,
-    /// (link*2 + dir) -> writer index
-    tap: Vec<Option<usize>>,
-    pcaps: Vec<PcapWriter>,
-    pcap_paths: Vec<String>,
+    taps: Taps,
+    /// Scratch list of a component call's requests (reused: no allocation).
+    pushes: Vec<(Time, Pending)>,
+    absorbed: u64,
     out: Output,
     now: Time,
     uid: u64,
@@ -182,14 +187,13 @@ pub struct Sim {
     packets_dropped: u64,
     stray: u64,
     violations: Vec<String>,
-    ip_id: u16,
 }
 
-/// Addresses for pcap: flow f's sender is 10.1.x.y, its receiver 10.2.x.y;
-/// cross traffic 10.3.x.y → 10.4.x.y (x.y = index + 1).
-fn addr(net: u8, idx: u32) -> [u8; 4] {
-    let v = idx + 1;
-    [10, net, (v >> 8) as u8, v as u8]
+/// Build one path component from its configuration (the hop registry).
+fn build_hop(cfg: &HopConfig, seed: u64, idx: usize) -> Box<dyn Component> {
+    match cfg {
+        HopConfig::Link(l) => Box::new(LinkHop::new(l, seed, idx)),
+    }
 }
 
 pub type Progress<'a> = &'a mut dyn FnMut(f64) -> bool;
@@ -198,13 +202,12 @@ impl Sim {
     pub fn new(cfg: SimConfig) -> Result<Sim, String> {
         validate(&cfg)?;
         let seed = cfg.seed;
-        let mut links = Vec::with_capacity(cfg.links.len());
-        for (i, l) in cfg.links.iter().enumerate() {
-            links.push([
-                LinkDir::new(&l.fwd, Rng::stream(seed, &format!("link/{i}/fwd"))),
-                LinkDir::new(&l.rev, Rng::stream(seed, &format!("link/{i}/rev"))),
-            ]);
-        }
+        let hops: Vec<Box<dyn Component>> = cfg
+            .hops
+            .iter()
+            .enumerate()
+            .map(|(i, h)| build_hop(h, seed, i))
+            .collect();
         let mut flows = Vec::with_capacity(cfg.flows.len());
         for (i, f) in cfg.flows.iter().enumerate() {
             let tcp = tcp_config(&f.tcp).map_err(|e| format!("flows[{i}].tcp.{e}"))?;
@@ -233,32 +236,31 @@ impl Sim {
                 dropped: 0,
             })
             .collect();
-        let mut tap = vec![None; cfg.links.len() * 2];
-        let mut pcaps = Vec::new();
-        let mut pcap_paths = Vec::new();
-        for p in &cfg.pcap {
+        let mut taps = Taps {
+            map: vec![[None, None]; cfg.hops.len()],
+            ..Default::default()
+        };
+        for (i, p) in cfg.pcap.iter().enumerate() {
             let w = PcapWriter::create(Path::new(&p.path), p.payload_snaplen)
-                .map_err(|e| format!("pcap.path: cannot create {:?}: {e}", p.path))?;
-            let idx = pcaps.len();
-            pcaps.push(w);
-            pcap_paths.push(p.path.clone());
+                .map_err(|e| format!("pcap[{i}].file: cannot create {:?}: {e}", p.path))?;
+            let idx = taps.writers.len();
+            taps.writers.push(w);
+            taps.paths.push(p.path.clone());
+            let m = &mut taps.map[p.hop];
             match p.dir.as_str() {
-                "fwd" => tap[p.link * 2] = Some(idx),
-                "rev" => tap[p.link * 2 + 1] = Some(idx),
-                _ => {
-                    tap[p.link * 2] = Some(idx);
-                    tap[p.link * 2 + 1] = Some(idx);
-                }
+                "fwd" => m[0] = Some(idx),
+                "rev" => m[1] = Some(idx),
+                _ => *m = [Some(idx), Some(idx)],
             }
         }
         let mut sim = Sim {
             q: EventQueue::default(),
-            links,
+            hops,
             flows,
             cross,
-            tap,
-            pcaps,
-            pcap_paths,
+            taps,
+            pushes: Vec::with_capacity(16),
+            absorbed: 0,
             out: Output::default(),
             now: 0,
             uid: 0,
@@ -267,7 +269,6 @@ impl Sim {
             packets_dropped: 0,
             stray: 0,
             violations: Vec::new(),
-            ip_id: 0,
             cfg,
         };
         for (i, f) in sim.cfg.flows.iter().enumerate() {
@@ -306,6 +307,7 @@ impl Sim {
                 Ev::OpenConn { flow } => self.open_conn(flow as usize),
                 Ev::Sample => self.sample(),
                 Ev::Cbr { cross } => self.cbr_send(cross as usize),
+                Ev::HopTimer { hop, token } => self.hop_timer(hop, token),
             }
             if self.events_processed & 0xFFFF == 0 {
                 if let Some(cb) = progress.as_mut() {
@@ -326,86 +328,85 @@ impl Sim {
     // Packets
     // ------------------------------------------------------------------
 
-    fn link_of(route: &[usize], dir: Dir, hop: usize) -> usize {
+    fn hop_of(route: &[usize], dir: Dir, hop: usize) -> usize {
         match dir {
             Dir::Fwd => route[hop],
             Dir::Rev => route[route.len() - 1 - hop],
         }
     }
 
-    /// Offer `p` to its next hop at `now`.
+    /// Hand `p` to the next hop of its route at `now`.
+    #[inline]
     fn forward(&mut self, p: Packet) {
         let route: &[usize] = if p.udp {
             &self.cross[p.flow as usize].route
         } else {
             &self.flows[p.flow as usize].route
         };
-        let li = Self::link_of(route, p.dir, p.hop as usize);
-        let ld = &mut self.links[li][p.dir as usize];
-        let fate = ld.offer(p.size, self.now);
-        let tx_start = match fate {
-            Fate::Arrives { tx_start, .. } | Fate::Lost { tx_start } => Some(tx_start),
-            Fate::QueueDrop => None,
+        let hi = Self::hop_of(route, p.dir, p.hop as usize);
+        let mut ctx = Ctx {
+            now: self.now,
+            hop: hi,
+            pushes: &mut self.pushes,
+            taps: &mut self.taps,
+            uid: &mut self.uid,
         };
-        if let (Some(t), Some(w)) = (tx_start, self.tap[li * 2 + p.dir as usize]) {
-            self.ip_id = self.ip_id.wrapping_add(1);
-            let ttl = 64u8.saturating_sub(p.hop as u8);
-            let res = if p.udp {
-                self.pcaps[w].write_udp(
-                    t,
-                    addr(3, p.flow),
-                    addr(4, p.flow),
-                    self.ip_id,
-                    ttl,
-                    50000,
-                    50001,
-                    p.size - 28,
-                )
-            } else {
-                let (s, d) = match p.dir {
-                    Dir::Fwd => (addr(1, p.flow), addr(2, p.flow)),
-                    Dir::Rev => (addr(2, p.flow), addr(1, p.flow)),
-                };
-                self.pcaps[w].write_tcp(t, s, d, self.ip_id, ttl, &p.seg)
-            };
-            if let Err(e) = res {
-                self.violations.push(format!("pcap write failed: {e}"));
-                self.tap[li * 2] = None;
-                self.tap[li * 2 + 1] = None;
+        self.hops[hi].on_packet(p, &mut ctx);
+        self.apply_pushes(hi);
+    }
+
+    fn hop_timer(&mut self, hi: usize, token: u64) {
+        let mut ctx = Ctx {
+            now: self.now,
+            hop: hi,
+            pushes: &mut self.pushes,
+            taps: &mut self.taps,
+            uid: &mut self.uid,
+        };
+        self.hops[hi].on_timer(token, &mut ctx);
+        self.apply_pushes(hi);
+    }
+
+    /// Apply what a component asked for, in order.
+    fn apply_pushes(&mut self, hi: usize) {
+        if self.pushes.is_empty() {
+            return;
+        }
+        let mut pushes = std::mem::take(&mut self.pushes);
+        for (at, what) in pushes.drain(..) {
+            match what {
+                Pending::Arrive(p) => self.q.push(at, Ev::Arrive(p)),
+                Pending::Timer { hop, token } => self.q.push(at, Ev::HopTimer { hop, token }),
+                Pending::Absorb => self.absorbed += 1,
+                Pending::Drop(p, kind) => self.on_drop(p, kind, hi),
             }
         }
-        match fate {
-            Fate::Arrives { at, .. } => {
-                let mut p = p;
-                p.hop += 1;
-                self.q.push(at, Ev::Arrive(p));
-            }
-            Fate::QueueDrop | Fate::Lost { .. } => {
-                self.packets_dropped += 1;
-                if p.udp {
-                    self.cross[p.flow as usize].dropped += 1;
-                } else {
-                    let kind = if fate == Fate::QueueDrop {
-                        EventKind::DropQueue
-                    } else {
-                        EventKind::DropLoss
-                    };
-                    let seq = self.pkt_offset(&p);
-                    self.out.event(
-                        self.now,
-                        p.flow,
-                        p.conn,
-                        kind,
-                        seq,
-                        p.seg.payload_len,
-                        p.dir as u8,
-                        -1,
-                        -1,
-                        li as f64,
-                    );
-                }
-            }
+        self.pushes = pushes;
+    }
+
+    fn on_drop(&mut self, p: Packet, kind: DropKind, hi: usize) {
+        self.packets_dropped += 1;
+        if p.udp {
+            self.cross[p.flow as usize].dropped += 1;
+            return;
         }
+        let ek = match kind {
+            DropKind::Queue => EventKind::DropQueue,
+            DropKind::Loss => EventKind::DropLoss,
+        };
+        let seq = self.pkt_offset(&p);
+        self.out.event(
+            self.now,
+            p.flow,
+            p.conn,
+            ek,
+            seq,
+            p.seg.payload_len,
+            p.dir as u8,
+            -1,
+            -1,
+            hi as f64,
+        );
     }
 
     /// Stream offset of a TCP packet's first sequence number (ground truth).
@@ -938,13 +939,18 @@ impl Sim {
                 in_flight += 1;
             }
         }
-        // Packet conservation: every packet is delivered, dropped or in flight.
-        if self.uid != self.packets_delivered + self.packets_dropped + in_flight {
+        let held: u64 = self.hops.iter().map(|h| h.held()).sum();
+        // Packet conservation: every packet is delivered, dropped, absorbed
+        // by a middlebox, held in a component, or in flight.
+        let accounted =
+            self.packets_delivered + self.packets_dropped + self.absorbed + held + in_flight;
+        if self.uid != accounted {
             self.violations.push(format!(
-                "packet conservation: {} created != {} delivered + {} dropped + {} in flight",
-                self.uid, self.packets_delivered, self.packets_dropped, in_flight
+                "packet conservation: {} created != {} delivered + {} dropped + {} absorbed + {} held + {} in flight",
+                self.uid, self.packets_delivered, self.packets_dropped, self.absorbed, held, in_flight
             ));
         }
+        self.violations.append(&mut self.taps.errors);
         let mut notes = Vec::new();
         for fi in 0..self.flows.len() {
             let pairs = std::mem::take(&mut self.flows[fi].conns);
@@ -967,7 +973,7 @@ impl Sim {
                 }
             }
         }
-        for w in &mut self.pcaps {
+        for w in &mut self.taps.writers {
             w.flush().map_err(|e| format!("pcap flush failed: {e}"))?;
         }
         if self.violations.len() > 20 {
@@ -982,12 +988,7 @@ impl Sim {
             seed: self.cfg.seed,
             sim_time_ns: end,
             events: self.events_processed,
-            packets: self
-                .links
-                .iter()
-                .flatten()
-                .map(|l| l.stats.tx_packets)
-                .sum(),
+            packets: self.hops.iter().map(|h| h.tx_packets()).sum(),
             stray: self.stray,
             flows: self
                 .flows
@@ -995,17 +996,12 @@ impl Sim {
                 .enumerate()
                 .map(|(i, f)| FlowSummary::new(i, f.cfg.name.clone(), &f.agg))
                 .collect(),
-            links: self
+            hops: self
                 .cfg
-                .links
+                .hops
                 .iter()
-                .zip(self.links.iter())
-                .flat_map(|(c, l)| {
-                    [
-                        (c.name.clone(), "fwd", l[0].stats),
-                        (c.name.clone(), "rev", l[1].stats),
-                    ]
-                })
+                .zip(self.hops.iter())
+                .flat_map(|(c, h)| h.stats(c.name()))
                 .collect(),
             cross: self
                 .cross
@@ -1015,7 +1011,7 @@ impl Sim {
                 .collect(),
             violations: self.violations,
             notes,
-            pcaps: self.pcap_paths,
+            pcaps: self.taps.paths,
         });
         Ok(out)
     }

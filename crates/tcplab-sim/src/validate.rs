@@ -2,7 +2,7 @@
 //! input first with friendlier messages; these checks guard the Rust API
 //! (and the Python layer's own bugs). Messages name the field and the rule.
 
-use crate::config::{LossConfig, SimConfig, TcpConfigJson};
+use crate::config::{HopConfig, LossConfig, SimConfig, TcpConfigJson};
 use crate::dist;
 use tcplab_tcp::{AckPolicyConfig, CcKind, Config, RtoProfile};
 
@@ -20,12 +20,13 @@ pub fn validate(c: &SimConfig) -> Result<(), String> {
     if c.duration_ns == 0 {
         return Err("duration: must be > 0".into());
     }
-    if c.links.is_empty() {
+    if c.hops.is_empty() {
         return Err("path: at least one hop is required".into());
     }
-    for (i, l) in c.links.iter().enumerate() {
+    for (i, h) in c.hops.iter().enumerate() {
+        let HopConfig::Link(l) = h;
         for (d, ld) in [("fwd", &l.fwd), ("rev", &l.rev)] {
-            let f = format!("links[{i}].{d}");
+            let f = format!("hops[{i}].{d}");
             if ld.rate_bps == 0 {
                 return Err(format!("{f}.rate: must be > 0"));
             }
@@ -49,14 +50,14 @@ pub fn validate(c: &SimConfig) -> Result<(), String> {
     if c.flows.is_empty() && c.cross.is_empty() {
         return Err("flows: at least one flow is required".into());
     }
-    let n = c.links.len();
+    let n = c.hops.len();
     for (i, f) in c.flows.iter().enumerate() {
         if f.path.is_empty() || f.path.len() > 1000 {
-            return Err(format!("flows[{i}].path: must list 1 to 1000 links"));
+            return Err(format!("flows[{i}].path: must list 1 to 1000 hops"));
         }
         if let Some(&bad) = f.path.iter().find(|&&k| k >= n) {
             return Err(format!(
-                "flows[{i}].path: link {bad} does not exist ({n} links)"
+                "flows[{i}].path: hop {bad} does not exist ({n} hops)"
             ));
         }
         tcp_config(&f.tcp).map_err(|e| format!("flows[{i}].{e}"))?;
@@ -85,15 +86,15 @@ pub fn validate(c: &SimConfig) -> Result<(), String> {
             ));
         }
         if let Some(&bad) = x.path.iter().find(|&&k| k >= n) {
-            return Err(format!("cross[{i}].path: link {bad} does not exist"));
+            return Err(format!("cross[{i}].path: hop {bad} does not exist"));
         }
         if x.path.is_empty() {
-            return Err(format!("cross[{i}].path: must list at least one link"));
+            return Err(format!("cross[{i}].path: must list at least one hop"));
         }
     }
     for (i, p) in c.pcap.iter().enumerate() {
-        if p.link >= n {
-            return Err(format!("pcap[{i}].hop: link {} does not exist", p.link));
+        if p.hop >= n {
+            return Err(format!("pcap[{i}].hop: hop {} does not exist", p.hop));
         }
         if !matches!(p.dir.as_str(), "fwd" | "rev" | "both") {
             return Err(format!(

@@ -98,7 +98,7 @@ fn random_config(seed: u64) -> SimConfig {
         duration_ns: 3_000_000_000_000,
         seed,
         sample_interval_ns: 1_000_000_000,
-        links,
+        hops: links.into_iter().map(HopConfig::Link).collect(),
         flows: vec![FlowConfig {
             name: "f".into(),
             path: (0..hops).collect(),
@@ -112,7 +112,8 @@ fn random_config(seed: u64) -> SimConfig {
 }
 
 fn lossless(c: &SimConfig) -> bool {
-    c.links.iter().all(|l| {
+    c.hops.iter().all(|h| {
+        let HopConfig::Link(l) = h;
         let heavy = |d: &LinkDirConfig| match d.loss {
             LossConfig::None => false,
             LossConfig::Bernoulli { p } => p > 0.03,
@@ -188,7 +189,7 @@ fn same_seed_same_output_other_seed_differs() {
 #[test]
 fn sequence_wrap_long_transfer() {
     let mut cfg = example_p2p(60_000_000_000, 0.000001);
-    let l = &mut cfg.links[0];
+    let HopConfig::Link(l) = &mut cfg.hops[0];
     for d in [&mut l.fwd, &mut l.rev] {
         d.rate_bps = 1_000_000_000;
         d.delay_ns = 5_000_000;

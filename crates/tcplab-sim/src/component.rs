@@ -1,0 +1,149 @@
+//! Path components ("hops"): links, radio bearers, middleboxes, shared media.
+//!
+//! Every hop implements `Component`. The engine hands it each packet that
+//! reaches it (`on_packet`) and each timer it set (`on_timer`), together with
+//! a `Ctx` through which it forwards packets to the next hop of their route,
+//! drops them, sets timers, taps them into pcap files, or injects new packets
+//! (a PEP's pseudo-ACKs). A hop never sees the endpoints or other hops.
+
+use crate::pcap::PcapWriter;
+use crate::sim::{Dir, Packet};
+use tcplab_tcp::Time;
+
+/// Why a component discarded a packet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DropKind {
+    /// Tail drop at a full queue.
+    Queue,
+    /// Lost on the wire / radio (error model).
+    Loss,
+}
+
+/// The engine's side of a component call.
+pub struct Ctx<'a> {
+    pub now: Time,
+    /// This component's index.
+    pub hop: usize,
+    pub(crate) pushes: &'a mut Vec<(Time, Pending)>,
+    pub(crate) taps: &'a mut Taps,
+    pub(crate) uid: &'a mut u64,
+}
+
+/// What a component asked the engine to do (applied after the call).
+pub(crate) enum Pending {
+    Arrive(Packet),
+    Timer { hop: usize, token: u64 },
+    Drop(Packet, DropKind),
+    Absorb,
+}
+
+impl Ctx<'_> {
+    /// The packet leaves this hop and reaches the next hop of its route at `at`.
+    #[inline]
+    pub fn forward(&mut self, mut p: Packet, at: Time) {
+        p.hop += 1;
+        self.pushes.push((at, Pending::Arrive(p)));
+    }
+
+    /// Discard a packet (it is counted and logged).
+    #[inline]
+    pub fn drop(&mut self, p: Packet, kind: DropKind) {
+        self.pushes.push((self.now, Pending::Drop(p, kind)));
+    }
+
+    /// The component keeps the packet's content and ends its life as a
+    /// packet (a PEP acknowledging data it will resend itself).
+    pub fn absorb(&mut self) {
+        self.pushes.push((self.now, Pending::Absorb));
+    }
+
+    /// Call `on_timer(token)` on this component at `at`.
+    #[inline]
+    pub fn timer(&mut self, at: Time, token: u64) {
+        let hop = self.hop;
+        self.pushes.push((at, Pending::Timer { hop, token }));
+    }
+
+    /// A fresh packet id for a packet the component creates.
+    pub fn new_uid(&mut self) -> u64 {
+        let u = *self.uid;
+        *self.uid += 1;
+        u
+    }
+
+    /// Record `p` in this hop's pcap tap (if any) as leaving at `t`.
+    #[inline]
+    pub fn tap(&mut self, p: &Packet, t: Time) {
+        self.taps.record(self.hop, p, t);
+    }
+}
+
+pub trait Component {
+    /// A packet reached this hop (direction in `p.dir`).
+    fn on_packet(&mut self, p: Packet, ctx: &mut Ctx);
+
+    /// A timer set with `ctx.timer` fired.
+    fn on_timer(&mut self, _token: u64, _ctx: &mut Ctx) {}
+
+    /// Per-direction rows for the run summary (`name`, `dir` and counters).
+    fn stats(&self, name: &str) -> Vec<serde_json::Value>;
+
+    /// Packets the component holds at the end of the run (queued, buffered).
+    fn held(&self) -> u64 {
+        0
+    }
+
+    /// Total packets transmitted by the component (for the `packets` count).
+    fn tx_packets(&self) -> u64;
+}
+
+/// pcap taps: hop × direction → writer.
+#[derive(Default)]
+pub struct Taps {
+    pub(crate) map: Vec<[Option<usize>; 2]>,
+    pub(crate) writers: Vec<PcapWriter>,
+    pub(crate) paths: Vec<String>,
+    pub(crate) errors: Vec<String>,
+    pub(crate) ip_id: u16,
+}
+
+/// Addresses for pcap: flow f's sender is 10.1.x.y, its receiver 10.2.x.y;
+/// cross traffic 10.3.x.y → 10.4.x.y (x.y = index + 1).
+pub fn addr(net: u8, idx: u32) -> [u8; 4] {
+    let v = idx + 1;
+    [10, net, (v >> 8) as u8, v as u8]
+}
+
+impl Taps {
+    #[inline]
+    fn record(&mut self, hop: usize, p: &Packet, t: Time) {
+        let Some(w) = self.map.get(hop).and_then(|m| m[p.dir as usize]) else {
+            return;
+        };
+        self.ip_id = self.ip_id.wrapping_add(1);
+        let ttl = 64u8.saturating_sub(p.hop as u8);
+        let res = if p.udp {
+            self.writers[w].write_udp(
+                t,
+                addr(3, p.flow),
+                addr(4, p.flow),
+                self.ip_id,
+                ttl,
+                50000,
+                50001,
+                p.size.saturating_sub(28),
+            )
+        } else {
+            let (s, d) = match p.dir {
+                Dir::Fwd => (addr(1, p.flow), addr(2, p.flow)),
+                Dir::Rev => (addr(2, p.flow), addr(1, p.flow)),
+            };
+            self.writers[w].write_tcp(t, s, d, self.ip_id, ttl, &p.seg)
+        };
+        if let Err(e) = res {
+            self.errors
+                .push(format!("pcap write failed at hop {hop}: {e}"));
+            self.map[hop] = [None, None];
+        }
+    }
+}
