@@ -10,8 +10,10 @@
 
 use std::collections::VecDeque;
 
-use crate::config::{LinkDirConfig, LossConfig, QueueConfig};
+use crate::component::{Component, Ctx, DropKind};
+use crate::config::{LinkConfig, LinkDirConfig, LossConfig, QueueConfig};
 use crate::rng::Rng;
+use crate::sim::Packet;
 use tcplab_tcp::Time;
 
 #[derive(Clone, Copy, Debug, Default)]
@@ -192,6 +194,58 @@ impl LinkDir {
     }
 }
 
+/// A bidirectional point-to-point link as a path component.
+pub struct LinkHop {
+    dirs: [LinkDir; 2],
+}
+
+impl LinkHop {
+    pub fn new(cfg: &LinkConfig, seed: u64, idx: usize) -> LinkHop {
+        LinkHop {
+            dirs: [
+                LinkDir::new(&cfg.fwd, Rng::stream(seed, &format!("link/{idx}/fwd"))),
+                LinkDir::new(&cfg.rev, Rng::stream(seed, &format!("link/{idx}/rev"))),
+            ],
+        }
+    }
+}
+
+impl Component for LinkHop {
+    #[inline]
+    fn on_packet(&mut self, p: Packet, ctx: &mut Ctx) {
+        match self.dirs[p.dir as usize].offer(p.size, ctx.now) {
+            Fate::Arrives { at, tx_start } => {
+                ctx.tap(&p, tx_start);
+                ctx.forward(p, at);
+            }
+            Fate::Lost { tx_start } => {
+                ctx.tap(&p, tx_start);
+                ctx.drop(p, DropKind::Loss);
+            }
+            Fate::QueueDrop => ctx.drop(p, DropKind::Queue),
+        }
+    }
+
+    fn stats(&self, name: &str) -> Vec<serde_json::Value> {
+        ["fwd", "rev"]
+            .iter()
+            .zip(self.dirs.iter())
+            .map(|(d, l)| {
+                let s = l.stats;
+                serde_json::json!({
+                    "name": name, "kind": "link", "dir": d, "tx_packets": s.tx_packets,
+                    "tx_bytes": s.tx_bytes, "drops_queue": s.drops_queue,
+                    "drops_loss": s.drops_loss, "max_queue_packets": s.max_queue_packets,
+                })
+            })
+            .collect()
+    }
+
+    fn tx_packets(&self) -> u64 {
+        self.dirs[0].stats.tx_packets + self.dirs[1].stats.tx_packets
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -276,58 +330,5 @@ mod tests {
         assert!((rate - 1.0 / 11.0).abs() < 0.01, "{rate}");
         let mean_burst = lost as f64 / runs as f64;
         assert!((mean_burst - 10.0).abs() < 1.0, "{mean_burst}");
-    }
-}
-
-/// A bidirectional point-to-point link as a path component.
-pub struct LinkHop {
-    dirs: [LinkDir; 2],
-}
-
-impl LinkHop {
-    pub fn new(cfg: &crate::config::LinkConfig, seed: u64, idx: usize) -> LinkHop {
-        LinkHop {
-            dirs: [
-                LinkDir::new(&cfg.fwd, Rng::stream(seed, &format!("link/{idx}/fwd"))),
-                LinkDir::new(&cfg.rev, Rng::stream(seed, &format!("link/{idx}/rev"))),
-            ],
-        }
-    }
-}
-
-impl crate::component::Component for LinkHop {
-    #[inline]
-    fn on_packet(&mut self, p: crate::sim::Packet, ctx: &mut crate::component::Ctx) {
-        use crate::component::DropKind;
-        match self.dirs[p.dir as usize].offer(p.size, ctx.now) {
-            Fate::Arrives { at, tx_start } => {
-                ctx.tap(&p, tx_start);
-                ctx.forward(p, at);
-            }
-            Fate::Lost { tx_start } => {
-                ctx.tap(&p, tx_start);
-                ctx.drop(p, DropKind::Loss);
-            }
-            Fate::QueueDrop => ctx.drop(p, DropKind::Queue),
-        }
-    }
-
-    fn stats(&self, name: &str) -> Vec<serde_json::Value> {
-        ["fwd", "rev"]
-            .iter()
-            .zip(self.dirs.iter())
-            .map(|(d, l)| {
-                let s = l.stats;
-                serde_json::json!({
-                    "name": name, "kind": "link", "dir": d, "tx_packets": s.tx_packets,
-                    "tx_bytes": s.tx_bytes, "drops_queue": s.drops_queue,
-                    "drops_loss": s.drops_loss, "max_queue_packets": s.max_queue_packets,
-                })
-            })
-            .collect()
-    }
-
-    fn tx_packets(&self) -> u64 {
-        self.dirs[0].stats.tx_packets + self.dirs[1].stats.tx_packets
     }
 }
