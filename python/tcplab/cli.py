@@ -1,0 +1,245 @@
+"""The ``tcplab`` command line.
+
+Exit status: 0 success; 1 environment problem (simulator not built, file not writable);
+2 bad input (scenario, ``--set``, arguments); 3 a run violated an invariant; 130 interrupted.
+Errors are one line on stderr: ``tcplab: error: <message>``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from tcplab.errors import InvariantError, ScenarioError, show
+from tcplab.scenario import (
+    Scenario,
+    apply_overrides,
+    builtin_scenarios,
+    load_scenario,
+    parse_scenario,
+    read_scenario,
+)
+
+__all__ = ["main"]
+
+PROG = "tcplab"
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog=PROG,
+        description="Simulate TCP on hard links (3G, satellite, asymmetric, WLAN, host-limited).",
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    run = sub.add_parser(
+        "run",
+        help="run a scenario and print per-flow results",
+        description="Run a scenario (a TOML file or a built-in name; default: the built-in "
+        "p2p-bulk) and print per-flow and per-link results.",
+    )
+    run.add_argument("scenario", nargs="?", metavar="SCENARIO", help="TOML file or built-in name")
+    run.add_argument("--seed", type=int, metavar="N", help="override the scenario's seed")
+    run.add_argument("--out", metavar="DIR", help="write summary.json and Parquet tables to DIR")
+    run.add_argument("--json", action="store_true", help="print one JSON object on stdout")
+    run.add_argument(
+        "--pcap",
+        action="append",
+        default=[],
+        metavar="HOP[:fwd|rev|both]",
+        help="capture packets on link HOP (index or name) into a pcap file (in --out DIR, or the "
+        "current directory); repeatable",
+    )
+    run.add_argument(
+        "--quiet", action="store_true", help="no progress bar and no table (errors only)"
+    )
+    run.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="override a scenario key before validation, e.g. duration=20s, flows[0].cc=cubic, "
+        "path[0].loss=0.01; repeatable",
+    )
+    run.set_defaults(func=_cmd_run)
+
+    scenarios = sub.add_parser(
+        "scenarios",
+        help="list the built-in and example scenarios",
+        description="List the built-in scenarios and the TOML scenarios in DIR.",
+    )
+    scenarios.add_argument(
+        "dir", nargs="?", metavar="DIR", help="directory of TOML scenarios (default: ./scenarios)"
+    )
+    scenarios.set_defaults(func=_cmd_scenarios)
+    return parser
+
+
+def _version() -> str:
+    from tcplab import __version__
+
+    return __version__
+
+
+# -- tcplab run ---------------------------------------------------------------------------------
+
+
+def _pcap_entry(spec: str) -> dict[str, Any]:
+    """``--pcap HOP[:DIR]`` → a ``[[pcap]]`` table (validated with the scenario)."""
+    hop_text, _, direction = spec.partition(":")
+    hop: int | str = int(hop_text) if hop_text.isdigit() else hop_text
+    return {"hop": hop, "dir": direction or "both"}
+
+
+def _scenario_for(args: argparse.Namespace) -> Scenario:
+    data, source = read_scenario(args.scenario)
+    try:
+        data = apply_overrides(data, args.set)
+    except ScenarioError as err:
+        err.source = source
+        raise
+    if args.pcap:
+        captures = data.setdefault("pcap", [])
+        if isinstance(captures, list):
+            captures.extend(_pcap_entry(spec) for spec in args.pcap)
+    return parse_scenario(data, source)
+
+
+def _cmd_run(args: argparse.Namespace) -> int:
+    from tcplab.runner import run
+
+    scenario = _scenario_for(args)
+    progress = not args.quiet and sys.stderr.isatty()
+    try:
+        result = run(scenario, seed=args.seed, out=args.out, progress=progress)
+    except InvariantError as err:
+        if err.result is not None and args.json:
+            print(json.dumps(err.result.report()))
+        raise
+    if args.json:
+        print(json.dumps(result.report()))
+    elif not args.quiet:
+        print(_render(result.report()))
+        if args.out:
+            print(f"\nwrote {args.out}/summary.json and {args.out}/*.parquet")
+    return 0
+
+
+def _table(headers: Sequence[str], rows: Sequence[Sequence[str]], align: str) -> str:
+    """A plain-text table; ``align`` has one letter per column, ``l`` or ``r``."""
+    widths = [max(len(x) for x in col) for col in zip(headers, *rows, strict=True)]
+
+    def line(cells: Sequence[str]) -> str:
+        parts = [
+            c.ljust(w) if a == "l" else c.rjust(w)
+            for c, w, a in zip(cells, widths, align, strict=True)
+        ]
+        return "  ".join(parts).rstrip()
+
+    return "\n".join([line(headers), *(line(r) for r in rows)])
+
+
+def _render(report: dict[str, Any]) -> str:
+    """The human-readable form of a run report."""
+    head = (
+        f"{report['scenario']}  seed {report['seed']}  "
+        f"simulated {report['sim_time_s']:.1f} s in {report['wall_s']:.2f} s wall  "
+        f"({report['events']:,} events, {report['packets']:,} packets)"
+    )
+    flows = _table(
+        [
+            "flow",
+            "goodput Mbit/s",
+            "delivered MB",
+            "segments",
+            "retransmits",
+            "timeouts (spurious)",
+        ],
+        [
+            [
+                f["name"],
+                f"{f['goodput_bps'] / 1e6:.3f}",
+                f"{f['bytes_delivered'] / 1e6:.2f}",
+                f"{f['segments_sent']:,}",
+                f"{f['retransmitted_segments']:,}",
+                f"{f['timeouts']:,} ({f['spurious_timeouts']:,})",
+            ]
+            for f in report["flows"]
+        ],
+        "lrrrrr",
+    )
+    links = _table(
+        ["link", "dir", "tx packets", "tx MB", "queue drops", "loss drops"],
+        [
+            [
+                lk["name"],
+                lk["dir"],
+                f"{lk['tx_packets']:,}",
+                f"{lk['tx_bytes'] / 1e6:.2f}",
+                f"{lk['drops_queue']:,}",
+                f"{lk['drops_loss']:,}",
+            ]
+            for lk in report["links"]
+        ],
+        "llrrrr",
+    )
+    return f"{head}\n\n{flows}\n\n{links}"
+
+
+# -- tcplab scenarios ---------------------------------------------------------------------------
+
+
+def _cmd_scenarios(args: argparse.Namespace) -> int:
+    directory = Path(args.dir or "scenarios")
+    if args.dir and not directory.is_dir():
+        raise ScenarioError(f"{show(args.dir)}: not a directory")
+    entries = [(name, "[built-in] ") for name in builtin_scenarios()]
+    if directory.is_dir():
+        entries += [(str(p), "") for p in sorted(directory.glob("*.toml"))]
+    rows = []
+    for label, tag in entries:
+        try:
+            sc = load_scenario(label)
+        except ScenarioError as err:
+            rows.append([label, "-", "-", "-", f"invalid: {err}"])
+            continue
+        counts = [str(len(sc.hop_names)), str(len(sc.flow_names))]
+        rows.append([label, *counts, f"{sc.duration_ns / 1e9:g} s", tag + sc.description])
+    print(_table(["scenario", "hops", "flows", "duration", "description"], rows, "lrrrl"))
+    return 0
+
+
+# -- entry point --------------------------------------------------------------------------------
+
+
+def _fail(message: str, status: int) -> int:
+    one_line = " ".join(str(message).split())
+    print(f"{PROG}: error: {one_line}", file=sys.stderr)
+    return status
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the exit status."""
+    args = _parser().parse_args(argv)
+    func: Callable[[argparse.Namespace], int] = args.func
+    try:
+        return func(args)
+    except ScenarioError as err:
+        return _fail(err.located(), 2)
+    except InvariantError as err:
+        return _fail(str(err), 3)
+    except ValueError as err:  # the simulator rejected the configuration
+        return _fail(str(err), 2)
+    except (ImportError, OSError) as err:
+        return _fail(str(err), 1)
+    except KeyboardInterrupt:
+        return _fail("interrupted", 130)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,244 @@
+"""The data one run produces, as tables (Arrow is canonical; pandas and polars views).
+
+Tables:
+
+- ``flows``: one row per flow, from the simulator's summary (see the README, "Outputs").
+- ``links``: one row per link direction (``name``, ``dir``, ``tx_packets``, ...).
+- ``cross``: one row per cross-traffic source.
+- ``timeseries``: per-flow samples every ``sample_interval`` (cwnd, ssthresh, srtt, ...).
+- ``events``: the event log (timeouts with their ground truth, retransmissions, ...); the ``kind``
+  and ``reason`` codes are decoded into categorical strings.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from functools import cached_property
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+if TYPE_CHECKING:
+    import pandas as pd
+    import polars as pl
+
+__all__ = ["EVENT_COLUMNS", "TABLES", "TIMESERIES_COLUMNS", "RunResult"]
+
+TIMESERIES_COLUMNS = (
+    "flow",
+    "conn",
+    "t_ns",
+    "cwnd",
+    "ssthresh",
+    "srtt_ns",
+    "rttvar_ns",
+    "rto_ns",
+    "inflight",
+    "delivered",
+)
+EVENT_COLUMNS = (
+    "t_ns",
+    "flow",
+    "conn",
+    "kind",
+    "seq",
+    "len",
+    "reason",
+    "spurious",
+    "detected",
+    "value",
+)
+TABLES = ("flows", "links", "cross", "timeseries", "events")
+#: Fields of the ``--json`` report besides the summary's own ``flows``/``links``/``cross``.
+REPORT_FIELDS = ("events", "packets", "sim_time_s")
+
+_PARQUET_OPTIONS: dict[str, Any] = {"compression": "zstd", "compression_level": 3}
+
+
+def _decode_columns(
+    columns: Mapping[str, Any], table: str, expected: tuple[str, ...]
+) -> dict[str, np.ndarray]:
+    """``{name: (dtype string, little-endian bytes)}`` → ``{name: native numpy array}``, the
+    ``expected`` columns first in their documented order, any others after them."""
+    missing = [name for name in expected if name not in columns]
+    if missing:
+        raise ValueError(f"{table}: missing columns {missing}")
+    order = [*expected, *(name for name in columns if name not in expected)]
+    arrays: dict[str, np.ndarray] = {}
+    for name in order:
+        dtype, data = columns[name]
+        array = np.frombuffer(data, dtype=np.dtype(dtype))
+        arrays[name] = array.astype(array.dtype.newbyteorder("="), copy=False)
+    lengths = {name: len(a) for name, a in arrays.items()}
+    if len(set(lengths.values())) > 1:
+        raise ValueError(f"{table}: columns have different lengths: {lengths}")
+    return arrays
+
+
+def _rows_table(rows: list[dict[str, Any]]) -> pa.Table:
+    """Summary rows → a table with the union of their keys (first-seen order); a key a row
+    lacks is null there. (Rows from different kinds of hop need not share every field.)"""
+    keys = list(dict.fromkeys(key for row in rows for key in row))
+    return pa.table({key: [row.get(key) for row in rows] for key in keys})
+
+
+def _categorical(codes: np.ndarray, categories: list[str], column: str) -> pa.DictionaryArray:
+    if len(set(categories)) != len(categories):
+        raise ValueError(f"{column}: category names are not unique: {categories}")
+    indices = codes.astype(np.int16)
+    if len(indices) and (indices.min() < 0 or indices.max() >= len(categories)):
+        raise ValueError(f"{column}: code out of range 0..{len(categories) - 1}")
+    return pa.DictionaryArray.from_arrays(
+        pa.array(indices, type=pa.int16()), pa.array(categories, type=pa.string())
+    )
+
+
+class RunResult:
+    """The outcome of one run: the summary and the tables.
+
+    ``summary`` is the simulator's summary dict; ``scenario``, ``seed``, ``wall_s`` (wall-clock
+    seconds of the simulation) and ``config`` (the normalized configuration that ran) describe
+    the run.
+    """
+
+    def __init__(
+        self,
+        summary: dict[str, Any],
+        timeseries: Mapping[str, np.ndarray],
+        events: Mapping[str, np.ndarray],
+        event_kinds: list[str],
+        reasons: list[str],
+        *,
+        scenario: str,
+        seed: int,
+        wall_s: float = 0.0,
+        config: dict[str, Any] | None = None,
+    ) -> None:
+        self.summary = summary
+        self._timeseries = dict(timeseries)
+        self._events = dict(events)
+        self.event_kinds = list(event_kinds)
+        self.reasons = list(reasons)
+        self.scenario = scenario
+        self.seed = seed
+        self.wall_s = wall_s
+        self.config = config
+
+    @classmethod
+    def from_core(
+        cls,
+        raw: Mapping[str, Any],
+        *,
+        scenario: str,
+        seed: int,
+        wall_s: float = 0.0,
+        config: dict[str, Any] | None = None,
+    ) -> RunResult:
+        """Build from the dict ``tcplab._core.run`` returns."""
+        if not raw["summary"]:
+            raise ValueError("the simulator returned no summary")
+        return cls(
+            json.loads(raw["summary"]),
+            _decode_columns(raw["timeseries"], "timeseries", TIMESERIES_COLUMNS),
+            _decode_columns(raw["events"], "events", EVENT_COLUMNS),
+            list(raw["event_kinds"]),
+            list(raw["reasons"]),
+            scenario=scenario,
+            seed=seed,
+            wall_s=wall_s,
+            config=config,
+        )
+
+    def __repr__(self) -> str:
+        flows = len(self.summary.get("flows", []))
+        return f"<RunResult {self.scenario!r} seed={self.seed} flows={flows}>"
+
+    # -- Arrow (canonical) ----------------------------------------------------------------------
+
+    @cached_property
+    def _arrow(self) -> dict[str, pa.Table]:
+        tables = {
+            key: _rows_table(self.summary.get(key, [])) for key in ("flows", "links", "cross")
+        }
+        tables["timeseries"] = pa.table(self._timeseries)
+        categories = {"kind": self.event_kinds, "reason": self.reasons}
+        tables["events"] = pa.table(
+            {
+                name: _categorical(a, categories[name], name) if name in categories else a
+                for name, a in self._events.items()
+            }
+        )
+        return tables
+
+    def to_arrow(self) -> dict[str, pa.Table]:
+        """``{"flows", "links", "cross", "timeseries", "events"}`` → pyarrow Tables."""
+        return dict(self._arrow)
+
+    # -- pandas -------------------------------------------------------------------------------
+
+    def _pandas(self, name: str) -> pd.DataFrame:
+        return self._arrow[name].to_pandas()
+
+    @cached_property
+    def flows(self) -> pd.DataFrame:
+        return self._pandas("flows")
+
+    @cached_property
+    def links(self) -> pd.DataFrame:
+        return self._pandas("links")
+
+    @cached_property
+    def cross(self) -> pd.DataFrame:
+        return self._pandas("cross")
+
+    @cached_property
+    def timeseries(self) -> pd.DataFrame:
+        return self._pandas("timeseries")
+
+    @cached_property
+    def events(self) -> pd.DataFrame:
+        return self._pandas("events")
+
+    # -- polars ---------------------------------------------------------------------------------
+
+    def to_polars(self) -> dict[str, pl.DataFrame]:
+        """The tables as polars DataFrames (needs ``pip install 'tcplab[polars]'``)."""
+        try:
+            import polars as pl
+        except ImportError as err:
+            raise ImportError("to_polars() needs polars: pip install 'tcplab[polars]'") from err
+        return {name: pl.from_arrow(table) for name, table in self._arrow.items()}  # type: ignore[misc]
+
+    # -- reports and files ----------------------------------------------------------------------
+
+    def report(self) -> dict[str, Any]:
+        """The ``tcplab run --json`` object."""
+        out: dict[str, Any] = {"scenario": self.scenario, "seed": self.seed}
+        for key in ("flows", "links", "cross"):
+            out[key] = self.summary.get(key, [])
+        out["wall_s"] = self.wall_s
+        for key in REPORT_FIELDS:
+            out[key] = self.summary.get(key)
+        return out
+
+    def write(self, out_dir: str | os.PathLike[str]) -> list[Path]:
+        """Write ``summary.json`` and one Parquet file per table into ``out_dir``.
+
+        The bytes depend only on the run's data (no wall time, no timestamps), so the same
+        scenario and seed give identical files.
+        """
+        out = Path(out_dir)
+        out.mkdir(parents=True, exist_ok=True)
+        summary = {"scenario": self.scenario, "seed": self.seed, **self.summary}
+        paths = [out / "summary.json"]
+        paths[0].write_text(json.dumps(summary, indent=2, ensure_ascii=False) + "\n", "utf-8")
+        for name in TABLES:
+            path = out / f"{name}.parquet"
+            pq.write_table(self._arrow[name], path, **_PARQUET_OPTIONS)
+            paths.append(path)
+        return paths

@@ -1,0 +1,971 @@
+"""TOML scenarios: loading, validation with field-naming errors, and conversion to the
+normalized simulator configuration (the serde structs of ``crates/tcplab-sim/src/config.rs``).
+
+Every rule lives here, once; the README's "Scenario reference" documents each key. A bad value
+raises :class:`ScenarioError` with one line naming the field path and the rule, e.g.
+``flows[0].mss: must be between 64 and 65495 (got 10)``. Nothing is silently clamped.
+"""
+
+from __future__ import annotations
+
+import copy
+import difflib
+import math
+import os
+import re
+import tomllib
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any, Final, NoReturn
+
+from tcplab.errors import ScenarioError, field_error, show
+from tcplab.units import U64_MAX, parse_rate, parse_size, parse_time
+
+__all__ = [
+    "CONGESTION_CONTROLS",
+    "RTO_PROFILES",
+    "Scenario",
+    "ScenarioError",
+    "apply_overrides",
+    "builtin_scenarios",
+    "load_scenario",
+    "parse_scenario",
+    "read_scenario",
+]
+
+U32_MAX: Final = 2**32 - 1
+CONGESTION_CONTROLS: Final = ("reno", "newreno", "cubic")
+MSS_MIN: Final = 64
+MSS_MAX: Final = 65495  # largest IPv4 payload (65535) minus the 40 bytes of IP+TCP headers
+HEADER_BYTES: Final = 28  # IPv4 + UDP headers: the smallest cross-traffic datagram
+
+#: Named RTO profiles (``rto = "linux"``, or ``rto = {profile = "linux", min = "300ms"}``).
+#: Keys left out of a profile come from the default profile.
+DEFAULT_RTO_PROFILE: Final = "rfc6298"
+RTO_PROFILES: Final[dict[str, dict[str, str | int]]] = {
+    # RFC 6298 §2: initial 1 s, minimum 1 s (SHOULD), maximum ≥ 60 s (MAY); 1 ms clock.
+    "rfc6298": {
+        "initial": "1s",
+        "min": "1s",
+        "max": "60s",
+        "granularity": "1ms",
+        "max_backoff": 16,
+    },
+    # The 3G paper's "standard" profile (Linux-like RFC 2988): initial 3 s, minimum 0.5 s.
+    "standard": {"initial": "3s", "min": "500ms"},
+    # The 3G paper's tuned profile: initial = minimum = 4 s.
+    "tuned-3g": {"initial": "4s", "min": "4s"},
+    # Linux: TCP_TIMEOUT_INIT 1 s, TCP_RTO_MIN 200 ms, TCP_RTO_MAX 120 s.
+    "linux": {"initial": "1s", "min": "200ms", "max": "120s"},
+}
+
+#: Defaults of the links a dumbbell adds around its bottleneck (one per pair and side).
+ACCESS_DEFAULTS: Final[dict[str, object]] = {
+    "rate": "10Gbps",
+    "delay": "0s",
+    "queue": 1000,
+    "overhead": 0,
+}
+LINK_DEFAULTS: Final[dict[str, object]] = {"queue": 100, "overhead": 0}
+
+_REQUIRED: Final = object()
+_DIR_KEYS: Final = ("rate", "delay", "queue", "loss", "loss_model", "overhead")
+_LINK_BODY_KEYS: Final = (*_DIR_KEYS, "up", "down")
+_LINK_KEYS: Final = ("kind", "name", *_LINK_BODY_KEYS)
+_DUMBBELL_KEYS: Final = ("kind", "pairs", "bottleneck", "access", "egress")
+_TOP_KEYS: Final = (
+    "name",
+    "description",
+    "duration",
+    "seed",
+    "sample_interval",
+    "path",
+    "flows",
+    "cross",
+    "pcap",
+)
+_FLOW_KEYS: Final = (
+    "name",
+    "count",
+    "pair",
+    "start",
+    "cc",
+    "sack",
+    "dsack",
+    "timestamps",
+    "window_scaling",
+    "mss",
+    "rcv_buf",
+    "snd_buf",
+    "initial_window",
+    "initial_ssthresh",
+    "max_cwnd",
+    "limited_transmit",
+    "rto",
+    "ack",
+    "app",
+    "bytes",
+    "sizes",
+    "think",
+    "downloads",
+)
+_BULK_ONLY: Final = ("bytes",)
+_DOWNLOADS_ONLY: Final = ("sizes", "think", "downloads")
+_RTO_KEYS: Final = ("profile", "initial", "min", "max", "granularity", "max_backoff")
+_ACK_KEYS: Final = ("every", "max_delay", "immediate_on_ooo", "quickack")
+_CROSS_KEYS: Final = ("kind", "name", "rate", "packet_size", "start", "stop", "hops")
+_PCAP_KEYS: Final = ("hop", "dir", "file", "payload")
+_DIST_KEYS: Final[dict[str, tuple[str, ...]]] = {
+    "const": ("value",),
+    "uniform": ("lo", "hi"),
+    "exponential": ("mean",),
+    "lognormal": ("mu", "median", "sigma"),
+    "pareto": ("scale", "shape"),
+    "empirical": ("bins",),
+}
+
+
+# ---------------------------------------------------------------------------------------------
+# Small typed readers. Each takes the raw value and its field path and returns a checked value.
+
+
+def _join(parent: str, key: str) -> str:
+    return f"{parent}.{key}" if parent else key
+
+
+def _unknown_rule(key: str, allowed: Iterable[str]) -> str:
+    allowed = sorted(allowed)
+    close = difflib.get_close_matches(key, allowed, n=1)
+    if close:
+        return f'unknown field (did you mean "{close[0]}"?)'
+    return f"unknown field (allowed: {', '.join(allowed)})"
+
+
+def _as_int(value: object, field: str, lo: int | None = None, hi: int | None = None) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise field_error(field, f"must be an integer (got {show(value)})")
+    _check_range(value, value, field, lo, hi)
+    return value
+
+
+def _check_range(n: int, raw: object, field: str, lo: int | None, hi: int | None) -> None:
+    if lo is not None and hi is not None and not lo <= n <= hi:
+        raise field_error(field, f"must be between {lo} and {hi} (got {show(raw)})")
+    if lo is not None and n < lo:
+        raise field_error(field, f"must be ≥ {lo} (got {show(raw)})")
+
+
+def _as_bool(value: object, field: str) -> bool:
+    if not isinstance(value, bool):
+        raise field_error(field, f"must be true or false (got {show(value)})")
+    return value
+
+
+def _as_str(value: object, field: str) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise field_error(field, f"must be a non-empty string (got {show(value)})")
+    return value
+
+
+def _as_choice(value: object, field: str, choices: Iterable[str], what: str) -> str:
+    choices = tuple(choices)
+    if not isinstance(value, str) or value not in choices:
+        raise field_error(field, f"unknown {what} {show(value)} (choose from {', '.join(choices)})")
+    return value
+
+
+def _as_number(value: object, field: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise field_error(field, f"must be a number (got {show(value)})")
+    return float(value)
+
+
+def _as_prob(value: object, field: str) -> float:
+    ok = isinstance(value, int | float) and not isinstance(value, bool)
+    if not ok or not 0.0 <= value <= 1.0:  # type: ignore[operator]
+        raise field_error(field, f"must be a probability between 0 and 1 (got {show(value)})")
+    return float(value)  # type: ignore[arg-type]
+
+
+class _Table:
+    """A TOML table under validation: rejects unknown keys and reads typed values."""
+
+    def __init__(self, data: object, field: str, allowed: Iterable[str]) -> None:
+        if not isinstance(data, dict):
+            raise field_error(field, f"must be a table (got {show(data)})")
+        allowed = tuple(allowed)
+        for key in data:
+            if key not in allowed:
+                raise field_error(_join(field, key), _unknown_rule(key, allowed))
+        self.data: dict[str, Any] = data
+        self.field = field
+
+    def __contains__(self, key: str) -> bool:
+        return key in self.data
+
+    def at(self, key: str) -> str:
+        return _join(self.field, key)
+
+    def raw(self, key: str, default: object = _REQUIRED) -> Any:
+        if key in self.data:
+            return self.data[key]
+        if default is _REQUIRED:
+            raise field_error(self.at(key), "required field missing")
+        return default
+
+    def get_int(
+        self,
+        key: str,
+        default: object = _REQUIRED,
+        lo: int | None = None,
+        hi: int | None = None,
+    ) -> int:
+        return _as_int(self.raw(key, default), self.at(key), lo, hi)
+
+    def get_bool(self, key: str, default: object = _REQUIRED) -> bool:
+        return _as_bool(self.raw(key, default), self.at(key))
+
+    def get_str(self, key: str, default: object = _REQUIRED) -> str:
+        return _as_str(self.raw(key, default), self.at(key))
+
+    def get_choice(
+        self, key: str, choices: Iterable[str], what: str, default: object = _REQUIRED
+    ) -> str:
+        return _as_choice(self.raw(key, default), self.at(key), choices, what)
+
+    def get_time(self, key: str, default: object = _REQUIRED, *, positive: bool = False) -> int:
+        return parse_time(self.raw(key, default), self.at(key), positive=positive)
+
+    def get_rate(self, key: str, default: object = _REQUIRED) -> int:
+        return parse_rate(self.raw(key, default), self.at(key))
+
+    def get_size(self, key: str, default: object = _REQUIRED, *, positive: bool = True) -> int:
+        return parse_size(self.raw(key, default), self.at(key), positive=positive)
+
+    def sub(self, key: str, allowed: Iterable[str]) -> _Table | None:
+        """The sub-table ``key`` (None if absent)."""
+        if key not in self.data:
+            return None
+        return _Table(self.data[key], self.at(key), allowed)
+
+    def tables(self, key: str, *, required: bool) -> list[object]:
+        """The array of tables ``key`` (``[[key]]``); each element is checked by the caller."""
+        if key not in self.data:
+            if required:
+                raise field_error(self.at(key), f"required field missing (add a [[{key}]] table)")
+            return []
+        value = self.data[key]
+        if not isinstance(value, list):
+            raise field_error(self.at(key), f"must be an array of tables [[{key}]]")
+        if required and not value:
+            raise field_error(self.at(key), f"must have at least one [[{key}]] table")
+        return value
+
+
+# ---------------------------------------------------------------------------------------------
+# Links and topology
+
+
+@dataclass(frozen=True)
+class _Topology:
+    hops: list[dict[str, Any]]
+    #: Route of each dumbbell pair (None for a chain of hops, which every flow traverses).
+    pair_routes: list[list[int]] | None
+    default_cross_hops: list[int]
+
+    @property
+    def names(self) -> list[str]:
+        return [hop["name"] for hop in self.hops]
+
+    def link_index(self, value: object, field: str) -> int:
+        """A link given by index or by name → its index."""
+        names = self.names
+        if isinstance(value, str):
+            if value in names:
+                return names.index(value)
+            raise field_error(field, f"unknown link {show(value)} (links: {', '.join(names)})")
+        if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < len(names):
+            raise field_error(
+                field,
+                f"must be a link index between 0 and {len(names) - 1} or a link name "
+                f"(got {show(value)})",
+            )
+        return value
+
+
+def _queue(value: object, field: str) -> dict[str, Any]:
+    if isinstance(value, str):
+        return {"kind": "bytes", "limit": parse_size(value, field, bare=False)}
+    if isinstance(value, int) and not isinstance(value, bool):
+        return {"kind": "packets", "limit": _as_int(value, field, 1, U32_MAX)}
+    raise field_error(
+        field,
+        f'must be a packet count like 100 or a size like "64KB" (got {show(value)})',
+    )
+
+
+def _kind(value: object, field: str, kinds: Iterable[str], what: str) -> str:
+    """The ``kind`` of a tagged table such as ``{kind = "exponential", mean = "2s"}``."""
+    if not isinstance(value, dict):
+        raise field_error(field, f'must be a table like {{kind = "...", ...}} (got {show(value)})')
+    if "kind" not in value:
+        _missing(_join(field, "kind"))
+    return _as_choice(value["kind"], _join(field, "kind"), kinds, what)
+
+
+def _loss_model(value: object, field: str) -> dict[str, Any]:
+    kind = _kind(value, field, ("bernoulli", "gilbert_elliott"), "loss model")
+    if kind == "bernoulli":
+        t = _Table(value, field, ("kind", "p"))
+        return {"kind": "bernoulli", "p": _as_prob(t.raw("p"), t.at("p"))}
+    t = _Table(value, field, ("kind", "p_gb", "p_bg", "loss_good", "loss_bad"))
+    return {
+        "kind": "gilbert_elliott",
+        "p_gb": _as_prob(t.raw("p_gb"), t.at("p_gb")),
+        "p_bg": _as_prob(t.raw("p_bg"), t.at("p_bg")),
+        "loss_good": _as_prob(t.raw("loss_good", 0.0), t.at("loss_good")),
+        "loss_bad": _as_prob(t.raw("loss_bad", 1.0), t.at("loss_bad")),
+    }
+
+
+def _missing(field: str) -> NoReturn:
+    raise field_error(field, "required field missing")
+
+
+def _link(t: _Table, name: str, defaults: Mapping[str, object]) -> dict[str, Any]:
+    """A link table (direction keys, plus ``[up]``/``[down]`` overrides) → a ``HopConfig`` of
+    kind ``link``.
+
+    Keys at the top of the table apply to both directions; ``down`` overrides them for the
+    forward (data) direction and ``up`` for the reverse (ACK) direction. Setting ``loss`` or
+    ``loss_model`` in an override replaces the inherited loss setting as a whole.
+    """
+    layers = {"down": t.sub("down", _DIR_KEYS), "up": t.sub("up", _DIR_KEYS)}
+    for layer in (t, layers["down"], layers["up"]):
+        if layer is not None and "loss" in layer and "loss_model" in layer:
+            raise field_error(layer.at("loss_model"), f"cannot be combined with {layer.at('loss')}")
+    link: dict[str, Any] = {"kind": "link", "name": name}
+    for direction, side, other in (("fwd", "down", "up"), ("rev", "up", "down")):
+        values: dict[str, tuple[object, str]] = {k: (v, k) for k, v in defaults.items()}
+        for layer in (t, layers[side]):
+            if layer is None:
+                continue
+            given = {k: (layer.data[k], layer.at(k)) for k in _DIR_KEYS if k in layer}
+            if "loss" in given or "loss_model" in given:
+                values.pop("loss", None)
+                values.pop("loss_model", None)
+            values.update(given)
+        for key in ("rate", "delay"):
+            if key not in values:
+                other_layer = layers[other]
+                if other_layer is not None and key in other_layer:
+                    raise field_error(
+                        f"{t.at(side)}.{key}",
+                        f"required field missing ({t.at(key)} is not set for both directions)",
+                    )
+                raise field_error(t.at(key), "required field missing")
+        loss: dict[str, Any] = {"kind": "none"}
+        if "loss_model" in values:
+            loss = _loss_model(*values["loss_model"])
+        elif "loss" in values:
+            p = _as_prob(*values["loss"])
+            if p > 0:
+                loss = {"kind": "bernoulli", "p": p}
+        link[direction] = {
+            "rate_bps": parse_rate(*values["rate"]),
+            "delay_ns": parse_time(*values["delay"]),
+            "queue": _queue(*values["queue"]),
+            "loss": loss,
+            "overhead_bytes": _as_int(*values["overhead"], 0, 65535),
+        }
+    return link
+
+
+def _topology(top: _Table) -> _Topology:
+    hops = top.tables("path", required=True)
+    kinds = []
+    for i, hop in enumerate(hops):
+        field = f"path[{i}]"
+        if not isinstance(hop, dict):
+            raise field_error(field, f"must be a table (got {show(hop)})")
+        kinds.append(
+            _as_choice(
+                hop.get("kind", "link"),
+                f"{field}.kind",
+                ("link", "dumbbell"),
+                "hop kind",
+            )
+        )
+    if "dumbbell" in kinds:
+        if len(hops) > 1:
+            i = kinds.index("dumbbell")
+            raise field_error(f"path[{i}].kind", 'a "dumbbell" must be the only [[path]] entry')
+        return _dumbbell(_Table(hops[0], "path[0]", _DUMBBELL_KEYS))
+    links: list[dict[str, Any]] = []
+    for i, hop in enumerate(hops):
+        t = _Table(hop, f"path[{i}]", _LINK_KEYS)
+        name = t.get_str("name", f"link{i}")
+        for j, earlier in enumerate(links):
+            if earlier["name"] == name:
+                raise field_error(
+                    t.at("name"),
+                    f"duplicate link name {show(name)} (also used by path[{j}])",
+                )
+        links.append(_link(t, name, LINK_DEFAULTS))
+    return _Topology(links, None, list(range(len(links))))
+
+
+def _dumbbell(t: _Table) -> _Topology:
+    pairs = t.get_int("pairs", lo=1, hi=100_000)
+    bottleneck = t.sub("bottleneck", _LINK_BODY_KEYS)
+    if bottleneck is None:
+        _missing(t.at("bottleneck"))
+    empty: dict[str, object] = {}
+    access = t.sub("access", _LINK_BODY_KEYS) or _Table(empty, t.at("access"), ())
+    egress = t.sub("egress", _LINK_BODY_KEYS) or _Table(empty, t.at("egress"), ())
+    access_link = _link(access, "access", ACCESS_DEFAULTS)
+    egress_link = _link(egress, "egress", ACCESS_DEFAULTS)
+    links = [{**copy.deepcopy(access_link), "name": f"access{k}"} for k in range(pairs)]
+    links.append(_link(bottleneck, "bottleneck", LINK_DEFAULTS))
+    links += [{**copy.deepcopy(egress_link), "name": f"egress{k}"} for k in range(pairs)]
+    routes = [[k, pairs, pairs + 1 + k] for k in range(pairs)]
+    return _Topology(links, routes, [pairs])
+
+
+# ---------------------------------------------------------------------------------------------
+# Flows
+
+
+def _rto(value: object, field: str) -> dict[str, Any]:
+    profiles = tuple(RTO_PROFILES)
+    if isinstance(value, str):
+        t = _Table({"profile": value}, field, _RTO_KEYS)
+        profile_field = field
+    else:
+        t = _Table(value, field, _RTO_KEYS)
+        profile_field = t.at("profile")
+    profile = _as_choice(
+        t.raw("profile", DEFAULT_RTO_PROFILE), profile_field, profiles, "RTO profile"
+    )
+    settings: dict[str, object] = {**RTO_PROFILES[DEFAULT_RTO_PROFILE], **RTO_PROFILES[profile]}
+    raw = {
+        k: t.raw(k, settings[k]) for k in ("initial", "min", "max", "granularity", "max_backoff")
+    }
+    out = {
+        "initial_ns": parse_time(raw["initial"], t.at("initial"), positive=True),
+        "min_ns": parse_time(raw["min"], t.at("min")),
+        "max_ns": parse_time(raw["max"], t.at("max"), positive=True),
+        "granularity_ns": parse_time(raw["granularity"], t.at("granularity")),
+        "max_backoff": _as_int(raw["max_backoff"], t.at("max_backoff"), 0, 32),
+    }
+    for low in ("min", "initial"):
+        if out[f"{low}_ns"] > out["max_ns"]:
+            if "max" in t and low not in t:
+                raise field_error(
+                    t.at("max"),
+                    f"must be ≥ rto.{low} ({show(raw[low])}) (got {show(raw['max'])})",
+                )
+            raise field_error(
+                t.at(low),
+                f"must be ≤ rto.max ({show(raw['max'])}) (got {show(raw[low])})",
+            )
+    return out
+
+
+def _ack(value: object, field: str) -> dict[str, Any]:
+    t = _Table(value, field, _ACK_KEYS)
+    return {
+        "every_n": t.get_int("every", 2, 1, U32_MAX),
+        "max_delay_ns": t.get_time("max_delay", "200ms"),
+        "immediate_on_ooo": t.get_bool("immediate_on_ooo", True),
+        "quickack": t.get_int("quickack", 0, 0, U32_MAX),
+    }
+
+
+def _at_least_mss(n: int, raw: object, field: str, mss: int, alternative: str = "") -> int:
+    if n < mss:
+        raise field_error(field, f"must be ≥ mss ({mss} bytes){alternative} (got {show(raw)})")
+    return n
+
+
+def _size_or_inf(t: _Table, key: str, mss: int) -> int | None:
+    value = t.raw(key, "inf")
+    if value == "inf":
+        return None
+    return _at_least_mss(parse_size(value, t.at(key)), value, t.at(key), mss, ' or "inf"')
+
+
+def _tcp(t: _Table) -> dict[str, Any]:
+    mss_raw = t.raw("mss", 1448)
+    mss = parse_size(mss_raw, t.at("mss"))
+    _check_range(mss, mss_raw, t.at("mss"), MSS_MIN, MSS_MAX)
+
+    def buf(key: str) -> int:
+        return _at_least_mss(t.get_size(key, "4MiB"), t.raw(key, "4MiB"), t.at(key), mss)
+
+    iw_raw = t.raw("initial_window", 10)
+    if isinstance(iw_raw, int) and not isinstance(iw_raw, bool):
+        iw = _as_int(iw_raw, t.at("initial_window"), 1, U32_MAX) * mss
+    elif isinstance(iw_raw, str):
+        iw = parse_size(iw_raw, t.at("initial_window"), bare=False)
+        _at_least_mss(iw, iw_raw, t.at("initial_window"), mss)
+    else:
+        raise field_error(
+            t.at("initial_window"),
+            f'must be a number of segments like 10 or a size like "4KB" (got {show(iw_raw)})',
+        )
+    max_cwnd = _size_or_inf(t, "max_cwnd", mss)
+    if max_cwnd is not None and iw > max_cwnd:
+        raise field_error(
+            t.at("initial_window"),
+            f"must be ≤ max_cwnd ({show(t.raw('max_cwnd'))}) (got {show(iw_raw)})",
+        )
+    return {
+        "cc": t.get_choice("cc", CONGESTION_CONTROLS, "congestion control", "newreno"),
+        "sack": t.get_bool("sack", True),
+        "dsack": t.get_bool("dsack", True),
+        "timestamps": t.get_bool("timestamps", True),
+        "window_scaling": t.get_bool("window_scaling", True),
+        "mss": mss,
+        "rcv_buf": buf("rcv_buf"),
+        "snd_buf": buf("snd_buf"),
+        "initial_window_bytes": iw,
+        "initial_ssthresh": _size_or_inf(t, "initial_ssthresh", mss),
+        "max_cwnd": max_cwnd,
+        "limited_transmit": t.get_bool("limited_transmit", True),
+        "rto": _rto(t.raw("rto", DEFAULT_RTO_PROFILE), t.at("rto")),
+        "ack": _ack(t.raw("ack", {}), t.at("ack")),
+    }
+
+
+def _dist_value(value: object, field: str, unit: str) -> float:
+    if unit == "time":
+        return float(parse_time(value, field))
+    return float(parse_size(value, field, positive=False))
+
+
+def _dist(value: object, field: str, unit: str) -> dict[str, Any]:
+    """A distribution of sizes (``unit="size"``) or times (``unit="time"``) → ``Dist``.
+
+    A plain value is shorthand for ``{kind = "const", value = ...}``.
+    """
+    if not isinstance(value, dict):
+        v = _dist_value(value, field, unit)
+        return {"kind": "const", "value": v}
+    kind = _kind(value, field, _DIST_KEYS, "distribution")
+    t = _Table(value, field, ("kind", *_DIST_KEYS[kind]))
+
+    def val(key: str, *, positive: bool = False) -> float:
+        v = _dist_value(t.raw(key), t.at(key), unit)
+        if positive and v <= 0:
+            raise field_error(t.at(key), f"must be > 0 (got {show(t.raw(key))})")
+        return v
+
+    def positive_number(key: str) -> float:
+        x = _as_number(t.raw(key), t.at(key))
+        if x <= 0:
+            raise field_error(t.at(key), f"must be > 0 (got {show(t.raw(key))})")
+        return x
+
+    if kind == "const":
+        return {"kind": kind, "value": val("value")}
+    if kind == "uniform":
+        lo, hi = val("lo"), val("hi")
+        if hi <= lo:
+            raise field_error(
+                t.at("hi"),
+                f"must be > lo ({show(t.raw('lo'))}) (got {show(t.raw('hi'))})",
+            )
+        return {"kind": kind, "lo": lo, "hi": hi}
+    if kind == "exponential":
+        return {"kind": kind, "mean": val("mean", positive=True)}
+    if kind == "lognormal":
+        if ("mu" in t) == ("median" in t):
+            raise field_error(t.at("median"), 'give exactly one of "median" (with units) or "mu"')
+        if "median" in t:
+            mu = math.log(val("median", positive=True))
+        else:
+            mu = _as_number(t.raw("mu"), t.at("mu"))
+        return {"kind": kind, "mu": mu, "sigma": positive_number("sigma")}
+    if kind == "pareto":
+        return {
+            "kind": kind,
+            "scale": val("scale", positive=True),
+            "shape": positive_number("shape"),
+        }
+    bins_raw = t.raw("bins")
+    if not isinstance(bins_raw, list) or not bins_raw:
+        raise field_error(
+            t.at("bins"),
+            f"must be a non-empty list of [lo, hi, weight] (got {show(bins_raw)})",
+        )
+    bins = []
+    for i, b in enumerate(bins_raw):
+        bf = f"{t.at('bins')}[{i}]"
+        if not isinstance(b, list) or len(b) != 3:
+            raise field_error(bf, f"must be [lo, hi, weight] (got {show(b)})")
+        lo = _dist_value(b[0], f"{bf}[0]", unit)
+        hi = _dist_value(b[1], f"{bf}[1]", unit)
+        if hi <= lo:
+            raise field_error(f"{bf}[1]", f"must be > lo ({show(b[0])}) (got {show(b[1])})")
+        weight = _as_number(b[2], f"{bf}[2]")
+        if weight <= 0:
+            raise field_error(f"{bf}[2]", f"weight must be > 0 (got {show(b[2])})")
+        bins.append([lo, hi, weight])
+    return {"kind": kind, "bins": bins}
+
+
+def _app(t: _Table) -> dict[str, Any]:
+    app = t.get_choice("app", ("bulk", "downloads"), "app", "bulk")
+    wrong = _DOWNLOADS_ONLY if app == "bulk" else _BULK_ONLY
+    other = "downloads" if app == "bulk" else "bulk"
+    for key in wrong:
+        if key in t:
+            raise field_error(t.at(key), f'only valid with app = "{other}"')
+    if app == "bulk":
+        size = t.raw("bytes", "unlimited")
+        return {
+            "kind": "bulk",
+            "bytes": None if size == "unlimited" else t.get_size("bytes"),
+        }
+    count = t.raw("downloads", None)
+    return {
+        "kind": "downloads",
+        "sizes": _dist(t.raw("sizes"), t.at("sizes"), "size"),
+        "think_ns": _dist(t.raw("think", "0s"), t.at("think"), "time"),
+        "count": None if count is None else _as_int(count, t.at("downloads"), 1),
+    }
+
+
+def _start(t: _Table, top: _Table, duration_ns: int) -> int:
+    """``start`` (default 0), which must fall inside the run."""
+    start = t.get_time("start", 0)
+    if start >= duration_ns:
+        raise field_error(
+            t.at("start"),
+            f"must be < duration ({show(top.raw('duration'))}) (got {show(t.raw('start'))})",
+        )
+    return start
+
+
+def _flows(top: _Table, topo: _Topology, duration_ns: int) -> list[dict[str, Any]]:
+    flows: list[dict[str, Any]] = []
+    names: set[str] = set()
+    for i, entry in enumerate(top.tables("flows", required=True)):
+        t = _Table(entry, f"flows[{i}]", _FLOW_KEYS)
+        count = t.get_int("count", 1, 1, 100_000)
+        name = t.get_str("name") if "name" in t else None
+        start = _start(t, top, duration_ns)
+        pair: int | None = None
+        if "pair" in t:
+            if topo.pair_routes is None:
+                raise field_error(t.at("pair"), 'only valid when the path is a "dumbbell"')
+            pair = t.get_int("pair", lo=0, hi=len(topo.pair_routes) - 1)
+        tcp = _tcp(t)
+        app = _app(t)
+        for j in range(count):
+            index = len(flows)
+            if topo.pair_routes is None:
+                route = list(range(len(topo.hops)))
+            else:
+                k = index if pair is None else pair
+                if k >= len(topo.pair_routes):
+                    raise field_error(
+                        t.field,
+                        f"flow {index} has no dumbbell pair (path[0].pairs = "
+                        f"{len(topo.pair_routes)}): set pair = k or raise pairs",
+                    )
+                route = topo.pair_routes[k]
+            if name is None:
+                flow_name = f"flow{index}"
+            elif count == 1:
+                flow_name = name
+            else:
+                flow_name = f"{name}.{j}"
+            if flow_name in names:
+                raise field_error(t.at("name"), f"duplicate flow name {show(flow_name)}")
+            names.add(flow_name)
+            flows.append(
+                {
+                    "name": flow_name,
+                    "path": list(route),
+                    "start_ns": start,
+                    "tcp": copy.deepcopy(tcp),
+                    "app": copy.deepcopy(app),
+                }
+            )
+    return flows
+
+
+# ---------------------------------------------------------------------------------------------
+# Cross traffic and packet capture
+
+
+def _cross(top: _Table, topo: _Topology, duration_ns: int) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for i, entry in enumerate(top.tables("cross", required=False)):
+        t = _Table(entry, f"cross[{i}]", _CROSS_KEYS)
+        t.get_choice("kind", ("udp_cbr",), "cross-traffic kind", "udp_cbr")
+        name = t.get_str("name", f"cross{i}")
+        if any(c["name"] == name for c in out):
+            raise field_error(t.at("name"), f"duplicate cross-traffic name {show(name)}")
+        size_raw = t.raw("packet_size", 1500)
+        size = parse_size(size_raw, t.at("packet_size"))
+        _check_range(size, size_raw, t.at("packet_size"), HEADER_BYTES, 65535)
+        start = _start(t, top, duration_ns)
+        stop = t.get_time("stop", top.raw("duration"))
+        if stop <= start:
+            raise field_error(t.at("stop"), f"must be > start (got {show(t.raw('stop'))})")
+        hops_raw = t.raw("hops", None)
+        if hops_raw is None:
+            hops = list(topo.default_cross_hops)
+        else:
+            if not isinstance(hops_raw, list) or not hops_raw:
+                raise field_error(
+                    t.at("hops"),
+                    f"must be a non-empty list of links (got {show(hops_raw)})",
+                )
+            hops = []
+            for j, h in enumerate(hops_raw):
+                index = topo.link_index(h, f"{t.at('hops')}[{j}]")
+                if index in hops:
+                    raise field_error(f"{t.at('hops')}[{j}]", f"link {show(h)} listed twice")
+                hops.append(index)
+        out.append(
+            {
+                "name": name,
+                "path": hops,
+                "rate_bps": t.get_rate("rate"),
+                "packet_bytes": size,
+                "start_ns": start,
+                "stop_ns": stop,
+            }
+        )
+    return out
+
+
+def _pcaps(top: _Table, topo: _Topology) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for i, entry in enumerate(top.tables("pcap", required=False)):
+        t = _Table(entry, f"pcap[{i}]", _PCAP_KEYS)
+        link = topo.link_index(t.raw("hop"), t.at("hop"))
+        direction = t.get_choice("dir", ("fwd", "rev", "both"), "direction", "both")
+        file = t.get_str("file", f"{topo.names[link]}-{direction}.pcap")
+        for j, earlier in enumerate(out):
+            if earlier["path"] == file:
+                raise field_error(
+                    t.at("file"),
+                    f"duplicate file {show(file)} (also used by pcap[{j}])",
+                )
+        payload = t.raw("payload", 0)
+        snaplen = None if payload == "all" else _payload(payload, t.at("payload"))
+        out.append({"hop": link, "dir": direction, "path": file, "payload_snaplen": snaplen})
+    return out
+
+
+def _payload(value: object, field: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise field_error(field, f'must be a number of bytes or "all" (got {show(value)})')
+    return _as_int(value, field, 0, 65535)
+
+
+# ---------------------------------------------------------------------------------------------
+# Public API
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """A validated scenario.
+
+    ``data`` is the TOML table as read (after any overrides); ``config`` the normalized
+    simulator configuration with the scenario's own seed and pcap paths as written.
+    Use :meth:`to_config` to get the configuration for one run.
+    """
+
+    name: str
+    source: str
+    data: dict[str, Any]
+    config: dict[str, Any]
+    description: str = ""
+
+    @property
+    def seed(self) -> int:
+        return int(self.config["seed"])
+
+    @property
+    def duration_ns(self) -> int:
+        return int(self.config["duration_ns"])
+
+    @property
+    def hop_names(self) -> list[str]:
+        return [hop["name"] for hop in self.config["hops"]]
+
+    @property
+    def flow_names(self) -> list[str]:
+        return [flow["name"] for flow in self.config["flows"]]
+
+    def to_config(
+        self, seed: int | None = None, out_dir: str | os.PathLike[str] | None = None
+    ) -> dict[str, Any]:
+        """The normalized config for one run: ``seed`` overrides the scenario's seed; relative
+        pcap file names are resolved against ``out_dir`` (default: the current directory)."""
+        config = copy.deepcopy(self.config)
+        if seed is not None:
+            config["seed"] = _as_int(seed, "seed", 0, U64_MAX)
+        base = Path(out_dir) if out_dir is not None else Path.cwd()
+        for pcap in config["pcap"]:
+            path = Path(pcap["path"])
+            pcap["path"] = str(path if path.is_absolute() else base / path)
+        return config
+
+
+def parse_scenario(data: Mapping[str, Any], source: str = "<dict>") -> Scenario:
+    """Validate a scenario table (as read from TOML) and build its configuration."""
+    try:
+        table = dict(data)
+        top = _Table(table, "", _TOP_KEYS)
+        default_name = "scenario" if source.startswith("<") else Path(source).stem
+        name = top.get_str("name", default_name)
+        description = top.get_str("description", "") if "description" in top else ""
+        duration = top.get_time("duration", positive=True)
+        topo = _topology(top)
+        config = {
+            "name": name,
+            "duration_ns": duration,
+            "seed": top.get_int("seed", 1, 0, U64_MAX),
+            "sample_interval_ns": top.get_time("sample_interval", "100ms"),
+            "hops": topo.hops,
+            "flows": _flows(top, topo, duration),
+            "cross": _cross(top, topo, duration),
+            "pcap": _pcaps(top, topo),
+        }
+    except ScenarioError as err:
+        err.source = err.source or source
+        raise
+    return Scenario(name, source, copy.deepcopy(table), config, description)
+
+
+def builtin_scenarios() -> list[str]:
+    """Names of the scenarios shipped inside the package (``tcplab run NAME``)."""
+    data = resources.files("tcplab") / "data"
+    return sorted(p.name.removesuffix(".toml") for p in data.iterdir() if p.name.endswith(".toml"))
+
+
+def read_scenario(path: str | os.PathLike[str] | None = None) -> tuple[dict[str, Any], str]:
+    """Read a scenario's TOML table without validating it: ``(table, source)``.
+
+    ``path`` is a TOML file, or the name of a built-in scenario (None = ``p2p-bulk``).
+    """
+    name = "p2p-bulk" if path is None else str(path)
+    file = Path(name)
+    if file.is_file():
+        source = name
+        try:
+            text = file.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as err:
+            raise ScenarioError(f"cannot read: {err}", source=source) from None
+    elif name in builtin_scenarios():
+        source = f"<built-in {name}>"
+        text = (resources.files("tcplab") / "data" / f"{name}.toml").read_text(encoding="utf-8")
+    else:
+        builtins = ", ".join(builtin_scenarios())
+        raise ScenarioError(f"no such scenario file (built-in scenarios: {builtins})", source=name)
+    try:
+        return tomllib.loads(text), source
+    except tomllib.TOMLDecodeError as err:
+        raise ScenarioError(f"invalid TOML: {err}", source=source) from None
+
+
+def load_scenario(
+    path: str | os.PathLike[str] | None = None, overrides: Iterable[str] = ()
+) -> Scenario:
+    """Load and validate a scenario from a TOML file, or a built-in one by name (None =
+    ``p2p-bulk``). ``overrides`` are ``KEY=VALUE`` strings applied before validation (see
+    :func:`apply_overrides`)."""
+    data, source = read_scenario(path)
+    try:
+        data = apply_overrides(data, overrides)
+    except ScenarioError as err:
+        err.source = source
+        raise
+    return parse_scenario(data, source)
+
+
+# ---------------------------------------------------------------------------------------------
+# --set KEY=VALUE overrides
+
+_KEY_STEP = re.compile(r"([A-Za-z_][A-Za-z0-9_-]*)((?:\[\d+\])*)")
+
+
+def _key_steps(key: str, item: str) -> list[str | int]:
+    steps: list[str | int] = []
+    for part in key.split("."):
+        m = _KEY_STEP.fullmatch(part)
+        if m is None:
+            raise ScenarioError(
+                f"--set {show(item)}: bad key {show(key)} (use a dotted path like flows[0].cc)"
+            )
+        steps.append(m.group(1))
+        steps += [int(x) for x in re.findall(r"\[(\d+)\]", m.group(2))]
+    return steps
+
+
+def _literal(text: str) -> object:
+    """Parse a TOML literal (``0.01``, ``true``, ``[0, 1]``, ``{kind = ...}``); else a string."""
+    try:
+        value = tomllib.loads(f"v = {text}")["v"]
+    except tomllib.TOMLDecodeError:
+        return text
+    if isinstance(value, float) and not math.isfinite(value):
+        return text  # "inf" means "no limit" to tcplab, not a float
+    return value
+
+
+def _walk(steps: list[str | int]) -> Iterator[tuple[str | int, str | int | None, str]]:
+    """(step, next step, path so far) for each step of a key."""
+    path = ""
+    for i, step in enumerate(steps):
+        path = f"{path}[{step}]" if isinstance(step, int) else _join(path, step)
+        yield step, steps[i + 1] if i + 1 < len(steps) else None, path
+
+
+def apply_overrides(data: Mapping[str, Any], overrides: Iterable[str]) -> dict[str, Any]:
+    """Apply ``KEY=VALUE`` overrides to a scenario table (a copy is returned).
+
+    KEY is a dotted path with list indexes (``duration``, ``flows[0].cc``,
+    ``path[0].up.rate``); missing tables are created, and an index equal to the length of a
+    list appends a new table. VALUE is read as a TOML literal when it is one (``0.01``,
+    ``true``, ``[0, 2]``, ``{kind = "exponential", mean = "2s"}``), else as a string
+    (``20s``, ``cubic``).
+    """
+    result = copy.deepcopy(dict(data))
+    for item in overrides:
+        key, sep, text = item.partition("=")
+        if not sep or not key.strip():
+            raise ScenarioError(f"--set {show(item)}: expected KEY=VALUE, e.g. flows[0].cc=cubic")
+        steps = _key_steps(key.strip(), item)
+        if not isinstance(steps[0], str):  # pragma: no cover - the regex starts with a name
+            raise ScenarioError(f"--set {show(item)}: bad key")
+        node: Any = result
+        for step, nxt, path in _walk(steps):
+            fresh: Any = {} if isinstance(nxt, str) else []
+            if isinstance(step, int):
+                if step > len(node):
+                    raise ScenarioError(
+                        f"--set {key}: index {step} out of range ({path.rsplit('[', 1)[0]} has "
+                        f"{len(node)} entries)"
+                    )
+                if step == len(node):
+                    node.append(fresh)
+            if nxt is None:
+                node[step] = _literal(text.strip())
+                break
+            child = node[step] if isinstance(step, int) else node.setdefault(step, fresh)
+            if isinstance(nxt, int) and not isinstance(child, list):
+                raise ScenarioError(f"--set {key}: {path} is not a list")
+            if isinstance(nxt, str) and not isinstance(child, dict):
+                raise ScenarioError(f"--set {key}: {path} is not a table")
+            node = child
+    return result

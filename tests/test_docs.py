@@ -1,0 +1,55 @@
+"""The README documents every scenario key, and CI runs the README's test command."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from support import REPO
+from tcplab import scenario
+
+README = REPO / "README.md"
+
+
+@pytest.fixture(scope="module")
+def readme() -> str:
+    if not README.is_file():
+        pytest.skip("README.md is not here")
+    return README.read_text(encoding="utf-8")
+
+
+KEY_SETS = [
+    "_TOP_KEYS",
+    "_LINK_KEYS",
+    "_DUMBBELL_KEYS",
+    "_FLOW_KEYS",
+    "_RTO_KEYS",
+    "_ACK_KEYS",
+    "_CROSS_KEYS",
+    "_PCAP_KEYS",
+]
+
+
+@pytest.mark.parametrize("name", KEY_SETS)
+def test_every_scenario_key_is_documented(readme: str, name: str) -> None:
+    keys: tuple[str, ...] = getattr(scenario, name)
+    missing = [key for key in keys if f"`{key}" not in readme and f"`[[{key}]]`" not in readme]
+    assert not missing
+
+
+def test_every_profile_distribution_and_cc_is_documented(readme: str) -> None:
+    names = [*scenario.RTO_PROFILES, *scenario._DIST_KEYS, *scenario.CONGESTION_CONTROLS]
+    for keys in scenario._DIST_KEYS.values():
+        names += keys
+    assert [n for n in names if f"`{n}" not in readme and f'"{n}"' not in readme] == []
+
+
+def test_ci_runs_the_readme_test_command(readme: str) -> None:
+    commands = re.findall(r"```sh\n\s*(.*?)\n\s*```", readme, re.S)
+    test_command = next(c.strip() for c in commands if "pytest" in c)
+    assert test_command == (
+        "pip install '.[test]' && cargo test --workspace --release -q && pytest -q"
+    )
+    ci = (REPO / ".ci" / "run").read_text(encoding="utf-8")
+    assert test_command in ci.splitlines()
