@@ -1,0 +1,380 @@
+// p2p_bulk: ns-3 reference run of tcplab's scenarios/p2p-bulk.toml.
+//
+// Two nodes, one PointToPoint link (10 Mbps, 50 ms one-way, DropTail 100 packets
+// on each device, no traffic-control queue disc), one unlimited BulkSend TCP flow
+// from node 0 to node 1 using TcpLinuxReno with SACK, timestamps and window scaling.
+//
+// The settings actually in effect are read back from the live objects and printed
+// on stderr; stdout carries exactly one JSON line with the results.
+//
+// Build with bench/ns3/build.sh (compiles against the headers and libraries that
+// the PyPI `ns3` wheel ships).
+
+#include "ns3/applications-module.h"
+#include "ns3/core-module.h"
+#include "ns3/internet-module.h"
+#include "ns3/network-module.h"
+#include "ns3/point-to-point-module.h"
+#include "ns3/traffic-control-module.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <iostream>
+#include <sstream>
+#include <string>
+
+#ifndef P2P_NS3_VERSION
+#define P2P_NS3_VERSION "unknown" // build.sh passes the wheel's library version
+#endif
+
+using namespace ns3;
+
+namespace
+{
+
+// Counters filled by trace sinks.
+struct Counters
+{
+    uint64_t txPackets = 0;      // PhyTxEnd on both devices (data + ACK)
+    uint64_t txFwdPackets = 0;   // of which sent by node 0 (data; plus SYN / handshake ACK)
+    uint64_t txRevPackets = 0;   // of which sent by node 1 (ACKs; plus SYN-ACK)
+    uint64_t txBytes = 0;        // bytes on the wire (incl. 2-byte PPP header)
+    uint64_t queueDrops = 0;     // DropTail drops on the device queues
+    uint64_t tcDrops = 0;        // drops in the traffic-control layer (expected 0)
+    uint64_t retransmissions = 0; // TcpSocketBase "Retransmission" trace
+    uint64_t fastRecoveries = 0; // entries into CA_RECOVERY
+    uint64_t rtoLosses = 0;      // entries into CA_LOSS (retransmission timeouts)
+    uint32_t firstCwnd = 0;      // first value written to the congestion window
+    bool sawCwnd = false;
+    uint32_t maxCwnd = 0;
+};
+
+Counters g;
+bool g_verbose = true;
+
+void
+PhyTxEndSender(Ptr<const Packet> p)
+{
+    ++g.txPackets;
+    ++g.txFwdPackets;
+    g.txBytes += p->GetSize();
+}
+
+void
+PhyTxEndReceiver(Ptr<const Packet> p)
+{
+    ++g.txPackets;
+    ++g.txRevPackets;
+    g.txBytes += p->GetSize();
+}
+
+void
+QueueDrop(Ptr<const Packet>)
+{
+    ++g.queueDrops;
+}
+
+void
+TcDrop(Ptr<const Packet>)
+{
+    ++g.tcDrops;
+}
+
+void
+Retransmission(Ptr<const Packet>,
+               const TcpHeader&,
+               const Address&,
+               const Address&,
+               Ptr<const TcpSocketBase>)
+{
+    ++g.retransmissions;
+}
+
+void
+CongStateChange(TcpSocketState::TcpCongState_t, TcpSocketState::TcpCongState_t now)
+{
+    if (now == TcpSocketState::CA_RECOVERY)
+    {
+        ++g.fastRecoveries;
+    }
+    else if (now == TcpSocketState::CA_LOSS)
+    {
+        ++g.rtoLosses;
+    }
+}
+
+void
+CwndChange(uint32_t, uint32_t now)
+{
+    if (!g.sawCwnd)
+    {
+        g.firstCwnd = now;
+        g.sawCwnd = true;
+    }
+    if (now > g.maxCwnd)
+    {
+        g.maxCwnd = now;
+    }
+}
+
+std::string
+AttrString(Ptr<Object> obj, const std::string& name)
+{
+    // Generic read-back: create a value of the attribute's own type, fetch it and
+    // serialize it; Time values are shown in seconds for readability.
+    TypeId::AttributeInformation info;
+    if (!obj || !obj->GetInstanceTypeId().LookupAttributeByName(name, &info))
+    {
+        return "<unavailable>";
+    }
+    Ptr<AttributeValue> v = info.checker->Create();
+    if (!obj->GetAttributeFailSafe(name, *v))
+    {
+        return "<unavailable>";
+    }
+    if (auto t = DynamicCast<TimeValue>(v))
+    {
+        std::ostringstream os;
+        os << t->Get().GetSeconds() << " s";
+        return os.str();
+    }
+    return v->SerializeToString(info.checker);
+}
+
+// Number of root queue discs installed on the node's devices (via the
+// TrafficControlLayer's RootQueueDiscList attribute, which does not assert).
+uint32_t
+CountRootQueueDiscs(Ptr<Node> node)
+{
+    Ptr<TrafficControlLayer> tc = node->GetObject<TrafficControlLayer>();
+    NS_ABORT_MSG_IF(!tc, "no TrafficControlLayer");
+    ObjectMapValue list;
+    tc->GetAttribute("RootQueueDiscList", list);
+    uint32_t n = 0;
+    for (auto it = list.Begin(); it != list.End(); ++it)
+    {
+        if (it->second)
+        {
+            ++n;
+        }
+    }
+    return n;
+}
+
+void
+HookSocket(Ptr<BulkSendApplication> app)
+{
+    Ptr<Socket> s = app->GetSocket();
+    Ptr<TcpSocketBase> tcp = DynamicCast<TcpSocketBase>(s);
+    NS_ABORT_MSG_IF(!tcp, "BulkSend socket is not a TcpSocketBase");
+
+    bool ok = true;
+    ok &= tcp->TraceConnectWithoutContext("Retransmission", MakeCallback(&Retransmission));
+    ok &= tcp->TraceConnectWithoutContext("CongState", MakeCallback(&CongStateChange));
+    ok &= tcp->TraceConnectWithoutContext("CongestionWindow", MakeCallback(&CwndChange));
+    NS_ABORT_MSG_IF(!ok, "failed to connect a TCP socket trace source");
+    if (!g_verbose)
+    {
+        return;
+    }
+
+    std::cerr << "# sender socket (read back from the live object):\n";
+    std::cerr << "#   socket class               " << tcp->GetInstanceTypeId().GetName() << "\n";
+    for (const char* a : {"SegmentSize",
+                          "InitialCwnd",
+                          "InitialSlowStartThreshold",
+                          "SndBufSize",
+                          "RcvBufSize",
+                          "DelAckCount",
+                          "DelAckTimeout",
+                          "TcpNoDelay",
+                          "Sack",
+                          "Timestamp",
+                          "WindowScaling",
+                          "MinRto",
+                          "ClockGranularity",
+                          "ReTxThreshold",
+                          "LimitedTransmit"})
+    {
+        std::cerr << "#   " << a << std::string(std::max<size_t>(1, 27 - std::string(a).size()), ' ')
+                  << AttrString(tcp, a) << "\n";
+    }
+}
+
+} // namespace
+
+int
+main(int argc, char* argv[])
+{
+    double duration = 600.0;
+    uint32_t seed = 1;
+    bool verbose = true;
+
+    CommandLine cmd(__FILE__);
+    cmd.AddValue("duration", "Simulated duration in seconds", duration);
+    cmd.AddValue("seed", "RNG seed (RngSeedManager::SetSeed)", seed);
+    cmd.AddValue("verbose", "Print the settings on stderr", verbose);
+    cmd.Parse(argc, argv);
+    g_verbose = verbose;
+    NS_ABORT_MSG_IF(duration <= 0, "--duration must be > 0");
+    NS_ABORT_MSG_IF(seed == 0, "--seed must be >= 1");
+
+    RngSeedManager::SetSeed(seed);
+    RngSeedManager::SetRun(1);
+
+    // ---- TCP defaults (applied to every TCP socket created afterwards) ----
+    const uint32_t segSize = 1448;
+    const uint32_t bufSize = 4 * 1024 * 1024;
+    Config::SetDefault("ns3::TcpL4Protocol::SocketType",
+                       TypeIdValue(TcpLinuxReno::GetTypeId()));
+    // PRR is the ns-3 default; set explicitly so the run is self-describing.
+    Config::SetDefault("ns3::TcpL4Protocol::RecoveryType",
+                       TypeIdValue(TcpPrrRecovery::GetTypeId()));
+    Config::SetDefault("ns3::TcpSocket::SegmentSize", UintegerValue(segSize));
+    Config::SetDefault("ns3::TcpSocket::SndBufSize", UintegerValue(bufSize));
+    Config::SetDefault("ns3::TcpSocket::RcvBufSize", UintegerValue(bufSize));
+    Config::SetDefault("ns3::TcpSocket::InitialCwnd", UintegerValue(10));
+    Config::SetDefault("ns3::TcpSocket::DelAckCount", UintegerValue(2));
+    Config::SetDefault("ns3::TcpSocket::DelAckTimeout", TimeValue(MilliSeconds(200)));
+    Config::SetDefault("ns3::TcpSocketBase::Sack", BooleanValue(true));
+    Config::SetDefault("ns3::TcpSocketBase::Timestamp", BooleanValue(true));
+    Config::SetDefault("ns3::TcpSocketBase::WindowScaling", BooleanValue(true));
+    Config::SetDefault("ns3::TcpSocketBase::MinRto", TimeValue(Seconds(1)));
+
+    // ---- topology ----
+    NodeContainer nodes;
+    nodes.Create(2);
+
+    PointToPointHelper p2p;
+    p2p.SetDeviceAttribute("DataRate", StringValue("10Mbps"));
+    p2p.SetChannelAttribute("Delay", StringValue("50ms"));
+    p2p.SetQueue("ns3::DropTailQueue<Packet>", "MaxSize", StringValue("100p"));
+    // With no queue disc, flow control would make the traffic-control layer drop
+    // packets while the device queue is "stopped". Disable it so the 100-packet
+    // DropTail device queue is the only queue and the only place packets are dropped.
+    p2p.DisableFlowControl();
+    NetDeviceContainer devices = p2p.Install(nodes);
+
+    InternetStackHelper stack;
+    stack.Install(nodes);
+
+    Ipv4AddressHelper address;
+    address.SetBase("10.1.1.0", "255.255.255.0");
+    // Assign() installs the default root queue disc (FqCoDel) on devices that have a
+    // NetDeviceQueueInterface. DisableFlowControl() above means the p2p devices have
+    // none, so no queue disc should be installed; remove any that is, and verify.
+    Ipv4InterfaceContainer ifaces = address.Assign(devices);
+    bool removedQdisc = false;
+    for (uint32_t i = 0; i < nodes.GetN(); ++i)
+    {
+        if (CountRootQueueDiscs(nodes.Get(i)) > 0)
+        {
+            TrafficControlHelper tch;
+            tch.Uninstall(devices.Get(i));
+            removedQdisc = true;
+        }
+        NS_ABORT_MSG_IF(CountRootQueueDiscs(nodes.Get(i)) != 0,
+                        "a root queue disc is still installed on node " << i);
+    }
+
+    // ---- traces on devices / queues ----
+    Ptr<PointToPointNetDevice> dev0 = DynamicCast<PointToPointNetDevice>(devices.Get(0));
+    Ptr<PointToPointNetDevice> dev1 = DynamicCast<PointToPointNetDevice>(devices.Get(1));
+    bool traced = true;
+    traced &= dev0->TraceConnectWithoutContext("PhyTxEnd", MakeCallback(&PhyTxEndSender));
+    traced &= dev1->TraceConnectWithoutContext("PhyTxEnd", MakeCallback(&PhyTxEndReceiver));
+    traced &= dev0->GetQueue()->TraceConnectWithoutContext("Drop", MakeCallback(&QueueDrop));
+    traced &= dev1->GetQueue()->TraceConnectWithoutContext("Drop", MakeCallback(&QueueDrop));
+    for (uint32_t i = 0; i < nodes.GetN(); ++i)
+    {
+        Ptr<TrafficControlLayer> tc = nodes.Get(i)->GetObject<TrafficControlLayer>();
+        NS_ABORT_MSG_IF(!tc, "no TrafficControlLayer");
+        traced &= tc->TraceConnectWithoutContext("TcDrop", MakeCallback(&TcDrop));
+    }
+    NS_ABORT_MSG_IF(!traced, "failed to connect a device / queue trace source");
+
+    // ---- applications ----
+    const uint16_t port = 5001;
+    PacketSinkHelper sinkHelper("ns3::TcpSocketFactory",
+                                InetSocketAddress(Ipv4Address::GetAny(), port));
+    ApplicationContainer sinkApps = sinkHelper.Install(nodes.Get(1));
+    sinkApps.Start(Seconds(0));
+
+    BulkSendHelper bulk("ns3::TcpSocketFactory", InetSocketAddress(ifaces.GetAddress(1), port));
+    bulk.SetAttribute("MaxBytes", UintegerValue(0)); // unlimited
+    bulk.SetAttribute("SendSize", UintegerValue(segSize));
+    ApplicationContainer srcApps = bulk.Install(nodes.Get(0));
+    srcApps.Start(Seconds(0));
+
+    Ptr<BulkSendApplication> bulkApp = DynamicCast<BulkSendApplication>(srcApps.Get(0));
+    // The socket is created in StartApplication (t=0); hook it right after.
+    Simulator::Schedule(NanoSeconds(1), &HookSocket, bulkApp);
+
+    if (verbose)
+    {
+        Ptr<TcpL4Protocol> l4 = nodes.Get(0)->GetObject<TcpL4Protocol>();
+        std::cerr << "# ns-3 " << P2P_NS3_VERSION << " p2p_bulk settings\n";
+        std::cerr << "#   duration_s                 " << duration << "\n";
+        std::cerr << "#   seed                       " << seed << "\n";
+        std::cerr << "#   link                       " << AttrString(dev0, "DataRate") << ", delay "
+                  << AttrString(DynamicCast<Object>(dev0->GetChannel()), "Delay")
+                  << ", mtu " << dev0->GetMtu() << "\n";
+        std::cerr << "#   device queue               DropTailQueue<Packet> MaxSize "
+                  << AttrString(dev0->GetQueue(), "MaxSize") << " (each device)\n";
+        std::cerr << "#   root queue disc            none" << (removedQdisc ? " (default one removed)" : "")
+                  << ", device flow control disabled\n";
+        std::cerr << "#   SocketType                 " << AttrString(l4, "SocketType") << "\n";
+        std::cerr << "#   RecoveryType               " << AttrString(l4, "RecoveryType") << "\n";
+        std::cerr << "#   RttEstimatorType           " << AttrString(l4, "RttEstimatorType") << "\n";
+    }
+    Simulator::Stop(Seconds(duration));
+    auto t0 = std::chrono::steady_clock::now();
+    Simulator::Run();
+    auto t1 = std::chrono::steady_clock::now();
+    const double runWall = std::chrono::duration<double>(t1 - t0).count();
+    const uint64_t events = Simulator::GetEventCount();
+
+    Ptr<PacketSink> sink = DynamicCast<PacketSink>(sinkApps.Get(0));
+    const uint64_t delivered = sink->GetTotalRx();
+    Simulator::Destroy();
+
+    if (verbose)
+    {
+        std::cerr << "# observed: initial cwnd " << g.firstCwnd << " bytes ("
+                  << (g.firstCwnd / segSize) << " segments), max cwnd " << g.maxCwnd
+                  << " bytes, fast recoveries " << g.fastRecoveries << ", RTO losses "
+                  << g.rtoLosses << "\n";
+    }
+
+    const double goodput = static_cast<double>(delivered) * 8.0 / duration;
+    char buf[1024];
+    std::snprintf(buf,
+                  sizeof(buf),
+                  "{\"simulator\":\"ns-3\",\"ns3_version\":\"" P2P_NS3_VERSION "\","
+                  "\"bytes_delivered\":%llu,"
+                  "\"goodput_bps\":%.3f,\"duration_s\":%.9g,\"packets\":%llu,"
+                  "\"fwd_packets\":%llu,\"rev_packets\":%llu,\"wire_bytes\":%llu,"
+                  "\"queue_drops\":%llu,\"tc_drops\":%llu,\"retransmissions\":%llu,"
+                  "\"fast_recoveries\":%llu,\"rto_losses\":%llu,\"initial_cwnd_bytes\":%u,"
+                  "\"max_cwnd_bytes\":%u,\"events\":%llu,\"run_wall_s\":%.6f}",
+                  static_cast<unsigned long long>(delivered),
+                  goodput,
+                  duration,
+                  static_cast<unsigned long long>(g.txPackets),
+                  static_cast<unsigned long long>(g.txFwdPackets),
+                  static_cast<unsigned long long>(g.txRevPackets),
+                  static_cast<unsigned long long>(g.txBytes),
+                  static_cast<unsigned long long>(g.queueDrops),
+                  static_cast<unsigned long long>(g.tcDrops),
+                  static_cast<unsigned long long>(g.retransmissions),
+                  static_cast<unsigned long long>(g.fastRecoveries),
+                  static_cast<unsigned long long>(g.rtoLosses),
+                  g.firstCwnd,
+                  g.maxCwnd,
+                  static_cast<unsigned long long>(events),
+                  runWall);
+    std::cout << buf << std::endl;
+    return 0;
+}
