@@ -5,17 +5,25 @@
 >>> result.flows[["name", "goodput_bps"]]
 """
 
-from importlib.metadata import PackageNotFoundError, version
+from typing import Any
 
 from tcplab.errors import InvariantError, ScenarioError
 from tcplab.results import RunResult
 from tcplab.runner import run
 from tcplab.scenario import Scenario, load_scenario, parse_scenario
 
-try:
-    __version__ = version("tcplab")
-except PackageNotFoundError:  # running from a source tree that was never installed
-    __version__ = "0+unknown"
+
+def __getattr__(name: str) -> Any:
+    # importlib.metadata is slow to import: look the version up only when asked.
+    if name == "__version__":
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            return version("tcplab")
+        except PackageNotFoundError:  # a source tree that was never installed
+            return "0+unknown"
+    raise AttributeError(f"module 'tcplab' has no attribute {name!r}")
+
 
 __all__ = [
     "InvariantError",

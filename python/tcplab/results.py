@@ -19,13 +19,14 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-import pyarrow as pa
-import pyarrow.parquet as pq
-
 if TYPE_CHECKING:
+    import numpy as np
     import pandas as pd
     import polars as pl
+    import pyarrow as pa
+
+# numpy and pyarrow are imported where tables are built, not at import time: a
+# `tcplab run --json` never builds a table and starts faster without them.
 
 __all__ = ["EVENT_COLUMNS", "TABLES", "TIMESERIES_COLUMNS", "RunResult"]
 
@@ -60,34 +61,50 @@ REPORT_FIELDS = ("events", "packets", "sim_time_s")
 _PARQUET_OPTIONS: dict[str, Any] = {"compression": "zstd", "compression_level": 3}
 
 
+def _check_columns(columns: Mapping[str, Any], table: str, expected: tuple[str, ...]) -> None:
+    """Check the raw columns without numpy: every expected column present, equal lengths
+    (the item size is the digits of the dtype string, e.g. ``"<u8"`` → 8 bytes)."""
+    missing = [name for name in expected if name not in columns]
+    if missing:
+        raise ValueError(f"{table}: missing columns {missing}")
+    lengths = {
+        name: len(data) // int("".join(c for c in dtype if c.isdigit()))
+        for name, (dtype, data) in columns.items()
+    }
+    if len(set(lengths.values())) > 1:
+        raise ValueError(f"{table}: columns have different lengths: {lengths}")
+
+
 def _decode_columns(
     columns: Mapping[str, Any], table: str, expected: tuple[str, ...]
 ) -> dict[str, np.ndarray]:
     """``{name: (dtype string, little-endian bytes)}`` → ``{name: native numpy array}``, the
     ``expected`` columns first in their documented order, any others after them."""
-    missing = [name for name in expected if name not in columns]
-    if missing:
-        raise ValueError(f"{table}: missing columns {missing}")
+    _check_columns(columns, table, expected)
     order = [*expected, *(name for name in columns if name not in expected)]
+    import numpy as np
+
     arrays: dict[str, np.ndarray] = {}
     for name in order:
         dtype, data = columns[name]
         array = np.frombuffer(data, dtype=np.dtype(dtype))
         arrays[name] = array.astype(array.dtype.newbyteorder("="), copy=False)
-    lengths = {name: len(a) for name, a in arrays.items()}
-    if len(set(lengths.values())) > 1:
-        raise ValueError(f"{table}: columns have different lengths: {lengths}")
     return arrays
 
 
 def _rows_table(rows: list[dict[str, Any]]) -> pa.Table:
     """Summary rows → a table with the union of their keys (first-seen order); a key a row
     lacks is null there. (Rows from different kinds of hop need not share every field.)"""
+    import pyarrow as pa
+
     keys = list(dict.fromkeys(key for row in rows for key in row))
     return pa.table({key: [row.get(key) for row in rows] for key in keys})
 
 
 def _categorical(codes: np.ndarray, categories: list[str], column: str) -> pa.DictionaryArray:
+    import numpy as np
+    import pyarrow as pa
+
     if len(set(categories)) != len(categories):
         raise ValueError(f"{column}: category names are not unique: {categories}")
     indices = codes.astype(np.int16)
@@ -109,8 +126,8 @@ class RunResult:
     def __init__(
         self,
         summary: dict[str, Any],
-        timeseries: Mapping[str, np.ndarray],
-        events: Mapping[str, np.ndarray],
+        timeseries: Mapping[str, np.ndarray] | None,
+        events: Mapping[str, np.ndarray] | None,
         event_kinds: list[str],
         reasons: list[str],
         *,
@@ -118,10 +135,14 @@ class RunResult:
         seed: int,
         wall_s: float = 0.0,
         config: dict[str, Any] | None = None,
+        raw: Mapping[str, Any] | None = None,
     ) -> None:
         self.summary = summary
-        self._timeseries = dict(timeseries)
-        self._events = dict(events)
+        self._raw = raw
+        if timeseries is not None:
+            self._timeseries = dict(timeseries)
+        if events is not None:
+            self._events = dict(events)
         self.event_kinds = list(event_kinds)
         self.reasons = list(reasons)
         self.scenario = scenario
@@ -142,17 +163,30 @@ class RunResult:
         """Build from the dict ``tcplab._core.run`` returns."""
         if not raw["summary"]:
             raise ValueError("the simulator returned no summary")
+        _check_columns(raw["timeseries"], "timeseries", TIMESERIES_COLUMNS)
+        _check_columns(raw["events"], "events", EVENT_COLUMNS)
         return cls(
             json.loads(raw["summary"]),
-            _decode_columns(raw["timeseries"], "timeseries", TIMESERIES_COLUMNS),
-            _decode_columns(raw["events"], "events", EVENT_COLUMNS),
+            None,
+            None,
             list(raw["event_kinds"]),
             list(raw["reasons"]),
             scenario=scenario,
             seed=seed,
             wall_s=wall_s,
             config=config,
+            raw=raw,
         )
+
+    @cached_property
+    def _timeseries(self) -> dict[str, np.ndarray]:
+        assert self._raw is not None
+        return _decode_columns(self._raw["timeseries"], "timeseries", TIMESERIES_COLUMNS)
+
+    @cached_property
+    def _events(self) -> dict[str, np.ndarray]:
+        assert self._raw is not None
+        return _decode_columns(self._raw["events"], "events", EVENT_COLUMNS)
 
     def __repr__(self) -> str:
         flows = len(self.summary.get("flows", []))
@@ -162,6 +196,8 @@ class RunResult:
 
     @cached_property
     def _arrow(self) -> dict[str, pa.Table]:
+        import pyarrow as pa
+
         tables = {
             key: _rows_table(self.summary.get(key, [])) for key in ("flows", "links", "cross")
         }
@@ -232,6 +268,8 @@ class RunResult:
         The bytes depend only on the run's data (no wall time, no timestamps), so the same
         scenario and seed give identical files.
         """
+        import pyarrow.parquet as pq
+
         out = Path(out_dir)
         out.mkdir(parents=True, exist_ok=True)
         summary = {"scenario": self.scenario, "seed": self.seed, **self.summary}

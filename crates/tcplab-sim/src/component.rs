@@ -32,6 +32,7 @@ pub struct Ctx<'a> {
 /// What a component asked the engine to do (applied after the call).
 pub(crate) enum Pending {
     Arrive(Packet),
+    ArriveNow(Packet),
     Timer { hop: usize, token: u64 },
     Drop(Packet, DropKind),
     Absorb,
@@ -43,6 +44,16 @@ impl Ctx<'_> {
     pub fn forward(&mut self, mut p: Packet, at: Time) {
         p.hop += 1;
         self.pushes.push((at, Pending::Arrive(p)));
+    }
+
+    /// The packet leaves this hop and reaches the next hop now, after the
+    /// current event (FIFO among such immediate arrivals). Components that
+    /// keep their own time-ordered pipe use this from `on_timer`, which keeps
+    /// the engine's event heap small.
+    #[inline]
+    pub fn forward_now(&mut self, mut p: Packet) {
+        p.hop += 1;
+        self.pushes.push((self.now, Pending::ArriveNow(p)));
     }
 
     /// Discard a packet (it is counted and logged).

@@ -20,6 +20,11 @@ impl Coverage {
             return;
         }
         let lo = lo.max(self.prefix);
+        if lo == self.prefix && self.above.first().is_none_or(|&(l, _)| l > hi) {
+            // in-order arrival: the common case, no list work
+            self.prefix = hi;
+            return;
+        }
         // insert and merge
         let mut i = 0;
         while i < self.above.len() && self.above[i].1 < lo {

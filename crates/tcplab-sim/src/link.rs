@@ -195,8 +195,14 @@ impl LinkDir {
 }
 
 /// A bidirectional point-to-point link as a path component.
+///
+/// Packets on the wire wait in a per-direction pipe ordered by arrival time
+/// (the link is FIFO with one delay), and one timer per direction releases
+/// the head: the engine's heap holds two entries per link instead of one per
+/// packet in flight.
 pub struct LinkHop {
     dirs: [LinkDir; 2],
+    pipes: [VecDeque<(Time, Packet)>; 2],
 }
 
 impl LinkHop {
@@ -206,6 +212,7 @@ impl LinkHop {
                 LinkDir::new(&cfg.fwd, Rng::stream(seed, &format!("link/{idx}/fwd"))),
                 LinkDir::new(&cfg.rev, Rng::stream(seed, &format!("link/{idx}/rev"))),
             ],
+            pipes: [VecDeque::with_capacity(64), VecDeque::with_capacity(64)],
         }
     }
 }
@@ -216,7 +223,13 @@ impl Component for LinkHop {
         match self.dirs[p.dir as usize].offer(p.size, ctx.now) {
             Fate::Arrives { at, tx_start } => {
                 ctx.tap(&p, tx_start);
-                ctx.forward(p, at);
+                let d = p.dir as usize;
+                let pipe = &mut self.pipes[d];
+                debug_assert!(pipe.back().is_none_or(|b| b.0 <= at));
+                if pipe.is_empty() {
+                    ctx.timer(at, d as u64);
+                }
+                pipe.push_back((at, p));
             }
             Fate::Lost { tx_start } => {
                 ctx.tap(&p, tx_start);
@@ -224,6 +237,22 @@ impl Component for LinkHop {
             }
             Fate::QueueDrop => ctx.drop(p, DropKind::Queue),
         }
+    }
+
+    fn on_timer(&mut self, token: u64, ctx: &mut Ctx) {
+        let pipe = &mut self.pipes[token as usize];
+        while let Some(&(at, p)) = pipe.front() {
+            if at > ctx.now {
+                ctx.timer(at, token);
+                break;
+            }
+            pipe.pop_front();
+            ctx.forward_now(p);
+        }
+    }
+
+    fn held(&self) -> u64 {
+        (self.pipes[0].len() + self.pipes[1].len()) as u64
     }
 
     fn stats(&self, name: &str) -> Vec<serde_json::Value> {

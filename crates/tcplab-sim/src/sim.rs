@@ -56,7 +56,8 @@ pub struct Packet {
 }
 
 enum Ev {
-    Arrive(Packet),
+    /// A packet (index into the packet slab) reaches its next hop or endpoint.
+    Arrive(u32),
     Timer {
         flow: u32,
         conn: u32,
@@ -97,6 +98,34 @@ impl Ord for Entry {
     fn cmp(&self, o: &Self) -> Ordering {
         // BinaryHeap is a max-heap: invert for earliest-first, FIFO on ties.
         o.at.cmp(&self.at).then(o.seq.cmp(&self.seq))
+    }
+}
+
+/// Packets in flight live in a slab so heap entries stay small.
+#[derive(Default)]
+struct Slab {
+    items: Vec<Packet>,
+    free: Vec<u32>,
+}
+
+impl Slab {
+    #[inline]
+    fn put(&mut self, p: Packet) -> u32 {
+        match self.free.pop() {
+            Some(i) => {
+                self.items[i as usize] = p;
+                i
+            }
+            None => {
+                self.items.push(p);
+                (self.items.len() - 1) as u32
+            }
+        }
+    }
+    #[inline]
+    fn take(&mut self, i: u32) -> Packet {
+        self.free.push(i);
+        self.items[i as usize]
     }
 }
 
@@ -172,12 +201,15 @@ struct CrossRt {
 pub struct Sim {
     cfg: SimConfig,
     q: EventQueue,
+    slab: Slab,
     hops: Vec<Box<dyn Component>>,
     flows: Vec<FlowRt>,
     cross: Vec<CrossRt>,
     taps: Taps,
     /// Scratch list of a component call's requests (reused: no allocation).
     pushes: Vec<(Time, Pending)>,
+    /// Arrivals due now, processed after the current event in FIFO order.
+    immediate: std::collections::VecDeque<Packet>,
     absorbed: u64,
     out: Output,
     now: Time,
@@ -255,11 +287,13 @@ impl Sim {
         }
         let mut sim = Sim {
             q: EventQueue::default(),
+            slab: Slab::default(),
             hops,
             flows,
             cross,
             taps,
             pushes: Vec::with_capacity(16),
+            immediate: std::collections::VecDeque::with_capacity(16),
             absorbed: 0,
             out: Output::default(),
             now: 0,
@@ -297,7 +331,10 @@ impl Sim {
             self.now = at;
             self.events_processed += 1;
             match ev {
-                Ev::Arrive(p) => self.on_arrive(p),
+                Ev::Arrive(i) => {
+                    let p = self.slab.take(i);
+                    self.on_arrive(p)
+                }
                 Ev::Timer {
                     flow,
                     conn,
@@ -308,6 +345,9 @@ impl Sim {
                 Ev::Sample => self.sample(),
                 Ev::Cbr { cross } => self.cbr_send(cross as usize),
                 Ev::HopTimer { hop, token } => self.hop_timer(hop, token),
+            }
+            while let Some(p) = self.immediate.pop_front() {
+                self.on_arrive(p);
             }
             if self.events_processed & 0xFFFF == 0 {
                 if let Some(cb) = progress.as_mut() {
@@ -375,7 +415,11 @@ impl Sim {
         let mut pushes = std::mem::take(&mut self.pushes);
         for (at, what) in pushes.drain(..) {
             match what {
-                Pending::Arrive(p) => self.q.push(at, Ev::Arrive(p)),
+                Pending::Arrive(p) => {
+                    let i = self.slab.put(p);
+                    self.q.push(at, Ev::Arrive(i))
+                }
+                Pending::ArriveNow(p) => self.immediate.push_back(p),
                 Pending::Timer { hop, token } => self.q.push(at, Ev::HopTimer { hop, token }),
                 Pending::Absorb => self.absorbed += 1,
                 Pending::Drop(p, kind) => self.on_drop(p, kind, hi),
