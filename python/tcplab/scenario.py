@@ -16,7 +16,6 @@ import re
 import tomllib
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
 from typing import Any, Final, NoReturn
 
@@ -847,9 +846,14 @@ def parse_scenario(data: Mapping[str, Any], source: str = "<dict>") -> Scenario:
     return Scenario(name, source, copy.deepcopy(table), config, description)
 
 
+#: Scenarios shipped inside the package (a plain directory: tcplab is never run zipped,
+#: and importlib.resources costs more start-up time than the rest of the CLI).
+_DATA = Path(__file__).parent / "data"
+
+
 def builtin_scenarios() -> list[str]:
     """Names of the scenarios shipped inside the package (``tcplab run NAME``)."""
-    data = resources.files("tcplab") / "data"
+    data = _DATA
     return sorted(p.name.removesuffix(".toml") for p in data.iterdir() if p.name.endswith(".toml"))
 
 
@@ -868,7 +872,7 @@ def read_scenario(path: str | os.PathLike[str] | None = None) -> tuple[dict[str,
             raise ScenarioError(f"cannot read: {err}", source=source) from None
     elif name in builtin_scenarios():
         source = f"<built-in {name}>"
-        text = (resources.files("tcplab") / "data" / f"{name}.toml").read_text(encoding="utf-8")
+        text = (_DATA / f"{name}.toml").read_text(encoding="utf-8")
     else:
         builtins = ", ".join(builtin_scenarios())
         raise ScenarioError(f"no such scenario file (built-in scenarios: {builtins})", source=name)

@@ -6,8 +6,10 @@
 //! drops them, sets timers, taps them into pcap files, or injects new packets
 //! (a PEP's pseudo-ACKs). A hop never sees the endpoints or other hops.
 
+use std::collections::VecDeque;
+
 use crate::pcap::PcapWriter;
-use crate::sim::{Dir, Packet};
+use crate::sim::{Dir, Ev, EventQueue, Packet, Slab};
 use tcplab_tcp::Time;
 
 /// Why a component discarded a packet.
@@ -24,18 +26,14 @@ pub struct Ctx<'a> {
     pub now: Time,
     /// This component's index.
     pub hop: usize,
-    pub(crate) pushes: &'a mut Vec<(Time, Pending)>,
+    pub(crate) q: &'a mut EventQueue,
+    pub(crate) slab: &'a mut Slab,
+    pub(crate) immediate: &'a mut VecDeque<Packet>,
+    /// Drops are logged after the call (the log needs the flow tables).
+    pub(crate) drops: &'a mut Vec<(Packet, DropKind)>,
+    pub(crate) absorbed: &'a mut u64,
     pub(crate) taps: &'a mut Taps,
     pub(crate) uid: &'a mut u64,
-}
-
-/// What a component asked the engine to do (applied after the call).
-pub(crate) enum Pending {
-    Arrive(Packet),
-    ArriveNow(Packet),
-    Timer { hop: usize, token: u64 },
-    Drop(Packet, DropKind),
-    Absorb,
 }
 
 impl Ctx<'_> {
@@ -43,7 +41,8 @@ impl Ctx<'_> {
     #[inline]
     pub fn forward(&mut self, mut p: Packet, at: Time) {
         p.hop += 1;
-        self.pushes.push((at, Pending::Arrive(p)));
+        let i = self.slab.put(p);
+        self.q.push(at, Ev::Arrive(i));
     }
 
     /// The packet leaves this hop and reaches the next hop now, after the
@@ -53,26 +52,26 @@ impl Ctx<'_> {
     #[inline]
     pub fn forward_now(&mut self, mut p: Packet) {
         p.hop += 1;
-        self.pushes.push((self.now, Pending::ArriveNow(p)));
+        self.immediate.push_back(p);
     }
 
     /// Discard a packet (it is counted and logged).
     #[inline]
     pub fn drop(&mut self, p: Packet, kind: DropKind) {
-        self.pushes.push((self.now, Pending::Drop(p, kind)));
+        self.drops.push((p, kind));
     }
 
     /// The component keeps the packet's content and ends its life as a
     /// packet (a PEP acknowledging data it will resend itself).
     pub fn absorb(&mut self) {
-        self.pushes.push((self.now, Pending::Absorb));
+        *self.absorbed += 1;
     }
 
     /// Call `on_timer(token)` on this component at `at`.
     #[inline]
     pub fn timer(&mut self, at: Time, token: u64) {
         let hop = self.hop;
-        self.pushes.push((at, Pending::Timer { hop, token }));
+        self.q.push(at, Ev::HopTimer { hop, token });
     }
 
     /// A fresh packet id for a packet the component creates.

@@ -13,7 +13,7 @@ use std::path::Path;
 use tcplab_tcp::seq::unwrap;
 use tcplab_tcp::{Config, Connection, Event, Segment, State, Time};
 
-use crate::component::{Component, Ctx, DropKind, Pending, Taps};
+use crate::component::{Component, Ctx, DropKind, Taps};
 use crate::config::{AppConfig, FlowConfig, HopConfig, SimConfig};
 use crate::coverage::Coverage;
 use crate::dist;
@@ -55,7 +55,7 @@ pub struct Packet {
     pub seg: Segment,
 }
 
-enum Ev {
+pub(crate) enum Ev {
     /// A packet (index into the packet slab) reaches its next hop or endpoint.
     Arrive(u32),
     Timer {
@@ -103,14 +103,14 @@ impl Ord for Entry {
 
 /// Packets in flight live in a slab so heap entries stay small.
 #[derive(Default)]
-struct Slab {
+pub(crate) struct Slab {
     items: Vec<Packet>,
     free: Vec<u32>,
 }
 
 impl Slab {
     #[inline]
-    fn put(&mut self, p: Packet) -> u32 {
+    pub(crate) fn put(&mut self, p: Packet) -> u32 {
         match self.free.pop() {
             Some(i) => {
                 self.items[i as usize] = p;
@@ -130,14 +130,14 @@ impl Slab {
 }
 
 #[derive(Default)]
-struct EventQueue {
+pub(crate) struct EventQueue {
     heap: BinaryHeap<Entry>,
     seq: u64,
 }
 
 impl EventQueue {
     #[inline]
-    fn push(&mut self, at: Time, ev: Ev) {
+    pub(crate) fn push(&mut self, at: Time, ev: Ev) {
         self.seq += 1;
         self.heap.push(Entry {
             at,
@@ -207,7 +207,7 @@ pub struct Sim {
     cross: Vec<CrossRt>,
     taps: Taps,
     /// Scratch list of a component call's requests (reused: no allocation).
-    pushes: Vec<(Time, Pending)>,
+    drops: Vec<(Packet, DropKind)>,
     /// Arrivals due now, processed after the current event in FIFO order.
     immediate: std::collections::VecDeque<Packet>,
     absorbed: u64,
@@ -292,7 +292,7 @@ impl Sim {
             flows,
             cross,
             taps,
-            pushes: Vec::with_capacity(16),
+            drops: Vec::with_capacity(16),
             immediate: std::collections::VecDeque::with_capacity(16),
             absorbed: 0,
             out: Output::default(),
@@ -387,45 +387,42 @@ impl Sim {
         let mut ctx = Ctx {
             now: self.now,
             hop: hi,
-            pushes: &mut self.pushes,
+            q: &mut self.q,
+            slab: &mut self.slab,
+            immediate: &mut self.immediate,
+            drops: &mut self.drops,
+            absorbed: &mut self.absorbed,
             taps: &mut self.taps,
             uid: &mut self.uid,
         };
         self.hops[hi].on_packet(p, &mut ctx);
-        self.apply_pushes(hi);
+        self.log_drops(hi);
     }
 
     fn hop_timer(&mut self, hi: usize, token: u64) {
         let mut ctx = Ctx {
             now: self.now,
             hop: hi,
-            pushes: &mut self.pushes,
+            q: &mut self.q,
+            slab: &mut self.slab,
+            immediate: &mut self.immediate,
+            drops: &mut self.drops,
+            absorbed: &mut self.absorbed,
             taps: &mut self.taps,
             uid: &mut self.uid,
         };
         self.hops[hi].on_timer(token, &mut ctx);
-        self.apply_pushes(hi);
+        self.log_drops(hi);
     }
 
-    /// Apply what a component asked for, in order.
-    fn apply_pushes(&mut self, hi: usize) {
-        if self.pushes.is_empty() {
-            return;
+    /// Count and log the drops a component reported.
+    #[inline]
+    fn log_drops(&mut self, hi: usize) {
+        for i in 0..self.drops.len() {
+            let (p, kind) = self.drops[i];
+            self.on_drop(p, kind, hi);
         }
-        let mut pushes = std::mem::take(&mut self.pushes);
-        for (at, what) in pushes.drain(..) {
-            match what {
-                Pending::Arrive(p) => {
-                    let i = self.slab.put(p);
-                    self.q.push(at, Ev::Arrive(i))
-                }
-                Pending::ArriveNow(p) => self.immediate.push_back(p),
-                Pending::Timer { hop, token } => self.q.push(at, Ev::HopTimer { hop, token }),
-                Pending::Absorb => self.absorbed += 1,
-                Pending::Drop(p, kind) => self.on_drop(p, kind, hi),
-            }
-        }
-        self.pushes = pushes;
+        self.drops.clear();
     }
 
     fn on_drop(&mut self, p: Packet, kind: DropKind, hi: usize) {
