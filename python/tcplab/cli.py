@@ -34,7 +34,7 @@ def _parser() -> argparse.ArgumentParser:
         prog=PROG,
         description="Simulate TCP on hard links (3G, satellite, asymmetric, WLAN, host-limited).",
     )
-    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
+    parser.add_argument("--version", action=_VersionAction, nargs=0, help="print the version")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     run = sub.add_parser(
@@ -83,7 +83,15 @@ def _parser() -> argparse.ArgumentParser:
 def _version() -> str:
     from tcplab import __version__
 
-    return __version__
+    return str(__version__)
+
+
+class _VersionAction(argparse.Action):
+    """``--version``, looked up only when asked (importlib.metadata is slow to import)."""
+
+    def __call__(self, parser: argparse.ArgumentParser, *args: Any, **kwargs: Any) -> None:
+        print(f"{parser.prog} {_version()}")
+        parser.exit()
 
 
 # -- tcplab run ---------------------------------------------------------------------------------
