@@ -48,8 +48,6 @@ def test_every_profile_distribution_and_cc_is_documented(readme: str) -> None:
 def test_ci_runs_the_readme_test_command(readme: str) -> None:
     commands = re.findall(r"```sh\n\s*(.*?)\n\s*```", readme, re.S)
     test_command = next(c.strip() for c in commands if "pytest" in c)
-    assert test_command == (
-        "pip install '.[test]' && cargo test --workspace -q && pytest -q"
-    )
+    assert test_command == ("pip install '.[test]' && cargo test --workspace -q && pytest -q")
     ci = (REPO / ".ci" / "run").read_text(encoding="utf-8")
     assert test_command in ci.splitlines()

@@ -77,6 +77,28 @@ def _parser() -> argparse.ArgumentParser:
         "dir", nargs="?", metavar="DIR", help="directory of TOML scenarios (default: ./scenarios)"
     )
     scenarios.set_defaults(func=_cmd_scenarios)
+
+    repro = sub.add_parser(
+        "reproduce",
+        help="reproduce a source paper's results",
+        description="Reproduce a source paper's figures and tables: writes PNG figures, "
+        "results.json and report.md (every paper number beside tcplab's) into OUT/PAPER.",
+    )
+    repro.add_argument("paper", metavar="PAPER", help="a paper id, or 'all'")
+    repro.add_argument("--quick", action="store_true", help="fewer runs (minutes, not hours)")
+    repro.add_argument("--out", default="out/reproduce", metavar="DIR", help="output directory")
+    repro.add_argument("--jobs", type=int, metavar="N", help="worker processes (default: CPUs)")
+    repro.set_defaults(func=_cmd_reproduce)
+
+    mod = sub.add_parser(
+        "model",
+        help="evaluate an analytic model",
+        description="Evaluate an analytic model with KEY=VALUE parameters (SI units, or values "
+        "with units such as 10Mbps, 300ms, 64KB); without NAME, list the models.",
+    )
+    mod.add_argument("name", nargs="?", metavar="NAME")
+    mod.add_argument("params", nargs="*", metavar="KEY=VALUE")
+    mod.set_defaults(func=_cmd_model)
     return parser
 
 
@@ -219,6 +241,82 @@ def _cmd_scenarios(args: argparse.Namespace) -> int:
         counts = [str(len(sc.hop_names)), str(len(sc.flow_names))]
         rows.append([label, *counts, f"{sc.duration_ns / 1e9:g} s", tag + sc.description])
     print(_table(["scenario", "hops", "flows", "duration", "description"], rows, "lrrrl"))
+    return 0
+
+
+# -- tcplab reproduce / model ------------------------------------------------------------------
+
+
+def _cmd_reproduce(args: argparse.Namespace) -> int:
+    from tcplab.papers import PAPERS, load
+    from tcplab.report import Report
+
+    if args.paper == "all":
+        papers = list(PAPERS)
+    elif args.paper in PAPERS:
+        papers = [args.paper]
+    else:
+        choices = ", ".join([*PAPERS, "all"])
+        raise ScenarioError(f"unknown paper {show(args.paper)} (choose from {choices})")
+    if args.jobs is not None and args.jobs < 1:
+        raise ScenarioError(f"--jobs: must be >= 1 (got {args.jobs})")
+    status = 0
+    for paper in papers:
+        _, title = PAPERS[paper]
+        report = Report(paper, title, Path(args.out) / paper, quick=args.quick)
+        load(paper).reproduce(report, jobs=args.jobs)
+        path = report.write()
+        held = sum(c.ok is True for c in report.comparisons)
+        missed = [c for c in report.comparisons if c.ok is False]
+        print(f"{paper}: {held} of {held + len(missed)} checks hold; report: {path}")
+        for c in missed:
+            print(f"  misses: {c.item}: paper {c.paper}, tcplab {c.tcplab} ({c.rule})")
+    return status
+
+
+def _model_value(text: str, key: str) -> float:
+    from tcplab.units import parse_rate, parse_size, parse_time
+
+    try:
+        return float(text)
+    except ValueError:
+        pass
+    for parse in (parse_rate, parse_time, parse_size):
+        try:
+            value = parse(text, key)
+        except ScenarioError:
+            continue
+        # times come back in ns: models take seconds
+        return value / 1e9 if parse is parse_time else float(value)
+    raise ScenarioError(f"{key}: not a number or a quantity with units (got {show(text)})")
+
+
+def _cmd_model(args: argparse.Namespace) -> int:
+    from tcplab import models
+
+    if args.name is None:
+        for name in models.names():
+            doc = (models.get(name).__doc__ or "").strip().splitlines()
+            print(f"{models.signature(name)}\n    {doc[0] if doc else ''}")
+        return 0
+    if args.name not in models.names():
+        raise ScenarioError(
+            f"unknown model {show(args.name)} (choose from {', '.join(models.names())})"
+        )
+    params: dict[str, float] = {}
+    for item in args.params:
+        key, sep, text = item.partition("=")
+        if not sep or not key:
+            raise ScenarioError(f"model parameter: must be KEY=VALUE (got {show(item)})")
+        params[key] = _model_value(text, key)
+    func = models.get(args.name)
+    try:
+        result = func(**params)
+    except TypeError as err:
+        raise ScenarioError(
+            f"{args.name}: {err} (signature: {models.signature(args.name)})"
+        ) from None
+    print(json.dumps({"model": args.name, "params": params, "result": result}, default=str))
     return 0
 
 
