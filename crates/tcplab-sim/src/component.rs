@@ -34,6 +34,9 @@ pub struct Ctx<'a> {
     pub(crate) absorbed: &'a mut u64,
     pub(crate) taps: &'a mut Taps,
     pub(crate) uid: &'a mut u64,
+    /// Packets the component created, each leaving this hop in its `dir`
+    /// (the engine resolves the route position after the call).
+    pub(crate) emitted: &'a mut Vec<(Packet, Time)>,
 }
 
 impl Ctx<'_> {
@@ -81,6 +84,15 @@ impl Ctx<'_> {
         u
     }
 
+    /// Send a packet the component created (uid from `new_uid`) from this
+    /// hop in the direction `p.dir`: it reaches the next hop of its flow's
+    /// route in that direction at `at` (`at == now`: after the current event).
+    /// `p.hop` is set by the engine. A PEP uses it for pseudo-ACKs toward the
+    /// sender (`Dir::Rev`) and for its own segments toward the receiver.
+    pub fn emit(&mut self, p: Packet, at: Time) {
+        self.emitted.push((p, at));
+    }
+
     /// Record `p` in this hop's pcap tap (if any) as leaving at `t`.
     #[inline]
     pub fn tap(&mut self, p: &Packet, t: Time) {
@@ -105,6 +117,12 @@ pub trait Component {
 
     /// Total packets transmitted by the component (for the `packets` count).
     fn tx_packets(&self) -> u64;
+
+    /// Invariant violations the component detected (checked at the end of
+    /// every run, added to the run's `violations`).
+    fn violations(&self) -> Vec<String> {
+        Vec::new()
+    }
 }
 
 /// pcap taps: hop × direction → writer.

@@ -38,14 +38,50 @@ fn default_sample_interval() -> u64 {
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum HopConfig {
     Link(LinkConfig),
+    /// A TCP spoofing PEP (`pep.rs`).
+    Pep(PepConfig),
+    /// Deterministic error injection: drops chosen data segments (`dropper.rs`).
+    Dropper(DropperConfig),
 }
 
 impl HopConfig {
     pub fn name(&self) -> &str {
         match self {
             HopConfig::Link(l) => &l.name,
+            HopConfig::Pep(p) => &p.name,
+            HopConfig::Dropper(d) => &d.name,
         }
     }
+}
+
+/// A TCP spoofing (pseudo-ACK) PEP; behaviour in `pep.rs`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PepConfig {
+    pub name: String,
+    /// Per-connection buffer for data acknowledged to the sender but not yet
+    /// by the receiver (plus out-of-order data), bytes.
+    pub buffer_bytes: u64,
+    /// Congestion control of the PEP's sending side ("reno" | "newreno" | "cubic").
+    pub cc: String,
+    /// Initial window of the PEP's sending side, segments.
+    pub initial_window_segments: u32,
+    /// RTO of the PEP's sending side (RFC 6298 over the PEP–receiver RTT).
+    pub rto_initial_ns: u64,
+    /// Lower bound of that RTO; keep it above the satellite RTT.
+    pub rto_min_ns: u64,
+    pub rto_max_ns: u64,
+    /// Resolution of the reported held-bytes time series, ns.
+    pub series_interval_ns: u64,
+}
+
+/// Drops the listed data segments (1-based count of payload-carrying
+/// segments of each connection passing forward through this hop).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DropperConfig {
+    pub name: String,
+    pub data_segments: Vec<u64>,
 }
 
 /// A bidirectional link: `fwd` carries data from senders to receivers, `rev`

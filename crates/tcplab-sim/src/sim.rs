@@ -211,6 +211,8 @@ pub struct Sim {
     /// Arrivals due now, processed after the current event in FIFO order.
     immediate: std::collections::VecDeque<Packet>,
     absorbed: u64,
+    /// Scratch list of packets a component created (reused).
+    emitted: Vec<(Packet, Time)>,
     out: Output,
     now: Time,
     uid: u64,
@@ -225,6 +227,8 @@ pub struct Sim {
 fn build_hop(cfg: &HopConfig, seed: u64, idx: usize) -> Box<dyn Component> {
     match cfg {
         HopConfig::Link(l) => Box::new(LinkHop::new(l, seed, idx)),
+        HopConfig::Pep(p) => Box::new(crate::pep::Pep::new(p)),
+        HopConfig::Dropper(d) => Box::new(crate::dropper::Dropper::new(d)),
     }
 }
 
@@ -295,6 +299,7 @@ impl Sim {
             drops: Vec::with_capacity(16),
             immediate: std::collections::VecDeque::with_capacity(16),
             absorbed: 0,
+            emitted: Vec::with_capacity(16),
             out: Output::default(),
             now: 0,
             uid: 0,
@@ -394,9 +399,11 @@ impl Sim {
             absorbed: &mut self.absorbed,
             taps: &mut self.taps,
             uid: &mut self.uid,
+            emitted: &mut self.emitted,
         };
         self.hops[hi].on_packet(p, &mut ctx);
         self.log_drops(hi);
+        self.route_emitted(hi);
     }
 
     fn hop_timer(&mut self, hi: usize, token: u64) {
@@ -410,9 +417,47 @@ impl Sim {
             absorbed: &mut self.absorbed,
             taps: &mut self.taps,
             uid: &mut self.uid,
+            emitted: &mut self.emitted,
         };
         self.hops[hi].on_timer(token, &mut ctx);
         self.log_drops(hi);
+        self.route_emitted(hi);
+    }
+
+    /// Send the packets hop `hi` created: each continues from `hi`'s position
+    /// on its flow's route in its direction.
+    fn route_emitted(&mut self, hi: usize) {
+        if self.emitted.is_empty() {
+            return;
+        }
+        for k in 0..self.emitted.len() {
+            let (mut p, at) = self.emitted[k];
+            let route: &[usize] = if p.udp {
+                &self.cross[p.flow as usize].route
+            } else {
+                &self.flows[p.flow as usize].route
+            };
+            let Some(pos) = route.iter().position(|&h| h == hi) else {
+                self.violations.push(format!(
+                    "hop {hi} emitted a packet for flow {} whose route does not contain it",
+                    p.flow
+                ));
+                self.absorbed += 1;
+                continue;
+            };
+            let pos = match p.dir {
+                Dir::Fwd => pos,
+                Dir::Rev => route.len() - 1 - pos,
+            };
+            p.hop = (pos + 1) as u16;
+            if at <= self.now {
+                self.immediate.push_back(p);
+            } else {
+                let i = self.slab.put(p);
+                self.q.push(at, Ev::Arrive(i));
+            }
+        }
+        self.emitted.clear();
     }
 
     /// Count and log the drops a component reported.
@@ -992,6 +1037,9 @@ impl Sim {
             ));
         }
         self.violations.append(&mut self.taps.errors);
+        for h in &self.hops {
+            self.violations.extend(h.violations());
+        }
         let mut notes = Vec::new();
         for fi in 0..self.flows.len() {
             let pairs = std::mem::take(&mut self.flows[fi].conns);

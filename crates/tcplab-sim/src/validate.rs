@@ -24,7 +24,19 @@ pub fn validate(c: &SimConfig) -> Result<(), String> {
         return Err("path: at least one hop is required".into());
     }
     for (i, h) in c.hops.iter().enumerate() {
-        let HopConfig::Link(l) = h;
+        if let HopConfig::Pep(p) = h {
+            crate::pep::check_config(p).map_err(|e| format!("hops[{i}].{e}"))?;
+        }
+        if let HopConfig::Dropper(d) = h {
+            if d.data_segments.contains(&0) {
+                return Err(format!(
+                    "hops[{i}].data_segments: segment numbers start at 1 (got 0)"
+                ));
+            }
+        }
+        let HopConfig::Link(l) = h else {
+            continue;
+        };
         for (d, ld) in [("fwd", &l.fwd), ("rev", &l.rev)] {
             let f = format!("hops[{i}].{d}");
             if ld.rate_bps == 0 {

@@ -1,0 +1,849 @@
+//! A TCP spoofing PEP (performance-enhancing proxy): a router that returns
+//! pseudo-ACKs to the sender for data it holds and delivers that data to the
+//! receiver itself (Yagiu & Tanaka 2001 §2.2; RFC 3135 §2.1 "TCP ACK
+//! spoofing", §3.1.1). It can sit at any position of a path; it sees the
+//! forward (sender → receiver) and reverse directions of every flow whose
+//! route contains it. Only the forward direction's data is spoofed.
+//!
+//! # Behaviour (the specification the tests check)
+//!
+//! **Set-up stays end to end.** SYNs and SYN-ACKs pass unchanged; the PEP
+//! records each side's ISN and options (MSS, window scale, SACK-permitted,
+//! timestamps) and never answers a SYN itself. Spoofing starts for a
+//! connection only once both SYNs have passed (the receiver has answered);
+//! until then every segment passes unchanged.
+//!
+//! **What it acknowledges.** A forward data segment inside the PEP's window
+//! is *absorbed* (the packet ends; the PEP keeps its byte range, `Ctx::absorb`)
+//! and answered at once with a pseudo-ACK toward the sender (`Ctx::emit`,
+//! reverse direction) whose ACK number is the PEP's in-order edge `rcv_nxt`:
+//! only in-order data the PEP holds is acknowledged. Out-of-order data inside
+//! the window is held (not acknowledged); its pseudo-ACK is a duplicate ACK,
+//! with SACK blocks when SACK was negotiated (RFC 2018 §4), so the sender's
+//! fast retransmit works against the PEP as against a receiver. Data already
+//! held is absorbed and answered with a duplicate ACK. Data beyond the window
+//! is dropped (counted as `overflow_drops`) and answered with an ACK.
+//! The FIN is never pseudo-acknowledged (see tear-down).
+//!
+//! **Window.** The PEP accepts data up to `snd_una + buffer_bytes`, where
+//! `snd_una` is what the receiver has acknowledged: the buffer holds
+//! acknowledged-but-undelivered and out-of-order data. The pseudo-ACK's
+//! window is that right edge minus `rcv_nxt` (never shrinking the right edge,
+//! RFC 9293 §3.8.6), scaled by the receiver's window-scale shift when both
+//! SYNs negotiated scaling (RFC 7323 §2.3), capped at the field's maximum.
+//!
+//! **Sending side.** The PEP sends the held stream toward the receiver with
+//! the sequence numbers the sender used (no rewriting), in segments of the
+//! negotiated MSS, under its own congestion control (`cc::CongestionControl`,
+//! configurable, initial window `initial_window_segments`) and the receiver's
+//! advertised window. Loss recovery: NewReno fast retransmit / fast recovery
+//! on three duplicate ACKs (RFC 6582 §3.2) and a retransmission timeout
+//! (RFC 6298 over the PEP–receiver RTT, `rto::RttEstimator`, Karn's rule via
+//! `scoreboard::Scoreboard`) whose lower bound `rto_min` the configuration
+//! keeps above the satellite RTT (Yagiu 2001 §2.2.3: the router's RTO is
+//! larger than the satellite RTT). After a timeout every outstanding
+//! segment is marked lost and resent as the window allows (go-back-N under
+//! slow start, RFC 5681 §3.1). The receiver's SACK blocks are not used
+//! (the paper's receiver has none). Receiver ACKs that the PEP consumes are
+//! absorbed: the sender already had its (pseudo-)ACK.
+//!
+//! **Tear-down stays end to end.** The sender's FIN is recorded (it occupies
+//! the sequence number after the last data byte) and sent by the PEP after
+//! all data; the PEP does not acknowledge it. The receiver's ACK that covers
+//! the FIN passes to the sender unchanged, so the sender learns its FIN was
+//! acknowledged only once the receiver has acknowledged all data. The
+//! receiver's FIN and the sender's later pure ACKs pass unchanged.
+//!
+//! **RST** passes in both directions; the connection's held data is dropped
+//! (`rst_freed_bytes`) and its state ends.
+//!
+//! **Invariant** (checked at the end of every run, `violations`): nothing the
+//! PEP acknowledged is lost while the receiver stays reachable: for every
+//! connection not reset, the bytes pseudo-acknowledged are either
+//! acknowledged by the receiver or still held, and after the receiver
+//! acknowledged the FIN, everything pseudo-acknowledged was acknowledged by
+//! the receiver. The engine's own end-to-end check (the receiver delivered
+//! every byte the sender saw acknowledged) runs as well.
+//!
+//! Reported per run (`stats`): pseudo-ACKs sent, local retransmissions
+//! (fast and timeout), bytes held (maximum, and a time series at
+//! `series_interval_ns` resolution), bytes absorbed, overflow drops, bytes
+//! freed by RST.
+//!
+//! Departures: no delayed pseudo-ACKs (one per data segment, as the paper's
+//! router does); reverse-direction data passes unspoofed; the PEP's segments
+//! carry the sender's latest timestamp option unchanged.
+
+use std::collections::HashMap;
+
+use crate::component::{Component, Ctx, DropKind};
+use crate::config::PepConfig;
+use crate::sim::{Dir, Packet};
+use tcplab_tcp::cc::{new_cc, AckInfo, CcState, CongestionControl};
+use tcplab_tcp::rto::RttEstimator;
+use tcplab_tcp::scoreboard::Scoreboard;
+use tcplab_tcp::seq::{to_wire, unwrap};
+use tcplab_tcp::{CcKind, Flags, RtoProfile, SackBlock, Segment, TcpOptions, Time, NS_PER_MS};
+
+/// RFC 5681 §3.2: fast retransmit after three duplicate ACKs.
+const DUPTHRESH: u32 = 3;
+
+/// Check a PEP configuration; the message names the field and the rule.
+pub fn check_config(c: &PepConfig) -> Result<(), String> {
+    if c.buffer_bytes < 536 {
+        return Err(format!(
+            "buffer: must be at least 536 bytes (one minimum MSS) (got {})",
+            c.buffer_bytes
+        ));
+    }
+    if CcKind::parse(&c.cc).is_none() {
+        return Err(format!(
+            "cc: must be one of reno, newreno, cubic (got {:?})",
+            c.cc
+        ));
+    }
+    if c.initial_window_segments == 0 {
+        return Err("initial_window: must be >= 1 segment (got 0)".into());
+    }
+    if c.rto_min_ns == 0 {
+        return Err("rto_min: must be > 0".into());
+    }
+    if c.rto_min_ns > c.rto_max_ns {
+        return Err("rto_min: must be <= rto_max".into());
+    }
+    if c.rto_initial_ns < c.rto_min_ns || c.rto_initial_ns > c.rto_max_ns {
+        return Err("rto_initial: must be between rto_min and rto_max".into());
+    }
+    Ok(())
+}
+
+/// What a SYN told us about one side.
+#[derive(Clone, Copy, Debug, Default)]
+struct SynInfo {
+    isn: u32,
+    mss: Option<u16>,
+    wscale: Option<u8>,
+    sack: bool,
+    ts: bool,
+}
+
+struct PConn {
+    flow: u32,
+    conn: u32,
+    fwd_syn: Option<SynInfo>,
+    rev_syn: Option<SynInfo>,
+    /// Ports of the forward direction (sender → receiver).
+    sport: u16,
+    dport: u16,
+    active: bool,
+    ended: bool,
+    /// Forward ISN; offsets are relative to it (first data byte = 1).
+    iss: u32,
+    /// In-order edge of held data: everything below is pseudo-acknowledged.
+    rcv_nxt: u64,
+    /// Out-of-order held ranges [lo, hi), sorted, disjoint, above rcv_nxt.
+    ooo: Vec<(u64, u64)>,
+    /// Offset of the sender's FIN, once it arrived in order.
+    fin_off: Option<u64>,
+    // --- sending side toward the receiver ---
+    snd_una: u64,
+    snd_nxt: u64,
+    sb: Scoreboard,
+    ccs: CcState,
+    cc: Box<dyn CongestionControl>,
+    rtt: RttEstimator,
+    dupacks: u32,
+    /// Send the first segment at once (fast retransmit, partial ACK, RTO).
+    force_front: bool,
+    in_recovery: bool,
+    recover: u64,
+    rwnd: u64,
+    mss: u64,
+    rcv_shift: u8,
+    fin_acked: bool,
+    timer_gen: u32,
+    timer_at: Option<Time>,
+    // --- header echo ---
+    /// Latest ACK field / window / timestamps the sender put on its segments.
+    fwd_ack: u32,
+    fwd_window: u16,
+    fwd_ts: Option<(u32, u32)>,
+    /// TSval to echo in pseudo-ACKs (RFC 7323 §4.3 TS.Recent, simplified:
+    /// the TSval of the latest in-order segment).
+    ts_recent: u32,
+    /// Latest TSval the receiver sent (our pseudo-ACKs reuse it: monotone).
+    rev_tsval: u32,
+    /// Highest offset ever pseudo-acknowledged.
+    acked_to_sender: u64,
+}
+
+impl PConn {
+    fn held(&self) -> u64 {
+        let ooo: u64 = self.ooo.iter().map(|(a, b)| b - a).sum();
+        self.rcv_nxt.saturating_sub(self.snd_una) + ooo
+    }
+
+    /// End of the stream the PEP may send: held in-order data, plus the FIN.
+    fn send_end(&self) -> u64 {
+        match self.fin_off {
+            Some(f) if f == self.rcv_nxt => f + 1,
+            _ => self.rcv_nxt,
+        }
+    }
+}
+
+#[derive(Default, Clone, Debug)]
+struct PepStats {
+    pseudo_acks: u64,
+    dup_pseudo_acks: u64,
+    local_retransmits: u64,
+    local_fast_retransmits: u64,
+    local_timeouts: u64,
+    data_segments_sent: u64,
+    bytes_absorbed: u64,
+    acks_absorbed: u64,
+    overflow_drops: u64,
+    rst_freed_bytes: u64,
+    resets: u64,
+    connections: u64,
+    passed: [u64; 2],
+    max_held: u64,
+}
+
+pub struct Pep {
+    cfg: PepConfig,
+    conns: Vec<PConn>,
+    index: HashMap<(u32, u32), usize>,
+    stats: PepStats,
+    /// Bytes held over all connections.
+    held_total: u64,
+    series_t: Vec<f64>,
+    series_bytes: Vec<u64>,
+    last_series: Option<Time>,
+    violations: Vec<String>,
+}
+
+impl Pep {
+    pub fn new(cfg: &PepConfig) -> Pep {
+        Pep {
+            cfg: cfg.clone(),
+            conns: Vec::new(),
+            index: HashMap::new(),
+            stats: PepStats::default(),
+            held_total: 0,
+            series_t: Vec::new(),
+            series_bytes: Vec::new(),
+            last_series: None,
+            violations: Vec::new(),
+        }
+    }
+
+    fn conn_index(&mut self, p: &Packet) -> usize {
+        if let Some(&i) = self.index.get(&(p.flow, p.conn)) {
+            return i;
+        }
+        let kind = CcKind::parse(&self.cfg.cc).expect("validated");
+        let profile = RtoProfile {
+            initial: self.cfg.rto_initial_ns,
+            min: self.cfg.rto_min_ns,
+            max: self.cfg.rto_max_ns,
+            granularity: NS_PER_MS,
+            max_backoff: 16,
+        };
+        let (sport, dport) = match p.dir {
+            Dir::Fwd => (p.seg.src_port, p.seg.dst_port),
+            Dir::Rev => (p.seg.dst_port, p.seg.src_port),
+        };
+        self.conns.push(PConn {
+            flow: p.flow,
+            conn: p.conn,
+            fwd_syn: None,
+            rev_syn: None,
+            sport,
+            dport,
+            active: false,
+            ended: false,
+            iss: 0,
+            rcv_nxt: 1,
+            ooo: Vec::new(),
+            fin_off: None,
+            snd_una: 1,
+            snd_nxt: 1,
+            sb: Scoreboard::with_capacity(64),
+            ccs: CcState {
+                cwnd: 0,
+                ssthresh: u64::MAX / 4,
+                mss: 536,
+                max_cwnd: u64::MAX / 4,
+            },
+            cc: new_cc(kind),
+            rtt: RttEstimator::new(profile),
+            dupacks: 0,
+            force_front: false,
+            in_recovery: false,
+            recover: 1,
+            rwnd: 0,
+            mss: 536,
+            rcv_shift: 0,
+            fin_acked: false,
+            timer_gen: 0,
+            timer_at: None,
+            fwd_ack: 0,
+            fwd_window: 0,
+            fwd_ts: None,
+            ts_recent: 0,
+            rev_tsval: 0,
+            acked_to_sender: 1,
+        });
+        self.stats.connections += 1;
+        let i = self.conns.len() - 1;
+        self.index.insert((p.flow, p.conn), i);
+        i
+    }
+
+    fn pass(&mut self, p: Packet, ctx: &mut Ctx) {
+        self.stats.passed[p.dir as usize] += 1;
+        ctx.forward_now(p);
+    }
+
+    fn record_held(&mut self, now: Time) {
+        let total: u64 = self
+            .conns
+            .iter()
+            .filter(|c| !c.ended)
+            .map(|c| c.held())
+            .sum();
+        self.held_total = total;
+        self.stats.max_held = self.stats.max_held.max(total);
+        let due = self
+            .last_series
+            .is_none_or(|t| now >= t + self.cfg.series_interval_ns);
+        if due {
+            self.series_t.push(now as f64 * 1e-9);
+            self.series_bytes.push(total);
+            self.last_series = Some(now);
+        } else if let Some(b) = self.series_bytes.last_mut() {
+            // Keep the peak of the interval.
+            *b = (*b).max(total);
+        }
+    }
+
+    fn on_syn(&mut self, ci: usize, p: &Packet) {
+        let o = &p.seg.options;
+        let info = SynInfo {
+            isn: p.seg.seq,
+            mss: o.mss,
+            wscale: o.wscale,
+            sack: o.sack_permitted,
+            ts: o.timestamps.is_some(),
+        };
+        let c = &mut self.conns[ci];
+        match p.dir {
+            Dir::Fwd => c.fwd_syn = Some(info),
+            Dir::Rev => {
+                c.rev_syn = Some(info);
+                c.rwnd = p.seg.window as u64;
+            }
+        }
+        if let Some(ts) = o.timestamps {
+            match p.dir {
+                Dir::Fwd => c.ts_recent = ts.0,
+                Dir::Rev => c.rev_tsval = ts.0,
+            }
+        }
+        if let (Some(f), Some(r)) = (c.fwd_syn, c.rev_syn) {
+            // Both sides answered: spoofing may start (set-up stays end to end).
+            c.active = true;
+            c.iss = f.isn;
+            let mss = f.mss.unwrap_or(536).min(r.mss.unwrap_or(536)) as u64;
+            c.mss = mss;
+            c.ccs.mss = mss;
+            c.ccs.cwnd = self.cfg.initial_window_segments as u64 * mss;
+            // RFC 7323 §2.2: scaling applies only if both SYNs carried the option.
+            if f.wscale.is_some() && r.wscale.is_some() {
+                c.rcv_shift = r.wscale.unwrap();
+            }
+            c.fwd_ack = r.isn.wrapping_add(1);
+        }
+    }
+
+    /// A pseudo-ACK from the PEP to the sender.
+    fn pseudo_ack(&mut self, ci: usize, ctx: &mut Ctx, dup: bool) {
+        let buffer = self.cfg.buffer_bytes;
+        let c = &mut self.conns[ci];
+        let (f, r) = (c.fwd_syn.unwrap(), c.rev_syn.unwrap());
+        let right = c.snd_una + buffer;
+        let wnd = right.saturating_sub(c.rcv_nxt);
+        let field = (wnd >> c.rcv_shift).min(65535) as u16;
+        let mut options = TcpOptions::default();
+        if f.ts && r.ts {
+            options.timestamps = Some((c.rev_tsval, c.ts_recent));
+        }
+        if f.sack && r.sack {
+            // RFC 2018 §4: report held out-of-order blocks.
+            let max = if options.timestamps.is_some() { 3 } else { 4 };
+            for (k, &(lo, hi)) in c.ooo.iter().take(max).enumerate() {
+                options.sack[k] = SackBlock {
+                    left: to_wire(c.iss, lo),
+                    right: to_wire(c.iss, hi),
+                };
+                options.sack_len = (k + 1) as u8;
+            }
+        }
+        let seg = Segment {
+            src_port: c.dport,
+            dst_port: c.sport,
+            seq: c.fwd_ack,
+            ack: to_wire(c.iss, c.rcv_nxt),
+            flags: Flags::ACK,
+            window: field,
+            options,
+            payload_len: 0,
+        };
+        c.acked_to_sender = c.acked_to_sender.max(c.rcv_nxt);
+        let p = Packet {
+            uid: ctx.new_uid(),
+            flow: c.flow,
+            conn: c.conn,
+            dir: Dir::Rev,
+            hop: 0,
+            udp: false,
+            size: seg.ip_len() as u32,
+            sent_at: ctx.now,
+            seg,
+        };
+        self.stats.pseudo_acks += 1;
+        if dup {
+            self.stats.dup_pseudo_acks += 1;
+        }
+        ctx.emit(p, ctx.now);
+    }
+
+    /// Forward data segment while spoofing is active.
+    fn on_fwd_data(&mut self, ci: usize, p: Packet, ctx: &mut Ctx) {
+        let buffer = self.cfg.buffer_bytes;
+        let c = &mut self.conns[ci];
+        if p.seg.flags.ack() {
+            c.fwd_ack = p.seg.ack;
+            c.fwd_window = p.seg.window;
+        }
+        if let Some(ts) = p.seg.options.timestamps {
+            c.fwd_ts = Some(ts);
+        }
+        let s = unwrap(c.iss, p.seg.seq, c.rcv_nxt);
+        let e = s + p.seg.payload_len as u64;
+        let limit = c.snd_una + buffer;
+        if p.seg.payload_len > 0 && s >= limit {
+            // Beyond the window: discard, answer with an ACK (RFC 9293 §3.10.7.4).
+            self.stats.overflow_drops += 1;
+            ctx.drop(p, DropKind::Queue);
+            self.pseudo_ack(ci, ctx, true);
+            return;
+        }
+        let e_acc = e.min(limit);
+        let fin_in = p.seg.flags.fin() && e_acc == e;
+        let before = c.rcv_nxt;
+        let mut new_bytes = 0;
+        if s <= c.rcv_nxt {
+            if e_acc > c.rcv_nxt {
+                new_bytes += e_acc - c.rcv_nxt;
+                c.rcv_nxt = e_acc;
+                if let Some(ts) = p.seg.options.timestamps {
+                    c.ts_recent = ts.0;
+                }
+            }
+            // Merge out-of-order ranges now reached.
+            while let Some(&(lo, hi)) = c.ooo.first() {
+                if lo > c.rcv_nxt {
+                    break;
+                }
+                c.rcv_nxt = c.rcv_nxt.max(hi);
+                c.ooo.remove(0);
+            }
+        } else if e_acc > s {
+            new_bytes += insert_range(&mut c.ooo, s, e_acc);
+        }
+        if fin_in && c.fin_off.is_none() && e == c.rcv_nxt {
+            c.fin_off = Some(e);
+        }
+        let advanced = c.rcv_nxt > before;
+        self.stats.bytes_absorbed += new_bytes;
+        ctx.absorb();
+        if p.seg.payload_len > 0 {
+            // One pseudo-ACK per data segment (Yagiu 2001 §2.2).
+            self.pseudo_ack(ci, ctx, !advanced);
+        }
+        self.record_held(ctx.now);
+        self.try_send(ci, ctx);
+    }
+
+    /// An ACK from the receiver (consumed by the PEP's sending side).
+    fn on_rev_ack(&mut self, ci: usize, seg: &Segment, now: Time) -> bool {
+        let c = &mut self.conns[ci];
+        if let Some(ts) = seg.options.timestamps {
+            c.rev_tsval = ts.0;
+        }
+        c.rwnd = (seg.window as u64) << c.rcv_shift;
+        let a = unwrap(c.iss, seg.ack, c.snd_una);
+        let top = c.snd_nxt;
+        if a > c.snd_una && a <= top {
+            let flight = c.sb.outstanding();
+            let sum = c.sb.ack_to(a);
+            let acked = a - c.snd_una;
+            c.snd_una = a;
+            let mut rtt = None;
+            if let Some(t) = sum.rtt_sent_at {
+                if !sum.any_retransmitted {
+                    // Karn's rule (RFC 6298 §3) via the scoreboard.
+                    let r = now.saturating_sub(t);
+                    c.rtt.on_sample(r);
+                    c.cc.on_rtt_sample(r, now);
+                    rtt = Some(r);
+                }
+            }
+            if c.in_recovery {
+                if a >= c.recover {
+                    // RFC 6582 §3.2 step 3: full acknowledgment.
+                    c.in_recovery = false;
+                    c.cc.on_recovery_exit(&mut c.ccs, now);
+                } else {
+                    // RFC 6582 §3.2 step 3 partial ACK: retransmit the first
+                    // unacknowledged segment, deflate by the amount acked, add back one MSS.
+                    c.ccs.cwnd = c.ccs.cwnd.saturating_sub(acked) + c.mss;
+                    if !c.sb.is_empty() {
+                        c.sb.mark_seg_lost(0);
+                        c.force_front = true;
+                    }
+                }
+            } else {
+                let info = AckInfo {
+                    now,
+                    acked,
+                    rtt,
+                    min_rtt: c.rtt.has_sample().then(|| c.rtt.min_rtt()),
+                    srtt: c.rtt.srtt(),
+                    flight,
+                    app_limited: false,
+                };
+                c.cc.on_ack(&mut c.ccs, &info);
+            }
+            c.dupacks = 0;
+            if let Some(f) = c.fin_off {
+                if a > f {
+                    c.fin_acked = true;
+                }
+            }
+            // RFC 6298 §5.3: restart the timer on new data acknowledged.
+            c.timer_at = None;
+            return true;
+        }
+        if a == c.snd_una && seg.payload_len == 0 && !seg.flags.fin() && !c.sb.is_empty() {
+            c.dupacks += 1;
+            if c.in_recovery {
+                // RFC 6582 §3.2 step 4: inflate.
+                c.ccs.cwnd += c.mss;
+            } else if c.dupacks == DUPTHRESH && a > c.recover.saturating_sub(1) {
+                // RFC 6582 §3.2 steps 1–2.
+                let flight = c.sb.outstanding();
+                c.ccs.ssthresh = c.cc.ssthresh_on_loss(&c.ccs, flight, now);
+                c.ccs.cwnd = c.ccs.ssthresh + DUPTHRESH as u64 * c.mss;
+                c.in_recovery = true;
+                c.recover = c.snd_nxt;
+                c.sb.mark_seg_lost(0);
+                c.force_front = true;
+                self.stats.local_fast_retransmits += 1;
+            }
+        }
+        false
+    }
+
+    /// Send lost segments, then new held data, as the windows allow.
+    fn try_send(&mut self, ci: usize, ctx: &mut Ctx) {
+        loop {
+            let c = &mut self.conns[ci];
+            if !c.active || c.ended {
+                return;
+            }
+            let cwnd = c.ccs.cwnd.max(c.mss);
+            let pipe = c.sb.pipe();
+            // Retransmissions first (RFC 6675 §5 NextSeg rule 1 analogue).
+            if let Some(i) = c.sb.next_lost() {
+                let seg = *c.sb.get(i).unwrap();
+                // The first unacknowledged segment, once deemed lost, goes at
+                // once (RFC 5681 §3.2 step 2, RFC 6582 §3.2 step 3); later
+                // ones as the window allows.
+                let force = i == 0 && c.force_front;
+                if !force && pipe + seg.len() > cwnd {
+                    break;
+                }
+                c.force_front = false;
+                c.sb.on_retransmit(i, ctx.now);
+                self.stats.local_retransmits += 1;
+                self.send_seg(ci, seg.start, seg.end, ctx);
+                continue;
+            }
+            let end = c.send_end();
+            if c.snd_nxt >= end {
+                break;
+            }
+            let mut hi = (c.snd_nxt + c.mss).min(c.rcv_nxt);
+            if hi == c.rcv_nxt && end == c.rcv_nxt + 1 {
+                hi = end; // FIN rides on the last segment
+            }
+            let len = hi - c.snd_nxt;
+            if pipe + len.min(c.mss) > cwnd {
+                break;
+            }
+            // Receiver window (RFC 9293 §3.8.6.2.1: send up to SND.UNA + SND.WND).
+            let data_hi = hi.min(c.rcv_nxt);
+            if data_hi > c.snd_una + c.rwnd && data_hi > c.snd_nxt {
+                break;
+            }
+            let lo = c.snd_nxt;
+            c.sb.push(lo, hi, ctx.now);
+            c.snd_nxt = hi;
+            self.send_seg(ci, lo, hi, ctx);
+        }
+        self.arm_timer(ci, ctx);
+    }
+
+    fn send_seg(&mut self, ci: usize, lo: u64, hi: u64, ctx: &mut Ctx) {
+        let c = &self.conns[ci];
+        let fin = c.fin_off.is_some_and(|f| hi == f + 1);
+        let data_hi = if fin { hi - 1 } else { hi };
+        let mut options = TcpOptions::default();
+        let (f, r) = (c.fwd_syn.unwrap(), c.rev_syn.unwrap());
+        if f.ts && r.ts {
+            options.timestamps = c.fwd_ts.or(Some((c.ts_recent, c.rev_tsval)));
+        }
+        let mut flags = Flags::ACK;
+        if fin {
+            flags |= Flags::FIN;
+        }
+        let seg = Segment {
+            src_port: c.sport,
+            dst_port: c.dport,
+            seq: to_wire(c.iss, lo),
+            ack: c.fwd_ack,
+            flags,
+            window: c.fwd_window,
+            options,
+            payload_len: (data_hi - lo) as u32,
+        };
+        let p = Packet {
+            uid: ctx.new_uid(),
+            flow: c.flow,
+            conn: c.conn,
+            dir: Dir::Fwd,
+            hop: 0,
+            udp: false,
+            size: seg.ip_len() as u32,
+            sent_at: ctx.now,
+            seg,
+        };
+        self.stats.data_segments_sent += 1;
+        ctx.emit(p, ctx.now);
+    }
+
+    /// RFC 6298 §5.1–5.3: keep one timer running while data is outstanding.
+    fn arm_timer(&mut self, ci: usize, ctx: &mut Ctx) {
+        let c = &mut self.conns[ci];
+        if c.sb.is_empty() || c.ended {
+            c.timer_at = None;
+            return;
+        }
+        if c.timer_at.is_some() {
+            return;
+        }
+        let at = ctx.now + c.rtt.rto();
+        c.timer_at = Some(at);
+        c.timer_gen = c.timer_gen.wrapping_add(1);
+        ctx.timer(at, ((ci as u64) << 32) | c.timer_gen as u64);
+    }
+
+    fn reset(&mut self, ci: usize, now: Time) {
+        let c = &mut self.conns[ci];
+        if !c.ended {
+            self.stats.rst_freed_bytes += c.held();
+            self.stats.resets += 1;
+        }
+        c.ended = true;
+        c.ooo.clear();
+        c.snd_una = c.rcv_nxt;
+        c.sb = Scoreboard::default();
+        c.timer_at = None;
+        self.record_held(now);
+    }
+
+    /// Bytes this PEP holds for all connections now.
+    pub fn held_bytes(&self) -> u64 {
+        self.held_total
+    }
+}
+
+/// Insert [lo, hi) into sorted disjoint ranges; returns the bytes new to the set.
+fn insert_range(v: &mut Vec<(u64, u64)>, lo: u64, hi: u64) -> u64 {
+    let before: u64 = v.iter().map(|(a, b)| b - a).sum();
+    let mut nlo = lo;
+    let mut nhi = hi;
+    v.retain(|&(a, b)| {
+        if b < nlo || a > nhi {
+            true
+        } else {
+            nlo = nlo.min(a);
+            nhi = nhi.max(b);
+            false
+        }
+    });
+    let pos = v.partition_point(|&(a, _)| a < nlo);
+    v.insert(pos, (nlo, nhi));
+    let after: u64 = v.iter().map(|(a, b)| b - a).sum();
+    after - before
+}
+
+impl Component for Pep {
+    fn on_packet(&mut self, p: Packet, ctx: &mut Ctx) {
+        if p.udp {
+            self.pass(p, ctx);
+            return;
+        }
+        let ci = self.conn_index(&p);
+        let flags = p.seg.flags;
+        if flags.rst() {
+            // RST passes both ways and drops held data.
+            self.reset(ci, ctx.now);
+            self.pass(p, ctx);
+            return;
+        }
+        if flags.syn() {
+            self.on_syn(ci, &p);
+            self.pass(p, ctx);
+            return;
+        }
+        let c = &self.conns[ci];
+        if !c.active || c.ended {
+            self.pass(p, ctx);
+            return;
+        }
+        match p.dir {
+            Dir::Fwd => {
+                if p.seg.payload_len > 0 || flags.fin() {
+                    self.on_fwd_data(ci, p, ctx);
+                } else {
+                    // The sender's pure ACKs (handshake, ACK of the receiver's FIN).
+                    self.pass(p, ctx);
+                }
+            }
+            Dir::Rev => {
+                let advanced = self.on_rev_ack(ci, &p.seg, ctx.now);
+                let c = &self.conns[ci];
+                let covers_fin = c.fin_acked;
+                if advanced {
+                    self.record_held(ctx.now);
+                }
+                if covers_fin || p.seg.payload_len > 0 || flags.fin() {
+                    // End-to-end tear-down: the receiver's ACK of the FIN (and
+                    // its own FIN or data) reaches the sender unchanged.
+                    if covers_fin && !self.conns[ci].ended {
+                        self.conns[ci].ended = true;
+                        self.conns[ci].timer_at = None;
+                    }
+                    self.pass(p, ctx);
+                } else {
+                    self.stats.acks_absorbed += 1;
+                    ctx.absorb();
+                }
+                self.try_send(ci, ctx);
+            }
+        }
+    }
+
+    fn on_timer(&mut self, token: u64, ctx: &mut Ctx) {
+        let ci = (token >> 32) as usize;
+        let gen = token as u32;
+        let Some(c) = self.conns.get_mut(ci) else {
+            return;
+        };
+        if c.timer_gen != gen {
+            return;
+        }
+        let Some(at) = c.timer_at else {
+            return;
+        };
+        if at > ctx.now {
+            return;
+        }
+        c.timer_at = None;
+        if c.ended || c.sb.is_empty() {
+            return;
+        }
+        // RFC 6298 §5.4–5.6 and RFC 5681 §3.1 (loss window of one segment).
+        let first = c.rtt.backoff() == 0;
+        let flight = c.sb.outstanding();
+        c.cc.on_rto(&mut c.ccs, flight, first, ctx.now);
+        c.ccs.cwnd = c.mss;
+        c.rtt.back_off();
+        c.sb.mark_all_lost();
+        c.force_front = true;
+        c.in_recovery = false;
+        c.dupacks = 0;
+        c.recover = c.snd_nxt;
+        self.stats.local_timeouts += 1;
+        self.try_send(ci, ctx);
+    }
+
+    fn stats(&self, name: &str) -> Vec<serde_json::Value> {
+        let s = &self.stats;
+        vec![serde_json::json!({
+            "name": name, "kind": "pep", "dir": "fwd",
+            "tx_packets": s.passed[0] + s.data_segments_sent,
+            "pseudo_acks": s.pseudo_acks,
+            "dup_pseudo_acks": s.dup_pseudo_acks,
+            "local_retransmits": s.local_retransmits,
+            "local_fast_retransmits": s.local_fast_retransmits,
+            "local_timeouts": s.local_timeouts,
+            "data_segments_sent": s.data_segments_sent,
+            "bytes_absorbed": s.bytes_absorbed,
+            "acks_absorbed": s.acks_absorbed,
+            "overflow_drops": s.overflow_drops,
+            "rst_freed_bytes": s.rst_freed_bytes,
+            "resets": s.resets,
+            "connections": s.connections,
+            "max_held_bytes": s.max_held,
+            "held_bytes_end": self.held_total,
+            "buffer_bytes": self.cfg.buffer_bytes,
+            "held_series_t": self.series_t,
+            "held_series_bytes": self.series_bytes,
+        })]
+    }
+
+    fn tx_packets(&self) -> u64 {
+        self.stats.passed[0]
+            + self.stats.passed[1]
+            + self.stats.pseudo_acks
+            + self.stats.data_segments_sent
+    }
+
+    fn violations(&self) -> Vec<String> {
+        let mut v = self.violations.clone();
+        for c in &self.conns {
+            if c.ended && !c.fin_acked {
+                continue; // reset: the receiver is unreachable or aborted
+            }
+            // Every pseudo-acknowledged byte is acknowledged by the receiver or held.
+            if c.acked_to_sender > c.snd_una && c.acked_to_sender > c.rcv_nxt {
+                v.push(format!(
+                    "pep: flow {} conn {}: pseudo-acknowledged up to {} but holds only up to {}",
+                    c.flow, c.conn, c.acked_to_sender, c.rcv_nxt
+                ));
+            }
+            if c.fin_acked && c.snd_una <= c.acked_to_sender {
+                v.push(format!(
+                    "pep: flow {} conn {}: receiver acknowledged the FIN before all pseudo-acknowledged data",
+                    c.flow, c.conn
+                ));
+            }
+        }
+        v
+    }
+}
