@@ -74,6 +74,31 @@ _DIR_KEYS: Final = ("rate", "delay", "queue", "loss", "loss_model", "overhead")
 _LINK_BODY_KEYS: Final = (*_DIR_KEYS, "up", "down")
 _LINK_KEYS: Final = ("kind", "name", *_LINK_BODY_KEYS)
 _DUMBBELL_KEYS: Final = ("kind", "pairs", "bottleneck", "access", "egress")
+_SATELLITE_KEYS: Final = ("kind", "name", "rtt", *(k for k in _LINK_BODY_KEYS if k != "delay"))
+_PEP_KEYS: Final = (
+    "kind",
+    "name",
+    "buffer",
+    "cc",
+    "initial_window",
+    "rto_initial",
+    "rto_min",
+    "rto_max",
+    "series_interval",
+)
+_DROPPER_KEYS: Final = ("kind", "name", "data_segments")
+#: Defaults of a ``kind = "satellite"`` hop (a GEO link; Yagiu & Tanaka 2001 §3.2.2).
+SATELLITE_DEFAULTS: Final[dict[str, object]] = {"rate": "1Mbps", "rtt": "540ms", "queue": 1000}
+#: Defaults of a ``kind = "pep"`` hop (a spoofing PEP, crates/tcplab-sim/src/pep.rs).
+PEP_DEFAULTS: Final[dict[str, object]] = {
+    "buffer": "1MiB",
+    "cc": "newreno",
+    "initial_window": 10,
+    "rto_initial": "1s",
+    "rto_min": "1s",
+    "rto_max": "60s",
+    "series_interval": "100ms",
+}
 _TOP_KEYS: Final = (
     "name",
     "description",
@@ -102,6 +127,8 @@ _FLOW_KEYS: Final = (
     "initial_ssthresh",
     "max_cwnd",
     "limited_transmit",
+    "dupthresh",
+    "ca_at_ssthresh",
     "rto",
     "ack",
     "app",
@@ -393,7 +420,7 @@ def _topology(top: _Table) -> _Topology:
             _as_choice(
                 hop.get("kind", "link"),
                 f"{field}.kind",
-                ("link", "dumbbell"),
+                ("link", "dumbbell", "satellite", "pep", "dropper"),
                 "hop kind",
             )
         )
@@ -404,16 +431,83 @@ def _topology(top: _Table) -> _Topology:
         return _dumbbell(_Table(hops[0], "path[0]", _DUMBBELL_KEYS))
     links: list[dict[str, Any]] = []
     for i, hop in enumerate(hops):
-        t = _Table(hop, f"path[{i}]", _LINK_KEYS)
-        name = t.get_str("name", f"link{i}")
+        kind = kinds[i]
+        keys = {"satellite": _SATELLITE_KEYS, "pep": _PEP_KEYS, "dropper": _DROPPER_KEYS}
+        t = _Table(hop, f"path[{i}]", keys.get(kind, _LINK_KEYS))
+        name = t.get_str("name", f"{kind}{i}")
         for j, earlier in enumerate(links):
             if earlier["name"] == name:
                 raise field_error(
                     t.at("name"),
                     f"duplicate link name {show(name)} (also used by path[{j}])",
                 )
-        links.append(_link(t, name, LINK_DEFAULTS))
+        if kind == "pep":
+            links.append(_pep(t, name))
+        elif kind == "dropper":
+            links.append(_dropper(t, name))
+        elif kind == "satellite":
+            links.append(_satellite(t, name))
+        else:
+            links.append(_link(t, name, LINK_DEFAULTS))
     return _Topology(links, None, list(range(len(links))))
+
+
+def _satellite(t: _Table, name: str) -> dict[str, Any]:
+    """A GEO satellite hop: a link whose one-way delay is half of ``rtt`` (default 540 ms, the
+    paper's end-to-end RTT), default rate 1 Mbps; ``loss`` (random) or ``loss_model`` (e.g.
+    Gilbert–Elliott for bursty loss) and ``up``/``down`` overrides as for a link."""
+    rtt = t.get_time("rtt", SATELLITE_DEFAULTS["rtt"], positive=True)
+    data = {k: v for k, v in t.data.items() if k not in ("rtt", "kind")}
+    for key in ("rate", "queue"):
+        data.setdefault(key, SATELLITE_DEFAULTS[key])
+    data["delay"] = f"{rtt // 2}ns"
+    body = _Table(data, t.field, _LINK_KEYS)
+    return _link(body, name, LINK_DEFAULTS)
+
+
+def _pep(t: _Table, name: str) -> dict[str, Any]:
+    """A spoofing PEP hop (``pep.rs``)."""
+    d = PEP_DEFAULTS
+    rto = {k: t.get_time(k, d[k], positive=True) for k in ("rto_initial", "rto_min", "rto_max")}
+    if rto["rto_min"] > rto["rto_max"]:
+        raise field_error(
+            t.at("rto_min"),
+            f"must be ≤ rto_max ({show(t.raw('rto_max', d['rto_max']))}) "
+            f"(got {show(t.raw('rto_min', d['rto_min']))})",
+        )
+    if not rto["rto_min"] <= rto["rto_initial"] <= rto["rto_max"]:
+        raise field_error(
+            t.at("rto_initial"),
+            f"must be between rto_min and rto_max (got {show(t.raw('rto_initial'))})",
+        )
+    buffer = t.get_size("buffer", d["buffer"])
+    if buffer < 536:
+        raise field_error(
+            t.at("buffer"), f"must be at least 536 bytes (got {show(t.raw('buffer'))})"
+        )
+    return {
+        "kind": "pep",
+        "name": name,
+        "buffer_bytes": buffer,
+        "cc": t.get_choice("cc", CONGESTION_CONTROLS, "congestion control", d["cc"]),
+        "initial_window_segments": t.get_int("initial_window", d["initial_window"], 1, 1000),
+        "rto_initial_ns": rto["rto_initial"],
+        "rto_min_ns": rto["rto_min"],
+        "rto_max_ns": rto["rto_max"],
+        "series_interval_ns": t.get_time("series_interval", d["series_interval"], positive=True),
+    }
+
+
+def _dropper(t: _Table, name: str) -> dict[str, Any]:
+    """A hop that drops the listed data segments (1-based, per connection) — deterministic
+    error injection (``dropper.rs``)."""
+    raw = t.raw("data_segments")
+    if not isinstance(raw, list) or not raw:
+        raise field_error(
+            t.at("data_segments"), f"must be a non-empty list like [11] (got {show(raw)})"
+        )
+    segs = [_as_int(v, f"{t.at('data_segments')}[{k}]", 1, U64_MAX) for k, v in enumerate(raw)]
+    return {"kind": "dropper", "name": name, "data_segments": segs}
 
 
 def _dumbbell(t: _Table) -> _Topology:
@@ -534,6 +628,8 @@ def _tcp(t: _Table) -> dict[str, Any]:
         "initial_ssthresh": _size_or_inf(t, "initial_ssthresh", mss),
         "max_cwnd": max_cwnd,
         "limited_transmit": t.get_bool("limited_transmit", True),
+        "dupthresh": t.get_int("dupthresh", 3, 1, U32_MAX),
+        "ca_at_ssthresh": t.get_bool("ca_at_ssthresh", False),
         "rto": _rto(t.raw("rto", DEFAULT_RTO_PROFILE), t.at("rto")),
         "ack": _ack(t.raw("ack", {}), t.at("ack")),
     }

@@ -28,6 +28,10 @@ pub struct SimConfig {
     pub pcap: Vec<PcapConfig>,
 }
 
+fn default_dupthresh() -> u32 {
+    3
+}
+
 fn default_sample_interval() -> u64 {
     100_000_000
 }
@@ -170,6 +174,12 @@ pub struct TcpConfigJson {
     /// Cap on cwnd in bytes (None = none).
     pub max_cwnd: Option<u64>,
     pub limited_transmit: bool,
+    /// Duplicate ACKs that trigger fast retransmit (default 3, RFC 5681 §3.2).
+    #[serde(default = "default_dupthresh")]
+    pub dupthresh: u32,
+    /// Congestion avoidance when cwnd == ssthresh (default false: slow start).
+    #[serde(default)]
+    pub ca_at_ssthresh: bool,
     pub rto: RtoConfigJson,
     pub ack: AckConfigJson,
 }
@@ -321,6 +331,8 @@ impl Default for TcpConfigJson {
             initial_ssthresh: None,
             max_cwnd: None,
             limited_transmit: true,
+            dupthresh: 3,
+            ca_at_ssthresh: false,
             rto: RtoConfigJson {
                 initial_ns: 1_000_000_000,
                 min_ns: 1_000_000_000,

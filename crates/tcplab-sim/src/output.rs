@@ -32,9 +32,12 @@ pub enum EventKind {
     DropQueue = 10,
     /// A TCP packet lost on the wire; as above.
     DropLoss = 11,
+    /// The sender saw every data byte acknowledged (by the receiver or a
+    /// PEP): seq = size, value = seconds since its first data segment was sent.
+    SenderAcked = 12,
 }
 
-pub const EVENT_KIND_NAMES: [&str; 12] = [
+pub const EVENT_KIND_NAMES: [&str; 13] = [
     "timeout",
     "retransmit",
     "enter_recovery",
@@ -47,6 +50,7 @@ pub const EVENT_KIND_NAMES: [&str; 12] = [
     "transfer_done",
     "drop_queue",
     "drop_loss",
+    "sender_acked",
 ];
 
 /// Accumulated per-flow counters over all its connections.

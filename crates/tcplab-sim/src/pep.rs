@@ -219,6 +219,8 @@ pub struct Pep {
     held_total: u64,
     series_t: Vec<f64>,
     series_bytes: Vec<u64>,
+    /// Bytes pseudo-acknowledged so far (all connections) at each series point.
+    series_acked: Vec<u64>,
     last_series: Option<Time>,
     violations: Vec<String>,
 }
@@ -233,6 +235,7 @@ impl Pep {
             held_total: 0,
             series_t: Vec::new(),
             series_bytes: Vec::new(),
+            series_acked: Vec::new(),
             last_series: None,
             violations: Vec::new(),
         }
@@ -275,6 +278,7 @@ impl Pep {
                 ssthresh: u64::MAX / 4,
                 mss: 536,
                 max_cwnd: u64::MAX / 4,
+                ca_at_ssthresh: false,
             },
             cc: new_cc(kind),
             rtt: RttEstimator::new(profile),
@@ -313,6 +317,7 @@ impl Pep {
             .filter(|c| !c.ended)
             .map(|c| c.held())
             .sum();
+        let acked: u64 = self.conns.iter().map(|c| c.acked_to_sender - 1).sum();
         self.held_total = total;
         self.stats.max_held = self.stats.max_held.max(total);
         let due = self
@@ -321,10 +326,12 @@ impl Pep {
         if due {
             self.series_t.push(now as f64 * 1e-9);
             self.series_bytes.push(total);
+            self.series_acked.push(acked);
             self.last_series = Some(now);
         } else if let Some(b) = self.series_bytes.last_mut() {
-            // Keep the peak of the interval.
+            // Keep the peak of the interval (and the latest acknowledged count).
             *b = (*b).max(total);
+            *self.series_acked.last_mut().unwrap() = acked;
         }
     }
 
@@ -814,6 +821,7 @@ impl Component for Pep {
             "buffer_bytes": self.cfg.buffer_bytes,
             "held_series_t": self.series_t,
             "held_series_bytes": self.series_bytes,
+            "acked_series_bytes": self.series_acked,
         })]
     }
 

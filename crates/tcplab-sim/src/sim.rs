@@ -173,6 +173,9 @@ struct ConnPair {
     truth: Vec<PendingTruth>,
     spurious: u64,
     coverage: Coverage,
+    /// When the sender sent its first data segment.
+    first_data_at: Option<Time>,
+    sender_acked: bool,
 }
 
 struct FlowRt {
@@ -653,6 +656,9 @@ impl Sim {
             let Some(seg) = conn.poll_transmit(now) else {
                 break;
             };
+            if side == Side::Sender && seg.payload_len > 0 && pair.first_data_at.is_none() {
+                pair.first_data_at = Some(now);
+            }
             let p = Packet {
                 uid: self.uid,
                 flow: fi as u32,
@@ -670,6 +676,31 @@ impl Sim {
             };
             self.uid += 1;
             self.forward(p);
+        }
+        // The sender's view of completion (Yagiu 2001 §3.1 measures throughput
+        // at the sender, up to the ACK of the last data).
+        {
+            let pair = &mut self.flows[fi].conns[ci];
+            if side == Side::Sender && !pair.sender_acked {
+                if let (Some(sz), Some(t0)) = (pair.size, pair.first_data_at) {
+                    if pair.snd.snd_una() > sz {
+                        pair.sender_acked = true;
+                        let id = pair.id;
+                        self.out.event(
+                            now,
+                            fi as u32,
+                            id,
+                            EventKind::SenderAcked,
+                            sz,
+                            0,
+                            0,
+                            -1,
+                            -1,
+                            (now - t0) as f64 * 1e-9,
+                        );
+                    }
+                }
+            }
         }
         // Events.
         loop {
@@ -899,6 +930,8 @@ impl Sim {
             truth: Vec::new(),
             spurious: 0,
             coverage: Coverage::default(),
+            first_data_at: None,
+            sender_acked: false,
         });
         let ci = f.conns.len() - 1;
         self.out.event(

@@ -139,6 +139,8 @@ pub fn tcp_config(t: &TcpConfigJson) -> Result<Config, String> {
         initial_ssthresh: t.initial_ssthresh,
         max_cwnd: t.max_cwnd,
         limited_transmit: t.limited_transmit,
+        dupthresh: t.dupthresh,
+        ca_at_ssthresh: t.ca_at_ssthresh,
         rto: RtoProfile {
             initial: t.rto.initial_ns,
             min: t.rto.min_ns,

@@ -98,6 +98,12 @@ pub struct Config {
     pub max_cwnd: Option<u64>,
     /// Limited Transmit (RFC 3042).
     pub limited_transmit: bool,
+    /// Duplicate ACKs that trigger fast retransmit (RFC 5681 §3.2 DupThresh,
+    /// 3; Linux `tcp_reordering`). A large value leaves loss to the RTO.
+    pub dupthresh: u32,
+    /// Congestion avoidance (not slow start) when cwnd == ssthresh
+    /// (RFC 5681 §3.1: either is allowed).
+    pub ca_at_ssthresh: bool,
     pub rto: RtoProfile,
     pub ack: AckPolicyConfig,
     /// Timestamp clock tick (RFC 7323 §5.4 suggests 1 ms–1 s).
@@ -119,6 +125,8 @@ impl Default for Config {
             initial_ssthresh: None,
             max_cwnd: None,
             limited_transmit: true,
+            dupthresh: crate::connection::DUPTHRESH,
+            ca_at_ssthresh: false,
             rto: RtoProfile::default(),
             ack: AckPolicyConfig::default(),
             ts_granularity: NS_PER_MS,
@@ -155,6 +163,9 @@ impl Config {
                 "snd_buf: must be at least one MSS (got {})",
                 self.snd_buf
             ));
+        }
+        if self.dupthresh == 0 {
+            return Err("dupthresh: must be >= 1 (got 0)".into());
         }
         if self.initial_window == 0 {
             return Err("initial_window: must be > 0".into());

@@ -190,6 +190,7 @@ impl Connection {
             ssthresh: cfg.initial_ssthresh.unwrap_or(u64::MAX / 4),
             mss,
             max_cwnd: cfg.max_cwnd.unwrap_or(u64::MAX / 4),
+            ca_at_ssthresh: cfg.ca_at_ssthresh,
         };
         let rcv_wscale = if cfg.window_scaling {
             let mut s = 0u8;
@@ -1108,10 +1109,11 @@ impl Connection {
 
         // ---- loss detection ----
         if self.sack_ok && newly_sacked > 0 {
-            self.sb.mark_lost(DUPTHRESH, self.mss);
+            self.sb.mark_lost(self.cfg.dupthresh, self.mss);
         }
         if !self.in_recovery && !self.sb.is_empty() {
-            let trigger = self.dupacks >= DUPTHRESH || (self.sack_ok && self.sb.first_is_lost());
+            let trigger =
+                self.dupacks >= self.cfg.dupthresh || (self.sack_ok && self.sb.first_is_lost());
             // RFC 6582 §3.2 step 1 / RFC 6675 §5.1: not before SND.UNA passes
             // the previous recovery point.
             if trigger && self.snd_una >= self.recover {

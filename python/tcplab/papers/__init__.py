@@ -12,7 +12,12 @@ from types import ModuleType
 __all__ = ["PAPERS", "load"]
 
 #: paper id → (module, title)
-PAPERS: dict[str, tuple[str, str]] = {}
+PAPERS: dict[str, tuple[str, str]] = {
+    "spoofing-satellite": (
+        "tcplab.papers.spoofing_satellite",
+        "Yagiu & Tanaka: TCP spoofing on a high-delay (satellite) link",
+    ),
+}
 
 
 def load(paper: str) -> ModuleType:

@@ -292,6 +292,7 @@ mod tests {
             ssthresh: ssthresh_segs * MSS,
             mss: MSS,
             max_cwnd: u64::MAX,
+            ca_at_ssthresh: false,
         }
     }
 

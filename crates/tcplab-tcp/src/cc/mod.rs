@@ -25,14 +25,21 @@ pub struct CcState {
     pub mss: u64,
     /// Upper bound on cwnd (configuration), bytes.
     pub max_cwnd: u64,
+    /// Use congestion avoidance when cwnd == ssthresh (RFC 5681 §3.1 allows
+    /// either; false = slow start, tcplab's default).
+    pub ca_at_ssthresh: bool,
 }
 
 impl CcState {
     #[inline]
     pub fn in_slow_start(&self) -> bool {
         // RFC 5681 §3.1: either mode may be used when cwnd == ssthresh;
-        // tcplab picks slow start.
-        self.cwnd <= self.ssthresh
+        // tcplab picks slow start unless configured otherwise.
+        if self.ca_at_ssthresh {
+            self.cwnd < self.ssthresh
+        } else {
+            self.cwnd <= self.ssthresh
+        }
     }
 }
 

@@ -65,6 +65,7 @@ mod tests {
             ssthresh: 4000,
             mss: 1000,
             max_cwnd: u64::MAX,
+            ca_at_ssthresh: false,
         };
         // a delayed ACK for 2 segments grows cwnd by only 1 SMSS (L = 1)
         r.on_ack(&mut st, &ack(2000));

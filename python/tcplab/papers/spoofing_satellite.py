@@ -1,0 +1,497 @@
+"""Yagiu & Tanaka (Mitsubishi Electric, ~2001): TCP spoofing on a high-delay (satellite) link.
+
+A router in front of the satellite hop returns pseudo-ACKs to the sender, keeps what it
+acknowledged and delivers it itself (tcplab's ``kind = "pep"`` hop, ``pep.rs``). The paper's
+setting (§3.2.2): MTU 1500 B, every link 1 Mbps, satellite RTT 540 ms, zero RTT elsewhere, sender
+RTO 500 ms, window 64 KB, initial cwnd 1, standard Reno.
+
+How tcplab configures the one TCP to be the paper's sender (all documented knobs):
+
+* ``cc = "reno"``, no SACK, no timestamps, no window scaling, MSS 1460 (MTU 1500),
+  ``initial_window = 1``, ``max_cwnd = 65535 B`` and ``rcv_buf = 65535 B`` (the 64 KB window),
+  no Limited Transmit, and congestion avoidance from cwnd = ssthresh on (``ca_at_ssthresh``:
+  §2.2.2 uses slow start "until cwnd reaches ssthresh"; RFC 5681 §3.1 allows either, tcplab's
+  default is slow start at equality).
+* RTO fixed at 500 ms: ``rto = {initial = min = max = "500ms", max_backoff = 0}``. The paper's
+  numerical model uses a constant timeout T0 (§3.2.1 ①), so an unspoofed sender times out before
+  every first ACK of a round; an adaptive RFC 6298 RTO is shown among the "modern host" runs.
+* The receiver (and the PEP) acknowledge every segment (``ack = {every = 1, max_delay = 0}``):
+  the paper's cwnd grows one segment per ACK received.
+* Path: [error injector] → sender–router link (1 Mbps, 0 delay) → [PEP] → satellite hop
+  (``kind = "satellite"``, 1 Mbps, RTT 540 ms). The "zero-delay link" replaces the satellite hop
+  by a 1 Mbps link with no delay.
+* Throughput as in §3.1: at the sender, from its first data segment until every data byte is
+  acknowledged (the ``sender_acked`` event). End-to-end throughput (until the receiver has
+  everything) is reported beside it.
+* Error "at the 11th segment between sender and router" (§3.2): a ``kind = "dropper"`` hop before
+  the sender–router link drops the 11th data segment. "Recovered by timeout" sets the sender's
+  ``dupthresh`` beyond reach, so only the RTO recovers it (the paper contrasts the two detection
+  methods for the same error).
+
+Choices the paper leaves open (knobs of :func:`config`): the PEP's buffer (1 MiB), its
+congestion control (NewReno, initial window 10), its RTO (RFC 6298, min 1 s > 540 ms), and the
+queue sizes (1000 packets: no queue loss).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from tcplab.report import Report
+from tcplab.scenario import parse_scenario
+from tcplab.sweep import run_configs
+
+__all__ = ["config", "pep_row", "reproduce", "throughputs"]
+
+KB = 1000
+MB = 1000 * 1000
+LINK_BPS = 1_000_000
+
+#: The paper's sender (§3.2.2) in scenario keys.
+PAPER_TCP: dict[str, Any] = {
+    "cc": "reno",
+    "sack": False,
+    "dsack": False,
+    "timestamps": False,
+    "window_scaling": False,
+    "mss": 1460,
+    "rcv_buf": "65535B",
+    "snd_buf": "64MiB",
+    "initial_window": 1,
+    "max_cwnd": "65535B",
+    "limited_transmit": False,
+    # §2.2.2: slow start "until cwnd reaches ssthresh", then congestion avoidance.
+    "ca_at_ssthresh": True,
+    "rto": {"initial": "500ms", "min": "500ms", "max": "500ms", "max_backoff": 0},
+    "ack": {"every": 1, "max_delay": 0},
+}
+
+
+def config(
+    *,
+    spoof: bool,
+    size: int,
+    zero_delay: bool = False,
+    drop_segment: int | None = None,
+    by_timeout: bool = False,
+    pep: dict[str, Any] | None = None,
+    sat_loss: dict[str, Any] | None = None,
+    tcp: dict[str, Any] | None = None,
+    seed: int = 1,
+    duration: str = "20000s",
+    sample_interval: str = "0s",
+) -> dict[str, Any]:
+    """The normalized configuration of one run of the paper's setting."""
+    path: list[dict[str, Any]] = []
+    if drop_segment is not None:
+        path.append({"kind": "dropper", "name": "error", "data_segments": [drop_segment]})
+    path.append({"kind": "link", "name": "access", "rate": "1Mbps", "delay": "0s", "queue": 1000})
+    if spoof:
+        path.append({"kind": "pep", "name": "pep", **(pep or {})})
+    if zero_delay:
+        path.append({"kind": "link", "name": "sat", "rate": "1Mbps", "delay": "0s", "queue": 1000})
+    else:
+        sat: dict[str, Any] = {"kind": "satellite", "name": "sat", "rate": "1Mbps", "rtt": "540ms"}
+        if sat_loss is not None:
+            # Loss on the satellite hop's data direction only.
+            sat["down"] = sat_loss
+        path.append(sat)
+    flow: dict[str, Any] = {**PAPER_TCP, **(tcp or {}), "bytes": size}
+    if by_timeout:
+        flow["dupthresh"] = 1_000_000
+    table = {
+        "name": "spoofing-satellite",
+        "duration": duration,
+        "seed": seed,
+        "sample_interval": sample_interval,
+        "path": path,
+        "flows": [flow],
+    }
+    return parse_scenario(table, "<spoofing-satellite>").to_config()
+
+
+def _event_times(s: dict[str, Any], kind: str) -> list[tuple[float, float]]:
+    ev = s["events_table"]
+    code = s["event_kinds"].index(kind)
+    mask = ev["kind"] == code
+    return list(zip((ev["t_ns"][mask] * 1e-9).tolist(), ev["value"][mask].tolist(), strict=True))
+
+
+def throughputs(s: dict[str, Any], size: int) -> dict[str, float]:
+    """Sender-view and end-to-end throughput (bit/s) of a run made with ``columns=True``."""
+    acked = _event_times(s, "sender_acked")
+    done = _event_times(s, "transfer_done")
+    out = {"sender_bps": math.nan, "e2e_bps": math.nan}
+    if acked:
+        t_acked, dur = acked[0]
+        out["sender_bps"] = size * 8 / dur
+        t_first = t_acked - dur
+        if done:
+            out["e2e_bps"] = size * 8 / (done[0][0] - t_first)
+    return out
+
+
+def pep_row(s: dict[str, Any]) -> dict[str, Any] | None:
+    """The PEP's statistics row of a run's summary (None without a PEP)."""
+    for row in s.get("links", []):
+        if row.get("kind") == "pep":
+            return row
+    return None
+
+
+def _runs(cfgs: list[dict[str, Any]], jobs: int | None) -> list[dict[str, Any]]:
+    return run_configs(cfgs, jobs=jobs, columns=True)
+
+
+# ---------------------------------------------------------------------------------------------
+# Figures
+
+
+def _fig3(report: Report, jobs: int | None) -> None:
+    """cwnd vs data sent, with spoofing (Fig. 3)."""
+    from tcplab import plots
+
+    size = 300 * KB if report.quick else 1 * MB
+    cfg = config(
+        spoof=True, size=size, pep={"series_interval": "1ms"}, sample_interval="2ms"
+    )
+    (s,) = _runs([cfg], jobs)
+    ts = s["timeseries_table"]
+    row = pep_row(s)
+    assert row is not None
+    pt = np.asarray(row["held_series_t"])
+    pa = np.asarray(row["acked_series_bytes"])
+    t = ts["t_ns"] * 1e-9
+    idx = np.searchsorted(pt, t, side="right") - 1
+    acked = np.where(idx >= 0, pa[np.clip(idx, 0, None)], 0)
+    sent = acked + ts["inflight"]
+    mss = 1460
+    cwnd_seg = ts["cwnd"] // mss
+    keep = sent <= size
+    fig, ax = plots.figure()
+    ax.step(sent[keep] / 1000, cwnd_seg[keep], where="post", label="tcplab (spoofing)")
+    ax.axhline(43, color="grey", ls=":", lw=1)
+    plots.mark_paper(ax, [0.0, 128.0], [1, 43], label="paper: from 1 to 43 segments")
+    ax.set_xlabel("data sent by the sender (kB)")
+    ax.set_ylabel("cwnd (segments of 1460 B)")
+    ax.set_xlim(0, min(size, 400 * KB) / 1000)
+    ax.set_title("Fig. 3: cwnd vs data sent (64 KB window, IW 1)")
+    ax.legend()
+    path = plots.save(fig, report.out_dir / "fig3_cwnd.png")
+    report.figure(path, "Fig. 3 — sender cwnd (segments) vs data sent, with spoofing")
+    plateau = int(cwnd_seg.max())
+    report.compare(
+        "Fig. 3: cwnd plateau",
+        43,
+        plateau,
+        unit="segments",
+        rule="within 1 segment",
+        ok=abs(plateau - 43) <= 1,
+        note="paper counts 65535/1500 (MTU); tcplab's cwnd is in MSS = 1460 B: "
+        "65535/1460 = 44.9 → 44",
+    )
+    # Data sent when the plateau is first reached.
+    first = int(np.argmax(cwnd_seg >= plateau))
+    report.data["fig3"] = {
+        "sent_bytes": sent[keep].tolist()[::5],
+        "cwnd_segments": cwnd_seg[keep].tolist()[::5],
+        "plateau_reached_at_bytes": float(sent[first]),
+    }
+    report.compare(
+        "Fig. 3: cwnd grows by one segment per pseudo-ACK until the plateau",
+        "slow start, stepwise",
+        f"plateau after {sent[first] / 1000:.0f} kB sent",
+        rule="monotone non-decreasing until the plateau",
+        ok=bool(np.all(np.diff(cwnd_seg[: first + 1]) >= 0)),
+    )
+
+
+def _fig4(report: Report, jobs: int | None) -> dict[str, float]:
+    """Throughput vs file size, with/without spoofing and on a zero-delay link (Fig. 4)."""
+    from tcplab import plots
+
+    sizes = [100 * KB, 1 * MB] if report.quick else [10 * KB, 50 * KB, 100 * KB, 300 * KB, 1 * MB, 3 * MB]
+    cases = {
+        "with spoofing": {"spoof": True},
+        "without spoofing": {"spoof": False},
+        "zero-delay link": {"spoof": False, "zero_delay": True},
+    }
+    cfgs = [config(size=n, **kw) for kw in cases.values() for n in sizes]
+    res = _runs(cfgs, jobs)
+    table: dict[str, list[dict[str, float]]] = {}
+    k = 0
+    for name in cases:
+        table[name] = []
+        for n in sizes:
+            table[name].append({"size": n, **throughputs(res[k], n)})
+            k += 1
+    fig, ax = plots.figure()
+    for name, rows in table.items():
+        ax.plot(
+            [r["size"] / 1000 for r in rows],
+            [r["sender_bps"] / LINK_BPS * 100 for r in rows],
+            marker="o",
+            label=f"tcplab: {name}",
+        )
+    plots.mark_paper(ax, [1000, 1000], [80, 5], label="paper at 1 MB: >80% / <5% (bounds)")
+    ax.set_xscale("log")
+    ax.set_xlabel("file size (kB)")
+    ax.set_ylabel("sender throughput (% of 1 Mbps)")
+    ax.set_ylim(0, 105)
+    ax.set_title("Fig. 4: throughput vs file size (1 Mbps, RTT 540 ms)")
+    ax.legend(fontsize=8)
+    path = plots.save(fig, report.out_dir / "fig4_throughput.png")
+    report.figure(path, "Fig. 4 — sender throughput vs file size")
+    report.data["fig4"] = table
+    at1 = {name: next(r for r in rows if r["size"] == 1 * MB) for name, rows in table.items()}
+    spoof = at1["with spoofing"]["sender_bps"] / LINK_BPS
+    plain = at1["without spoofing"]["sender_bps"] / LINK_BPS
+    zero = at1["zero-delay link"]["sender_bps"] / LINK_BPS
+    report.compare(
+        "Fig. 4: 1 MB without spoofing", "< 5", round(plain * 100, 2), unit="% of link",
+        rule="< 5%", ok=plain < 0.05,
+    )
+    report.compare(
+        "Fig. 4: 1 MB with spoofing", "> 80", round(spoof * 100, 1), unit="% of link",
+        rule="> 80%", ok=spoof > 0.80,
+    )
+    report.compare(
+        "Fig. 4: spoofing / plain TCP at 1 MB", "> 15", round(spoof / plain, 1), unit="×",
+        rule="≥ 15×", ok=spoof / plain >= 15,
+    )
+    report.compare(
+        "Fig. 4: spoofing / zero-delay link at 1 MB", "> 80", round(spoof / zero * 100, 1),
+        unit="%", rule="> 80%", ok=spoof / zero > 0.8,
+    )
+    e2e = at1["with spoofing"]["e2e_bps"] / LINK_BPS
+    report.compare(
+        "1 MB with spoofing, end to end (receiver has all)", "—", round(e2e * 100, 1),
+        unit="% of link", note="not in the paper: includes the satellite leg and the PEP's "
+        "own slow start",
+    )
+    return {"spoof": spoof, "plain": plain, "zero": zero}
+
+
+def _cumulative(s: dict[str, Any]) -> tuple[list[float], list[float]]:
+    """(data acknowledged to the sender in kB, average throughput so far in % of the link)."""
+    row = pep_row(s)
+    acked = _event_times(s, "sender_acked")
+    t_first = acked[0][0] - acked[0][1] if acked else 0.0
+    if row is not None:
+        t = np.asarray(row["held_series_t"])
+        a = np.asarray(row["acked_series_bytes"], dtype=float)
+    else:
+        # Without a PEP: what the receiver delivered (on the zero-delay link the ACK reaches
+        # the sender 0.3 ms later).
+        ts = s["timeseries_table"]
+        t = ts["t_ns"] * 1e-9
+        a = ts["delivered"].astype(float)
+    keep = (t > t_first) & (a > 0)
+    t, a = t[keep], a[keep]
+    thr = a * 8 / (t - t_first) / LINK_BPS * 100
+    return (a / 1000).tolist(), thr.tolist()
+
+
+def _fig5(report: Report, jobs: int | None) -> None:
+    """An error at the 11th segment between sender and router (Fig. 5)."""
+    from tcplab import plots
+
+    size = 300 * KB if report.quick else 1 * MB
+    common = {"size": size, "pep": {"series_interval": "5ms"}, "sample_interval": "5ms"}
+    cases = {
+        "spoofing, no error": {"spoof": True, **common},
+        "spoofing, error, dupack": {"spoof": True, "drop_segment": 11, **common},
+        "spoofing, error, timeout": {
+            "spoof": True, "drop_segment": 11, "by_timeout": True, **common,
+        },
+        "zero-delay TCP, error, timeout": {
+            "spoof": False, "zero_delay": True, "drop_segment": 11, "by_timeout": True,
+            "size": size, "sample_interval": "5ms",
+        },
+    }
+    res = _runs([config(**kw) for kw in cases.values()], jobs)
+    fig, ax = plots.figure()
+    curves: dict[str, tuple[list[float], list[float]]] = {}
+    final: dict[str, float] = {}
+    for name, s in zip(cases, res, strict=True):
+        x, y = _cumulative(s)
+        curves[name] = (x, y)
+        final[name] = throughputs(s, size)["sender_bps"] / LINK_BPS
+        ax.plot(x, y, label=f"tcplab: {name}")
+    ax.set_xlabel("data acknowledged to the sender (kB)")
+    ax.set_ylabel("average throughput so far (% of 1 Mbps)")
+    ax.set_ylim(0, 105)
+    ax.set_title("Fig. 5: error at the 11th segment (sender–router)")
+    # The paper: the timeout case is up to ~50% below the error-free case.
+    xn, yn = curves["spoofing, no error"]
+    xt, yt = curves["spoofing, error, timeout"]
+    yn_at = np.interp(xt, xn, yn)
+    ratio = np.asarray(yt) / np.maximum(yn_at, 1e-9)
+    sel = np.asarray(xt) >= 20  # after the error (11 segments ≈ 16 kB)
+    worst = float(1 - ratio[sel].min()) if sel.any() else math.nan
+    j = int(np.argmin(np.where(sel, ratio, np.inf)))
+    plots.mark_paper(ax, [xt[j]], [yn_at[j] * 0.5], label="paper: up to ~50% lower (TO case)")
+    ax.legend(fontsize=8)
+    path = plots.save(fig, report.out_dir / "fig5_error.png")
+    report.figure(path, "Fig. 5 — cumulative throughput with an error at the 11th segment")
+    report.data["fig5"] = {"final": final, "worst_timeout_reduction": worst}
+    dup = final["spoofing, error, dupack"] / final["spoofing, no error"]
+    report.compare(
+        "Fig. 5: error recovered by dupacks vs no error (1 transfer)", "≈ 100", round(dup * 100, 1),
+        unit="%", rule="≥ 90%", ok=dup >= 0.9,
+    )
+    report.compare(
+        "Fig. 5: largest loss of the timeout case vs no error", "≈ 50", round(worst * 100, 1),
+        unit="%", rule="30–70%", ok=0.3 <= worst <= 0.7,
+    )
+    to = final["spoofing, error, timeout"] / final["spoofing, no error"]
+    report.compare(
+        "Fig. 5: timeout case at the end of the transfer vs no error", "below (slow recovery)",
+        round(to * 100, 1), unit="%", rule="< dupack case", ok=to < dup,
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Beyond the paper
+
+
+def _buffer_sweep(report: Report, jobs: int | None) -> None:
+    """The PEP's buffer vs throughput under satellite-hop loss (the paper's open problem)."""
+    from tcplab import plots
+
+    buffers = [16, 64, 256, 1024] if report.quick else [8, 16, 32, 64, 128, 256, 512, 1024, 4096]
+    seeds = [1] if report.quick else [1, 2, 3, 4, 5]
+    size = 300 * KB if report.quick else 2 * MB
+    losses = {
+        "random 1%": {"loss": 0.01},
+        "bursty (Gilbert–Elliott, 1%)": {
+            "loss_model": {"kind": "gilbert_elliott", "p_gb": 0.002, "p_bg": 0.2, "loss_bad": 1.0}
+        },
+    }
+    cfgs = [
+        config(spoof=True, size=size, pep={"buffer": f"{b}KiB"}, sat_loss=loss, seed=sd)
+        for loss in losses.values()
+        for b in buffers
+        for sd in seeds
+    ]
+    res = _runs(cfgs, jobs)
+    fig, ax = plots.figure()
+    out: dict[str, Any] = {}
+    k = 0
+    for name in losses:
+        snd, e2e, held, rtx = [], [], [], []
+        for _b in buffers:
+            rs = res[k : k + len(seeds)]
+            k += len(seeds)
+            snd.append(float(np.mean([throughputs(r, size)["sender_bps"] for r in rs])))
+            e2e.append(float(np.mean([throughputs(r, size)["e2e_bps"] for r in rs])))
+            held.append(max(pep_row(r)["max_held_bytes"] for r in rs))  # type: ignore[index]
+            rtx.append(float(np.mean([pep_row(r)["local_retransmits"] for r in rs])))  # type: ignore[index]
+        out[name] = {"buffer_KiB": buffers, "sender_bps": snd, "e2e_bps": e2e,
+                     "max_held_bytes": held, "local_retransmits": rtx}
+        line = ax.plot(buffers, [v / LINK_BPS * 100 for v in e2e], marker="o",
+                       label=f"{name}: end to end")[0]
+        ax.plot(buffers, [v / LINK_BPS * 100 for v in snd], marker="x", ls="--",
+                color=line.get_color(), label=f"{name}: at the sender")
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("PEP buffer (KiB)")
+    ax.set_ylabel("throughput (% of 1 Mbps)")
+    ax.set_title(f"PEP buffer vs throughput, {size // KB} kB, loss on the satellite hop")
+    ax.legend(fontsize=7)
+    path = plots.save(fig, report.out_dir / "ext_buffer.png")
+    report.figure(path, "Beyond the paper — PEP buffer size vs throughput under satellite-hop loss")
+    report.data["buffer_sweep"] = out
+    lines = ["| loss | buffer (KiB) | sender (% link) | end to end (% link) | max held (kB) | "
+             "local rtx |", "|---|---|---|---|---|---|"]
+    for name, d in out.items():
+        for i, b in enumerate(buffers):
+            lines.append(
+                f"| {name} | {b} | {d['sender_bps'][i] / LINK_BPS * 100:.1f} | "
+                f"{d['e2e_bps'][i] / LINK_BPS * 100:.1f} | {d['max_held_bytes'][i] / 1000:.0f} | "
+                f"{d['local_retransmits'][i]:.1f} |"
+            )
+    report.section("PEP buffer vs throughput under satellite-hop loss", "\n".join(lines))
+
+
+def _modern(report: Report, jobs: int | None) -> None:
+    """What a modern end host gets on the same link without a PEP."""
+    from tcplab import plots
+
+    size = 1 * MB
+    adaptive = {"rto": {"initial": "1s", "min": "1s", "max": "60s"}}
+    hosts = {
+        "paper sender (fixed RTO 500 ms)": {},
+        "+ RFC 6298 RTO (1 s min)": adaptive,
+        "+ window scaling, 4 MiB buffers": {
+            **adaptive, "window_scaling": True, "rcv_buf": "4MiB", "max_cwnd": "inf",
+        },
+        "+ IW 10": {
+            **adaptive, "window_scaling": True, "rcv_buf": "4MiB", "max_cwnd": "inf",
+            "initial_window": 10,
+        },
+        "+ SACK, timestamps, NewReno (modern)": {
+            **adaptive, "window_scaling": True, "rcv_buf": "4MiB", "max_cwnd": "inf",
+            "initial_window": 10, "sack": True, "dsack": True, "timestamps": True, "cc": "newreno",
+            "mss": 1448, "limited_transmit": True,
+        },
+    }
+    losses = {"no loss": None, "1% random loss": {"loss": 0.01}}
+    seeds = [1] if report.quick else [1, 2, 3]
+    cfgs = [
+        config(spoof=False, size=size, tcp=tcp, sat_loss=loss, seed=sd)
+        for loss in losses.values()
+        for tcp in hosts.values()
+        for sd in seeds
+    ]
+    cfgs += [config(spoof=True, size=size, sat_loss=loss, seed=sd) for loss in losses.values()
+             for sd in seeds]
+    res = _runs(cfgs, jobs)
+    k = 0
+    table: dict[str, dict[str, float]] = {}
+    for lname in losses:
+        table[lname] = {}
+        for hname in hosts:
+            rs = res[k : k + len(seeds)]
+            k += len(seeds)
+            table[lname][hname] = float(np.mean([throughputs(r, size)["e2e_bps"] for r in rs]))
+    for lname in losses:
+        rs = res[k : k + len(seeds)]
+        k += len(seeds)
+        table[lname]["paper sender + PEP"] = float(
+            np.mean([throughputs(r, size)["e2e_bps"] for r in rs])
+        )
+    fig, ax = plots.figure(size=(8.0, 4.2))
+    names = list(table["no loss"])
+    xs = np.arange(len(names))
+    for i, lname in enumerate(losses):
+        ax.bar(xs + (i - 0.5) * 0.38, [table[lname][n] / LINK_BPS * 100 for n in names],
+               width=0.38, label=lname)
+    ax.set_xticks(xs, names, rotation=25, ha="right", fontsize=7)
+    ax.set_ylabel("end-to-end throughput of 1 MB (% of 1 Mbps)")
+    ax.set_title("Without a PEP: modern end hosts on 1 Mbps / 540 ms")
+    ax.legend()
+    path = plots.save(fig, report.out_dir / "ext_modern.png")
+    report.figure(path, "Beyond the paper — modern end hosts without a PEP vs the paper's sender "
+                  "with a PEP (end-to-end throughput, 1 MB)")
+    report.data["modern"] = table
+    lines = ["| host | " + " | ".join(losses) + " |", "|---|" + "---|" * len(losses)]
+    for n in names:
+        lines.append(f"| {n} | " + " | ".join(
+            f"{table[lname][n] / LINK_BPS * 100:.1f}%" for lname in losses) + " |")
+    report.section("Modern end hosts without a PEP (end-to-end throughput, 1 MB)", "\n".join(lines))
+
+
+def reproduce(report: Report, jobs: int | None) -> None:
+    """Figs. 3–5 of the paper and two studies beyond it."""
+    _fig3(report, jobs)
+    _fig4(report, jobs)
+    _fig5(report, jobs)
+    _buffer_sweep(report, jobs)
+    _modern(report, jobs)
+    report.section(
+        "Setting and differences from the paper",
+        __doc__.split("How tcplab configures", 1)[1] if __doc__ else "",
+    )
