@@ -31,6 +31,9 @@
 //! window is that right edge minus `rcv_nxt` (never shrinking the right edge,
 //! RFC 9293 §3.8.6), scaled by the receiver's window-scale shift when both
 //! SYNs negotiated scaling (RFC 7323 §2.3), capped at the field's maximum.
+//! When the receiver's ACKs free buffer while the sender's usable window is
+//! below one MSS, the PEP sends a window-update pseudo-ACK (receiver SWS
+//! avoidance, RFC 9293 §3.8.6.2.2).
 //!
 //! **Sending side.** The PEP sends the held stream toward the receiver with
 //! the sequence numbers the sender used (no rewriting), in segments of the
@@ -175,6 +178,8 @@ struct PConn {
     rev_tsval: u32,
     /// Highest offset ever pseudo-acknowledged.
     acked_to_sender: u64,
+    /// Right edge of the window last advertised to the sender.
+    adv_right: u64,
 }
 
 impl PConn {
@@ -203,6 +208,7 @@ struct PepStats {
     bytes_absorbed: u64,
     acks_absorbed: u64,
     overflow_drops: u64,
+    window_updates: u64,
     rst_freed_bytes: u64,
     resets: u64,
     connections: u64,
@@ -298,6 +304,7 @@ impl Pep {
             ts_recent: 0,
             rev_tsval: 0,
             acked_to_sender: 1,
+            adv_right: 1,
         });
         self.stats.connections += 1;
         let i = self.conns.len() - 1;
@@ -408,6 +415,7 @@ impl Pep {
             payload_len: 0,
         };
         c.acked_to_sender = c.acked_to_sender.max(c.rcv_nxt);
+        c.adv_right = c.rcv_nxt + ((field as u64) << c.rcv_shift);
         let p = Packet {
             uid: ctx.new_uid(),
             flow: c.flow,
@@ -424,6 +432,26 @@ impl Pep {
             self.stats.dup_pseudo_acks += 1;
         }
         ctx.emit(p, ctx.now);
+    }
+
+    /// Buffer freed by the receiver's ACKs reopens the sender's window: a
+    /// window-update pseudo-ACK when the usable window last advertised was
+    /// below one MSS and the right edge can move by at least
+    /// min(buffer / 2, MSS) (receiver SWS avoidance, RFC 9293 §3.8.6.2.2).
+    fn maybe_window_update(&mut self, ci: usize, ctx: &mut Ctx) {
+        let buffer = self.cfg.buffer_bytes;
+        let c = &self.conns[ci];
+        if c.fin_off.is_some() {
+            return;
+        }
+        let usable = c.adv_right.saturating_sub(c.rcv_nxt);
+        let right = c.snd_una + buffer;
+        let cap = c.rcv_nxt + (65535u64 << c.rcv_shift);
+        let grow = right.min(cap).saturating_sub(c.adv_right);
+        if usable < c.mss && grow >= (buffer / 2).min(c.mss) {
+            self.stats.window_updates += 1;
+            self.pseudo_ack(ci, ctx, false);
+        }
     }
 
     /// Forward data segment while spoofing is active.
@@ -747,6 +775,7 @@ impl Component for Pep {
                 let covers_fin = c.fin_acked;
                 if advanced {
                     self.record_held(ctx.now);
+                    self.maybe_window_update(ci, ctx);
                 }
                 if covers_fin || p.seg.payload_len > 0 || flags.fin() {
                     // End-to-end tear-down: the receiver's ACK of the FIN (and
@@ -813,6 +842,7 @@ impl Component for Pep {
             "bytes_absorbed": s.bytes_absorbed,
             "acks_absorbed": s.acks_absorbed,
             "overflow_drops": s.overflow_drops,
+            "window_updates": s.window_updates,
             "rst_freed_bytes": s.rst_freed_bytes,
             "resets": s.resets,
             "connections": s.connections,

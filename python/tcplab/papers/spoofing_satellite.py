@@ -493,5 +493,5 @@ def reproduce(report: Report, jobs: int | None) -> None:
     _modern(report, jobs)
     report.section(
         "Setting and differences from the paper",
-        __doc__.split("How tcplab configures", 1)[1] if __doc__ else "",
+        ("How tcplab configures" + __doc__.split("How tcplab configures", 1)[1]) if __doc__ else "",
     )
