@@ -885,3 +885,299 @@ impl Component for Pep {
         v
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::component::Taps;
+    use crate::sim::{EventQueue, Slab};
+    use std::collections::VecDeque;
+
+    const MSS: u32 = 1000;
+    const ISS: u32 = 5000;
+    const IRS: u32 = 9000;
+
+    /// Drives a `Pep` directly and collects what it did with each input.
+    #[derive(Default)]
+    struct Harness {
+        q: EventQueue,
+        slab: Slab,
+        imm: VecDeque<Packet>,
+        drops: Vec<(Packet, DropKind)>,
+        absorbed: u64,
+        taps: Taps,
+        uid: u64,
+        emitted: Vec<(Packet, Time)>,
+    }
+
+    #[derive(Default, Debug)]
+    struct Out {
+        forwarded: Vec<Packet>,
+        emitted: Vec<Packet>,
+        dropped: usize,
+        absorbed: u64,
+    }
+
+    impl Harness {
+        fn ctx_call(&mut self, now: Time, f: impl FnOnce(&mut Ctx)) -> Out {
+            let before = self.absorbed;
+            let mut ctx = Ctx {
+                now,
+                hop: 0,
+                q: &mut self.q,
+                slab: &mut self.slab,
+                immediate: &mut self.imm,
+                drops: &mut self.drops,
+                absorbed: &mut self.absorbed,
+                taps: &mut self.taps,
+                uid: &mut self.uid,
+                emitted: &mut self.emitted,
+            };
+            f(&mut ctx);
+            let out = Out {
+                forwarded: self.imm.drain(..).collect(),
+                emitted: self.emitted.drain(..).map(|(p, _)| p).collect(),
+                dropped: self.drops.len(),
+                absorbed: self.absorbed - before,
+            };
+            self.drops.clear();
+            out
+        }
+        fn send(&mut self, pep: &mut Pep, p: Packet, now: Time) -> Out {
+            self.ctx_call(now, |ctx| pep.on_packet(p, ctx))
+        }
+        fn fire(&mut self, pep: &mut Pep, now: Time) -> Out {
+            let c = &pep.conns[0];
+            let token = c.timer_gen as u64;
+            self.ctx_call(now, |ctx| pep.on_timer(token, ctx))
+        }
+    }
+
+    fn cfg(buffer: u64) -> PepConfig {
+        PepConfig {
+            name: "pep".into(),
+            buffer_bytes: buffer,
+            cc: "newreno".into(),
+            initial_window_segments: 2,
+            rto_initial_ns: 1_000 * NS_PER_MS,
+            rto_min_ns: 1_000 * NS_PER_MS,
+            rto_max_ns: 60_000 * NS_PER_MS,
+            series_interval_ns: NS_PER_MS,
+        }
+    }
+
+    fn pkt(dir: Dir, seq: u32, ack: u32, flags: Flags, len: u32) -> Packet {
+        let (src_port, dst_port) = match dir {
+            Dir::Fwd => (1000, 80),
+            Dir::Rev => (80, 1000),
+        };
+        let seg = Segment {
+            src_port,
+            dst_port,
+            seq,
+            ack,
+            flags,
+            window: 65535,
+            options: TcpOptions::default(),
+            payload_len: len,
+        };
+        Packet {
+            uid: 0,
+            flow: 0,
+            conn: 0,
+            dir,
+            hop: 1,
+            udp: false,
+            size: seg.ip_len() as u32,
+            sent_at: 0,
+            seg,
+        }
+    }
+
+    fn syn(dir: Dir, sack: bool) -> Packet {
+        let (seq, ack, flags) = match dir {
+            Dir::Fwd => (ISS, 0, Flags::SYN),
+            Dir::Rev => (IRS, ISS + 1, Flags::SYN | Flags::ACK),
+        };
+        let mut p = pkt(dir, seq, ack, flags, 0);
+        p.seg.options.mss = Some(MSS as u16);
+        p.seg.options.sack_permitted = sack;
+        p
+    }
+
+    /// Data segment k (0-based) of MSS bytes from the sender.
+    fn data(k: u32) -> Packet {
+        pkt(Dir::Fwd, ISS + 1 + k * MSS, IRS + 1, Flags::ACK, MSS)
+    }
+
+    /// An ACK from the receiver acknowledging `n` data bytes.
+    fn rack(n: u32) -> Packet {
+        pkt(Dir::Rev, IRS + 1, ISS + 1 + n, Flags::ACK, 0)
+    }
+
+    fn open(h: &mut Harness, pep: &mut Pep, sack: bool) {
+        let o = h.send(pep, syn(Dir::Fwd, sack), 0);
+        assert_eq!(o.forwarded.len(), 1);
+        let o = h.send(pep, syn(Dir::Rev, sack), 1);
+        assert_eq!(o.forwarded.len(), 1);
+        assert!(o.emitted.is_empty());
+    }
+
+    #[test]
+    fn no_spoofing_before_the_receiver_answered() {
+        let mut pep = Pep::new(&cfg(100_000));
+        let mut h = Harness::default();
+        let o = h.send(&mut pep, syn(Dir::Fwd, false), 0);
+        assert_eq!(o.forwarded.len(), 1, "the SYN passes");
+        assert!(o.emitted.is_empty(), "the PEP never answers a SYN");
+        // Data before the receiver's SYN-ACK passes unchanged, unacknowledged.
+        let o = h.send(&mut pep, data(0), 1);
+        assert_eq!(o.forwarded.len(), 1);
+        assert_eq!(o.absorbed, 0);
+        assert!(o.emitted.is_empty());
+        assert_eq!(pep.stats.pseudo_acks, 0);
+    }
+
+    #[test]
+    fn acknowledges_in_order_data_it_holds_and_dupacks_holes() {
+        let mut pep = Pep::new(&cfg(100_000));
+        let mut h = Harness::default();
+        open(&mut h, &mut pep, true);
+        let o = h.send(&mut pep, data(0), 10);
+        assert_eq!(o.absorbed, 1);
+        assert!(o.forwarded.is_empty());
+        let acks: Vec<_> = o.emitted.iter().filter(|p| p.dir == Dir::Rev).collect();
+        let sent: Vec<_> = o.emitted.iter().filter(|p| p.dir == Dir::Fwd).collect();
+        assert_eq!(acks.len(), 1);
+        assert_eq!(acks[0].seg.ack, ISS + 1 + MSS);
+        assert_eq!(acks[0].seg.seq, IRS + 1);
+        assert_eq!(
+            acks[0].seg.window as u64,
+            100_000u64.min(65535).min(100_000 - 1000)
+        );
+        // The PEP sends the held segment toward the receiver with the sender's numbers.
+        assert_eq!(sent.len(), 1);
+        assert_eq!(sent[0].seg.seq, ISS + 1);
+        assert_eq!(sent[0].seg.payload_len, MSS);
+        // Segment 1 lost before the PEP: segment 2 is held, not acknowledged.
+        let o = h.send(&mut pep, data(2), 20);
+        let ack = o.emitted.iter().find(|p| p.dir == Dir::Rev).unwrap();
+        assert_eq!(ack.seg.ack, ISS + 1 + MSS, "duplicate ACK");
+        assert_eq!(ack.seg.options.sack_len, 1);
+        assert_eq!(ack.seg.options.sack[0].left, ISS + 1 + 2 * MSS);
+        assert_eq!(pep.conns[0].held(), 2 * MSS as u64);
+        assert!(
+            o.emitted.iter().all(|p| p.dir == Dir::Rev),
+            "no hole is sent on"
+        );
+        // The retransmission fills the hole: one cumulative pseudo-ACK for all three.
+        let o = h.send(&mut pep, data(1), 30);
+        let ack = o.emitted.iter().find(|p| p.dir == Dir::Rev).unwrap();
+        assert_eq!(ack.seg.ack, ISS + 1 + 3 * MSS);
+        assert_eq!(ack.seg.options.sack_len, 0);
+        assert_eq!(pep.stats.pseudo_acks, 3);
+    }
+
+    #[test]
+    fn window_is_the_free_buffer_and_overflow_is_refused() {
+        let mut pep = Pep::new(&cfg(3 * MSS as u64));
+        let mut h = Harness::default();
+        open(&mut h, &mut pep, false);
+        let mut last = None;
+        for k in 0..3 {
+            let o = h.send(&mut pep, data(k), 10 + k as u64);
+            last = o.emitted.into_iter().find(|p| p.dir == Dir::Rev);
+        }
+        assert_eq!(last.unwrap().seg.window, 0, "buffer full: zero window");
+        let o = h.send(&mut pep, data(3), 20);
+        assert_eq!(o.dropped, 1, "beyond the window");
+        assert_eq!(pep.stats.overflow_drops, 1);
+        // The receiver acknowledges two segments: the window reopens with an update.
+        let o = h.send(&mut pep, rack(2 * MSS), 600);
+        assert_eq!(o.absorbed, 1, "the receiver's ACK is consumed by the PEP");
+        let upd = o.emitted.iter().find(|p| p.dir == Dir::Rev).unwrap();
+        assert_eq!(upd.seg.window as u32, 2 * MSS);
+        assert_eq!(pep.conns[0].held(), MSS as u64);
+    }
+
+    #[test]
+    fn fin_is_acknowledged_end_to_end_only() {
+        let mut pep = Pep::new(&cfg(100_000));
+        let mut h = Harness::default();
+        open(&mut h, &mut pep, false);
+        h.send(&mut pep, data(0), 10);
+        let mut last = data(1);
+        last.seg.flags |= Flags::FIN;
+        let o = h.send(&mut pep, last, 11);
+        let ack = o.emitted.iter().find(|p| p.dir == Dir::Rev).unwrap();
+        assert_eq!(ack.seg.ack, ISS + 1 + 2 * MSS, "data acknowledged, FIN not");
+        let fin = o.emitted.iter().find(|p| p.dir == Dir::Fwd).unwrap();
+        assert!(fin.seg.flags.fin(), "the PEP sends the FIN after the data");
+        // The receiver acknowledges the data only: consumed.
+        let o = h.send(&mut pep, rack(2 * MSS), 600);
+        assert!(o.forwarded.is_empty());
+        // The receiver acknowledges the FIN: this ACK reaches the sender.
+        let o = h.send(&mut pep, rack(2 * MSS + 1), 601);
+        assert_eq!(o.forwarded.len(), 1);
+        assert_eq!(o.forwarded[0].seg.ack, ISS + 2 + 2 * MSS);
+        assert!(pep.violations().is_empty());
+    }
+
+    #[test]
+    fn rst_mid_transfer_passes_and_frees_the_buffer() {
+        for dir in [Dir::Rev, Dir::Fwd] {
+            let mut pep = Pep::new(&cfg(100_000));
+            let mut h = Harness::default();
+            open(&mut h, &mut pep, false);
+            for k in 0..5 {
+                h.send(&mut pep, data(k), 10 + k as u64);
+            }
+            assert_eq!(pep.held_bytes(), 5 * MSS as u64);
+            let rst = match dir {
+                Dir::Rev => pkt(Dir::Rev, IRS + 1, 0, Flags::RST, 0),
+                Dir::Fwd => pkt(Dir::Fwd, ISS + 1 + 5 * MSS, 0, Flags::RST, 0),
+            };
+            let o = h.send(&mut pep, rst, 100);
+            assert_eq!(o.forwarded.len(), 1, "RST passes ({dir:?})");
+            assert_eq!(pep.held_bytes(), 0, "buffer freed ({dir:?})");
+            assert_eq!(pep.stats.rst_freed_bytes, 5 * MSS as u64);
+            // Nothing is retransmitted for a reset connection.
+            let o = h.fire(&mut pep, 10_000 * NS_PER_MS);
+            assert!(o.emitted.is_empty());
+            // Later segments pass unspoofed.
+            let o = h.send(&mut pep, data(6), 200);
+            assert_eq!(o.forwarded.len(), 1);
+            assert!(pep.violations().is_empty());
+        }
+    }
+
+    #[test]
+    fn retransmits_locally_on_timeout_and_on_three_dupacks() {
+        let mut pep = Pep::new(&cfg(100_000));
+        let mut h = Harness::default();
+        open(&mut h, &mut pep, false);
+        for k in 0..6 {
+            h.send(&mut pep, data(k), 10 + k as u64);
+        }
+        // The PEP's own window (IW 2) let two segments out; both lost on the satellite.
+        let o = h.fire(&mut pep, 1_000 * NS_PER_MS + 10);
+        assert_eq!(pep.stats.local_timeouts, 1);
+        let rtx: Vec<_> = o.emitted.iter().filter(|p| p.dir == Dir::Fwd).collect();
+        assert_eq!(rtx.len(), 1, "loss window of one segment");
+        assert_eq!(rtx[0].seg.seq, ISS + 1);
+        // Recovery grows the window; then segment 3 is lost and 3 dupacks follow.
+        h.send(&mut pep, rack(MSS), 2_000 * NS_PER_MS);
+        h.send(&mut pep, rack(2 * MSS), 2_001 * NS_PER_MS);
+        let t = 2_600 * NS_PER_MS;
+        h.send(&mut pep, rack(3 * MSS), t);
+        let mut fast = Vec::new();
+        for i in 0..3 {
+            let o = h.send(&mut pep, rack(3 * MSS), t + 1 + i);
+            fast.extend(o.emitted.into_iter().filter(|p| p.dir == Dir::Fwd));
+        }
+        assert_eq!(pep.stats.local_fast_retransmits, 1);
+        assert!(fast.iter().any(|p| p.seg.seq == ISS + 1 + 3 * MSS));
+        // The sender never saw any of this: no pseudo-ACK beyond the 6 for its data.
+        assert_eq!(pep.stats.pseudo_acks, 6);
+    }
+}
