@@ -455,7 +455,7 @@ def _topology(top: _Table) -> _Topology:
 def _satellite(t: _Table, name: str) -> dict[str, Any]:
     """A GEO satellite hop: a link whose one-way delay is half of ``rtt`` (default 540 ms, the
     paper's end-to-end RTT), default rate 1 Mbps; ``loss`` (random) or ``loss_model`` (e.g.
-    Gilbert–Elliott for bursty loss) and ``up``/``down`` overrides as for a link."""
+    Gilbert-Elliott for bursty loss) and ``up``/``down`` overrides as for a link."""
     rtt = t.get_time("rtt", SATELLITE_DEFAULTS["rtt"], positive=True)
     data = {k: v for k, v in t.data.items() if k not in ("rtt", "kind")}
     for key in ("rate", "queue"):
@@ -478,7 +478,8 @@ def _pep(t: _Table, name: str) -> dict[str, Any]:
     if not rto["rto_min"] <= rto["rto_initial"] <= rto["rto_max"]:
         raise field_error(
             t.at("rto_initial"),
-            f"must be between rto_min and rto_max (got {show(t.raw('rto_initial'))})",
+            f"must be between rto_min and rto_max "
+            f"(got {show(t.raw('rto_initial', d['rto_initial']))})",
         )
     buffer = t.get_size("buffer", d["buffer"])
     if buffer < 536:

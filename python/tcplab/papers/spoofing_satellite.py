@@ -17,14 +17,14 @@ How tcplab configures the one TCP to be the paper's sender (all documented knobs
   every first ACK of a round; an adaptive RFC 6298 RTO is shown among the "modern host" runs.
 * The receiver (and the PEP) acknowledge every segment (``ack = {every = 1, max_delay = 0}``):
   the paper's cwnd grows one segment per ACK received.
-* Path: [error injector] → sender–router link (1 Mbps, 0 delay) → [PEP] → satellite hop
+* Path: [error injector] → sender-router link (1 Mbps, 0 delay) → [PEP] → satellite hop
   (``kind = "satellite"``, 1 Mbps, RTT 540 ms). The "zero-delay link" replaces the satellite hop
   by a 1 Mbps link with no delay.
 * Throughput as in §3.1: at the sender, from its first data segment until every data byte is
   acknowledged (the ``sender_acked`` event). End-to-end throughput (until the receiver has
   everything) is reported beside it.
 * Error "at the 11th segment between sender and router" (§3.2): a ``kind = "dropper"`` hop before
-  the sender–router link drops the 11th data segment. "Recovered by timeout" sets the sender's
+  the sender-router link drops the 11th data segment. "Recovered by timeout" sets the sender's
   ``dupthresh`` beyond reach, so only the RTO recovers it (the paper contrasts the two detection
   methods for the same error).
 
@@ -155,9 +155,7 @@ def _fig3(report: Report, jobs: int | None) -> None:
     from tcplab import plots
 
     size = 300 * KB if report.quick else 1 * MB
-    cfg = config(
-        spoof=True, size=size, pep={"series_interval": "1ms"}, sample_interval="2ms"
-    )
+    cfg = config(spoof=True, size=size, pep={"series_interval": "1ms"}, sample_interval="2ms")
     (s,) = _runs([cfg], jobs)
     ts = s["timeseries_table"]
     row = pep_row(s)
@@ -213,7 +211,11 @@ def _fig4(report: Report, jobs: int | None) -> dict[str, float]:
     """Throughput vs file size, with/without spoofing and on a zero-delay link (Fig. 4)."""
     from tcplab import plots
 
-    sizes = [100 * KB, 1 * MB] if report.quick else [10 * KB, 50 * KB, 100 * KB, 300 * KB, 1 * MB, 3 * MB]
+    sizes = (
+        [100 * KB, 1 * MB]
+        if report.quick
+        else [10 * KB, 50 * KB, 100 * KB, 300 * KB, 1 * MB, 3 * MB]
+    )
     cases = {
         "with spoofing": {"spoof": True},
         "without spoofing": {"spoof": False},
@@ -251,26 +253,44 @@ def _fig4(report: Report, jobs: int | None) -> dict[str, float]:
     plain = at1["without spoofing"]["sender_bps"] / LINK_BPS
     zero = at1["zero-delay link"]["sender_bps"] / LINK_BPS
     report.compare(
-        "Fig. 4: 1 MB without spoofing", "< 5", round(plain * 100, 2), unit="% of link",
-        rule="< 5%", ok=plain < 0.05,
+        "Fig. 4: 1 MB without spoofing",
+        "< 5",
+        round(plain * 100, 2),
+        unit="% of link",
+        rule="< 5%",
+        ok=plain < 0.05,
     )
     report.compare(
-        "Fig. 4: 1 MB with spoofing", "> 80", round(spoof * 100, 1), unit="% of link",
-        rule="> 80%", ok=spoof > 0.80,
+        "Fig. 4: 1 MB with spoofing",
+        "> 80",
+        round(spoof * 100, 1),
+        unit="% of link",
+        rule="> 80%",
+        ok=spoof > 0.80,
     )
     report.compare(
-        "Fig. 4: spoofing / plain TCP at 1 MB", "> 15", round(spoof / plain, 1), unit="×",
-        rule="≥ 15×", ok=spoof / plain >= 15,
+        "Fig. 4: spoofing / plain TCP at 1 MB",
+        "> 15",
+        round(spoof / plain, 1),
+        unit="x",
+        rule="≥ 15x",
+        ok=spoof / plain >= 15,
     )
     report.compare(
-        "Fig. 4: spoofing / zero-delay link at 1 MB", "> 80", round(spoof / zero * 100, 1),
-        unit="%", rule="> 80%", ok=spoof / zero > 0.8,
+        "Fig. 4: spoofing / zero-delay link at 1 MB",
+        "> 80",
+        round(spoof / zero * 100, 1),
+        unit="%",
+        rule="> 80%",
+        ok=spoof / zero > 0.8,
     )
     e2e = at1["with spoofing"]["e2e_bps"] / LINK_BPS
     report.compare(
-        "1 MB with spoofing, end to end (receiver has all)", "—", round(e2e * 100, 1),
-        unit="% of link", note="not in the paper: includes the satellite leg and the PEP's "
-        "own slow start",
+        "1 MB with spoofing, end to end (receiver has all)",
+        "—",
+        round(e2e * 100, 1),
+        unit="% of link",
+        note="not in the paper: includes the satellite leg and the PEP's own slow start",
     )
     return {"spoof": spoof, "plain": plain, "zero": zero}
 
@@ -305,11 +325,18 @@ def _fig5(report: Report, jobs: int | None) -> None:
         "spoofing, no error": {"spoof": True, **common},
         "spoofing, error, dupack": {"spoof": True, "drop_segment": 11, **common},
         "spoofing, error, timeout": {
-            "spoof": True, "drop_segment": 11, "by_timeout": True, **common,
+            "spoof": True,
+            "drop_segment": 11,
+            "by_timeout": True,
+            **common,
         },
         "zero-delay TCP, error, timeout": {
-            "spoof": False, "zero_delay": True, "drop_segment": 11, "by_timeout": True,
-            "size": size, "sample_interval": "5ms",
+            "spoof": False,
+            "zero_delay": True,
+            "drop_segment": 11,
+            "by_timeout": True,
+            "size": size,
+            "sample_interval": "5ms",
         },
     }
     res = _runs([config(**kw) for kw in cases.values()], jobs)
@@ -324,7 +351,7 @@ def _fig5(report: Report, jobs: int | None) -> None:
     ax.set_xlabel("data acknowledged to the sender (kB)")
     ax.set_ylabel("average throughput so far (% of 1 Mbps)")
     ax.set_ylim(0, 105)
-    ax.set_title("Fig. 5: error at the 11th segment (sender–router)")
+    ax.set_title("Fig. 5: error at the 11th segment (sender-router)")
     # The paper: the timeout case is up to ~50% below the error-free case.
     xn, yn = curves["spoofing, no error"]
     xt, yt = curves["spoofing, error, timeout"]
@@ -340,17 +367,29 @@ def _fig5(report: Report, jobs: int | None) -> None:
     report.data["fig5"] = {"final": final, "worst_timeout_reduction": worst}
     dup = final["spoofing, error, dupack"] / final["spoofing, no error"]
     report.compare(
-        "Fig. 5: error recovered by dupacks vs no error (1 transfer)", "≈ 100", round(dup * 100, 1),
-        unit="%", rule="≥ 90%", ok=dup >= 0.9,
+        "Fig. 5: error recovered by dupacks vs no error (1 transfer)",
+        "≈ 100",
+        round(dup * 100, 1),
+        unit="%",
+        rule="≥ 90%",
+        ok=dup >= 0.9,
     )
     report.compare(
-        "Fig. 5: largest loss of the timeout case vs no error", "≈ 50", round(worst * 100, 1),
-        unit="%", rule="30–70%", ok=0.3 <= worst <= 0.7,
+        "Fig. 5: largest loss of the timeout case vs no error",
+        "≈ 50",
+        round(worst * 100, 1),
+        unit="%",
+        rule="30-70%",
+        ok=0.3 <= worst <= 0.7,
     )
     to = final["spoofing, error, timeout"] / final["spoofing, no error"]
     report.compare(
-        "Fig. 5: timeout case at the end of the transfer vs no error", "below (slow recovery)",
-        round(to * 100, 1), unit="%", rule="< dupack case", ok=to < dup,
+        "Fig. 5: timeout case at the end of the transfer vs no error",
+        "below (slow recovery)",
+        round(to * 100, 1),
+        unit="%",
+        rule="< dupack case",
+        ok=to < dup,
     )
 
 
@@ -367,7 +406,7 @@ def _buffer_sweep(report: Report, jobs: int | None) -> None:
     size = 300 * KB if report.quick else 2 * MB
     losses = {
         "random 1%": {"loss": 0.01},
-        "bursty (Gilbert–Elliott, 1%)": {
+        "bursty (Gilbert-Elliott, 1%)": {
             "loss_model": {"kind": "gilbert_elliott", "p_gb": 0.002, "p_bg": 0.2, "loss_bad": 1.0}
         },
     }
@@ -390,12 +429,24 @@ def _buffer_sweep(report: Report, jobs: int | None) -> None:
             e2e.append(float(np.mean([throughputs(r, size)["e2e_bps"] for r in rs])))
             held.append(max(pep_row(r)["max_held_bytes"] for r in rs))  # type: ignore[index]
             rtx.append(float(np.mean([pep_row(r)["local_retransmits"] for r in rs])))  # type: ignore[index]
-        out[name] = {"buffer_KiB": buffers, "sender_bps": snd, "e2e_bps": e2e,
-                     "max_held_bytes": held, "local_retransmits": rtx}
-        line = ax.plot(buffers, [v / LINK_BPS * 100 for v in e2e], marker="o",
-                       label=f"{name}: end to end")[0]
-        ax.plot(buffers, [v / LINK_BPS * 100 for v in snd], marker="x", ls="--",
-                color=line.get_color(), label=f"{name}: at the sender")
+        out[name] = {
+            "buffer_KiB": buffers,
+            "sender_bps": snd,
+            "e2e_bps": e2e,
+            "max_held_bytes": held,
+            "local_retransmits": rtx,
+        }
+        line = ax.plot(
+            buffers, [v / LINK_BPS * 100 for v in e2e], marker="o", label=f"{name}: end to end"
+        )[0]
+        ax.plot(
+            buffers,
+            [v / LINK_BPS * 100 for v in snd],
+            marker="x",
+            ls="--",
+            color=line.get_color(),
+            label=f"{name}: at the sender",
+        )
     ax.set_xscale("log", base=2)
     ax.set_xlabel("PEP buffer (KiB)")
     ax.set_ylabel("throughput (% of 1 Mbps)")
@@ -404,8 +455,11 @@ def _buffer_sweep(report: Report, jobs: int | None) -> None:
     path = plots.save(fig, report.out_dir / "ext_buffer.png")
     report.figure(path, "Beyond the paper — PEP buffer size vs throughput under satellite-hop loss")
     report.data["buffer_sweep"] = out
-    lines = ["| loss | buffer (KiB) | sender (% link) | end to end (% link) | max held (kB) | "
-             "local rtx |", "|---|---|---|---|---|---|"]
+    lines = [
+        "| loss | buffer (KiB) | sender (% link) | end to end (% link) | max held (kB) | "
+        "local rtx |",
+        "|---|---|---|---|---|---|",
+    ]
     for name, d in out.items():
         for i, b in enumerate(buffers):
             lines.append(
@@ -426,16 +480,30 @@ def _modern(report: Report, jobs: int | None) -> None:
         "paper sender (fixed RTO 500 ms)": {},
         "+ RFC 6298 RTO (1 s min)": adaptive,
         "+ window scaling, 4 MiB buffers": {
-            **adaptive, "window_scaling": True, "rcv_buf": "4MiB", "max_cwnd": "inf",
+            **adaptive,
+            "window_scaling": True,
+            "rcv_buf": "4MiB",
+            "max_cwnd": "inf",
         },
         "+ IW 10": {
-            **adaptive, "window_scaling": True, "rcv_buf": "4MiB", "max_cwnd": "inf",
+            **adaptive,
+            "window_scaling": True,
+            "rcv_buf": "4MiB",
+            "max_cwnd": "inf",
             "initial_window": 10,
         },
         "+ SACK, timestamps, NewReno (modern)": {
-            **adaptive, "window_scaling": True, "rcv_buf": "4MiB", "max_cwnd": "inf",
-            "initial_window": 10, "sack": True, "dsack": True, "timestamps": True, "cc": "newreno",
-            "mss": 1448, "limited_transmit": True,
+            **adaptive,
+            "window_scaling": True,
+            "rcv_buf": "4MiB",
+            "max_cwnd": "inf",
+            "initial_window": 10,
+            "sack": True,
+            "dsack": True,
+            "timestamps": True,
+            "cc": "newreno",
+            "mss": 1448,
+            "limited_transmit": True,
         },
     }
     losses = {"no loss": None, "1% random loss": {"loss": 0.01}}
@@ -446,8 +514,11 @@ def _modern(report: Report, jobs: int | None) -> None:
         for tcp in hosts.values()
         for sd in seeds
     ]
-    cfgs += [config(spoof=True, size=size, sat_loss=loss, seed=sd) for loss in losses.values()
-             for sd in seeds]
+    cfgs += [
+        config(spoof=True, size=size, sat_loss=loss, seed=sd)
+        for loss in losses.values()
+        for sd in seeds
+    ]
     res = _runs(cfgs, jobs)
     k = 0
     table: dict[str, dict[str, float]] = {}
@@ -467,25 +538,35 @@ def _modern(report: Report, jobs: int | None) -> None:
     names = list(table["no loss"])
     xs = np.arange(len(names))
     for i, lname in enumerate(losses):
-        ax.bar(xs + (i - 0.5) * 0.38, [table[lname][n] / LINK_BPS * 100 for n in names],
-               width=0.38, label=lname)
+        ax.bar(
+            xs + (i - 0.5) * 0.38,
+            [table[lname][n] / LINK_BPS * 100 for n in names],
+            width=0.38,
+            label=lname,
+        )
     ax.set_xticks(xs, names, rotation=25, ha="right", fontsize=7)
     ax.set_ylabel("end-to-end throughput of 1 MB (% of 1 Mbps)")
     ax.set_title("Without a PEP: modern end hosts on 1 Mbps / 540 ms")
     ax.legend()
     path = plots.save(fig, report.out_dir / "ext_modern.png")
-    report.figure(path, "Beyond the paper — modern end hosts without a PEP vs the paper's sender "
-                  "with a PEP (end-to-end throughput, 1 MB)")
+    report.figure(
+        path,
+        "Beyond the paper — modern end hosts without a PEP vs the paper's sender "
+        "with a PEP (end-to-end throughput, 1 MB)",
+    )
     report.data["modern"] = table
     lines = ["| host | " + " | ".join(losses) + " |", "|---|" + "---|" * len(losses)]
     for n in names:
-        lines.append(f"| {n} | " + " | ".join(
-            f"{table[lname][n] / LINK_BPS * 100:.1f}%" for lname in losses) + " |")
+        lines.append(
+            f"| {n} | "
+            + " | ".join(f"{table[lname][n] / LINK_BPS * 100:.1f}%" for lname in losses)
+            + " |"
+        )
     report.section("Modern end hosts without a PEP (end-to-end throughput, 1 MB)", "\n".join(lines))
 
 
 def reproduce(report: Report, jobs: int | None) -> None:
-    """Figs. 3–5 of the paper and two studies beyond it."""
+    """Figs. 3-5 of the paper and two studies beyond it."""
     _fig3(report, jobs)
     _fig4(report, jobs)
     _fig5(report, jobs)
