@@ -19,6 +19,7 @@ pub struct Dropper {
     /// (flow, conn) → data segments seen.
     seen: HashMap<(u32, u32), u64>,
     passed: [u64; 2],
+    bytes: [u64; 2],
     dropped: u64,
 }
 
@@ -28,6 +29,7 @@ impl Dropper {
             targets: cfg.data_segments.clone(),
             seen: HashMap::new(),
             passed: [0; 2],
+            bytes: [0; 2],
             dropped: 0,
         }
     }
@@ -45,14 +47,23 @@ impl Component for Dropper {
             }
         }
         self.passed[p.dir as usize] += 1;
+        self.bytes[p.dir as usize] += p.size as u64;
         ctx.forward_now(p);
     }
 
     fn stats(&self, name: &str) -> Vec<serde_json::Value> {
-        vec![serde_json::json!({
-            "name": name, "kind": "dropper", "dir": "fwd",
-            "tx_packets": self.passed[0], "drops_loss": self.dropped,
-        })]
+        vec![
+            serde_json::json!({
+                "name": name, "kind": "dropper", "dir": "fwd",
+                "tx_packets": self.passed[0], "tx_bytes": self.bytes[0],
+                "drops_queue": 0, "drops_loss": self.dropped,
+            }),
+            serde_json::json!({
+                "name": name, "kind": "dropper", "dir": "rev",
+                "tx_packets": self.passed[1], "tx_bytes": self.bytes[1],
+                "drops_queue": 0, "drops_loss": 0,
+            }),
+        ]
     }
 
     fn tx_packets(&self) -> u64 {

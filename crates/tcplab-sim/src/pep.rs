@@ -213,6 +213,9 @@ struct PepStats {
     resets: u64,
     connections: u64,
     passed: [u64; 2],
+    /// Packets and bytes leaving the PEP per direction (passed + created).
+    tx_packets: [u64; 2],
+    tx_bytes: [u64; 2],
     max_held: u64,
 }
 
@@ -314,7 +317,13 @@ impl Pep {
 
     fn pass(&mut self, p: Packet, ctx: &mut Ctx) {
         self.stats.passed[p.dir as usize] += 1;
+        self.count_tx(&p);
         ctx.forward_now(p);
+    }
+
+    fn count_tx(&mut self, p: &Packet) {
+        self.stats.tx_packets[p.dir as usize] += 1;
+        self.stats.tx_bytes[p.dir as usize] += p.size as u64;
     }
 
     fn record_held(&mut self, now: Time) {
@@ -374,8 +383,8 @@ impl Pep {
             c.ccs.mss = mss;
             c.ccs.cwnd = self.cfg.initial_window_segments as u64 * mss;
             // RFC 7323 §2.2: scaling applies only if both SYNs carried the option.
-            if f.wscale.is_some() && r.wscale.is_some() {
-                c.rcv_shift = r.wscale.unwrap();
+            if let (Some(_), Some(shift)) = (f.wscale, r.wscale) {
+                c.rcv_shift = shift;
             }
             c.fwd_ack = r.isn.wrapping_add(1);
         }
@@ -431,6 +440,7 @@ impl Pep {
         if dup {
             self.stats.dup_pseudo_acks += 1;
         }
+        self.count_tx(&p);
         ctx.emit(p, ctx.now);
     }
 
@@ -677,6 +687,7 @@ impl Pep {
             seg,
         };
         self.stats.data_segments_sent += 1;
+        self.count_tx(&p);
         ctx.emit(p, ctx.now);
     }
 
@@ -830,29 +841,37 @@ impl Component for Pep {
 
     fn stats(&self, name: &str) -> Vec<serde_json::Value> {
         let s = &self.stats;
-        vec![serde_json::json!({
-            "name": name, "kind": "pep", "dir": "fwd",
-            "tx_packets": s.passed[0] + s.data_segments_sent,
-            "pseudo_acks": s.pseudo_acks,
-            "dup_pseudo_acks": s.dup_pseudo_acks,
-            "local_retransmits": s.local_retransmits,
-            "local_fast_retransmits": s.local_fast_retransmits,
-            "local_timeouts": s.local_timeouts,
-            "data_segments_sent": s.data_segments_sent,
-            "bytes_absorbed": s.bytes_absorbed,
-            "acks_absorbed": s.acks_absorbed,
-            "overflow_drops": s.overflow_drops,
-            "window_updates": s.window_updates,
-            "rst_freed_bytes": s.rst_freed_bytes,
-            "resets": s.resets,
-            "connections": s.connections,
-            "max_held_bytes": s.max_held,
-            "held_bytes_end": self.held_total,
-            "buffer_bytes": self.cfg.buffer_bytes,
-            "held_series_t": self.series_t,
-            "held_series_bytes": self.series_bytes,
-            "acked_series_bytes": self.series_acked,
-        })]
+        vec![
+            serde_json::json!({
+                "name": name, "kind": "pep", "dir": "fwd",
+                "tx_packets": s.tx_packets[0], "tx_bytes": s.tx_bytes[0],
+                "drops_queue": s.overflow_drops, "drops_loss": 0,
+                "pseudo_acks": s.pseudo_acks,
+                "dup_pseudo_acks": s.dup_pseudo_acks,
+                "window_updates": s.window_updates,
+                "local_retransmits": s.local_retransmits,
+                "local_fast_retransmits": s.local_fast_retransmits,
+                "local_timeouts": s.local_timeouts,
+                "data_segments_sent": s.data_segments_sent,
+                "bytes_absorbed": s.bytes_absorbed,
+                "acks_absorbed": s.acks_absorbed,
+                "overflow_drops": s.overflow_drops,
+                "rst_freed_bytes": s.rst_freed_bytes,
+                "resets": s.resets,
+                "connections": s.connections,
+                "max_held_bytes": s.max_held,
+                "held_bytes_end": self.held_total,
+                "buffer_bytes": self.cfg.buffer_bytes,
+                "held_series_t": self.series_t,
+                "held_series_bytes": self.series_bytes,
+                "acked_series_bytes": self.series_acked,
+            }),
+            serde_json::json!({
+                "name": name, "kind": "pep", "dir": "rev",
+                "tx_packets": s.tx_packets[1], "tx_bytes": s.tx_bytes[1],
+                "drops_queue": 0, "drops_loss": 0,
+            }),
+        ]
     }
 
     fn tx_packets(&self) -> u64 {
@@ -1051,10 +1070,8 @@ mod tests {
         assert_eq!(acks.len(), 1);
         assert_eq!(acks[0].seg.ack, ISS + 1 + MSS);
         assert_eq!(acks[0].seg.seq, IRS + 1);
-        assert_eq!(
-            acks[0].seg.window as u64,
-            100_000u64.min(65535).min(100_000 - 1000)
-        );
+        // 99 000 bytes free, capped at the unscaled field's 65535.
+        assert_eq!(acks[0].seg.window, 65535);
         // The PEP sends the held segment toward the receiver with the sender's numbers.
         assert_eq!(sent.len(), 1);
         assert_eq!(sent[0].seg.seq, ISS + 1);

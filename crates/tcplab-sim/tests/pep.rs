@@ -39,23 +39,25 @@ fn pep(buffer: u64) -> HopConfig {
 
 /// The paper's sender: Reno, IW 1, 64 KB window, fixed 500 ms RTO, MSS 1460.
 fn paper_tcp() -> TcpConfigJson {
-    let mut t = TcpConfigJson::default();
-    t.cc = "reno".into();
-    t.sack = false;
-    t.dsack = false;
-    t.timestamps = false;
-    t.window_scaling = false;
-    t.mss = 1460;
-    t.rcv_buf = 65535;
-    t.snd_buf = 1 << 22;
-    t.initial_window_bytes = 1460;
-    t.max_cwnd = Some(65535);
-    t.limited_transmit = false;
+    let mut t = TcpConfigJson {
+        cc: "reno".into(),
+        sack: false,
+        dsack: false,
+        timestamps: false,
+        window_scaling: false,
+        mss: 1460,
+        rcv_buf: 65535,
+        snd_buf: 1 << 22,
+        initial_window_bytes: 1460,
+        max_cwnd: Some(65535),
+        limited_transmit: false,
+        ca_at_ssthresh: true,
+        ..TcpConfigJson::default()
+    };
     t.rto.initial_ns = 500 * MS;
     t.rto.min_ns = 500 * MS;
     t.rto.max_ns = 500 * MS;
     t.rto.max_backoff = 0;
-    t.ca_at_ssthresh = true;
     t.ack.every_n = 1;
     t.ack.max_delay_ns = 0;
     t

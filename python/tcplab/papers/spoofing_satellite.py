@@ -238,6 +238,14 @@ def _fig4(report: Report, jobs: int | None) -> dict[str, float]:
             marker="o",
             label=f"tcplab: {name}",
         )
+    rows = table["with spoofing"]
+    ax.plot(
+        [r["size"] / 1000 for r in rows],
+        [r["e2e_bps"] / LINK_BPS * 100 for r in rows],
+        ls="--",
+        color="C0",
+        label="tcplab: with spoofing, end to end (not in paper)",
+    )
     plots.mark_paper(ax, [1000, 1000], [80, 5], label="paper at 1 MB: >80% / <5% (bounds)")
     ax.set_xscale("log")
     ax.set_xlabel("file size (kB)")
@@ -309,7 +317,10 @@ def _cumulative(s: dict[str, Any]) -> tuple[list[float], list[float]]:
         ts = s["timeseries_table"]
         t = ts["t_ns"] * 1e-9
         a = ts["delivered"].astype(float)
-    keep = (t > t_first) & (a > 0)
+    # Each amount of data at the time it was first acknowledged (after the last byte the
+    # series goes on with the FIN exchange).
+    first = np.concatenate(([True], np.diff(a) > 0))
+    keep = (t > t_first) & (a > 0) & first
     t, a = t[keep], a[keep]
     thr = a * 8 / (t - t_first) / LINK_BPS * 100
     return (a / 1000).tolist(), thr.tolist()
