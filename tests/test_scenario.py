@@ -102,6 +102,8 @@ P2P_CONFIG = {
                 "initial_ssthresh": None,
                 "max_cwnd": None,
                 "limited_transmit": True,
+                "dupthresh": 3,
+                "ca_at_ssthresh": False,
                 "rto": {
                     "initial_ns": 1_000_000_000,
                     "min_ns": 1_000_000_000,
@@ -426,7 +428,8 @@ ERRORS: list[tuple[str, list[str], str]] = [
     (
         BASE,
         ["path[0].kind=wire"],
-        'path[0].kind: unknown hop kind "wire" (choose from link, dumbbell)',
+        'path[0].kind: unknown hop kind "wire" '
+        "(choose from link, dumbbell, satellite, pep, dropper)",
     ),
     (BASE, ["path[0].ratee=1Mbps"], 'path[0].ratee: unknown field (did you mean "rate"?)'),
     (
