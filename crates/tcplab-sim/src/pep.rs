@@ -63,7 +63,9 @@
 //! **Invariant** (checked at the end of every run, `violations`): nothing the
 //! PEP acknowledged is lost while the receiver stays reachable: for every
 //! connection not reset, the bytes pseudo-acknowledged are either
-//! acknowledged by the receiver or still held, and after the receiver
+//! acknowledged by the receiver or still held — outstanding in the PEP's
+//! retransmission queue, contiguously from the receiver's cumulative ACK, or
+//! not yet sent — and after the receiver
 //! acknowledged the FIN, everything pseudo-acknowledged was acknowledged by
 //! the receiver. The engine's own end-to-end check (the receiver delivered
 //! every byte the sender saw acknowledged) runs as well.
@@ -894,6 +896,29 @@ impl Component for Pep {
                     c.flow, c.conn, c.acked_to_sender, c.rcv_nxt
                 ));
             }
+            // ... and what it holds is either outstanding in its scoreboard
+            // (contiguously from what the receiver acknowledged) or not yet sent.
+            if !c.ended && c.active {
+                let mut at = c.snd_una;
+                let mut gap = false;
+                for s in c.sb.iter() {
+                    if s.start != at {
+                        gap = true;
+                        v.push(format!(
+                            "pep: flow {} conn {}: bytes {at}..{} acknowledged to the sender are in no retransmission queue",
+                            c.flow, c.conn, s.start
+                        ));
+                        break;
+                    }
+                    at = s.end;
+                }
+                if !gap && at != c.snd_nxt.max(c.snd_una) && !c.sb.is_empty() {
+                    v.push(format!(
+                        "pep: flow {} conn {}: retransmission queue ends at {at}, sent up to {}",
+                        c.flow, c.conn, c.snd_nxt
+                    ));
+                }
+            }
             if c.fin_acked && c.snd_una <= c.acked_to_sender {
                 v.push(format!(
                     "pep: flow {} conn {}: receiver acknowledged the FIN before all pseudo-acknowledged data",
@@ -1196,5 +1221,22 @@ mod tests {
         assert!(fast.iter().any(|p| p.seg.seq == ISS + 1 + 3 * MSS));
         // The sender never saw any of this: no pseudo-ACK beyond the 6 for its data.
         assert_eq!(pep.stats.pseudo_acks, 6);
+    }
+
+    #[test]
+    fn invariant_check_catches_acknowledged_data_gone_missing() {
+        let mut pep = Pep::new(&cfg(100_000));
+        let mut h = Harness::default();
+        open(&mut h, &mut pep, false);
+        for k in 0..2 {
+            h.send(&mut pep, data(k), 10 + k as u64);
+        }
+        assert!(pep.violations().is_empty());
+        // Simulate a bug: the first segment leaves the retransmission queue
+        // although the receiver never acknowledged it.
+        pep.conns[0].sb.ack_to(1 + MSS as u64);
+        let v = pep.violations();
+        assert_eq!(v.len(), 1, "{v:?}");
+        assert!(v[0].contains("in no retransmission queue"));
     }
 }
