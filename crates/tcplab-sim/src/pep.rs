@@ -782,6 +782,17 @@ impl Component for Pep {
                     self.pass(p, ctx);
                 }
             }
+            Dir::Rev if c.rcv_nxt == 1 && c.fin_off.is_none() => {
+                // Nothing held yet: the receiver's segments (the ACK that
+                // completes a handshake the receiver opened, window updates)
+                // pass unchanged — set-up stays end to end.
+                let c = &mut self.conns[ci];
+                c.rwnd = (p.seg.window as u64) << c.rcv_shift;
+                if let Some(ts) = p.seg.options.timestamps {
+                    c.rev_tsval = ts.0;
+                }
+                self.pass(p, ctx);
+            }
             Dir::Rev => {
                 let advanced = self.on_rev_ack(ci, &p.seg, ctx.now);
                 let c = &self.conns[ci];
