@@ -376,6 +376,9 @@ impl Pep {
                 Dir::Rev => c.rev_tsval = ts.0,
             }
         }
+        if c.active {
+            return; // a retransmitted SYN or SYN-ACK changes nothing
+        }
         if let (Some(f), Some(r)) = (c.fwd_syn, c.rev_syn) {
             // Both sides answered: spoofing may start (set-up stays end to end).
             c.active = true;
