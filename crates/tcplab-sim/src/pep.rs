@@ -77,7 +77,11 @@
 //!
 //! Departures: no delayed pseudo-ACKs (one per data segment, as the paper's
 //! router does); reverse-direction data passes unspoofed; the PEP's segments
-//! carry the sender's latest timestamp option unchanged.
+//! carry the sender's latest timestamp option unchanged. The paper sizes the
+//! router's RTO from its buffer, subject to RTO > satellite RTT; tcplab uses
+//! RFC 6298 (RTO ≥ SRTT + 4·RTTVAR, so above the measured PEP–receiver RTT
+//! once sampled) with a configured floor and initial value (default 1 s, above
+//! a GEO RTT before any sample).
 
 use std::collections::HashMap;
 

@@ -49,6 +49,9 @@ __all__ = ["config", "pep_row", "reproduce", "throughputs"]
 KB = 1000
 MB = 1000 * 1000
 LINK_BPS = 1_000_000
+#: Segments sent when cwnd first reaches 43 under the paper's rules (§2.2.2, §4.1): 42 ACKs,
+#: each sliding the window by one and growing it by one.
+PAPER_PLATEAU_SENT_SEGMENTS = 1 + 2 * 42
 
 #: The paper's sender (§3.2.2) in scenario keys.
 PAPER_TCP: dict[str, Any] = {
@@ -172,7 +175,11 @@ def _fig3(report: Report, jobs: int | None) -> None:
     fig, ax = plots.figure()
     ax.step(sent[keep] / 1000, cwnd_seg[keep], where="post", label="tcplab (spoofing)")
     ax.axhline(43, color="grey", ls=":", lw=1)
-    plots.mark_paper(ax, [0.0, 128.0], [1, 43], label="paper: from 1 to 43 segments")
+    # The paper states the rules (IW 1, +1 segment per ACK, 43-segment cap), not the figure's
+    # numbers: under those rules cwnd reaches 43 after 42 ACKs, i.e. after 1 + 2*42 = 85
+    # segments were sent.
+    model_x = PAPER_PLATEAU_SENT_SEGMENTS * 1460 / 1000
+    plots.mark_paper(ax, [0.0, model_x], [1, 43], label="paper: IW 1 → 43 (85 segments sent)")
     ax.set_xlabel("data sent by the sender (kB)")
     ax.set_ylabel("cwnd (segments of 1460 B)")
     ax.set_xlim(0, min(size, 400 * KB) / 1000)
@@ -198,6 +205,16 @@ def _fig3(report: Report, jobs: int | None) -> None:
         "cwnd_segments": cwnd_seg[keep].tolist()[::5],
         "plateau_reached_at_bytes": float(sent[first]),
     }
+    report.compare(
+        "Fig. 3: data sent when cwnd reaches its plateau",
+        round(PAPER_PLATEAU_SENT_SEGMENTS * 1460 / 1000, 1),
+        round(float(sent[first]) / 1000, 1),
+        unit="kB",
+        rule="within 5%",
+        ok=abs(float(sent[first]) / (PAPER_PLATEAU_SENT_SEGMENTS * 1460) - 1) <= 0.05,
+        note="paper value derived from its stated rules (1 + 2*42 segments of 1460 B); tcplab "
+        "reaches 44 segments, one ACK later",
+    )
     report.compare(
         "Fig. 3: cwnd grows by one segment per pseudo-ACK until the plateau",
         "slow start, stepwise",
