@@ -309,6 +309,17 @@ def _fig4(report: Report, jobs: int | None) -> dict[str, float]:
         rule="> 80%",
         ok=spoof / zero > 0.8,
     )
+    # Sensitivity: RFC 5681 also allows slow start at cwnd = ssthresh (tcplab's default).
+    (alt,) = _runs([config(spoof=False, size=1 * MB, tcp={"ca_at_ssthresh": False})], jobs)
+    alt_plain = throughputs(alt, 1 * MB)["sender_bps"] / LINK_BPS
+    report.compare(
+        "1 MB without spoofing, slow start at cwnd = ssthresh",
+        "< 5",
+        round(alt_plain * 100, 2),
+        unit="% of link",
+        note="sensitivity, not the paper's rule: with tcplab's default the unspoofed sender "
+        "reaches 3 segments per timeout round instead of 2",
+    )
     e2e = at1["with spoofing"]["e2e_bps"] / LINK_BPS
     report.compare(
         "1 MB with spoofing, end to end (receiver has all)",
