@@ -70,9 +70,11 @@ ACCESS_DEFAULTS: Final[dict[str, object]] = {
 LINK_DEFAULTS: Final[dict[str, object]] = {"queue": 100, "overhead": 0}
 
 _REQUIRED: Final = object()
-_DIR_KEYS: Final = ("rate", "delay", "queue", "loss", "loss_model", "overhead")
+_DIR_KEYS: Final = ("rate", "delay", "queue", "loss", "loss_model", "overhead", "bits_per_byte")
 _LINK_BODY_KEYS: Final = (*_DIR_KEYS, "up", "down")
-_LINK_KEYS: Final = ("kind", "name", *_LINK_BODY_KEYS)
+_LINK_KEYS: Final = ("kind", "name", *_LINK_BODY_KEYS, "ack_filter")
+_ACK_FILTER_KEYS: Final = ("threshold",)
+_ACK_CC_KEYS: Final = ("queue_threshold", "max_ratio")
 _DUMBBELL_KEYS: Final = ("kind", "pairs", "bottleneck", "access", "egress")
 _TOP_KEYS: Final = (
     "name",
@@ -104,6 +106,8 @@ _FLOW_KEYS: Final = (
     "limited_transmit",
     "rto",
     "ack",
+    "abc_l",
+    "ack_cc",
     "app",
     "bytes",
     "sizes",
@@ -114,7 +118,8 @@ _BULK_ONLY: Final = ("bytes",)
 _DOWNLOADS_ONLY: Final = ("sizes", "think", "downloads")
 _RTO_KEYS: Final = ("profile", "initial", "min", "max", "granularity", "max_backoff")
 _ACK_KEYS: Final = ("every", "max_delay", "immediate_on_ooo", "quickack")
-_CROSS_KEYS: Final = ("kind", "name", "rate", "packet_size", "start", "stop", "hops")
+_CROSS_KEYS: Final = ("kind", "name", "rate", "packet_size", "start", "stop", "hops", "interval", "from")
+_PING_ONLY: Final = ("interval", "from")
 _PCAP_KEYS: Final = ("hop", "dir", "file", "payload")
 _DIST_KEYS: Final[dict[str, tuple[str, ...]]] = {
     "const": ("value",),
@@ -378,8 +383,20 @@ def _link(t: _Table, name: str, defaults: Mapping[str, object]) -> dict[str, Any
             "queue": _queue(*values["queue"]),
             "loss": loss,
             "overhead_bytes": _as_int(*values["overhead"], 0, 65535),
+            "bits_per_byte": _as_int(*values.get("bits_per_byte", (8, "bits_per_byte")), 8, 16),
         }
+    if "ack_filter" in t:
+        link.update(_ack_filter(t.raw("ack_filter"), t.at("ack_filter")))
     return link
+
+
+def _ack_filter(value: object, field: str) -> dict[str, Any]:
+    """``ack_filter = true`` or ``{ threshold = T }`` → an ``ack_filter_link`` (RFC 3449 §5.2.1
+    ACK filtering on the up direction; T > 0 = §5.2.2 ACK decimation)."""
+    if isinstance(value, bool):
+        return {"kind": "ack_filter_link", "filter_threshold": 0} if value else {}
+    t = _Table(value, field, _ACK_FILTER_KEYS)
+    return {"kind": "ack_filter_link", "filter_threshold": t.get_int("threshold", 0, 0, 1_000_000)}
 
 
 def _topology(top: _Table) -> _Topology:
@@ -536,6 +553,20 @@ def _tcp(t: _Table) -> dict[str, Any]:
         "limited_transmit": t.get_bool("limited_transmit", True),
         "rto": _rto(t.raw("rto", DEFAULT_RTO_PROFILE), t.at("rto")),
         "ack": _ack(t.raw("ack", {}), t.at("ack")),
+        "abc_l": t.get_int("abc_l", 1, 1, 64),
+        "ack_cc": _ack_cc(t.raw("ack_cc", False), t.at("ack_cc")),
+    }
+
+
+def _ack_cc(value: object, field: str) -> dict[str, Any] | None:
+    """``ack_cc = true`` or ``{ queue_threshold = 2, max_ratio = 0 }``: receiver ACK congestion
+    control (RFC 3449 §4.3) driven by the local uplink queue; max_ratio 0 = half the window."""
+    if isinstance(value, bool):
+        return {"queue_threshold": 2, "max_ratio": 0} if value else None
+    t = _Table(value, field, _ACK_CC_KEYS)
+    return {
+        "queue_threshold": t.get_int("queue_threshold", 2, 1, U32_MAX),
+        "max_ratio": t.get_int("max_ratio", 0, 0, U32_MAX),
     }
 
 
@@ -706,7 +737,12 @@ def _cross(top: _Table, topo: _Topology, duration_ns: int) -> list[dict[str, Any
     out: list[dict[str, Any]] = []
     for i, entry in enumerate(top.tables("cross", required=False)):
         t = _Table(entry, f"cross[{i}]", _CROSS_KEYS)
-        t.get_choice("kind", ("udp_cbr",), "cross-traffic kind", "udp_cbr")
+        kind = t.get_choice("kind", ("udp_cbr", "ping"), "cross-traffic kind", "udp_cbr")
+        if kind == "ping":
+            continue
+        for key in _PING_ONLY:
+            if key in t:
+                raise field_error(t.at(key), 'only a cross-traffic entry of kind "ping" takes it')
         name = t.get_str("name", f"cross{i}")
         if any(c["name"] == name for c in out):
             raise field_error(t.at("name"), f"duplicate cross-traffic name {show(name)}")
@@ -740,6 +776,51 @@ def _cross(top: _Table, topo: _Topology, duration_ns: int) -> list[dict[str, Any
                 "packet_bytes": size,
                 "start_ns": start,
                 "stop_ns": stop,
+            }
+        )
+    return out
+
+
+def _pings(top: _Table, topo: _Topology, duration_ns: int) -> list[dict[str, Any]]:
+    """``[[cross]]`` entries of kind ``ping``: ICMP-echo-like probes (``ping.rs``). A request of
+    ``packet_size`` bytes (IP datagram) every ``interval``; ``from = "receiver"`` (default) sends
+    it up the reverse direction first, as a terminal pinging its server."""
+    out: list[dict[str, Any]] = []
+    for i, entry in enumerate(top.tables("cross", required=False)):
+        t = _Table(entry, f"cross[{i}]", _CROSS_KEYS)
+        if t.raw("kind", "udp_cbr") != "ping":
+            continue
+        if "rate" in t:
+            raise field_error(t.at("rate"), 'a "ping" sends one request per interval: use interval')
+        name = t.get_str("name", f"ping{i}")
+        size_raw = t.raw("packet_size", 64)
+        size = parse_size(size_raw, t.at("packet_size"))
+        _check_range(size, size_raw, t.at("packet_size"), HEADER_BYTES, 65535)
+        start = _start(t, top, duration_ns)
+        stop = t.get_time("stop", top.raw("duration"))
+        if stop <= start:
+            raise field_error(t.at("stop"), f"must be > start (got {show(t.raw('stop'))})")
+        hops_raw = t.raw("hops", None)
+        if hops_raw is None:
+            hops = topo.pair_routes[0] if topo.pair_routes else list(range(len(topo.hops)))
+        else:
+            if not isinstance(hops_raw, list) or not hops_raw:
+                raise field_error(
+                    t.at("hops"), f"must be a non-empty list of links (got {show(hops_raw)})"
+                )
+            hops = [
+                topo.link_index(h, f"{t.at('hops')}[{j}]") for j, h in enumerate(hops_raw)
+            ]
+        origin = t.get_choice("from", ("receiver", "sender"), "ping origin", "receiver")
+        out.append(
+            {
+                "name": name,
+                "path": hops,
+                "packet_bytes": size,
+                "interval_ns": t.get_time("interval", "1s", positive=True),
+                "start_ns": start,
+                "stop_ns": stop,
+                "from_receiver": origin == "receiver",
             }
         )
     return out
@@ -838,6 +919,7 @@ def parse_scenario(data: Mapping[str, Any], source: str = "<dict>") -> Scenario:
             "hops": topo.hops,
             "flows": _flows(top, topo, duration),
             "cross": _cross(top, topo, duration),
+            "pings": _pings(top, topo, duration),
             "pcap": _pcaps(top, topo),
         }
     except ScenarioError as err:

@@ -105,6 +105,12 @@ pub trait Component {
 
     /// Total packets transmitted by the component (for the `packets` count).
     fn tx_packets(&self) -> u64;
+    /// Packets waiting or in service in direction `dir` at `now`, for
+    /// components with a queue an endpoint host can observe (the local
+    /// interface queue; used by receiver ACK congestion control).
+    fn backlog(&mut self, _dir: Dir, _now: Time) -> Option<u64> {
+        None
+    }
 }
 
 /// pcap taps: hop × direction → writer.

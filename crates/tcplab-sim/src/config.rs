@@ -26,6 +26,9 @@ pub struct SimConfig {
     pub cross: Vec<CbrConfig>,
     #[serde(default)]
     pub pcap: Vec<PcapConfig>,
+    /// ICMP-echo-like probes (`ping.rs`).
+    #[serde(default)]
+    pub pings: Vec<PingConfig>,
 }
 
 fn default_sample_interval() -> u64 {
@@ -38,12 +41,14 @@ fn default_sample_interval() -> u64 {
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum HopConfig {
     Link(LinkConfig),
+    AckFilterLink(AckFilterLinkConfig),
 }
 
 impl HopConfig {
     pub fn name(&self) -> &str {
         match self {
             HopConfig::Link(l) => &l.name,
+            HopConfig::AckFilterLink(l) => &l.name,
         }
     }
 }
@@ -58,6 +63,20 @@ pub struct LinkConfig {
     pub rev: LinkDirConfig,
 }
 
+/// A link whose reverse direction filters ACKs (RFC 3449 §5.2.1/§5.2.2,
+/// `ackfilter.rs`).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AckFilterLinkConfig {
+    pub name: String,
+    pub fwd: LinkDirConfig,
+    pub rev: LinkDirConfig,
+    /// Filter only when more than this many older ACKs of the connection
+    /// wait: 0 = ACK filtering, > 0 = ACK decimation.
+    #[serde(default)]
+    pub filter_threshold: u32,
+}
+
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct LinkDirConfig {
@@ -70,6 +89,14 @@ pub struct LinkDirConfig {
     /// time (e.g. 2 for PPP as ns-3 models it, 38 for Ethernet incl. preamble/IFG).
     #[serde(default)]
     pub overhead_bytes: u32,
+    /// Line bits per byte of frame (8 = synchronous; 10 = asynchronous serial
+    /// with one start and one stop bit, 8N1: a "9600 bps" line carries 960 B/s).
+    #[serde(default = "default_bits_per_byte")]
+    pub bits_per_byte: u32,
+}
+
+fn default_bits_per_byte() -> u32 {
+    8
 }
 
 #[derive(Debug, Clone, Copy, Deserialize)]
@@ -136,6 +163,26 @@ pub struct TcpConfigJson {
     pub limited_transmit: bool,
     pub rto: RtoConfigJson,
     pub ack: AckConfigJson,
+    /// RFC 3465 ABC limit L in SMSS for slow start (1 = RFC 5681).
+    #[serde(default = "default_abc_l")]
+    pub abc_l: u32,
+    /// Receiver-side ACK congestion control (RFC 3449 §4.3), None = off.
+    #[serde(default)]
+    pub ack_cc: Option<AckCcJson>,
+}
+
+fn default_abc_l() -> u32 {
+    1
+}
+
+#[derive(Debug, Clone, Copy, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AckCcJson {
+    /// Packets waiting ahead of a just-sent ACK in the uplink queue that
+    /// count as congestion.
+    pub queue_threshold: u32,
+    /// Largest ACK ratio (0 = half the receive window in segments).
+    pub max_ratio: u32,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -219,6 +266,24 @@ pub struct CbrConfig {
     pub stop_ns: u64,
 }
 
+/// An ICMP-echo-like probe: every `interval_ns` a request of `packet_bytes`
+/// (IP datagram) travels `path` one way, the far end answers at once with a
+/// reply of the same size, and the round-trip time is recorded.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PingConfig {
+    pub name: String,
+    /// Hops in data (forward) order, as for flows.
+    pub path: Vec<usize>,
+    pub packet_bytes: u32,
+    pub interval_ns: u64,
+    pub start_ns: u64,
+    pub stop_ns: u64,
+    /// The request starts at the receivers' end (travels the reverse
+    /// direction first, like a terminal pinging its server) when true.
+    pub from_receiver: bool,
+}
+
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PcapConfig {
@@ -244,6 +309,7 @@ pub fn example_p2p(duration_ns: u64, loss: f64) -> SimConfig {
             LossConfig::None
         },
         overhead_bytes: 0,
+        bits_per_byte: 8,
     };
     SimConfig {
         name: "p2p-bulk".into(),
@@ -267,6 +333,7 @@ pub fn example_p2p(duration_ns: u64, loss: f64) -> SimConfig {
         }],
         cross: vec![],
         pcap: vec![],
+        pings: vec![],
     }
 }
 
@@ -298,6 +365,8 @@ impl Default for TcpConfigJson {
                 immediate_on_ooo: true,
                 quickack: 0,
             },
+            abc_l: 1,
+            ack_cc: None,
         }
     }
 }

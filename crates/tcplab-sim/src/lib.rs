@@ -1,6 +1,7 @@
 //! tcplab-sim: a deterministic discrete-event packet simulator that drives
 //! the sans-IO TCP of `tcplab-tcp` over configurable paths.
 
+pub mod ackfilter;
 pub mod component;
 pub mod config;
 pub mod coverage;
@@ -8,6 +9,7 @@ pub mod dist;
 pub mod link;
 pub mod output;
 pub mod pcap;
+pub mod ping;
 pub mod rng;
 pub mod sim;
 pub mod validate;

@@ -47,6 +47,7 @@ fn random_dir(r: &mut Rng, lossy: bool) -> LinkDirConfig {
         },
         loss,
         overhead_bytes: pick(r, &[0u32, 2, 38]),
+        bits_per_byte: pick(r, &[8u32, 10]),
     }
 }
 
@@ -108,6 +109,7 @@ fn random_config(seed: u64) -> SimConfig {
         }],
         cross: vec![],
         pcap: vec![],
+        pings: vec![],
     }
 }
 
