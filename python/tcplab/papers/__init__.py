@@ -12,7 +12,12 @@ from types import ModuleType
 __all__ = ["PAPERS", "load"]
 
 #: paper id → (module, title)
-PAPERS: dict[str, tuple[str, str]] = {}
+PAPERS: dict[str, tuple[str, str]] = {
+    "asymmetric-link": (
+        "tcplab.papers.asymmetric_link",
+        "TCP/IP suitable for an asymmetric wireless link (Kato, Kamagata, Ito, Toshiba ~1996)",
+    ),
+}
 
 
 def load(paper: str) -> ModuleType:
