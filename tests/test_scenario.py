@@ -77,6 +77,7 @@ P2P_DIR = {
     "queue": {"kind": "packets", "limit": 100},
     "loss": {"kind": "none"},
     "overhead_bytes": 0,
+    "bits_per_byte": 8,
 }
 P2P_CONFIG = {
     "name": "p2p-bulk",
@@ -115,12 +116,15 @@ P2P_CONFIG = {
                     "immediate_on_ooo": True,
                     "quickack": 0,
                 },
+                "abc_l": 1,
+                "ack_cc": None,
             },
             "app": {"kind": "bulk", "bytes": None},
         }
     ],
     "cross": [],
     "pcap": [],
+    "pings": [],
 }
 
 
@@ -465,7 +469,8 @@ ERRORS: list[tuple[str, list[str], str]] = [
     (
         BASE,
         ["path[0].up.foo=1"],
-        "path[0].up.foo: unknown field (allowed: delay, loss, loss_model, overhead, queue, rate)",
+        "path[0].up.foo: unknown field "
+        "(allowed: bits_per_byte, delay, loss, loss_model, overhead, queue, rate)",
     ),
     (BASE, ["path[0].up.rate=0kbps"], 'path[0].up.rate: must be > 0 (got "0kbps")'),
     (BASE, ["path[0].up=1"], "path[0].up: must be a table (got 1)"),
@@ -705,7 +710,7 @@ ERRORS: list[tuple[str, list[str], str]] = [
     (
         BASE,
         ["cross[0].rate=1Mbps", "cross[0].kind=tcp"],
-        'cross[0].kind: unknown cross-traffic kind "tcp" (choose from udp_cbr)',
+        'cross[0].kind: unknown cross-traffic kind "tcp" (choose from udp_cbr, ping)',
     ),
     (BASE, ["cross[0].start=1s"], "cross[0].rate: required field missing"),
     (

@@ -118,7 +118,7 @@ _BULK_ONLY: Final = ("bytes",)
 _DOWNLOADS_ONLY: Final = ("sizes", "think", "downloads")
 _RTO_KEYS: Final = ("profile", "initial", "min", "max", "granularity", "max_backoff")
 _ACK_KEYS: Final = ("every", "max_delay", "immediate_on_ooo", "quickack")
-_CROSS_KEYS: Final = ("kind", "name", "rate", "packet_size", "start", "stop", "hops", "interval", "from")
+_CROSS_KEYS: Final = ("kind", "name", "rate", "packet_size", "start", "stop", "hops")
 _PING_ONLY: Final = ("interval", "from")
 _PCAP_KEYS: Final = ("hop", "dir", "file", "payload")
 _DIST_KEYS: Final[dict[str, tuple[str, ...]]] = {
@@ -736,7 +736,7 @@ def _flows(top: _Table, topo: _Topology, duration_ns: int) -> list[dict[str, Any
 def _cross(top: _Table, topo: _Topology, duration_ns: int) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     for i, entry in enumerate(top.tables("cross", required=False)):
-        t = _Table(entry, f"cross[{i}]", _CROSS_KEYS)
+        t = _Table(entry, f"cross[{i}]", (*_CROSS_KEYS, *_PING_ONLY))
         kind = t.get_choice("kind", ("udp_cbr", "ping"), "cross-traffic kind", "udp_cbr")
         if kind == "ping":
             continue
@@ -787,7 +787,7 @@ def _pings(top: _Table, topo: _Topology, duration_ns: int) -> list[dict[str, Any
     it up the reverse direction first, as a terminal pinging its server."""
     out: list[dict[str, Any]] = []
     for i, entry in enumerate(top.tables("cross", required=False)):
-        t = _Table(entry, f"cross[{i}]", _CROSS_KEYS)
+        t = _Table(entry, f"cross[{i}]", (*_CROSS_KEYS, *_PING_ONLY))
         if t.raw("kind", "udp_cbr") != "ping":
             continue
         if "rate" in t:
@@ -808,9 +808,7 @@ def _pings(top: _Table, topo: _Topology, duration_ns: int) -> list[dict[str, Any
                 raise field_error(
                     t.at("hops"), f"must be a non-empty list of links (got {show(hops_raw)})"
                 )
-            hops = [
-                topo.link_index(h, f"{t.at('hops')}[{j}]") for j, h in enumerate(hops_raw)
-            ]
+            hops = [topo.link_index(h, f"{t.at('hops')}[{j}]") for j, h in enumerate(hops_raw)]
         origin = t.get_choice("from", ("receiver", "sender"), "ping origin", "receiver")
         out.append(
             {

@@ -35,6 +35,8 @@ pub struct AckRatioController {
     /// ACKs sent since `d` last changed.
     acks_since_change: u32,
     congested_since_change: bool,
+    /// `d` has changed at least once.
+    changed: bool,
     /// Receive window in segments (to count "a window's worth" of ACKs).
     window_segs: u32,
 }
@@ -55,6 +57,7 @@ impl AckRatioController {
             threshold: cfg.queue_threshold.max(1),
             acks_since_change: 0,
             congested_since_change: false,
+            changed: false,
             window_segs,
         }
     }
@@ -80,12 +83,13 @@ impl AckRatioController {
         if queued_ahead >= self.threshold {
             self.congested_since_change = true;
             // RFC 3449 §4.3: multiplicative increase of d on congestion —
-            // at once on the first signal after a change, then at most
-            // once per window of ACKs.
+            // at once on the first signal, then at most once per window of
+            // ACKs (the ACKs sent before the change still occupy the queue).
             if self.d < self.d_max
-                && (self.acks_since_change == 1 || self.acks_since_change >= self.acks_per_window())
+                && (!self.changed || self.acks_since_change >= self.acks_per_window())
             {
                 self.d = (self.d * 2).min(self.d_max);
+                self.changed = true;
                 self.acks_since_change = 0;
                 self.congested_since_change = false;
             }
@@ -94,6 +98,7 @@ impl AckRatioController {
             // without congestion).
             if !self.congested_since_change && self.d > self.d_min {
                 self.d -= 1;
+                self.changed = true;
             }
             self.acks_since_change = 0;
             self.congested_since_change = false;

@@ -77,8 +77,8 @@ def asym_window(
     ack_frame: float = 72.0,
     up_bits_per_byte: float = 8.0,
 ) -> float:
-    """Smallest window (bytes) that does not limit the transfer: max(bandwidth × RTT,
-    2·ack_every·MSS) (paper §3.1: 10 Mbps × (1.2 + 18) ms ≈ 24000 B and MSS×2×2 = 5840 B)."""
+    """Smallest window (bytes) that does not limit the transfer: max(bandwidth x RTT,
+    2·ack_every·MSS) (paper §3.1: 10 Mbps x (1.2 + 18) ms ≈ 24000 B and MSSx2x2 = 5840 B)."""
     _check(down_bps=down_bps, up_bps=up_bps, mss=mss, ack_every=ack_every)
     rtt = data_frame * 8.0 / down_bps + ack_delay(up_bps, ack_frame, up_bits_per_byte)
     return max(down_bps * rtt / 8.0, 2.0 * ack_every * mss)

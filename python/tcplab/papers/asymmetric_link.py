@@ -4,12 +4,12 @@ PPP serial uplink.
 
 Settings from the paper: window 8760 B (simulation and testbed), MSS 1460, BSD/OS 2.1 receivers
 that ACK every 2nd segment (with BSD's 200 ms delayed-ACK timer), data 1500 B IP = 1526 B
-Ethernet frame, ACK 40 B IP = 72 B frame, uplink 9.6–38.4 kbps (testbed) and swept further in
+Ethernet frame, ACK 40 B IP = 72 B frame, uplink 9.6-38.4 kbps (testbed) and swept further in
 theory and simulation. Where the paper is silent, tcplab chooses and exposes a knob:
 
 - ``framing="paper"``: the paper's own theory and simulation framing — every ACK is a 72-byte
   frame at 8 bits per byte on the uplink (its 18 ms "uplink single delay" at 32 kbps is
-  72 × 8 / 32000). Used for Fig. 4–5, the 32 kbps point and the saturation rate.
+  72 x 8 / 32000). Used for Fig. 4-5, the 32 kbps point and the saturation rate.
 - ``framing="ppp-8n1"``: the testbed's uplink, PPP in HDLC-like framing (RFC 1662 §3.1: flag,
   address, control, 2-byte protocol, 2-byte FCS, flag = 8 bytes per frame, no compression as the
   paper says) on an asynchronous 8N1 serial line (10 line bits per byte: a "9600 bps" line
@@ -19,13 +19,12 @@ theory and simulation. Where the paper is silent, tcplab chooses and exposes a k
   direction (BSD's ifqueue default), Reno without SACK/timestamps/window scaling, initial window
   1 segment.
 - The delayed-ACK timer fires 200 ms after the first unacknowledged segment (BSD's fast timer
-  fires on a free-running 200 ms tick, i.e. after 0–200 ms; this only matters when the ACK
+  fires on a free-running 200 ms tick, i.e. after 0-200 ms; this only matters when the ACK
   interval exceeds the window).
 """
 
 from __future__ import annotations
 
-import copy
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -207,7 +206,7 @@ def reproduce(report: Report, jobs: int | None = None) -> None:
     ax.legend()
     report.figure(plots.save(fig, out / "table1_ping_rtt.png"), "Table 1: ping RTTs")
 
-    # ---- Fig. 4–5: throughput vs uplink rate, window 8760, ACK every 2nd segment --------------
+    # ---- Fig. 4-5: throughput vs uplink rate, window 8760, ACK every 2nd segment --------------
     up_kbps = [9.6, 19.2, 28.8, 32, 38.4, 64, 100, 150, 200, 250, 300, 400, 600, 1000]
     if quick:
         up_kbps = [9.6, 19.2, 32, 38.4, 64, 100, 150, 200, 250, 300, 600, 1000]
@@ -227,7 +226,7 @@ def reproduce(report: Report, jobs: int | None = None) -> None:
         ax.plot(up_kbps, model, "k--", label="model (paper §3.1, 72 B ACK frames)")
         ax.plot(up_kbps, curves["paper"], "o-", label="tcplab, paper framing")
         ax.plot(up_kbps, curves["ppp-8n1"], "^-", label="tcplab, PPP 8N1 uplink")
-        plots.mark_paper(ax, [32, 32], list(PAPER_32K_MBPS), label="paper 32 kbps (1.2–1.3)")
+        plots.mark_paper(ax, [32, 32], list(PAPER_32K_MBPS), label="paper 32 kbps (1.2-1.3)")
         ax.axvline(PAPER_SATURATION_KBPS, color="grey", lw=0.8, ls=":", label="paper saturation")
         ax.set_xlabel("uplink rate [kbit/s]")
         ax.set_ylabel("goodput [Mbit/s]")
@@ -239,28 +238,28 @@ def reproduce(report: Report, jobs: int | None = None) -> None:
             ax.set_xlim(0, 400)
             ax.set_title("Fig. 4: throughput vs uplink rate (window 8760 B, ACK every 2)")
         ax.legend(fontsize=7)
-    report.figure(plots.save(fig, out / "fig4_5_uplink_rate.png"), "Fig. 4–5")
+    report.figure(plots.save(fig, out / "fig4_5_uplink_rate.png"), "Fig. 4-5")
 
     i32 = up_kbps.index(32)
     lo, hi = PAPER_32K_MBPS
     x32 = curves["paper"][i32]
     report.compare(
         "32 kbps uplink: throughput (paper framing)",
-        "1.2–1.3",
+        "1.2-1.3",
         round(x32, 3),
         unit="Mbit/s",
-        rule="within 15% of 1.2–1.3",
+        rule="within 15% of 1.2-1.3",
         ok=0.85 * lo <= x32 <= 1.15 * hi,
     )
     y32 = curves["ppp-8n1"][i32]
     report.compare(
         "32 kbps uplink: throughput (PPP 8N1 uplink)",
-        "1.2–1.3",
+        "1.2-1.3",
         round(y32, 3),
         unit="Mbit/s",
         rule="informative",
         ok=None,
-        note="a 40 B ACK is 48 B × 10 bits = 480 line bits, not the paper's 576: 15 ms per ACK",
+        note="a 40 B ACK is 48 B x 10 bits = 480 line bits, not the paper's 576: 15 ms per ACK",
     )
     report.compare(
         "32 kbps: model bound (paper §3.1: 2·1460 B / 18 ms)",
@@ -307,7 +306,7 @@ def reproduce(report: Report, jobs: int | None = None) -> None:
             note="knee of the simulated curve: ACK-clock line meets the plateau",
         )
     report.compare(
-        "saturation uplink rate (model, 409 ACK/s × 72 B)",
+        "saturation uplink rate (model, 409 ACK/s x 72 B)",
         "≈ 236 (§3.3)",
         round(asym_saturation_uplink(DOWN_BPS) / 1e3, 1),
         unit="kbit/s",
@@ -406,14 +405,14 @@ def reproduce(report: Report, jobs: int | None = None) -> None:
     ax.set_title("Fig. 7: after improvement, vs uplink rate")
     ax.legend(fontsize=8)
     report.figure(plots.save(fig, out / "fig7_improved.png"), "Fig. 7")
-    before, after = list(fig7.values())[0], list(fig7.values())[-1]
+    before, after = next(iter(fig7.values())), list(fig7.values())[-1]
     i32 = up7.index(32)
     report.compare(
         "Fig. 7: improvement raises throughput at 32 kbps",
         "higher",
         f"{before[i32]:.2f} → {after[i32]:.2f}",
         unit="Mbit/s",
-        rule="after ≥ 1.5 × before",
+        rule="after ≥ 1.5 x before",
         ok=after[i32] >= 1.5 * before[i32],
     )
 
@@ -474,13 +473,9 @@ def reproduce(report: Report, jobs: int | None = None) -> None:
 
     # Byte counting matters while cwnd grows: a 64 KB transfer with ACK filtering.
     short = []
-    for l in (1, 4):
+    for limit in (1, 4):
         res = run_configs(
-            [
-                config(up_bps=32e3, window=65535, ack_filter=True, abc_l=l, transfer=65536)
-                for _ in range(1)
-            ],
-            1,
+            [config(up_bps=32e3, window=65535, ack_filter=True, abc_l=limit, transfer=65536)], 1
         )
         short.append(res[0]["flows"][0]["duration_s"])
     report.compare(
@@ -500,7 +495,7 @@ def reproduce(report: Report, jobs: int | None = None) -> None:
     )
     report.section(
         "Where tcplab differs from the paper",
-        "- Table 1: the 40-byte RTTs come out 7–10% below the testbed's. A straight-line fit of "
+        "- Table 1: the 40-byte RTTs come out 7-10% below the testbed's. A straight-line fit of "
         "the paper's own numbers gives ≈ 51 line bytes per 40-byte ping and ≈ 0.6 ms fixed delay "
         "(≈ 1516 bytes and 5 ms for 1500 B pings); tcplab's PPP 8N1 framing gives 48 bytes and no "
         "host/UART latency. Not calibrated away: the processing delay is not in the paper.\n"
@@ -511,7 +506,7 @@ def reproduce(report: Report, jobs: int | None = None) -> None:
         "host processing delay per ACK that tcplab does not model.\n"
         "- Symmetric Ethernet: tcplab's hosts are ideal (≈ 9.5 Mbit/s goodput); the paper "
         "measured ≈ 7 Mbit/s on Pentium-90 PCs.\n"
-        "- Fig. 7–9 of the paper are figures without numbers in the text: tcplab checks the "
+        "- Fig. 7-9 of the paper are figures without numbers in the text: tcplab checks the "
         "claims (plateau in window, interior optimum in ACK interval, improvement vs uplink rate), "
         "not point values.",
     )
