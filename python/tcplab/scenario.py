@@ -553,7 +553,7 @@ def _tcp(t: _Table) -> dict[str, Any]:
         "limited_transmit": t.get_bool("limited_transmit", True),
         "rto": _rto(t.raw("rto", DEFAULT_RTO_PROFILE), t.at("rto")),
         "ack": _ack(t.raw("ack", {}), t.at("ack")),
-        "abc_l": t.get_int("abc_l", 1, 1, 64),
+        "abc_l": t.get_int("abc_l", 1, 1, 2),  # RFC 3465 §2.2: L MUST NOT exceed 2*SMSS
         "ack_cc": _ack_cc(t.raw("ack_cc", False), t.at("ack_cc")),
     }
 

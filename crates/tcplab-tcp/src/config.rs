@@ -179,9 +179,10 @@ impl Config {
             // RFC 5681 §4.2: an ACK MUST NOT be delayed more than 500 ms.
             return Err("ack.max_delay: must be <= 500ms (RFC 5681 §4.2)".into());
         }
-        if self.abc_l == 0 || self.abc_l > 64 {
+        if !(1..=2).contains(&self.abc_l) {
+            // RFC 3465 §2.2: L MUST NOT exceed 2*SMSS.
             return Err(format!(
-                "abc_l: must be between 1 and 64 SMSS (got {})",
+                "abc_l: must be 1 or 2 SMSS (RFC 3465 §2.2) (got {})",
                 self.abc_l
             ));
         }

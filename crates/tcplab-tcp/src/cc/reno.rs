@@ -115,8 +115,8 @@ mod tests {
         assert_eq!(r.ssthresh_on_loss(&st, 9000, 0), 4500);
     }
 
-    /// RFC 3465 §2.2: with L = 4 a stretch ACK covering 4 segments opens
-    /// cwnd by 4 SMSS in slow start (1 SMSS with L = 1); §2.3: after an RTO
+    /// RFC 3465 §2.2: with L = 2 a stretch ACK covering 4 segments opens
+    /// cwnd by 2 SMSS in slow start (1 SMSS with L = 1); §2.3: after an RTO
     /// L is 1 again until slow start ends.
     #[test]
     fn abc_limit_and_rto() {
@@ -127,14 +127,19 @@ mod tests {
             max_cwnd: u64::MAX,
         };
         let mut r = Reno::default();
-        assert!(r.set_abc_limit(4));
+        assert!(r.set_abc_limit(2));
+        r.on_ack(&mut st, &ack(1500));
+        assert_eq!(st.cwnd, 2500);
         r.on_ack(&mut st, &ack(4000));
-        assert_eq!(st.cwnd, 5000);
-        r.on_ack(&mut st, &ack(8000));
-        assert_eq!(st.cwnd, 9000, "capped at L*SMSS per ACK");
-        r.on_rto(&mut st, 9000, true, 0);
+        assert_eq!(st.cwnd, 4500, "capped at L*SMSS per ACK");
+        r.on_rto(&mut st, 4500, true, 0);
         st.cwnd = 1000;
         r.on_ack(&mut st, &ack(4000));
         assert_eq!(st.cwnd, 2000, "L = 1 in the slow start after an RTO");
+        st.ssthresh = 1000;
+        r.on_ack(&mut st, &ack(1000)); // congestion avoidance ends that slow start
+        st.ssthresh = 100_000;
+        r.on_ack(&mut st, &ack(4000));
+        assert_eq!(st.cwnd, 4000, "L = 2 again in a later slow start");
     }
 }
