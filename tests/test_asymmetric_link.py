@@ -166,6 +166,10 @@ def test_scenario_normalizes_the_new_keys() -> None:
         ({"path.0.up.bits_per_byte": 7}, "path[0].up.bits_per_byte: must be between 8 and 16"),
         ({"path.0.ack_filter": {"keep": 1}}, "path[0].ack_filter.keep"),
         ({"flows.0.abc_l": 4}, "flows[0].abc_l: must be between 1 and 2"),
+        (
+            {"flows.0.ack": {"timer": "periodic", "max_delay": "0s"}},
+            'flows[0].ack.timer: a "periodic" timer needs max_delay > 0',
+        ),
         ({"flows.0.ack_cc": {"queue_threshold": 0}}, "flows[0].ack_cc.queue_threshold"),
         ({"cross": [{"kind": "ping", "rate": "1Mbps"}]}, 'cross[0].rate: a "ping" sends'),
         ({"cross": [{"kind": "udp_cbr", "rate": "1Mbps", "interval": "1s"}]}, "cross[0].interval"),

@@ -115,6 +115,7 @@ P2P_CONFIG = {
                     "max_delay_ns": 200_000_000,
                     "immediate_on_ooo": True,
                     "quickack": 0,
+                    "periodic": False,
                 },
                 "abc_l": 1,
                 "ack_cc": None,
@@ -325,7 +326,13 @@ def test_windows_and_buffers() -> None:
     assert tcp["max_cwnd"] == 65_536
     assert tcp["initial_ssthresh"] == 32_000
     assert (tcp["rcv_buf"], tcp["snd_buf"]) == (1_048_576, 2000)
-    assert tcp["ack"] == {"every_n": 1, "max_delay_ns": 0, "immediate_on_ooo": True, "quickack": 16}
+    assert tcp["ack"] == {
+        "every_n": 1,
+        "max_delay_ns": 0,
+        "immediate_on_ooo": True,
+        "quickack": 16,
+        "periodic": False,
+    }
     tcp = config_of(BASE, ["flows[0].initial_window=4KB", "flows[0].initial_ssthresh=inf"])
     assert tcp["flows"][0]["tcp"]["initial_window_bytes"] == 4000
     assert tcp["flows"][0]["tcp"]["initial_ssthresh"] is None
@@ -609,7 +616,8 @@ ERRORS: list[tuple[str, list[str], str]] = [
     (
         BASE,
         ["flows[0].ack.zzz=1"],
-        "flows[0].ack.zzz: unknown field (allowed: every, immediate_on_ooo, max_delay, quickack)",
+        "flows[0].ack.zzz: unknown field "
+        "(allowed: every, immediate_on_ooo, max_delay, quickack, timer)",
     ),
     (BASE, ["flows[0].ack.max_delay=-1ms"], 'flows[0].ack.max_delay: must be ≥ 0 (got "-1ms")'),
     (

@@ -117,7 +117,7 @@ _FLOW_KEYS: Final = (
 _BULK_ONLY: Final = ("bytes",)
 _DOWNLOADS_ONLY: Final = ("sizes", "think", "downloads")
 _RTO_KEYS: Final = ("profile", "initial", "min", "max", "granularity", "max_backoff")
-_ACK_KEYS: Final = ("every", "max_delay", "immediate_on_ooo", "quickack")
+_ACK_KEYS: Final = ("every", "max_delay", "immediate_on_ooo", "quickack", "timer")
 _CROSS_KEYS: Final = ("kind", "name", "rate", "packet_size", "start", "stop", "hops")
 _PING_ONLY: Final = ("interval", "from")
 _PCAP_KEYS: Final = ("hop", "dir", "file", "payload")
@@ -497,7 +497,18 @@ def _ack(value: object, field: str) -> dict[str, Any]:
         "max_delay_ns": t.get_time("max_delay", "200ms"),
         "immediate_on_ooo": t.get_bool("immediate_on_ooo", True),
         "quickack": t.get_int("quickack", 0, 0, U32_MAX),
+        "periodic": _ack_timer(t),
     }
+
+
+def _ack_timer(t: _Table) -> bool:
+    """``timer = "periodic"``: the delayed-ACK timer is a free-running tick of period
+    ``max_delay`` (4.4BSD's 200 ms fast timeout); ``"oneshot"`` (default) starts at the first
+    unacknowledged segment."""
+    periodic = t.get_choice("timer", ("oneshot", "periodic"), "delayed-ACK timer", "oneshot")
+    if periodic == "periodic" and t.get_time("max_delay", "200ms") == 0:
+        raise field_error(t.at("timer"), 'a "periodic" timer needs max_delay > 0')
+    return periodic == "periodic"
 
 
 def _at_least_mss(n: int, raw: object, field: str, mss: int, alternative: str = "") -> int:

@@ -207,6 +207,9 @@ pub struct AckConfigJson {
     pub immediate_on_ooo: bool,
     /// ACK every segment for the first N segments (Linux quick-ACK), 0 = off.
     pub quickack: u32,
+    /// Delayed-ACK timer is a free-running tick of period max_delay (BSD).
+    #[serde(default)]
+    pub periodic: bool,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -364,6 +367,7 @@ impl Default for TcpConfigJson {
                 max_delay_ns: 200_000_000,
                 immediate_on_ooo: true,
                 quickack: 0,
+                periodic: false,
             },
             abc_l: 1,
             ack_cc: None,

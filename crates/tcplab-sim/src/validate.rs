@@ -165,6 +165,7 @@ pub fn tcp_config(t: &TcpConfigJson) -> Result<Config, String> {
             max_delay: t.ack.max_delay_ns,
             immediate_on_ooo: t.ack.immediate_on_ooo,
             quickack: t.ack.quickack,
+            periodic: t.ack.periodic,
         },
         ts_granularity: tcplab_tcp::NS_PER_MS,
         abc_l: t.abc_l,

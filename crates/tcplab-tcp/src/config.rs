@@ -40,6 +40,10 @@ pub struct AckPolicyConfig {
     pub immediate_on_ooo: bool,
     /// ACK every segment for the first `quickack` data segments.
     pub quickack: u32,
+    /// The delayed-ACK timer is a free-running periodic timer of period
+    /// `max_delay` (4.4BSD's 200 ms fast timeout, `tcp_fasttimo`): a held ACK
+    /// leaves at the next multiple of `max_delay`, after (0, max_delay].
+    pub periodic: bool,
 }
 
 impl Default for AckPolicyConfig {
@@ -49,6 +53,7 @@ impl Default for AckPolicyConfig {
             max_delay: 200 * NS_PER_MS,
             immediate_on_ooo: true,
             quickack: 0,
+            periodic: false,
         }
     }
 }
@@ -174,6 +179,9 @@ impl Config {
         }
         if self.ack.every_n == 0 {
             return Err("ack.every: must be >= 1 (got 0)".into());
+        }
+        if self.ack.periodic && self.ack.max_delay == 0 {
+            return Err("ack.timer: a periodic delayed-ACK timer needs ack.max_delay > 0".into());
         }
         if self.ack.max_delay > 500 * NS_PER_MS {
             // RFC 5681 §4.2: an ACK MUST NOT be delayed more than 500 ms.

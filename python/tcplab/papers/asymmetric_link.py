@@ -18,9 +18,9 @@ theory and simulation. Where the paper is silent, tcplab chooses and exposes a k
 - No propagation delay on either direction (a LAN and a serial cable), queue 50 packets per
   direction (BSD's ifqueue default), Reno without SACK/timestamps/window scaling, initial window
   1 segment.
-- The delayed-ACK timer fires 200 ms after the first unacknowledged segment (BSD's fast timer
-  fires on a free-running 200 ms tick, i.e. after 0-200 ms; this only matters when the ACK
-  interval exceeds the window).
+- The delayed-ACK timer is BSD's: a held ACK leaves at the next tick of the free-running 200 ms
+  fast timeout (``ack.timer = "periodic"``), i.e. 0-200 ms after the segment (knob
+  ``bsd_timer``; it matters only when the ACK interval exceeds what the window lets arrive).
 """
 
 from __future__ import annotations
@@ -62,6 +62,7 @@ def preset(
     window: int = PAPER_WINDOW,
     ack_every: int = 2,
     max_delay: str = "200ms",
+    bsd_timer: bool = True,
     duration: str = "30s",
     ack_filter: bool | int = False,
     ack_cc: bool = False,
@@ -99,7 +100,11 @@ def preset(
         "rcv_buf": window,
         "snd_buf": window,
         "initial_window": 1,
-        "ack": {"every": ack_every, "max_delay": max_delay},
+        "ack": {
+            "every": ack_every,
+            "max_delay": max_delay,
+            "timer": "periodic" if bsd_timer else "oneshot",
+        },
         "bytes": "unlimited" if transfer is None else transfer,
         "ack_cc": ack_cc,
         "abc_l": abc_l,
@@ -369,13 +374,14 @@ def reproduce(report: Report, jobs: int | None = None) -> None:
     report.figure(plots.save(fig, out / "fig8_window.png"), "Fig. 8")
     for n in acks8:
         ys = fig8[n]
-        plateau = _within(ys[-1], ys[-2], 0.05) and ys[0] < 0.95 * max(ys)
+        beyond = [y for w, y in zip(wins, ys, strict=True) if w >= PAPER_BDP_WINDOW]
+        plateau = min(beyond) >= 0.9 * max(ys) and ys[0] < 0.9 * max(ys)
         report.compare(
             f"Fig. 8: window helps only up to a point (ACK every {n})",
             "plateau",
-            f"{ys[0]:.2f} → {ys[-2]:.2f} → {ys[-1]:.2f}",
+            f"{ys[0]:.2f} → {min(beyond):.2f}-{max(beyond):.2f}",
             unit="Mbit/s",
-            rule="rises from the smallest window, last two within 5%",
+            rule="smallest window < 90% of max; every window ≥ 24000 B within 10% of max",
             ok=plateau if n > 2 else None,
             note="ACK every 2: even 3 segments (4380 B) keep the ACK clock busy" if n == 2 else "",
         )
@@ -516,6 +522,10 @@ def reproduce(report: Report, jobs: int | None = None) -> None:
         "- Fig. 7-9 of the paper are figures without numbers in the text: tcplab checks the "
         "claims (plateau in window, interior optimum in ACK interval, improvement vs uplink rate), "
         "not point values.\n"
+        "- BSD's periodic delayed-ACK tick fires every 200 ms whatever the receiver holds, so a "
+        "few ACKs per second acknowledge fewer than N segments and waste an uplink slot; which "
+        "depends on the tick's phase, so throughput beyond the BDP window wanders by ±5% "
+        "(Fig. 8). The one-shot timer (``bsd_timer=False``) does not show it.\n"
         "- Fig. 7: with a large fixed ACK interval the improved curve stays below the plain one at "
         "fast uplinks. That is start-up, not steady state: with an initial window of one segment "
         "the receiver gets fewer than N segments per round and ACKs only on its 200 ms timer "
