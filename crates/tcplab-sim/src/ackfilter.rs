@@ -22,8 +22,8 @@ const REV_TX_DONE: u64 = 2;
 
 /// A packet an ACK filter may remove or be replaced by: a pure cumulative
 /// ACK. RFC 3449 §5.2.1: only ACKs that carry no data and no control
-/// information beyond the cumulative acknowledgement (no SYN/FIN/RST, no
-/// ECN echo, no SACK blocks) are candidates.
+/// information beyond the cumulative acknowledgement (no SYN/FIN/RST/URG,
+/// no ECN echo, no SACK blocks) are candidates.
 fn pure_ack(p: &Packet) -> bool {
     let f = p.seg.flags;
     !p.udp
@@ -32,6 +32,7 @@ fn pure_ack(p: &Packet) -> bool {
         && !f.syn()
         && !f.fin()
         && !f.rst()
+        && !f.contains(Flags::URG)
         && !f.contains(Flags::ECE)
         && !f.contains(Flags::CWR)
         && p.seg.options.sack_len == 0
