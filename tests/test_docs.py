@@ -29,7 +29,10 @@ KEY_SETS = [
     "_FLOW_KEYS",
     "_RTO_KEYS",
     "_ACK_KEYS",
+    "_ACK_CC_KEYS",
+    "_ACK_FILTER_KEYS",
     "_CROSS_KEYS",
+    "_PING_ONLY",
     "_PCAP_KEYS",
 ]
 

@@ -77,6 +77,7 @@ P2P_DIR = {
     "queue": {"kind": "packets", "limit": 100},
     "loss": {"kind": "none"},
     "overhead_bytes": 0,
+    "bits_per_byte": 8,
 }
 P2P_CONFIG = {
     "name": "p2p-bulk",
@@ -116,13 +117,17 @@ P2P_CONFIG = {
                     "max_delay_ns": 200_000_000,
                     "immediate_on_ooo": True,
                     "quickack": 0,
+                    "periodic": False,
                 },
+                "abc_l": 1,
+                "ack_cc": None,
             },
             "app": {"kind": "bulk", "bytes": None},
         }
     ],
     "cross": [],
     "pcap": [],
+    "pings": [],
 }
 
 
@@ -323,7 +328,13 @@ def test_windows_and_buffers() -> None:
     assert tcp["max_cwnd"] == 65_536
     assert tcp["initial_ssthresh"] == 32_000
     assert (tcp["rcv_buf"], tcp["snd_buf"]) == (1_048_576, 2000)
-    assert tcp["ack"] == {"every_n": 1, "max_delay_ns": 0, "immediate_on_ooo": True, "quickack": 16}
+    assert tcp["ack"] == {
+        "every_n": 1,
+        "max_delay_ns": 0,
+        "immediate_on_ooo": True,
+        "quickack": 16,
+        "periodic": False,
+    }
     tcp = config_of(BASE, ["flows[0].initial_window=4KB", "flows[0].initial_ssthresh=inf"])
     assert tcp["flows"][0]["tcp"]["initial_window_bytes"] == 4000
     assert tcp["flows"][0]["tcp"]["initial_ssthresh"] is None
@@ -468,7 +479,8 @@ ERRORS: list[tuple[str, list[str], str]] = [
     (
         BASE,
         ["path[0].up.foo=1"],
-        "path[0].up.foo: unknown field (allowed: delay, loss, loss_model, overhead, queue, rate)",
+        "path[0].up.foo: unknown field "
+        "(allowed: bits_per_byte, delay, loss, loss_model, overhead, queue, rate)",
     ),
     (BASE, ["path[0].up.rate=0kbps"], 'path[0].up.rate: must be > 0 (got "0kbps")'),
     (BASE, ["path[0].up=1"], "path[0].up: must be a table (got 1)"),
@@ -607,7 +619,8 @@ ERRORS: list[tuple[str, list[str], str]] = [
     (
         BASE,
         ["flows[0].ack.zzz=1"],
-        "flows[0].ack.zzz: unknown field (allowed: every, immediate_on_ooo, max_delay, quickack)",
+        "flows[0].ack.zzz: unknown field "
+        "(allowed: every, immediate_on_ooo, max_delay, quickack, timer)",
     ),
     (BASE, ["flows[0].ack.max_delay=-1ms"], 'flows[0].ack.max_delay: must be ≥ 0 (got "-1ms")'),
     (
@@ -708,7 +721,7 @@ ERRORS: list[tuple[str, list[str], str]] = [
     (
         BASE,
         ["cross[0].rate=1Mbps", "cross[0].kind=tcp"],
-        'cross[0].kind: unknown cross-traffic kind "tcp" (choose from udp_cbr)',
+        'cross[0].kind: unknown cross-traffic kind "tcp" (choose from udp_cbr, ping)',
     ),
     (BASE, ["cross[0].start=1s"], "cross[0].rate: required field missing"),
     (

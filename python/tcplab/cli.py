@@ -218,7 +218,27 @@ def _render(report: dict[str, Any]) -> str:
         ],
         "llrrrr",
     )
-    return f"{head}\n\n{flows}\n\n{links}"
+    text = f"{head}\n\n{flows}\n\n{links}"
+    if report.get("pings"):
+        pings = _table(
+            ["ping", "bytes", "sent", "answered", "RTT mean ms", "min ms", "max ms"],
+            [
+                [
+                    p["name"],
+                    f"{p['packet_bytes']}",
+                    f"{p['sent']:,}",
+                    f"{p['received']:,}",
+                    *(
+                        "-" if p[k] is None else f"{p[k]:.2f}"
+                        for k in ("rtt_mean_ms", "rtt_min_ms", "rtt_max_ms")
+                    ),
+                ]
+                for p in report["pings"]
+            ],
+            "lrrrrrr",
+        )
+        text += f"\n\n{pings}"
+    return text
 
 
 # -- tcplab scenarios ---------------------------------------------------------------------------

@@ -257,6 +257,8 @@ class RunResult:
         out: dict[str, Any] = {"scenario": self.scenario, "seed": self.seed}
         for key in ("flows", "links", "cross"):
             out[key] = self.summary.get(key, [])
+        if self.summary.get("pings"):
+            out["pings"] = self.summary["pings"]
         out["wall_s"] = self.wall_s
         for key in REPORT_FIELDS:
             out[key] = self.summary.get(key)

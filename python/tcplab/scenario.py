@@ -70,9 +70,11 @@ ACCESS_DEFAULTS: Final[dict[str, object]] = {
 LINK_DEFAULTS: Final[dict[str, object]] = {"queue": 100, "overhead": 0}
 
 _REQUIRED: Final = object()
-_DIR_KEYS: Final = ("rate", "delay", "queue", "loss", "loss_model", "overhead")
+_DIR_KEYS: Final = ("rate", "delay", "queue", "loss", "loss_model", "overhead", "bits_per_byte")
 _LINK_BODY_KEYS: Final = (*_DIR_KEYS, "up", "down")
-_LINK_KEYS: Final = ("kind", "name", *_LINK_BODY_KEYS)
+_LINK_KEYS: Final = ("kind", "name", *_LINK_BODY_KEYS, "ack_filter")
+_ACK_FILTER_KEYS: Final = ("threshold",)
+_ACK_CC_KEYS: Final = ("queue_threshold", "max_ratio")
 _DUMBBELL_KEYS: Final = ("kind", "pairs", "bottleneck", "access", "egress")
 _SATELLITE_KEYS: Final = ("kind", "name", "rtt", *(k for k in _LINK_BODY_KEYS if k != "delay"))
 _PEP_KEYS: Final = (
@@ -131,6 +133,8 @@ _FLOW_KEYS: Final = (
     "ca_at_ssthresh",
     "rto",
     "ack",
+    "abc_l",
+    "ack_cc",
     "app",
     "bytes",
     "sizes",
@@ -140,8 +144,9 @@ _FLOW_KEYS: Final = (
 _BULK_ONLY: Final = ("bytes",)
 _DOWNLOADS_ONLY: Final = ("sizes", "think", "downloads")
 _RTO_KEYS: Final = ("profile", "initial", "min", "max", "granularity", "max_backoff")
-_ACK_KEYS: Final = ("every", "max_delay", "immediate_on_ooo", "quickack")
+_ACK_KEYS: Final = ("every", "max_delay", "immediate_on_ooo", "quickack", "timer")
 _CROSS_KEYS: Final = ("kind", "name", "rate", "packet_size", "start", "stop", "hops")
+_PING_ONLY: Final = ("interval", "from")
 _PCAP_KEYS: Final = ("hop", "dir", "file", "payload")
 _DIST_KEYS: Final[dict[str, tuple[str, ...]]] = {
     "const": ("value",),
@@ -405,8 +410,20 @@ def _link(t: _Table, name: str, defaults: Mapping[str, object]) -> dict[str, Any
             "queue": _queue(*values["queue"]),
             "loss": loss,
             "overhead_bytes": _as_int(*values["overhead"], 0, 65535),
+            "bits_per_byte": _as_int(*values.get("bits_per_byte", (8, "bits_per_byte")), 8, 16),
         }
+    if "ack_filter" in t:
+        link.update(_ack_filter(t.raw("ack_filter"), t.at("ack_filter")))
     return link
+
+
+def _ack_filter(value: object, field: str) -> dict[str, Any]:
+    """``ack_filter = true`` or ``{ threshold = T }`` → an ``ack_filter_link`` (RFC 3449 §5.2.1
+    ACK filtering on the up direction; T > 0 = §5.2.2 ACK decimation)."""
+    if isinstance(value, bool):
+        return {"kind": "ack_filter_link", "filter_threshold": 0} if value else {}
+    t = _Table(value, field, _ACK_FILTER_KEYS)
+    return {"kind": "ack_filter_link", "filter_threshold": t.get_int("threshold", 0, 0, 1_000_000)}
 
 
 def _topology(top: _Table) -> _Topology:
@@ -575,7 +592,18 @@ def _ack(value: object, field: str) -> dict[str, Any]:
         "max_delay_ns": t.get_time("max_delay", "200ms"),
         "immediate_on_ooo": t.get_bool("immediate_on_ooo", True),
         "quickack": t.get_int("quickack", 0, 0, U32_MAX),
+        "periodic": _ack_timer(t),
     }
+
+
+def _ack_timer(t: _Table) -> bool:
+    """``timer = "periodic"``: the delayed-ACK timer is a free-running tick of period
+    ``max_delay`` (4.4BSD's 200 ms fast timeout); ``"oneshot"`` (default) starts at the first
+    unacknowledged segment."""
+    periodic = t.get_choice("timer", ("oneshot", "periodic"), "delayed-ACK timer", "oneshot")
+    if periodic == "periodic" and t.get_time("max_delay", "200ms") == 0:
+        raise field_error(t.at("timer"), 'a "periodic" timer needs max_delay > 0')
+    return periodic == "periodic"
 
 
 def _at_least_mss(n: int, raw: object, field: str, mss: int, alternative: str = "") -> int:
@@ -633,6 +661,20 @@ def _tcp(t: _Table) -> dict[str, Any]:
         "ca_at_ssthresh": t.get_bool("ca_at_ssthresh", False),
         "rto": _rto(t.raw("rto", DEFAULT_RTO_PROFILE), t.at("rto")),
         "ack": _ack(t.raw("ack", {}), t.at("ack")),
+        "abc_l": t.get_int("abc_l", 1, 1, 2),  # RFC 3465 §2.2: L MUST NOT exceed 2*SMSS
+        "ack_cc": _ack_cc(t.raw("ack_cc", False), t.at("ack_cc")),
+    }
+
+
+def _ack_cc(value: object, field: str) -> dict[str, Any] | None:
+    """``ack_cc = true`` or ``{ queue_threshold = 2, max_ratio = 0 }``: receiver ACK congestion
+    control (RFC 3449 §4.3) driven by the local uplink queue; max_ratio 0 = half the window."""
+    if isinstance(value, bool):
+        return {"queue_threshold": 2, "max_ratio": 0} if value else None
+    t = _Table(value, field, _ACK_CC_KEYS)
+    return {
+        "queue_threshold": t.get_int("queue_threshold", 2, 1, U32_MAX),
+        "max_ratio": t.get_int("max_ratio", 0, 0, U32_MAX),
     }
 
 
@@ -802,8 +844,13 @@ def _flows(top: _Table, topo: _Topology, duration_ns: int) -> list[dict[str, Any
 def _cross(top: _Table, topo: _Topology, duration_ns: int) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     for i, entry in enumerate(top.tables("cross", required=False)):
-        t = _Table(entry, f"cross[{i}]", _CROSS_KEYS)
-        t.get_choice("kind", ("udp_cbr",), "cross-traffic kind", "udp_cbr")
+        t = _Table(entry, f"cross[{i}]", (*_CROSS_KEYS, *_PING_ONLY))
+        kind = t.get_choice("kind", ("udp_cbr", "ping"), "cross-traffic kind", "udp_cbr")
+        if kind == "ping":
+            continue
+        for key in _PING_ONLY:
+            if key in t:
+                raise field_error(t.at(key), 'only a cross-traffic entry of kind "ping" takes it')
         name = t.get_str("name", f"cross{i}")
         if any(c["name"] == name for c in out):
             raise field_error(t.at("name"), f"duplicate cross-traffic name {show(name)}")
@@ -837,6 +884,49 @@ def _cross(top: _Table, topo: _Topology, duration_ns: int) -> list[dict[str, Any
                 "packet_bytes": size,
                 "start_ns": start,
                 "stop_ns": stop,
+            }
+        )
+    return out
+
+
+def _pings(top: _Table, topo: _Topology, duration_ns: int) -> list[dict[str, Any]]:
+    """``[[cross]]`` entries of kind ``ping``: ICMP-echo-like probes (``ping.rs``). A request of
+    ``packet_size`` bytes (IP datagram) every ``interval``; ``from = "receiver"`` (default) sends
+    it up the reverse direction first, as a terminal pinging its server."""
+    out: list[dict[str, Any]] = []
+    for i, entry in enumerate(top.tables("cross", required=False)):
+        t = _Table(entry, f"cross[{i}]", (*_CROSS_KEYS, *_PING_ONLY))
+        if t.raw("kind", "udp_cbr") != "ping":
+            continue
+        if "rate" in t:
+            raise field_error(t.at("rate"), 'a "ping" sends one request per interval: use interval')
+        name = t.get_str("name", f"ping{i}")
+        size_raw = t.raw("packet_size", 64)
+        size = parse_size(size_raw, t.at("packet_size"))
+        _check_range(size, size_raw, t.at("packet_size"), HEADER_BYTES, 65535)
+        start = _start(t, top, duration_ns)
+        stop = t.get_time("stop", top.raw("duration"))
+        if stop <= start:
+            raise field_error(t.at("stop"), f"must be > start (got {show(t.raw('stop'))})")
+        hops_raw = t.raw("hops", None)
+        if hops_raw is None:
+            hops = topo.pair_routes[0] if topo.pair_routes else list(range(len(topo.hops)))
+        else:
+            if not isinstance(hops_raw, list) or not hops_raw:
+                raise field_error(
+                    t.at("hops"), f"must be a non-empty list of links (got {show(hops_raw)})"
+                )
+            hops = [topo.link_index(h, f"{t.at('hops')}[{j}]") for j, h in enumerate(hops_raw)]
+        origin = t.get_choice("from", ("receiver", "sender"), "ping origin", "receiver")
+        out.append(
+            {
+                "name": name,
+                "path": hops,
+                "packet_bytes": size,
+                "interval_ns": t.get_time("interval", "1s", positive=True),
+                "start_ns": start,
+                "stop_ns": stop,
+                "from_receiver": origin == "receiver",
             }
         )
     return out
@@ -935,6 +1025,7 @@ def parse_scenario(data: Mapping[str, Any], source: str = "<dict>") -> Scenario:
             "hops": topo.hops,
             "flows": _flows(top, topo, duration),
             "cross": _cross(top, topo, duration),
+            "pings": _pings(top, topo, duration),
             "pcap": _pcaps(top, topo),
         }
     except ScenarioError as err:

@@ -123,6 +123,13 @@ pub trait Component {
     fn violations(&self) -> Vec<String> {
         Vec::new()
     }
+
+    /// Packets waiting or in service in direction `dir` at `now`, for
+    /// components with a queue an endpoint host can observe (the local
+    /// interface queue; used by receiver ACK congestion control).
+    fn backlog(&mut self, _dir: Dir, _now: Time) -> Option<u64> {
+        None
+    }
 }
 
 /// pcap taps: hop × direction → writer.

@@ -26,6 +26,9 @@ pub struct SimConfig {
     pub cross: Vec<CbrConfig>,
     #[serde(default)]
     pub pcap: Vec<PcapConfig>,
+    /// ICMP-echo-like probes (`ping.rs`).
+    #[serde(default)]
+    pub pings: Vec<PingConfig>,
 }
 
 fn default_dupthresh() -> u32 {
@@ -46,6 +49,7 @@ pub enum HopConfig {
     Pep(PepConfig),
     /// Deterministic error injection: drops chosen data segments (`dropper.rs`).
     Dropper(DropperConfig),
+    AckFilterLink(AckFilterLinkConfig),
 }
 
 impl HopConfig {
@@ -54,6 +58,7 @@ impl HopConfig {
             HopConfig::Link(l) => &l.name,
             HopConfig::Pep(p) => &p.name,
             HopConfig::Dropper(d) => &d.name,
+            HopConfig::AckFilterLink(l) => &l.name,
         }
     }
 }
@@ -98,6 +103,20 @@ pub struct LinkConfig {
     pub rev: LinkDirConfig,
 }
 
+/// A link whose reverse direction filters ACKs (RFC 3449 §5.2.1/§5.2.2,
+/// `ackfilter.rs`).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AckFilterLinkConfig {
+    pub name: String,
+    pub fwd: LinkDirConfig,
+    pub rev: LinkDirConfig,
+    /// Filter only when more than this many older ACKs of the connection
+    /// wait: 0 = ACK filtering, > 0 = ACK decimation.
+    #[serde(default)]
+    pub filter_threshold: u32,
+}
+
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct LinkDirConfig {
@@ -110,6 +129,14 @@ pub struct LinkDirConfig {
     /// time (e.g. 2 for PPP as ns-3 models it, 38 for Ethernet incl. preamble/IFG).
     #[serde(default)]
     pub overhead_bytes: u32,
+    /// Line bits per byte of frame (8 = synchronous; 10 = asynchronous serial
+    /// with one start and one stop bit, 8N1: a "9600 bps" line carries 960 B/s).
+    #[serde(default = "default_bits_per_byte")]
+    pub bits_per_byte: u32,
+}
+
+fn default_bits_per_byte() -> u32 {
+    8
 }
 
 #[derive(Debug, Clone, Copy, Deserialize)]
@@ -182,6 +209,26 @@ pub struct TcpConfigJson {
     pub ca_at_ssthresh: bool,
     pub rto: RtoConfigJson,
     pub ack: AckConfigJson,
+    /// RFC 3465 ABC limit L in SMSS for slow start (1 = RFC 5681).
+    #[serde(default = "default_abc_l")]
+    pub abc_l: u32,
+    /// Receiver-side ACK congestion control (RFC 3449 §4.3), None = off.
+    #[serde(default)]
+    pub ack_cc: Option<AckCcJson>,
+}
+
+fn default_abc_l() -> u32 {
+    1
+}
+
+#[derive(Debug, Clone, Copy, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AckCcJson {
+    /// Packets waiting ahead of a just-sent ACK in the uplink queue that
+    /// count as congestion.
+    pub queue_threshold: u32,
+    /// Largest ACK ratio (0 = half the receive window in segments).
+    pub max_ratio: u32,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -206,6 +253,9 @@ pub struct AckConfigJson {
     pub immediate_on_ooo: bool,
     /// ACK every segment for the first N segments (Linux quick-ACK), 0 = off.
     pub quickack: u32,
+    /// Delayed-ACK timer is a free-running tick of period max_delay (BSD).
+    #[serde(default)]
+    pub periodic: bool,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -265,6 +315,24 @@ pub struct CbrConfig {
     pub stop_ns: u64,
 }
 
+/// An ICMP-echo-like probe: every `interval_ns` a request of `packet_bytes`
+/// (IP datagram) travels `path` one way, the far end answers at once with a
+/// reply of the same size, and the round-trip time is recorded.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PingConfig {
+    pub name: String,
+    /// Hops in data (forward) order, as for flows.
+    pub path: Vec<usize>,
+    pub packet_bytes: u32,
+    pub interval_ns: u64,
+    pub start_ns: u64,
+    pub stop_ns: u64,
+    /// The request starts at the receivers' end (travels the reverse
+    /// direction first, like a terminal pinging its server) when true.
+    pub from_receiver: bool,
+}
+
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PcapConfig {
@@ -290,6 +358,7 @@ pub fn example_p2p(duration_ns: u64, loss: f64) -> SimConfig {
             LossConfig::None
         },
         overhead_bytes: 0,
+        bits_per_byte: 8,
     };
     SimConfig {
         name: "p2p-bulk".into(),
@@ -313,6 +382,7 @@ pub fn example_p2p(duration_ns: u64, loss: f64) -> SimConfig {
         }],
         cross: vec![],
         pcap: vec![],
+        pings: vec![],
     }
 }
 
@@ -345,7 +415,10 @@ impl Default for TcpConfigJson {
                 max_delay_ns: 200_000_000,
                 immediate_on_ooo: true,
                 quickack: 0,
+                periodic: false,
             },
+            abc_l: 1,
+            ack_cc: None,
         }
     }
 }

@@ -1,6 +1,7 @@
 //! tcplab-sim: a deterministic discrete-event packet simulator that drives
 //! the sans-IO TCP of `tcplab-tcp` over configurable paths.
 
+pub mod ackfilter;
 pub mod component;
 pub mod config;
 pub mod coverage;
@@ -10,6 +11,7 @@ pub mod link;
 pub mod output;
 pub mod pcap;
 pub mod pep;
+pub mod ping;
 pub mod rng;
 pub mod sim;
 pub mod validate;

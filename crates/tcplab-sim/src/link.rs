@@ -55,8 +55,9 @@ pub struct LinkDir {
     rate_bps: u64,
     delay: Time,
     overhead: u32,
-    limit_pkts: Option<u64>,
-    limit_bytes: Option<u64>,
+    bits_per_byte: u32,
+    pub(crate) limit_pkts: Option<u64>,
+    pub(crate) limit_bytes: Option<u64>,
     busy_until: Time,
     /// (transmission end time, bytes) of packets waiting or in service.
     inq: VecDeque<(Time, u32)>,
@@ -92,6 +93,7 @@ impl LinkDir {
             rate_bps: cfg.rate_bps,
             delay: cfg.delay_ns,
             overhead: cfg.overhead_bytes,
+            bits_per_byte: cfg.bits_per_byte,
             limit_pkts,
             limit_bytes,
             busy_until: 0,
@@ -104,9 +106,10 @@ impl LinkDir {
     }
 
     /// Serialisation time of `bytes` (IP datagram) plus framing, rounded up to 1 ns.
+    /// Each frame byte costs `bits_per_byte` line bits (10 on an 8N1 serial line).
     #[inline]
     pub fn tx_time(&self, bytes: u32) -> Time {
-        let bits = (bytes as u64 + self.overhead as u64) * 8;
+        let bits = (bytes as u64 + self.overhead as u64) * self.bits_per_byte as u64;
         (bits * 1_000_000_000).div_ceil(self.rate_bps)
     }
 
@@ -132,7 +135,7 @@ impl LinkDir {
         }
     }
 
-    fn lost_on_wire(&mut self) -> bool {
+    pub(crate) fn lost_on_wire(&mut self) -> bool {
         match &mut self.loss {
             Loss::None => false,
             Loss::Bernoulli(p) => {
@@ -273,6 +276,9 @@ impl Component for LinkHop {
     fn tx_packets(&self) -> u64 {
         self.dirs[0].stats.tx_packets + self.dirs[1].stats.tx_packets
     }
+    fn backlog(&mut self, dir: crate::sim::Dir, now: Time) -> Option<u64> {
+        Some(self.dirs[dir as usize].backlog(now) as u64)
+    }
 }
 
 #[cfg(test)]
@@ -286,7 +292,20 @@ mod tests {
             queue: QueueConfig::Packets { limit },
             loss: LossConfig::None,
             overhead_bytes: 0,
+            bits_per_byte: 8,
         }
+    }
+
+    #[test]
+    fn serial_start_stop_bits() {
+        // A 40-byte ACK in PPP framing (8 bytes) on a 9600 bps 8N1 line:
+        // 48 bytes x 10 bits = 480 bits = 50 ms.
+        let mut c = cfg(10);
+        c.rate_bps = 9600;
+        c.overhead_bytes = 8;
+        c.bits_per_byte = 10;
+        let l = LinkDir::new(&c, Rng::stream(1, "x"));
+        assert_eq!(l.tx_time(40), 50_000_000);
     }
 
     #[test]

@@ -141,6 +141,8 @@ pub struct Summary {
     pub violations: Vec<String>,
     pub notes: Vec<String>,
     pub pcaps: Vec<String>,
+    /// One row per ping probe (`ping::PingRt::summary`).
+    pub pings: Vec<serde_json::Value>,
 }
 
 impl Summary {
@@ -173,6 +175,7 @@ impl Summary {
                 "notes": self.notes,
             },
             "pcaps": self.pcaps,
+            "pings": self.pings,
         })
         .to_string()
     }

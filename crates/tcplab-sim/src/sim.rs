@@ -20,6 +20,7 @@ use crate::dist;
 use crate::link::LinkHop;
 use crate::output::{EventKind, FlowAgg, FlowSummary, Output, Summary};
 use crate::pcap::PcapWriter;
+use crate::ping::{is_ping, PingRt, PING_FLOW_BASE};
 use crate::rng::Rng;
 use crate::validate::{tcp_config, validate};
 
@@ -74,6 +75,9 @@ pub(crate) enum Ev {
     HopTimer {
         hop: usize,
         token: u64,
+    },
+    Ping {
+        idx: u32,
     },
 }
 
@@ -208,6 +212,7 @@ pub struct Sim {
     hops: Vec<Box<dyn Component>>,
     flows: Vec<FlowRt>,
     cross: Vec<CrossRt>,
+    pings: Vec<PingRt>,
     taps: Taps,
     /// Scratch list of a component call's requests (reused: no allocation).
     drops: Vec<(Packet, DropKind)>,
@@ -232,6 +237,7 @@ fn build_hop(cfg: &HopConfig, seed: u64, idx: usize) -> Box<dyn Component> {
         HopConfig::Link(l) => Box::new(LinkHop::new(l, seed, idx)),
         HopConfig::Pep(p) => Box::new(crate::pep::Pep::new(p)),
         HopConfig::Dropper(d) => Box::new(crate::dropper::Dropper::new(d)),
+        HopConfig::AckFilterLink(l) => Box::new(crate::ackfilter::AckFilterLink::new(l, seed, idx)),
     }
 }
 
@@ -298,6 +304,7 @@ impl Sim {
             hops,
             flows,
             cross,
+            pings: cfg.pings.iter().cloned().map(PingRt::new).collect(),
             taps,
             drops: Vec::with_capacity(16),
             immediate: std::collections::VecDeque::with_capacity(16),
@@ -318,6 +325,9 @@ impl Sim {
         }
         for (i, c) in sim.cfg.cross.iter().enumerate() {
             sim.q.push(c.start_ns, Ev::Cbr { cross: i as u32 });
+        }
+        for (i, p) in sim.cfg.pings.iter().enumerate() {
+            sim.q.push(p.start_ns, Ev::Ping { idx: i as u32 });
         }
         if sim.cfg.sample_interval_ns > 0 {
             sim.q.push(0, Ev::Sample);
@@ -353,6 +363,7 @@ impl Sim {
                 Ev::Sample => self.sample(),
                 Ev::Cbr { cross } => self.cbr_send(cross as usize),
                 Ev::HopTimer { hop, token } => self.hop_timer(hop, token),
+                Ev::Ping { idx } => self.ping_send(idx as usize),
             }
             while let Some(p) = self.immediate.pop_front() {
                 self.on_arrive(p);
@@ -386,7 +397,9 @@ impl Sim {
     /// Hand `p` to the next hop of its route at `now`.
     #[inline]
     fn forward(&mut self, p: Packet) {
-        let route: &[usize] = if p.udp {
+        let route: &[usize] = if is_ping(&p) {
+            &self.pings[(p.flow - PING_FLOW_BASE) as usize].cfg.path
+        } else if p.udp {
             &self.cross[p.flow as usize].route
         } else {
             &self.flows[p.flow as usize].route
@@ -475,6 +488,10 @@ impl Sim {
 
     fn on_drop(&mut self, p: Packet, kind: DropKind, hi: usize) {
         self.packets_dropped += 1;
+        if is_ping(&p) {
+            self.pings[(p.flow - PING_FLOW_BASE) as usize].dropped += 1;
+            return;
+        }
         if p.udp {
             self.cross[p.flow as usize].dropped += 1;
             return;
@@ -511,7 +528,12 @@ impl Sim {
     }
 
     fn on_arrive(&mut self, p: Packet) {
-        let route_len = if p.udp {
+        let route_len = if is_ping(&p) {
+            self.pings[(p.flow - PING_FLOW_BASE) as usize]
+                .cfg
+                .path
+                .len()
+        } else if p.udp {
             self.cross[p.flow as usize].route.len()
         } else {
             self.flows[p.flow as usize].route.len()
@@ -521,6 +543,15 @@ impl Sim {
             return;
         }
         self.packets_delivered += 1;
+        if is_ping(&p) {
+            let uid = self.uid;
+            let pr = &mut self.pings[(p.flow - PING_FLOW_BASE) as usize];
+            if let Some(reply) = pr.on_arrive(&p, uid, self.now) {
+                self.uid += 1;
+                self.forward(reply);
+            }
+            return;
+        }
         if p.udp {
             self.cross[p.flow as usize].received += 1;
             return;
@@ -676,6 +707,9 @@ impl Sim {
             };
             self.uid += 1;
             self.forward(p);
+            if side == Side::Receiver && self.flows[fi].conns[ci].rcv.ack_cc_enabled() {
+                self.report_uplink_backlog(fi, ci);
+            }
         }
         // The sender's view of completion (Yagiu 2001 §3.1 measures throughput
         // at the sender, up to the ACK of the last data).
@@ -1050,6 +1084,28 @@ impl Sim {
         self.forward(p);
     }
 
+    /// Receiver ACK congestion control (RFC 3449 §4.3): tell the receiver
+    /// how many packets wait ahead of its ACK in its uplink queue — the
+    /// first hop of the flow's reverse route.
+    fn report_uplink_backlog(&mut self, fi: usize, ci: usize) {
+        let Some(&hop) = self.flows[fi].route.last() else {
+            return;
+        };
+        if let Some(b) = self.hops[hop].backlog(Dir::Rev, self.now) {
+            let ahead = b.saturating_sub(1).min(u32::MAX as u64) as u32;
+            self.flows[fi].conns[ci].rcv.on_uplink_backlog(ahead);
+        }
+    }
+
+    fn ping_send(&mut self, idx: usize) {
+        let now = self.now;
+        if let Some((p, next)) = self.pings[idx].request(idx, self.uid, now) {
+            self.uid += 1;
+            self.q.push(next, Ev::Ping { idx: idx as u32 });
+            self.forward(p);
+        }
+    }
+
     fn finish(mut self) -> Result<Output, String> {
         let end = self.now;
         let mut in_flight = 0u64;
@@ -1134,6 +1190,7 @@ impl Sim {
             violations: self.violations,
             notes,
             pcaps: self.taps.paths,
+            pings: self.pings.iter().map(|p| p.summary()).collect(),
         });
         Ok(out)
     }

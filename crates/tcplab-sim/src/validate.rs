@@ -34,13 +34,21 @@ pub fn validate(c: &SimConfig) -> Result<(), String> {
                 ));
             }
         }
-        let HopConfig::Link(l) = h else {
-            continue;
+        let (fwd, rev) = match h {
+            HopConfig::Link(l) => (&l.fwd, &l.rev),
+            HopConfig::AckFilterLink(l) => (&l.fwd, &l.rev),
+            _ => continue,
         };
-        for (d, ld) in [("fwd", &l.fwd), ("rev", &l.rev)] {
+        for (d, ld) in [("fwd", fwd), ("rev", rev)] {
             let f = format!("hops[{i}].{d}");
             if ld.rate_bps == 0 {
                 return Err(format!("{f}.rate: must be > 0"));
+            }
+            if !(8..=16).contains(&ld.bits_per_byte) {
+                return Err(format!(
+                    "{f}.bits_per_byte: must be between 8 and 16 (got {})",
+                    ld.bits_per_byte
+                ));
             }
             match ld.loss {
                 LossConfig::None => {}
@@ -59,7 +67,7 @@ pub fn validate(c: &SimConfig) -> Result<(), String> {
             }
         }
     }
-    if c.flows.is_empty() && c.cross.is_empty() {
+    if c.flows.is_empty() && c.cross.is_empty() && c.pings.is_empty() {
         return Err("flows: at least one flow is required".into());
     }
     let n = c.hops.len();
@@ -102,6 +110,23 @@ pub fn validate(c: &SimConfig) -> Result<(), String> {
         }
         if x.path.is_empty() {
             return Err(format!("cross[{i}].path: must list at least one hop"));
+        }
+    }
+    for (i, p) in c.pings.iter().enumerate() {
+        if p.path.is_empty() {
+            return Err(format!("pings[{i}].path: must list at least one hop"));
+        }
+        if let Some(&bad) = p.path.iter().find(|&&k| k >= n) {
+            return Err(format!("pings[{i}].path: hop {bad} does not exist"));
+        }
+        if !(28..=65535).contains(&p.packet_bytes) {
+            return Err(format!(
+                "pings[{i}].packet_size: must be between 28 and 65535 (got {})",
+                p.packet_bytes
+            ));
+        }
+        if p.interval_ns == 0 {
+            return Err(format!("pings[{i}].interval: must be > 0"));
         }
     }
     for (i, p) in c.pcap.iter().enumerate() {
@@ -153,8 +178,14 @@ pub fn tcp_config(t: &TcpConfigJson) -> Result<Config, String> {
             max_delay: t.ack.max_delay_ns,
             immediate_on_ooo: t.ack.immediate_on_ooo,
             quickack: t.ack.quickack,
+            periodic: t.ack.periodic,
         },
         ts_granularity: tcplab_tcp::NS_PER_MS,
+        abc_l: t.abc_l,
+        ack_cc: t.ack_cc.map(|a| tcplab_tcp::ack_cc::AckCcConfig {
+            queue_threshold: a.queue_threshold,
+            max_ratio: a.max_ratio,
+        }),
     };
     cfg.validate()?;
     Ok(cfg)

@@ -13,6 +13,7 @@ fn link(name: &str, rate: u64, delay: u64, loss: LossConfig) -> HopConfig {
         queue: QueueConfig::Packets { limit: 1000 },
         loss,
         overhead_bytes: 0,
+        bits_per_byte: 8,
     };
     HopConfig::Link(LinkConfig {
         name: name.into(),
@@ -86,6 +87,7 @@ fn run(hops: Vec<HopConfig>, bytes: u64, secs: u64, seed: u64) -> Run {
         }],
         cross: vec![],
         pcap: vec![],
+        pings: vec![],
     };
     let out: Output = Sim::new(cfg).unwrap().run(None).unwrap();
     let kind = EVENT_KIND_NAMES
@@ -249,6 +251,7 @@ fn modern_hosts_and_downloads_through_the_pep() {
             }],
             cross: vec![],
             pcap: vec![],
+            pings: vec![],
         };
         let out = Sim::new(cfg).unwrap().run(None).unwrap();
         let s: serde_json::Value =

@@ -47,6 +47,7 @@ fn random_dir(r: &mut Rng, lossy: bool) -> LinkDirConfig {
         },
         loss,
         overhead_bytes: pick(r, &[0u32, 2, 38]),
+        bits_per_byte: pick(r, &[8u32, 10]),
     }
 }
 
@@ -108,13 +109,14 @@ fn random_config(seed: u64) -> SimConfig {
         }],
         cross: vec![],
         pcap: vec![],
+        pings: vec![],
     }
 }
 
 fn lossless(c: &SimConfig) -> bool {
     c.hops.iter().all(|h| {
         let HopConfig::Link(l) = h else {
-            return true;
+            return true; // property configs only build plain links
         };
         let heavy = |d: &LinkDirConfig| match d.loss {
             LossConfig::None => false,
@@ -192,7 +194,7 @@ fn same_seed_same_output_other_seed_differs() {
 fn sequence_wrap_long_transfer() {
     let mut cfg = example_p2p(60_000_000_000, 0.000001);
     let HopConfig::Link(l) = &mut cfg.hops[0] else {
-        unreachable!("example_p2p has one link")
+        unreachable!("example_p2p builds a plain link")
     };
     for d in [&mut l.fwd, &mut l.rev] {
         d.rate_bps = 1_000_000_000;

@@ -70,7 +70,13 @@ impl AckPolicy {
         if self.deadline.is_none() {
             // RFC 5681 §4.2: an ACK MUST NOT be delayed more than 500 ms
             // after the first unacknowledged segment (checked in Config).
-            self.deadline = Some(now + self.cfg.max_delay);
+            self.deadline = Some(if self.cfg.periodic {
+                // 4.4BSD: TF_DELACK is served by the next 200 ms fast
+                // timeout (tcp_fasttimo), a free-running tick.
+                (now / self.cfg.max_delay + 1) * self.cfg.max_delay
+            } else {
+                now + self.cfg.max_delay
+            });
         }
         AckNow::Later
     }
@@ -103,7 +109,24 @@ mod tests {
             max_delay: 200 * NS_PER_MS,
             immediate_on_ooo: true,
             quickack: 0,
+            periodic: false,
         }
+    }
+
+    /// BSD's fast timer: the held ACK leaves at the next 200 ms tick.
+    #[test]
+    fn periodic_timer_fires_on_the_tick() {
+        let mut c = cfg();
+        c.periodic = true;
+        let mut p = AckPolicy::new(c);
+        assert_eq!(p.on_data(10 * NS_PER_MS, true, false), AckNow::Later);
+        assert_eq!(p.deadline(), Some(200 * NS_PER_MS));
+        p.on_ack_sent();
+        assert_eq!(p.on_data(399 * NS_PER_MS, true, false), AckNow::Later);
+        assert_eq!(p.deadline(), Some(400 * NS_PER_MS));
+        p.on_ack_sent();
+        assert_eq!(p.on_data(400 * NS_PER_MS, true, false), AckNow::Later);
+        assert_eq!(p.deadline(), Some(600 * NS_PER_MS), "strictly after now");
     }
 
     /// Delayed-ACK timing: first segment at t=10 ms arms the timer for

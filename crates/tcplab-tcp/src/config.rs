@@ -40,6 +40,10 @@ pub struct AckPolicyConfig {
     pub immediate_on_ooo: bool,
     /// ACK every segment for the first `quickack` data segments.
     pub quickack: u32,
+    /// The delayed-ACK timer is a free-running periodic timer of period
+    /// `max_delay` (4.4BSD's 200 ms fast timeout, `tcp_fasttimo`): a held ACK
+    /// leaves at the next multiple of `max_delay`, after (0, max_delay].
+    pub periodic: bool,
 }
 
 impl Default for AckPolicyConfig {
@@ -49,6 +53,7 @@ impl Default for AckPolicyConfig {
             max_delay: 200 * NS_PER_MS,
             immediate_on_ooo: true,
             quickack: 0,
+            periodic: false,
         }
     }
 }
@@ -108,6 +113,11 @@ pub struct Config {
     pub ack: AckPolicyConfig,
     /// Timestamp clock tick (RFC 7323 §5.4 suggests 1 ms–1 s).
     pub ts_granularity: Time,
+    /// Appropriate Byte Counting limit L in SMSS (RFC 3465 §2.2): slow start
+    /// grows cwnd by min(bytes acked, L·SMSS) per ACK. 1 = RFC 5681 §3.1.
+    pub abc_l: u32,
+    /// Receiver-side ACK congestion control (RFC 3449 §4.3), if enabled.
+    pub ack_cc: Option<crate::ack_cc::AckCcConfig>,
 }
 
 impl Default for Config {
@@ -130,6 +140,8 @@ impl Default for Config {
             rto: RtoProfile::default(),
             ack: AckPolicyConfig::default(),
             ts_granularity: NS_PER_MS,
+            abc_l: 1,
+            ack_cc: None,
         }
     }
 }
@@ -179,9 +191,33 @@ impl Config {
         if self.ack.every_n == 0 {
             return Err("ack.every: must be >= 1 (got 0)".into());
         }
+        if self.ack.periodic && self.ack.max_delay == 0 {
+            return Err("ack.timer: a periodic delayed-ACK timer needs ack.max_delay > 0".into());
+        }
         if self.ack.max_delay > 500 * NS_PER_MS {
             // RFC 5681 §4.2: an ACK MUST NOT be delayed more than 500 ms.
             return Err("ack.max_delay: must be <= 500ms (RFC 5681 §4.2)".into());
+        }
+        if !(1..=2).contains(&self.abc_l) {
+            // RFC 3465 §2.2: L MUST NOT exceed 2*SMSS.
+            return Err(format!(
+                "abc_l: must be 1 or 2 SMSS (RFC 3465 §2.2) (got {})",
+                self.abc_l
+            ));
+        }
+        if self.abc_l != 1 && self.cc == CcKind::Cubic {
+            return Err("abc_l: the byte-counting limit applies to reno/newreno only".into());
+        }
+        if let Some(a) = self.ack_cc {
+            if a.queue_threshold == 0 {
+                return Err("ack_cc.queue_threshold: must be >= 1 (got 0)".into());
+            }
+            if a.max_ratio != 0 && a.max_ratio < self.ack.every_n {
+                return Err(format!(
+                    "ack_cc.max_ratio: must be 0 (auto) or >= ack.every ({}) (got {})",
+                    self.ack.every_n, a.max_ratio
+                ));
+            }
         }
         if self.ts_granularity == 0 {
             return Err("ts_granularity: must be > 0".into());

@@ -15,6 +15,7 @@
 
 use std::collections::VecDeque;
 
+use crate::ack_cc::AckRatioController;
 use crate::ack_policy::{AckNow, AckPolicy};
 use crate::cc::{new_cc, AckInfo, CcState, CongestionControl};
 use crate::config::{CcKind, Config};
@@ -138,6 +139,8 @@ pub struct Connection {
     /// Offset of the peer's FIN, once seen.
     peer_fin: Option<u64>,
     ack_policy: AckPolicy,
+    /// Receiver-side ACK congestion control (RFC 3449 §4.3), if configured.
+    ack_cc: Option<AckRatioController>,
     ack_pending: bool,
     syn_pending: bool,
     rst_pending: bool,
@@ -201,8 +204,21 @@ impl Connection {
         } else {
             0
         };
+        let mut cc = new_cc(cfg.cc);
+        if cfg.abc_l != 1 {
+            // RFC 3465 §2.2 limit L (Config::validate allows it for Reno only).
+            let supported = cc.set_abc_limit(cfg.abc_l);
+            debug_assert!(
+                supported,
+                "abc_l set for a controller without byte counting"
+            );
+        }
+        let ack_cc = cfg
+            .ack_cc
+            .map(|a| AckRatioController::new(a, cfg.ack.every_n, cfg.rcv_buf, cfg.mss));
         Connection {
-            cc: new_cc(cfg.cc),
+            cc,
+            ack_cc,
             rtt: RttEstimator::new(cfg.rto),
             ack_policy: AckPolicy::new(cfg.ack),
             state: State::Closed,
@@ -307,6 +323,26 @@ impl Connection {
     /// Bytes the receiving application read since the last call.
     pub fn take_read(&mut self) -> u64 {
         std::mem::take(&mut self.newly_read)
+    }
+
+    /// The driver reports, after this endpoint sent an ACK, how many packets
+    /// wait ahead of it in the local uplink interface queue; with ACK
+    /// congestion control on (RFC 3449 §4.3) this adapts the ACK ratio.
+    pub fn on_uplink_backlog(&mut self, queued_ahead: u32) {
+        if let Some(c) = self.ack_cc.as_mut() {
+            let d = c.on_ack_sent(queued_ahead);
+            self.ack_policy.set_ratio(Some(d));
+        }
+    }
+
+    /// Whether receiver-side ACK congestion control is on.
+    pub fn ack_cc_enabled(&self) -> bool {
+        self.ack_cc.is_some()
+    }
+
+    /// Current ACK ratio of the ACK congestion control (None when off).
+    pub fn ack_cc_ratio(&self) -> Option<u32> {
+        self.ack_cc.as_ref().map(|c| c.ratio())
     }
 
     /// Set the receiver's ACK ratio at run time (RFC 5690).

@@ -12,6 +12,7 @@
 //! generation (`reasm`), the receiver's ACK policy (`ack_policy`) and
 //! spurious-timeout detection (`spurious`).
 
+pub mod ack_cc;
 pub mod ack_policy;
 pub mod cc;
 pub mod config;

@@ -17,6 +17,10 @@ PAPERS: dict[str, tuple[str, str]] = {
         "tcplab.papers.spoofing_satellite",
         "Yagiu & Tanaka: TCP spoofing on a high-delay (satellite) link",
     ),
+    "asymmetric-link": (
+        "tcplab.papers.asymmetric_link",
+        "TCP/IP suitable for an asymmetric wireless link (Kato, Kamagata, Ito, Toshiba ~1996)",
+    ),
 }
 
 

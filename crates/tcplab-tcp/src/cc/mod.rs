@@ -93,6 +93,12 @@ pub trait CongestionControl: Send {
     /// The last congestion event was spurious: restore the controller's
     /// private state saved at that event (RFC 9438 §4.9).
     fn undo(&mut self) {}
+
+    /// Set the Appropriate Byte Counting limit L in SMSS (RFC 3465 §2.2).
+    /// Returns false if this controller does not do byte counting.
+    fn set_abc_limit(&mut self, _l: u32) -> bool {
+        false
+    }
 }
 
 /// Build a congestion controller by kind.

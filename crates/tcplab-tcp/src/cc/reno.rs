@@ -1,13 +1,28 @@
-//! Reno/NewReno window growth (RFC 5681 §3.1). NewReno differs from Reno
-//! only in loss recovery (RFC 6582), which lives in the connection.
+//! Reno/NewReno window growth (RFC 5681 §3.1) with Appropriate Byte Counting
+//! (RFC 3465). NewReno differs from Reno only in loss recovery (RFC 6582),
+//! which lives in the connection.
 
 use super::{half_flight, AckInfo, CcState, CongestionControl};
 use crate::Time;
 
-#[derive(Default, Debug, Clone)]
+#[derive(Debug, Clone)]
 pub struct Reno {
     /// Byte counter for congestion avoidance (RFC 5681 §3.1, RFC 3465).
     bytes_acked: u64,
+    /// ABC limit L in SMSS for slow start (RFC 3465 §2.2); 1 = RFC 5681 eq. 2.
+    abc_l: u64,
+    /// In the slow start that follows a retransmission timeout (RFC 3465 §2.3).
+    after_rto: bool,
+}
+
+impl Default for Reno {
+    fn default() -> Self {
+        Reno {
+            bytes_acked: 0,
+            abc_l: 1,
+            after_rto: false,
+        }
+    }
 }
 
 impl CongestionControl for Reno {
@@ -20,11 +35,15 @@ impl CongestionControl for Reno {
             return;
         }
         if st.in_slow_start() {
-            // RFC 5681 §3.1 eq. 2: cwnd += min(N, SMSS) per ACK (ABC with L = 1 SMSS).
-            st.cwnd += ack.acked.min(st.mss);
+            // RFC 3465 §2.2: cwnd += min(N, L*SMSS) per ACK; RFC 3465 §2.3:
+            // L = 1 SMSS in the slow start after an RTO. With L = 1 this is
+            // RFC 5681 §3.1 eq. 2.
+            let l = if self.after_rto { 1 } else { self.abc_l };
+            st.cwnd += ack.acked.min(l * st.mss);
             self.bytes_acked = 0;
         } else {
-            // RFC 5681 §3.1: byte counting, cwnd += SMSS once a cwnd's worth is acked.
+            self.after_rto = false;
+            // RFC 5681 §3.1 / RFC 3465 §2.1: byte counting, cwnd += SMSS once a cwnd's worth is acked.
             self.bytes_acked += ack.acked;
             if self.bytes_acked >= st.cwnd {
                 self.bytes_acked -= st.cwnd;
@@ -38,6 +57,18 @@ impl CongestionControl for Reno {
         self.bytes_acked = 0;
         // RFC 5681 §3.2 step 2 / eq. 4.
         half_flight(flight, st.mss)
+    }
+
+    fn on_rto(&mut self, st: &mut CcState, flight: u64, first: bool, now: Time) {
+        if first {
+            st.ssthresh = self.ssthresh_on_loss(st, flight, now);
+        }
+        self.after_rto = true;
+    }
+
+    fn set_abc_limit(&mut self, l: u32) -> bool {
+        self.abc_l = l.max(1) as u64;
+        true
     }
 }
 
@@ -83,5 +114,34 @@ mod tests {
         assert_eq!(st.cwnd, 6000);
         assert_eq!(r.ssthresh_on_loss(&st, 3000, 0), 2000);
         assert_eq!(r.ssthresh_on_loss(&st, 9000, 0), 4500);
+    }
+
+    /// RFC 3465 §2.2: with L = 2 a stretch ACK covering 4 segments opens
+    /// cwnd by 2 SMSS in slow start (1 SMSS with L = 1); §2.3: after an RTO
+    /// L is 1 again until slow start ends.
+    #[test]
+    fn abc_limit_and_rto() {
+        let mut st = CcState {
+            cwnd: 1000,
+            ssthresh: 100_000,
+            mss: 1000,
+            max_cwnd: u64::MAX,
+            ca_at_ssthresh: false,
+        };
+        let mut r = Reno::default();
+        assert!(r.set_abc_limit(2));
+        r.on_ack(&mut st, &ack(1500));
+        assert_eq!(st.cwnd, 2500);
+        r.on_ack(&mut st, &ack(4000));
+        assert_eq!(st.cwnd, 4500, "capped at L*SMSS per ACK");
+        r.on_rto(&mut st, 4500, true, 0);
+        st.cwnd = 1000;
+        r.on_ack(&mut st, &ack(4000));
+        assert_eq!(st.cwnd, 2000, "L = 1 in the slow start after an RTO");
+        st.ssthresh = 1000;
+        r.on_ack(&mut st, &ack(1000)); // congestion avoidance ends that slow start
+        st.ssthresh = 100_000;
+        r.on_ack(&mut st, &ack(4000));
+        assert_eq!(st.cwnd, 4000, "L = 2 again in a later slow start");
     }
 }
