@@ -136,6 +136,20 @@ pub struct TcpConfigJson {
     pub limited_transmit: bool,
     pub rto: RtoConfigJson,
     pub ack: AckConfigJson,
+    /// Spurious-timeout detector: "none" | "frto" | "frto-basic" | "eifel" | "dsack".
+    #[serde(default = "default_spurious_detection")]
+    pub spurious_detection: String,
+    /// Response to a detected spurious timeout: "eifel" | "keep-cwnd" | "reno".
+    #[serde(default = "default_spurious_response")]
+    pub spurious_response: String,
+}
+
+fn default_spurious_detection() -> String {
+    "none".into()
+}
+
+fn default_spurious_response() -> String {
+    "eifel".into()
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -298,6 +312,8 @@ impl Default for TcpConfigJson {
                 immediate_on_ooo: true,
                 quickack: 0,
             },
+            spurious_detection: default_spurious_detection(),
+            spurious_response: default_spurious_response(),
         }
     }
 }

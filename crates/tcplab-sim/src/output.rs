@@ -32,9 +32,13 @@ pub enum EventKind {
     DropQueue = 10,
     /// A TCP packet lost on the wire; as above.
     DropLoss = 11,
+    /// A spurious-timeout detector ended without declaring timeout `seq`
+    /// spurious; reason = `tcplab_tcp::MissCause` code or 4 = genuine,
+    /// spurious = the timeout's ground truth when known at that time.
+    DetectorVerdict = 12,
 }
 
-pub const EVENT_KIND_NAMES: [&str; 12] = [
+pub const EVENT_KIND_NAMES: [&str; 13] = [
     "timeout",
     "retransmit",
     "enter_recovery",
@@ -47,6 +51,7 @@ pub const EVENT_KIND_NAMES: [&str; 12] = [
     "transfer_done",
     "drop_queue",
     "drop_loss",
+    "detector_verdict",
 ];
 
 /// Accumulated per-flow counters over all its connections.

@@ -173,6 +173,8 @@ struct ConnPair {
     truth: Vec<PendingTruth>,
     spurious: u64,
     coverage: Coverage,
+    /// Event-log row of each timeout, by timeout id (for the detector's verdict).
+    timeout_rows: Vec<usize>,
 }
 
 struct FlowRt {
@@ -700,6 +702,7 @@ impl Sim {
                     0,
                     rto as f64 * 1e-9,
                 );
+                pair.timeout_rows.push(row);
                 if spurious {
                     pair.spurious += 1;
                 } else {
@@ -754,6 +757,10 @@ impl Sim {
                 );
             }
             Event::SpuriousDetected { id: tid } => {
+                // The detector's verdict goes on the timeout's own row.
+                if let Some(&row) = pair.timeout_rows.get(tid as usize) {
+                    self.out.set_detected(row, 1);
+                }
                 self.out.event(
                     now,
                     f,
@@ -778,6 +785,20 @@ impl Sim {
                     side as u8,
                     -1,
                     -1,
+                    0.0,
+                );
+            }
+            Event::DetectorVerdict { id: tid, outcome } => {
+                self.out.event(
+                    now,
+                    f,
+                    id,
+                    EventKind::DetectorVerdict,
+                    tid as u64,
+                    0,
+                    outcome,
+                    -1,
+                    0,
                     0.0,
                 );
             }
@@ -853,6 +874,7 @@ impl Sim {
             done_at: None,
             truth: Vec::new(),
             spurious: 0,
+            timeout_rows: Vec::new(),
             coverage: Coverage::default(),
         });
         let ci = f.conns.len() - 1;

@@ -4,7 +4,7 @@
 
 use crate::config::{HopConfig, LossConfig, SimConfig, TcpConfigJson};
 use crate::dist;
-use tcplab_tcp::{AckPolicyConfig, CcKind, Config, RtoProfile};
+use tcplab_tcp::{AckPolicyConfig, CcKind, Config, DetectorKind, ResponseKind, RtoProfile};
 
 fn prob(v: f64, field: &str) -> Result<(), String> {
     if (0.0..=1.0).contains(&v) {
@@ -141,6 +141,20 @@ pub fn tcp_config(t: &TcpConfigJson) -> Result<Config, String> {
             quickack: t.ack.quickack,
         },
         ts_granularity: tcplab_tcp::NS_PER_MS,
+        spurious_detection: DetectorKind::parse(&t.spurious_detection).ok_or_else(|| {
+            format!(
+                "spurious_detection: unknown detector {:?} (choose from {})",
+                t.spurious_detection,
+                DetectorKind::NAMES.join(", ")
+            )
+        })?,
+        spurious_response: ResponseKind::parse(&t.spurious_response).ok_or_else(|| {
+            format!(
+                "spurious_response: unknown response {:?} (choose from {})",
+                t.spurious_response,
+                ResponseKind::NAMES.join(", ")
+            )
+        })?,
     };
     cfg.validate()?;
     Ok(cfg)

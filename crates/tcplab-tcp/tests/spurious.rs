@@ -1,0 +1,122 @@
+//! Spurious-timeout detectors and responses on a two-endpoint harness:
+//! a delay spike (the ACK path slows from 20 ms to 400 ms) makes the sender
+//! time out although nothing was lost; a burst of losses makes a genuine one.
+
+mod harness;
+
+use harness::{cfg, Net};
+use tcplab_tcp::{Config, DetectorKind, Event, ResponseKind, RtxReason, NS_PER_MS, NS_PER_S};
+
+fn spike_cfg(det: DetectorKind, resp: ResponseKind) -> Config {
+    let mut c = cfg();
+    c.initial_window = 4_000;
+    c.rto.min = 100 * NS_PER_MS;
+    c.rto.initial = 100 * NS_PER_MS;
+    c.spurious_detection = det;
+    c.spurious_response = resp;
+    c
+}
+
+/// Run a 40 KB transfer with a delay spike on the ACK path at 150 ms.
+fn spike(det: DetectorKind, resp: ResponseKind, sack: bool) -> Net {
+    let mut c = spike_cfg(det, resp);
+    c.sack = sack;
+    let mut n = Net::new(c.clone(), c);
+    n.a.app_supply(40_000);
+    n.a.close();
+    n.run_until(150 * NS_PER_MS);
+    n.ba.delay = 400 * NS_PER_MS;
+    n.run_until(30 * NS_PER_S);
+    assert_eq!(n.b.stats().bytes_delivered, 40_000);
+    n
+}
+
+/// A genuine timeout: the second flight is lost entirely (first transmission).
+fn genuine(det: DetectorKind, resp: ResponseKind, sack: bool) -> Net {
+    let mut c = spike_cfg(det, resp);
+    c.sack = sack;
+    c.rto.min = 300 * NS_PER_MS;
+    c.rto.initial = 300 * NS_PER_MS;
+    let mut n = Net::new(c.clone(), c);
+    n.a.app_supply(40_000);
+    n.a.close();
+    n.drop = Box::new(|s, prior| s.a_to_b && (4001..12001).contains(&s.off) && prior == 0);
+    n.run_until(30 * NS_PER_S);
+    assert_eq!(n.b.stats().bytes_delivered, 40_000);
+    n
+}
+
+fn timeouts(n: &Net) -> usize {
+    n.count_a(|e| matches!(e, Event::Timeout { .. }))
+}
+fn detected(n: &Net) -> usize {
+    n.count_a(|e| matches!(e, Event::SpuriousDetected { .. }))
+}
+fn go_back_n(n: &Net) -> usize {
+    n.count_a(|e| {
+        matches!(
+            e,
+            Event::Retransmit {
+                reason: RtxReason::AfterTimeout,
+                ..
+            }
+        )
+    })
+}
+
+#[test]
+fn no_detector_goes_back_n_on_a_spike() {
+    let n = spike(DetectorKind::None, ResponseKind::Eifel, true);
+    assert!(timeouts(&n) >= 1);
+    assert_eq!(detected(&n), 0);
+    assert!(go_back_n(&n) >= 2, "go-back-N resent {}", go_back_n(&n));
+}
+
+#[test]
+fn every_detector_flags_the_spike() {
+    for (det, sack) in [
+        (DetectorKind::Frto, true),
+        (DetectorKind::Frto, false),
+        (DetectorKind::FrtoBasic, true),
+        (DetectorKind::Eifel, true),
+        (DetectorKind::Dsack, true),
+    ] {
+        let n = spike(det, ResponseKind::Eifel, sack);
+        assert!(timeouts(&n) >= 1, "{det:?}");
+        assert_eq!(detected(&n), timeouts(&n), "{det:?} sack={sack}");
+        assert_eq!(n.a.stats().spurious_detected as usize, detected(&n));
+    }
+}
+
+#[test]
+fn frto_and_eifel_avoid_go_back_n() {
+    for det in [
+        DetectorKind::Frto,
+        DetectorKind::FrtoBasic,
+        DetectorKind::Eifel,
+    ] {
+        let n = spike(det, ResponseKind::Eifel, true);
+        assert_eq!(go_back_n(&n), 0, "{det:?}");
+        // Only the timeout retransmission itself was sent twice.
+        assert_eq!(
+            n.a.stats().retransmitted_segments as usize,
+            timeouts(&n),
+            "{det:?}"
+        );
+    }
+}
+
+#[test]
+fn no_detector_declares_a_genuine_timeout_spurious() {
+    for (det, sack) in [
+        (DetectorKind::Frto, true),
+        (DetectorKind::Frto, false),
+        (DetectorKind::FrtoBasic, true),
+        (DetectorKind::Eifel, true),
+        (DetectorKind::Dsack, true),
+    ] {
+        let n = genuine(det, ResponseKind::Eifel, sack);
+        assert!(timeouts(&n) >= 1, "{det:?}");
+        assert_eq!(detected(&n), 0, "{det:?} sack={sack}");
+    }
+}
