@@ -38,14 +38,47 @@ fn default_sample_interval() -> u64 {
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum HopConfig {
     Link(LinkConfig),
+    Rlc(RlcConfig),
 }
 
 impl HopConfig {
     pub fn name(&self) -> &str {
         match self {
             HopConfig::Link(l) => &l.name,
+            HopConfig::Rlc(r) => &r.name,
         }
     }
+}
+
+/// A W-CDMA radio bearer (RLC acknowledged mode, `rlc.rs`): `down` carries
+/// the forward (data) direction, `up` the reverse (ACK) direction.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RlcConfig {
+    pub name: String,
+    /// RLC PDU size in bytes (payload per PDU).
+    pub pdu_bytes: u32,
+    /// Time between retransmissions of a PDU, ns.
+    pub retx_interval_ns: u64,
+    /// Most transmissions of one PDU; beyond, the SDU is discarded.
+    pub max_dat: u32,
+    pub down: RlcDirConfig,
+    pub up: RlcDirConfig,
+    /// Radio stalls per second (Poisson), and their durations in seconds.
+    pub spike_rate_per_s: f64,
+    pub spike_duration_s: Dist,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RlcDirConfig {
+    pub rate_bps: u64,
+    /// Block (PDU) error rate.
+    pub bler: f64,
+    /// Fixed one-way delay after the radio (core network, processing), ns.
+    pub delay_ns: u64,
+    /// Most packets waiting in the RLC buffer.
+    pub queue_packets: u32,
 }
 
 /// A bidirectional link: `fwd` carries data from senders to receivers, `rev`

@@ -8,6 +8,7 @@ pub mod dist;
 pub mod link;
 pub mod output;
 pub mod pcap;
+pub mod rlc;
 pub mod rng;
 pub mod sim;
 pub mod validate;

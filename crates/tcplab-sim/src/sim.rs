@@ -227,6 +227,7 @@ pub struct Sim {
 fn build_hop(cfg: &HopConfig, seed: u64, idx: usize) -> Box<dyn Component> {
     match cfg {
         HopConfig::Link(l) => Box::new(LinkHop::new(l, seed, idx)),
+        HopConfig::Rlc(r) => Box::new(crate::rlc::RlcHop::new(r, seed, idx)),
     }
 }
 

@@ -24,7 +24,13 @@ pub fn validate(c: &SimConfig) -> Result<(), String> {
         return Err("path: at least one hop is required".into());
     }
     for (i, h) in c.hops.iter().enumerate() {
-        let HopConfig::Link(l) = h;
+        let l = match h {
+            HopConfig::Link(l) => l,
+            HopConfig::Rlc(r) => {
+                crate::rlc::check(r).map_err(|e| format!("hops[{i}].{e}"))?;
+                continue;
+            }
+        };
         for (d, ld) in [("fwd", &l.fwd), ("rev", &l.rev)] {
             let f = format!("hops[{i}].{d}");
             if ld.rate_bps == 0 {
