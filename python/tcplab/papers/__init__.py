@@ -12,7 +12,9 @@ from types import ModuleType
 __all__ = ["PAPERS", "load"]
 
 #: paper id → (module, title)
-PAPERS: dict[str, tuple[str, str]] = {}
+PAPERS: dict[str, tuple[str, str]] = {
+    "sto-3g": ("tcplab.papers.sto3g", "Spurious timeouts on 3G: RTO tuning, F-RTO and Eifel"),
+}
 
 
 def load(paper: str) -> ModuleType:
