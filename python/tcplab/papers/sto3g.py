@@ -1,7 +1,7 @@
 """Reproduction of Sekiguchi et al., "TCP retransmission with spurious-timeout detection for
 3G" (IPSJ Journal 2008): RTO tuning (Fig. 2), the Section 5 model and emulator (Fig. 4/5), STO
 per MB by environment (Fig. 6), unnecessary retransmissions per STO (Fig. 7), throughput with
-one STO (Fig. 8) and F-RTO's misses (Table 4); plus F-RTO vs Eifel vs DSACK × responses.
+one STO (Fig. 8) and F-RTO's misses (Table 4); plus F-RTO vs Eifel vs DSACK x responses.
 
 Every run is an RLC radio bearer (``kind = "rlc"``, presets in :mod:`tcplab.radio`) carrying
 W-TCP downloads (``profile = "w-tcp"``). The measures come from the event log: each timeout row
@@ -185,7 +185,7 @@ def fig2(report: Report, jobs: int | None) -> dict[str, Any]:
         "Fig. 2 flat from 4 s to 10 s",
         "±30%",
         round(spread, 3),
-        rule="(max−min)/max ≤ 0.3 or all < 1%",
+        rule="(max-min)/max ≤ 0.3 or all < 1%",
         ok=bool(spread <= 0.3 or max(flat) < 0.01),
     )
     report.compare("Fig. 2 strong field at 4 s", PAPER_FIG2_STRONG, round(strong[0], 4), ok=None)
@@ -280,7 +280,7 @@ def fig6(report: Report, jobs: int | None) -> dict[str, Any]:
     lower = all(out[e]["tuned-3g"][0] <= out[e]["standard"][0] for e in ENVIRONMENTS)
     report.compare("Fig. 6 tuning lowers STO/MB everywhere", "yes", lower, ok=lower)
     mv = [out[e]["tuned-3g"][0] for e in MOVING]
-    rising = all(a <= b for a, b in zip(mv, mv[1:]))
+    rising = all(a <= b for a, b in zip(mv, mv[1:], strict=False))
     report.compare("Fig. 6 tuned STO/MB rises with speed", "yes", rising, ok=rising)
     return out
 
@@ -357,7 +357,7 @@ def fig78(report: Report, jobs: int | None, env: str = "train") -> dict[str, Any
     report.compare("Fig. 7 2 MB with F-RTO", 3, round(b, 2), unit="pkts/STO")
     report.compare(
         "Fig. 7 F-RTO cut at 2 MB",
-        "≥ 5×",
+        "≥ 5x",
         round(a / b, 2) if b else math.inf,
         rule="≥ 5",
         ok=bool(b == 0 or a / b >= 5),
@@ -368,7 +368,7 @@ def fig78(report: Report, jobs: int | None, env: str = "train") -> dict[str, Any
         gain = t1 / t0 - 1 if t0 > 0 else math.nan
         report.compare(
             f"Fig. 8 gain {name}",
-            "2–12%",
+            "2-12%",
             round(gain * 100, 1),
             unit="%",
             rule="> 0",
@@ -421,7 +421,7 @@ def table4(report: Report, jobs: int | None) -> dict[str, Any]:
             )
         }
         conn_ids: dict[int, int] = {}
-        for c, sp, det in zip(ev["conn"][to], ev["spurious"][to], ev["detected"][to]):
+        for c, sp, det in zip(ev["conn"][to], ev["spurious"][to], ev["detected"][to], strict=True):
             tid = conn_ids.get(int(c), 0)
             conn_ids[int(c)] = tid + 1
             if sp != 1:
@@ -484,7 +484,7 @@ def detectors(report: Report, jobs: int | None) -> dict[str, Any]:
             f"{row['goodput_kbps']:.1f} | {'—' if ds is None else f'{ds:.2f}'} | "
             f"{row['rtx_per_mb']:.1f} |"
         )
-    report.section("Detectors × responses (beyond the paper)", "\n".join(lines))
+    report.section("Detectors x responses (beyond the paper)", "\n".join(lines))
     return {"rows": rows}
 
 
