@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from tcplab.models import get
@@ -32,7 +34,7 @@ def test_model_throughput_position() -> None:
 core = pytest.importorskip("tcplab._core")
 
 
-def _sto3g():  # type: ignore[no-untyped-def]
+def _sto3g() -> Any:
     from tcplab.papers import sto3g
 
     return sto3g

@@ -10,6 +10,7 @@ carries its ground truth (``spurious``) and the detector's verdict (``detected``
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Sequence
 from typing import Any
@@ -280,7 +281,7 @@ def fig6(report: Report, jobs: int | None) -> dict[str, Any]:
     lower = all(out[e]["tuned-3g"][0] <= out[e]["standard"][0] for e in ENVIRONMENTS)
     report.compare("Fig. 6 tuning lowers STO/MB everywhere", "yes", lower, ok=lower)
     mv = [out[e]["tuned-3g"][0] for e in MOVING]
-    rising = all(a <= b for a, b in zip(mv, mv[1:], strict=False))
+    rising = all(a <= b for a, b in itertools.pairwise(mv))
     report.compare("Fig. 6 tuned STO/MB rises with speed", "yes", rising, ok=rising)
     return out
 
@@ -418,6 +419,7 @@ def table4(report: Report, jobs: int | None) -> dict[str, Any]:
                 ev["conn"][ev["kind"] == vk],
                 ev["seq"][ev["kind"] == vk],
                 ev["reason"][ev["kind"] == vk],
+                strict=False,
             )
         }
         conn_ids: dict[int, int] = {}
