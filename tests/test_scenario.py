@@ -115,6 +115,8 @@ P2P_CONFIG = {
                     "immediate_on_ooo": True,
                     "quickack": 0,
                 },
+                "spurious_detection": "none",
+                "spurious_response": "eifel",
             },
             "app": {"kind": "bulk", "bytes": None},
         }
@@ -426,7 +428,7 @@ ERRORS: list[tuple[str, list[str], str]] = [
     (
         BASE,
         ["path[0].kind=wire"],
-        'path[0].kind: unknown hop kind "wire" (choose from link, dumbbell)',
+        'path[0].kind: unknown hop kind "wire" (choose from link, dumbbell, rlc)',
     ),
     (BASE, ["path[0].ratee=1Mbps"], 'path[0].ratee: unknown field (did you mean "rate"?)'),
     (
