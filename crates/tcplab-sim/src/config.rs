@@ -67,6 +67,9 @@ pub struct RlcConfig {
     /// Radio stalls per second (Poisson), and their durations in seconds.
     pub spike_rate_per_s: f64,
     pub spike_duration_s: Dist,
+    /// Scheduled stalls (start, duration) in ns, besides the random ones.
+    #[serde(default)]
+    pub stalls_ns: Vec<(u64, u64)>,
 }
 
 #[derive(Debug, Clone, Deserialize)]

@@ -48,6 +48,8 @@ pub struct Spikes {
     /// Stalls [start, end), sorted; generated up to `horizon`.
     stalls: VecDeque<(Time, Time)>,
     horizon: Time,
+    /// Scheduled stalls [start, end), sorted (configuration).
+    fixed: Vec<(Time, Time)>,
     pub count: u64,
     pub total_ns: u64,
 }
@@ -60,8 +62,45 @@ impl Spikes {
             rng,
             stalls: VecDeque::new(),
             horizon: 0,
+            fixed: Vec::new(),
             count: 0,
             total_ns: 0,
+        }
+    }
+
+    /// Add scheduled stalls (start, duration).
+    pub fn with_fixed(mut self, stalls: &[(Time, Time)]) -> Spikes {
+        self.fixed = stalls.iter().map(|&(s, d)| (s, s + d)).collect();
+        self.fixed.sort_unstable();
+        self.count += self.fixed.len() as u64;
+        self.total_ns += stalls.iter().map(|s| s.1).sum::<Time>();
+        self
+    }
+
+    /// The stall (random or scheduled) containing `t`, if any: its end.
+    fn inside(&self, t: Time) -> Option<Time> {
+        let r = self
+            .stalls
+            .iter()
+            .take_while(|s| s.0 <= t)
+            .find(|s| t < s.1)
+            .map(|s| s.1);
+        let f = self
+            .fixed
+            .iter()
+            .take_while(|s| s.0 <= t)
+            .find(|s| t < s.1)
+            .map(|s| s.1);
+        r.max(f)
+    }
+
+    /// The earliest stall start strictly after `t`, with its end.
+    fn next_after(&self, t: Time) -> Option<(Time, Time)> {
+        let r = self.stalls.iter().find(|s| s.0 > t).copied();
+        let f = self.fixed.iter().find(|s| s.0 > t).copied();
+        match (r, f) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
         }
     }
 
@@ -94,16 +133,14 @@ impl Spikes {
 
     /// The first instant at or after `t` outside a stall.
     pub fn free_at(&mut self, t: Time) -> Time {
-        self.generate_to(t);
-        for &(s, e) in &self.stalls {
-            if s > t {
-                break;
-            }
-            if t < e {
-                return e;
+        let mut t = t;
+        loop {
+            self.generate_to(t);
+            match self.inside(t) {
+                Some(e) => t = e,
+                None => return t,
             }
         }
-        t
     }
 
     /// When `work` ns of transmission starting at `t` ends, pausing in stalls.
@@ -112,11 +149,10 @@ impl Spikes {
         let mut work = work;
         loop {
             self.generate_to(t + work);
-            let next = self.stalls.iter().find(|s| s.0 > t).copied();
-            match next {
+            match self.next_after(t) {
                 Some((s, e)) if s < t + work => {
                     work -= s - t;
-                    t = e;
+                    t = self.free_at(e);
                 }
                 _ => return t + work,
             }
@@ -271,7 +307,8 @@ impl RlcHop {
                 cfg.spike_rate_per_s,
                 cfg.spike_duration_s.clone(),
                 Rng::stream(seed, &format!("rlc/{idx}/spike")),
-            ),
+            )
+            .with_fixed(&cfg.stalls_ns),
         }
     }
 }
@@ -338,6 +375,7 @@ mod tests {
             },
             spike_rate_per_s: rate,
             spike_duration_s: Dist::Const { value: 2.0 },
+            stalls_ns: vec![],
         }
     }
 
@@ -395,5 +433,11 @@ mod tests {
         // work of 10 s passes over about ten 0.5-s stalls.
         let end = sp.advance(0, 10_000_000_000);
         assert!(end > 12_000_000_000 && end < 20_000_000_000, "{end}");
+        // A scheduled stall: nothing moves in [1 s, 3 s).
+        let mut sp = Spikes::new(0.0, Dist::Const { value: 0.0 }, Rng::stream(2, "x"))
+            .with_fixed(&[(1_000_000_000, 2_000_000_000)]);
+        assert_eq!(sp.free_at(1_500_000_000), 3_000_000_000);
+        assert_eq!(sp.advance(500_000_000, 1_000_000_000), 3_500_000_000);
+        assert_eq!(sp.advance(3_000_000_000, 10), 3_000_000_010);
     }
 }
