@@ -1319,7 +1319,9 @@ impl Connection {
                 let mut ctx = ResponseCtx {
                     ccs: &mut self.ccs,
                     saved: &self.saved,
-                    flight: self.sb.pipe(),
+                    // FlightSize (RFC 5681 §2): sent and not cumulatively acknowledged;
+                    // the timeout's "lost" marks are about to be undone.
+                    flight: self.sb.outstanding(),
                     acked,
                     iw: self.cfg.initial_window.max(self.mss),
                     late,

@@ -120,3 +120,86 @@ fn no_detector_declares_a_genuine_timeout_spurious() {
         assert_eq!(detected(&n), 0, "{det:?} sack={sack}");
     }
 }
+
+/// cwnd right before the first timeout and right after the detection.
+fn cwnd_around(n: &Net) -> (u64, u64, u64) {
+    let before = n
+        .events_a
+        .iter()
+        .find_map(|(_, e)| match e {
+            Event::Timeout { cwnd, .. } => Some(*cwnd),
+            _ => None,
+        })
+        .unwrap();
+    // The sender's cwnd/ssthresh are read at the end; sample right after detection by
+    // re-running up to the detection time.
+    let t_det = n
+        .events_a
+        .iter()
+        .find_map(|(t, e)| matches!(e, Event::SpuriousDetected { .. }).then_some(*t))
+        .unwrap();
+    (before, t_det, 0)
+}
+
+fn spike_until(det: DetectorKind, resp: ResponseKind, until: u64) -> Net {
+    let c = spike_cfg(det, resp);
+    let mut n = Net::new(c.clone(), c);
+    n.a.app_supply(400_000);
+    n.a.close();
+    n.run_until(150 * NS_PER_MS);
+    n.ba.delay = 400 * NS_PER_MS;
+    n.run_until(until);
+    n
+}
+
+#[test]
+fn responses_set_the_window_as_specified() {
+    // Find the detection time with a long transfer, then stop right after it.
+    let probe = spike_until(DetectorKind::Eifel, ResponseKind::Eifel, 3 * NS_PER_S);
+    let (before, t_det, _) = cwnd_around(&probe);
+    let mss = 1000;
+    for resp in [
+        ResponseKind::Eifel,
+        ResponseKind::KeepCwnd,
+        ResponseKind::Reno,
+    ] {
+        let n = spike_until(DetectorKind::Eifel, resp, t_det);
+        assert_eq!(n.a.stats().spurious_detected, 2, "{resp:?}");
+        let (cwnd, ssthresh) = (n.a.cwnd(), n.a.ssthresh());
+        match resp {
+            // RFC 4015 §3.2 step (3): cwnd = FlightSize + min(acked, IW) (no more than the
+            // old window here), ssthresh = pipe_prev >= the old flight.
+            ResponseKind::Eifel => {
+                assert!(cwnd > 2 * mss && cwnd <= before + 4_000, "{cwnd} {before}");
+                assert!(ssthresh >= before / 2, "{ssthresh}");
+            }
+            // Keep cwnd, halve ssthresh.
+            ResponseKind::KeepCwnd => {
+                assert!(cwnd >= before, "{cwnd} {before}");
+                assert!(ssthresh < before, "{ssthresh} {before}");
+            }
+            // Reno: loss window (plus the slow-start growth of this ACK), go-back-N.
+            ResponseKind::Reno => assert!(cwnd <= 3 * mss, "{cwnd}"),
+        }
+    }
+    // Reno response goes back N, the others do not.
+    let reno = spike(DetectorKind::Eifel, ResponseKind::Reno, true);
+    assert!(go_back_n(&reno) >= 2);
+    let keep = spike(DetectorKind::Eifel, ResponseKind::KeepCwnd, true);
+    assert_eq!(go_back_n(&keep), 0);
+}
+
+#[test]
+fn eifel_response_rebases_the_rto() {
+    // RFC 4015 §3.2 step (4): on the first sample after the spike, SRTT = max(SRTT_prev, R)
+    // and RTTVAR = max(RTTVAR_prev, R/2); without the rebase SRTT only moves 1/8 of the way
+    // per sample (RFC 6298 §2.3).
+    let probe = spike_until(DetectorKind::Eifel, ResponseKind::Eifel, 3 * NS_PER_S);
+    let (_, t_det, _) = cwnd_around(&probe);
+    let after = t_det + 600 * NS_PER_MS;
+    let eifel = spike_until(DetectorKind::Eifel, ResponseKind::Eifel, after);
+    let keep = spike_until(DetectorKind::Eifel, ResponseKind::KeepCwnd, after);
+    // The RTT after the ACK path slowed to 400 ms is about 430 ms; before it was about 45 ms.
+    assert!(eifel.a.srtt() >= 400 * NS_PER_MS, "{}", eifel.a.srtt());
+    assert!(keep.a.srtt() < 350 * NS_PER_MS, "{}", keep.a.srtt());
+}
