@@ -73,6 +73,8 @@ pub struct FlowAgg {
     pub active_ns: u64,
     pub dsacks: u64,
     pub last_delivery: Time,
+    /// Spurious timeouts the flow's detector missed, by `tcplab_tcp::MissCause`.
+    pub spurious_missed: [u64; 4],
 }
 
 #[derive(Serialize, Debug)]
@@ -95,6 +97,11 @@ pub struct FlowSummary {
     pub dsacks_received: u64,
     pub connections: u64,
     pub connections_completed: u64,
+    /// Spurious timeouts the detector missed, by cause (0 without a detector).
+    pub spurious_missed_finished: u64,
+    pub spurious_missed_no_window: u64,
+    pub spurious_missed_dupack: u64,
+    pub spurious_missed_other: u64,
 }
 
 impl FlowSummary {
@@ -123,6 +130,10 @@ impl FlowSummary {
             dsacks_received: a.dsacks,
             connections: a.connections,
             connections_completed: a.completed,
+            spurious_missed_finished: a.spurious_missed[0],
+            spurious_missed_no_window: a.spurious_missed[1],
+            spurious_missed_dupack: a.spurious_missed[2],
+            spurious_missed_other: a.spurious_missed[3],
         }
     }
 }

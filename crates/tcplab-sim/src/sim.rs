@@ -175,6 +175,8 @@ struct ConnPair {
     coverage: Coverage,
     /// Event-log row of each timeout, by timeout id (for the detector's verdict).
     timeout_rows: Vec<usize>,
+    /// The detector's outcome code per timeout id (`DetectorVerdict`), 255 = none.
+    verdicts: Vec<u8>,
 }
 
 struct FlowRt {
@@ -790,6 +792,11 @@ impl Sim {
                 );
             }
             Event::DetectorVerdict { id: tid, outcome } => {
+                let k = tid as usize;
+                if pair.verdicts.len() <= k {
+                    pair.verdicts.resize(k + 1, 255);
+                }
+                pair.verdicts[k] = outcome;
                 self.out.event(
                     now,
                     f,
@@ -876,6 +883,7 @@ impl Sim {
             truth: Vec::new(),
             spurious: 0,
             timeout_rows: Vec::new(),
+            verdicts: Vec::new(),
             coverage: Coverage::default(),
         });
         let ci = f.conns.len() - 1;
@@ -947,6 +955,22 @@ impl Sim {
         let pair = f.conns.remove(ci);
         Self::check_pair(&mut self.violations, fi, &pair);
         Self::fold(&mut f.agg, &pair);
+        Self::classify_misses(&mut f.agg, &pair, &self.out, &f.tcp);
+    }
+
+    /// Every spurious timeout a detector did not flag, by cause (Sekiguchi 2008 Table 4):
+    /// the detector's own outcome (`MissCause`), "other" when it gave none or called the
+    /// timeout genuine. Only for flows that run a detector.
+    fn classify_misses(agg: &mut FlowAgg, pair: &ConnPair, out: &Output, tcp: &Config) {
+        if tcp.spurious_detection == tcplab_tcp::DetectorKind::None {
+            return;
+        }
+        for (id, &row) in pair.timeout_rows.iter().enumerate() {
+            if out.ev_spurious[row] == 1 && out.ev_detected[row] != 1 {
+                let v = pair.verdicts.get(id).copied().unwrap_or(255);
+                agg.spurious_missed[(v as usize).min(3)] += 1;
+            }
+        }
     }
 
     fn sample(&mut self) {
@@ -1022,6 +1046,7 @@ impl Sim {
                 Self::check_pair(&mut self.violations, fi, pair);
                 let f = &mut self.flows[fi];
                 Self::fold(&mut f.agg, pair);
+                Self::classify_misses(&mut f.agg, pair, &self.out, &f.tcp);
                 if let Some(sz) = pair.size {
                     let d = pair.rcv.stats().bytes_delivered;
                     if d < sz {

@@ -287,7 +287,8 @@ def fig45(report: Report, jobs: int | None) -> dict[str, Any]:
     ax.set_ylabel("throughput (kbit/s)")
     ax.set_xlabel("cwnd when the STO happens")
     ax.set_title(f"Fig. 4/5: 384/64 kb/s, RTT 300 ms, 300 KB, spike {FIG45_TAU} s")
-    ax.legend(fontsize=8, loc="lower right")
+    ax.set_ylim(0, 400)
+    ax.legend(fontsize=8, loc="upper center", ncol=2)
     report.figure(
         plots.save(fig, report.out_dir / "fig4_fig5_model_vs_sim.png"),
         "Fig. 4 (model) and Fig. 5 (emulation) overlaid",
@@ -528,48 +529,42 @@ def one_sto_throughputs(results: Sequence[dict[str, Any]]) -> list[float]:
 
 
 def table4(report: Report, jobs: int | None) -> dict[str, Any]:
-    n, seeds = (30, 2) if report.quick else (150, 5)
-    sizes = mix(list(CONTENTS))
+    out = {}
+    for label, sizes, n in (
+        ("four contents", mix(list(CONTENTS)), 30 if report.quick else 150),
+        ("Fig. 2 web mix", {"kind": "empirical", "bins": SIZE_MIX}, 150 if report.quick else 600),
+    ):
+        out[label] = _table4(report, jobs, label, sizes, n)
+    return out
+
+
+def _table4(
+    report: Report, jobs: int | None, label: str, sizes: dict[str, Any], n: int
+) -> dict[str, Any]:
+    seeds = 2 if report.quick else 5
     cfgs = [
         scenario(env, "tuned-3g", sizes, n, seed=s, detection="frto")
         for env in MOVING
         for s in range(seeds)
     ]
-    res = run_configs(cfgs, jobs, columns=True)
-    causes = {"finished": 0, "no_window": 0, "dupack": 0, "other": 0}
-    names = list(causes)
-    total = 0
-    for r in res:
-        ev = r["events_table"]
-        kinds = r["event_kinds"]
-        to = ev["kind"] == kinds.index("timeout")
-        vk = kinds.index("detector_verdict")
-        verdict = {
-            (int(c), int(s)): int(o)
-            for c, s, o in zip(
-                ev["conn"][ev["kind"] == vk],
-                ev["seq"][ev["kind"] == vk],
-                ev["reason"][ev["kind"] == vk],
-                strict=False,
-            )
-        }
-        conn_ids: dict[int, int] = {}
-        for c, sp, det in zip(ev["conn"][to], ev["spurious"][to], ev["detected"][to], strict=True):
-            tid = conn_ids.get(int(c), 0)
-            conn_ids[int(c)] = tid + 1
-            if sp != 1:
-                continue
-            total += 1
-            if det == 1:
-                continue
-            o = verdict.get((int(c), tid), 3)
-            causes[names[min(o, 3)]] += 1
+    res = run_configs(cfgs, jobs)
+    # The simulator classifies every spurious timeout the detector missed by cause.
+    causes = {
+        k: sum(r["flows"][0][f"spurious_missed_{k}"] for r in res)
+        for k in ("finished", "no_window", "dupack", "other")
+    }
+    total = sum(r["flows"][0]["spurious_timeouts"] for r in res)
     share = {k: v / total if total else math.nan for k, v in causes.items()}
     missed = sum(causes.values()) / total if total else math.nan
-    report.compare("Table 4 STOs F-RTO missed", 0.29, round(missed, 3))
+    report.compare(
+        f"Table 4 ({label}) STOs F-RTO missed",
+        0.29,
+        round(missed, 3),
+        note=f"{total} spurious timeouts",
+    )
     for k in ("finished", "no_window", "dupack"):
-        report.compare(f"Table 4 miss: {k}", PAPER_TABLE4[k], round(share[k], 4))
-    report.compare("Table 4 miss: other", "—", round(share["other"], 4))
+        report.compare(f"Table 4 ({label}) miss: {k}", PAPER_TABLE4[k], round(share[k], 4))
+    report.compare(f"Table 4 ({label}) miss: other", "—", round(share["other"], 4))
     return {"total_sto": total, "share": share}
 
 
@@ -630,13 +625,37 @@ def reproduce(report: Report, jobs: int | None) -> None:
     report.data["detectors"] = detectors(report, jobs)
     report.section(
         "Differences from the paper",
-        "The radio presets are tcplab's calibration of qualitative environment descriptions "
-        "(see tcplab/radio.py); the field trial's traffic, terminals and network are not "
-        "available. Fig. 7 counts timeout and go-back-N retransmissions of connections whose "
-        "timeouts were all spurious (the paper counts duplicates at the receiver). Fig. 8 "
-        "uses downloads with exactly one (spurious) timeout, not necessarily in slow start. "
-        "The model keeps the spike duration in eqs. (7)/(9) and reads eq. (2) as the "
-        "geometric sum up to round t_s (see models/sto3g.py).",
+        """
+- **Radio presets** are tcplab's calibration of the paper's qualitative environments
+  (`tcplab/radio.py`, method and table there; `python -m tcplab.papers.sto3g calibrate`). The
+  weak (cell-edge) preset is fitted to Fig. 2; with independent PDU errors the RTT variance that
+  gives Fig. 2's 10% STO share at RTO 1.5 s also gives standard-profile STOs at the cell edge,
+  so Fig. 6's weak/standard bar (paper 0.18/MB, the minimum) comes out far higher, and the rare
+  long outages that keep Fig. 2 flat at ~1% from 4 s to 10 s give ~0.1 STO/MB under the tuned
+  profile (paper 0.01/MB). The paper's Fig. 2 and Fig. 6 come from different field campaigns.
+- **STO per MB** counts spurious-timeout *episodes* (a stall outlasting several backed-off RTOs
+  counts once); counting every expiry doubles the standard-profile bars.
+- **Fig. 4/5**: the model is eqs. (1)-(10) as read in `tcplab/models/sto3g.py` (eq. (2) as the
+  geometric sum up to round t_s, the spike kept in eqs. (7)/(9)); the overlay uses m = 1 MSS
+  per RTT because tcplab's Reno counts bytes acknowledged. The emulation shows F-RTO+Eifel
+  winning at every STO position and independent of it, but *not* the paper's "an early STO
+  hurts most without F-RTO": the model assumes the slow start back to w_s/2 is instantaneous
+  (ACK burst), while in tcplab the burst of cumulative ACKs after the stall grows cwnd by only
+  a few segments, so a late STO also pays a full slow start from 1 segment. The emulation is
+  ~22% below the model (paper: ~15%): handshake, delayed ACKs with an odd BDP-capped window
+  (9 segments) and RTT ≈ 0.38 s rather than 0.3 s.
+- **Fig. 7** counts timeout and go-back-N retransmissions of connections whose timeouts were
+  all spurious (the paper counts duplicates at the receiver). With F-RTO, misses of the
+  "transfer finished" kind fall back to go-back-N, which is why 18 KB/300 KB exceed 2.
+- **Fig. 8** uses downloads with exactly one (spurious) timeout, not necessarily in slow start.
+- **Table 4**: F-RTO's misses depend on the share of small transfers, whose whole content is
+  in flight when the STO hits; the paper's field traffic is unknown, so both a four-content mix
+  and the Fig. 2 web mix are shown. "other" is mostly an ACK covering everything outstanding
+  (RFC 5682 step 2a, no verdict possible) or a repeated timeout in RTO recovery.
+- **F-RTO** follows RFC 5682 (SACK-enhanced §3 with SACK, else basic §2); it does not use the
+  Linux extension that declares a timeout spurious without new data, so its misses are the
+  RFC's (and the paper's) misses.
+""",
     )
 
 
