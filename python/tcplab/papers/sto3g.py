@@ -638,12 +638,14 @@ def reproduce(report: Report, jobs: int | None) -> None:
 - **Fig. 4/5**: the model is eqs. (1)-(10) as read in `tcplab/models/sto3g.py` (eq. (2) as the
   geometric sum up to round t_s, the spike kept in eqs. (7)/(9)); the overlay uses m = 1 MSS
   per RTT because tcplab's Reno counts bytes acknowledged. The emulation shows F-RTO+Eifel
-  winning at every STO position and independent of it, but *not* the paper's "an early STO
-  hurts most without F-RTO": the model assumes the slow start back to w_s/2 is instantaneous
-  (ACK burst), while in tcplab the burst of cumulative ACKs after the stall grows cwnd by only
-  a few segments, so a late STO also pays a full slow start from 1 segment. The emulation is
-  ~22% below the model (paper: ~15%): handshake, delayed ACKs with an odd BDP-capped window
-  (9 segments) and RTT ≈ 0.38 s rather than 0.3 s.
+  winning at every STO position and independent of it, but hardly the paper's "an early STO
+  hurts most without F-RTO". The model restarts congestion avoidance from w_s/2 = 1.5 segments
+  after an early STO; in tcplab ssthresh has RFC 5681's floor of 2 segments and the burst of
+  ACKs released after the stall lifts cwnd to 3 at once, while the BDP-capped window holds 9
+  whole segments. The early-STO penalty (area under the linear ramp) shrinks from ~23 packets
+  in the model to ~5 in the simulation, about the size of the effect of where exactly the
+  stall falls. The emulation is ~22% below the model (paper: ~15%): handshake, delayed ACKs
+  with an odd BDP-capped window (9 segments) and RTT ≈ 0.38 s rather than 0.3 s.
 - **Fig. 7** counts timeout and go-back-N retransmissions of connections whose timeouts were
   all spurious (the paper counts duplicates at the receiver). With F-RTO, misses of the
   "transfer finished" kind fall back to go-back-N, which is why 18 KB/300 KB exceed 2.
