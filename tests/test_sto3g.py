@@ -46,7 +46,9 @@ def test_scenario_rlc_and_profiles() -> None:
     hop = cfg["hops"][0]
     assert hop["kind"] == "rlc" and hop["pdu_bytes"] == 42 and hop["retx_interval_ns"] == 4e8
     tcp = cfg["flows"][0]["tcp"]
-    assert tcp["max_cwnd"] == 64_000 and tcp["initial_window_bytes"] == 4_000
+    assert tcp["max_cwnd"] == 65_536 and tcp["initial_window_bytes"] == 4_096
+    std = s.scenario("weak", "standard", "6KB", 1, seed=1)["flows"][0]["tcp"]["rto"]
+    assert (std["initial_ns"], std["min_ns"]) == (3_000_000_000, 500_000_000)
     assert tcp["mss"] == 1460 and tcp["sack"]
     assert tcp["rto"]["initial_ns"] == tcp["rto"]["min_ns"] == 4_000_000_000
     with pytest.raises(ScenarioError, match="max_dat"):

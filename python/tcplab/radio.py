@@ -17,15 +17,15 @@ for ``weak`` (the issue's Done-when criteria are on Fig. 2).
 
 | target | paper | tcplab (calibration runs) |
 |---|---|---|
-| Fig. 2 weak, RTO 1.5 s | 10% of connections | 9.7% |
-| Fig. 2 weak, RTO 4 s / 10 s | ~1%, flat | 1.5% / 1.5% |
+| Fig. 2 weak, RTO 1.5 s | 10% of connections | 12.3% |
+| Fig. 2 weak, RTO 4 s / 10 s | ~1%, flat | 1.0% / 1.7% |
 | Fig. 2 strong, RTO 4 s | 0.4% | 0.2% |
-| Fig. 6 standard: weak / strong / train | 0.18 (min) / > weak / 0.36 (max) | 0.70 / 0.46 / 0.38 |
-| Fig. 6 tuned: weak / train | 0.01 / 0.23 | 0.12 / 0.30 |
+| Fig. 6 standard: weak / strong / train | 0.18 (min) / > weak / 0.36 (max) | 0.73 / 0.41 / 0.38 |
+| Fig. 6 tuned: weak / train | 0.01 / 0.23 | 0.075 / 0.27 |
 
 Known conflict: with independent PDU errors, the RTT variance that gives Fig. 2's 10% STO at
 1.5 s also gives standard-profile STOs at the cell edge (0.70/MB vs the paper's 0.18/MB), and
-the rare long outages that keep Fig. 2 flat at ~1% from 4 to 10 s give 0.12 STO/MB under the
+the rare long outages that keep Fig. 2 flat at ~1% from 4 to 10 s give ~0.07 STO/MB under the
 tuned profile (paper 0.01/MB). The paper's Fig. 2 and Fig. 6 come from different field
 campaigns; tcplab uses one preset for both.
 """

@@ -62,9 +62,10 @@ RTO_PROFILES: Final[dict[str, dict[str, str | int]]] = {
 
 #: Named TCP profiles (``profile = "w-tcp"`` in a flow): defaults for the flow's TCP keys.
 TCP_PROFILES: Final[dict[str, dict[str, object]]] = {
-    # Sekiguchi 2008 §6: W-TCP of the field tests: max cwnd 64 KB, initial cwnd 4 KB, SACK,
+    # Sekiguchi 2008 §6: W-TCP of the field tests: max cwnd 64 KB, initial cwnd 4 KB (binary
+    # kilobytes: 64 KB holds the 44 full packets of §5.3), SACK,
     # MTU 1500 (MSS 1460).
-    "w-tcp": {"max_cwnd": "64KB", "initial_window": "4KB", "sack": True, "mss": 1460},
+    "w-tcp": {"max_cwnd": "64KiB", "initial_window": "4KiB", "sack": True, "mss": 1460},
 }
 SPURIOUS_DETECTORS: Final = ("none", "frto", "frto-basic", "eifel", "dsack")
 SPURIOUS_RESPONSES: Final = ("eifel", "keep-cwnd", "reno")
