@@ -24,7 +24,7 @@ for ``weak`` (the issue's Done-when criteria are on Fig. 2).
 | Fig. 6 tuned: weak / train | 0.01 / 0.23 | 0.075 / 0.27 |
 
 Known conflict: with independent PDU errors, the RTT variance that gives Fig. 2's 10% STO at
-1.5 s also gives standard-profile STOs at the cell edge (0.70/MB vs the paper's 0.18/MB), and
+1.5 s also gives standard-profile STOs at the cell edge (0.73/MB vs the paper's 0.18/MB), and
 the rare long outages that keep Fig. 2 flat at ~1% from 4 to 10 s give ~0.07 STO/MB under the
 tuned profile (paper 0.01/MB). The paper's Fig. 2 and Fig. 6 come from different field
 campaigns; tcplab uses one preset for both.
