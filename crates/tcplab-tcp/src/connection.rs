@@ -1242,7 +1242,9 @@ impl Connection {
             }
         }
         // ---- spurious-timeout detection (spurious/) ----
-        if detecting {
+        // Every ACK is shown to the detector (F-RTO tracks the end of RTO recovery, DSACK
+        // late reports); the costlier fields are only computed while a decision is pending.
+        if self.detector.is_some() {
             let view = AckView {
                 now,
                 ack,

@@ -64,8 +64,9 @@ impl Detector for Frto {
         if repeat && self.step == Step::Idle {
             return;
         }
-        // A timeout during steps 2/3 restarts at step 1 with this timeout
-        // (§3.1 step 2: "If RTO expires again, go to step 1").
+        // A timeout during steps 2/3 (a recurring timeout on the same SND.UNA)
+        // restarts at step 1 with this timeout (§3.1 step 2: "If RTO expires again,
+        // go to step 1"; Linux applies F-RTO to recurring timeouts the same way).
         self.id = v.id;
         self.step = Step::WaitAck1;
     }
@@ -133,6 +134,7 @@ impl Detector for Frto {
                     // Step 3b: it acknowledges data not acknowledged earlier.
                     if advanced || a.newly_sacked_high > 0 {
                         self.step = Step::Idle;
+                        self.in_rto_recovery = false;
                         self.recover = a.ack;
                         return Decision::Spurious { late: false };
                     }
@@ -146,8 +148,9 @@ impl Detector for Frto {
                 if advanced {
                     // Step 3b: it acknowledges data that was not retransmitted
                     // (only the first segment was): SpuriousRecovery = SPUR_TO,
-                    // recover = SND.UNA.
+                    // recover = SND.UNA. The spurious response ends RTO recovery.
                     self.step = Step::Idle;
+                    self.in_rto_recovery = false;
                     self.recover = a.ack;
                     return Decision::Spurious { late: false };
                 }
@@ -272,6 +275,19 @@ mod tests {
             ..ack(2001, 2001)
         };
         assert_eq!(f.on_ack(&s), Decision::Spurious { late: false });
+    }
+
+    #[test]
+    fn after_a_spurious_verdict_the_next_timeout_runs_frto_again() {
+        let mut f = started(false);
+        assert_eq!(f.on_ack(&ack(1001, 3001)), Decision::SendNew);
+        assert_eq!(
+            f.on_ack(&ack(3001, 5001)),
+            Decision::Spurious { late: false }
+        );
+        // No further progress, another timeout at the same SND.UNA: not "in RTO recovery".
+        f.on_rto(&rto(1, 5001, 13001, None, false));
+        assert!(f.holds_retransmissions());
     }
 
     #[test]
