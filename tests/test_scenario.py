@@ -121,6 +121,8 @@ P2P_CONFIG = {
                 },
                 "abc_l": 1,
                 "ack_cc": None,
+                "spurious_detection": "none",
+                "spurious_response": "eifel",
             },
             "app": {"kind": "bulk", "bytes": None},
         }
@@ -440,7 +442,7 @@ ERRORS: list[tuple[str, list[str], str]] = [
         BASE,
         ["path[0].kind=wire"],
         'path[0].kind: unknown hop kind "wire" '
-        "(choose from link, dumbbell, satellite, pep, dropper)",
+        "(choose from link, dumbbell, satellite, pep, dropper, rlc)",
     ),
     (BASE, ["path[0].ratee=1Mbps"], 'path[0].ratee: unknown field (did you mean "rate"?)'),
     (

@@ -60,6 +60,16 @@ RTO_PROFILES: Final[dict[str, dict[str, str | int]]] = {
     "linux": {"initial": "1s", "min": "200ms", "max": "120s"},
 }
 
+#: Named TCP profiles (``profile = "w-tcp"`` in a flow): defaults for the flow's TCP keys.
+TCP_PROFILES: Final[dict[str, dict[str, object]]] = {
+    # Sekiguchi 2008 §6: W-TCP of the field tests: max cwnd 64 KB, initial cwnd 4 KB (binary
+    # kilobytes: 64 KB holds the 44 full packets of §5.3), SACK,
+    # MTU 1500 (MSS 1460).
+    "w-tcp": {"max_cwnd": "64KiB", "initial_window": "4KiB", "sack": True, "mss": 1460},
+}
+SPURIOUS_DETECTORS: Final = ("none", "frto", "frto-basic", "eifel", "dsack")
+SPURIOUS_RESPONSES: Final = ("eifel", "keep-cwnd", "reno")
+
 #: Defaults of the links a dumbbell adds around its bottleneck (one per pair and side).
 ACCESS_DEFAULTS: Final[dict[str, object]] = {
     "rate": "10Gbps",
@@ -140,6 +150,9 @@ _FLOW_KEYS: Final = (
     "sizes",
     "think",
     "downloads",
+    "profile",
+    "spurious_detection",
+    "spurious_response",
 )
 _BULK_ONLY: Final = ("bytes",)
 _DOWNLOADS_ONLY: Final = ("sizes", "think", "downloads")
@@ -437,7 +450,7 @@ def _topology(top: _Table) -> _Topology:
             _as_choice(
                 hop.get("kind", "link"),
                 f"{field}.kind",
-                ("link", "dumbbell", "satellite", "pep", "dropper"),
+                ("link", "dumbbell", "satellite", "pep", "dropper", "rlc"),
                 "hop kind",
             )
         )
@@ -449,6 +462,12 @@ def _topology(top: _Table) -> _Topology:
     links: list[dict[str, Any]] = []
     for i, hop in enumerate(hops):
         kind = kinds[i]
+        if kind == "rlc":
+            from tcplab.radio import RLC_KEYS, rlc_hop
+
+            t = _Table(hop, f"path[{i}]", RLC_KEYS)
+            links.append(rlc_hop(t, t.get_str("name", f"radio{i}")))
+            continue
         keys = {"satellite": _SATELLITE_KEYS, "pep": _PEP_KEYS, "dropper": _DROPPER_KEYS}
         t = _Table(hop, f"path[{i}]", keys.get(kind, _LINK_KEYS))
         name = t.get_str("name", f"{kind}{i}")
@@ -620,6 +639,10 @@ def _size_or_inf(t: _Table, key: str, mss: int) -> int | None:
 
 
 def _tcp(t: _Table) -> dict[str, Any]:
+    if "profile" in t:
+        # A TCP profile supplies defaults; keys given in the flow override them.
+        name = t.get_choice("profile", tuple(TCP_PROFILES), "TCP profile")
+        t = _Table({**TCP_PROFILES[name], **t.data}, t.field, _FLOW_KEYS)
     mss_raw = t.raw("mss", 1448)
     mss = parse_size(mss_raw, t.at("mss"))
     _check_range(mss, mss_raw, t.at("mss"), MSS_MIN, MSS_MAX)
@@ -663,6 +686,12 @@ def _tcp(t: _Table) -> dict[str, Any]:
         "ack": _ack(t.raw("ack", {}), t.at("ack")),
         "abc_l": t.get_int("abc_l", 1, 1, 2),  # RFC 3465 §2.2: L MUST NOT exceed 2*SMSS
         "ack_cc": _ack_cc(t.raw("ack_cc", False), t.at("ack_cc")),
+        "spurious_detection": t.get_choice(
+            "spurious_detection", SPURIOUS_DETECTORS, "spurious-timeout detector", "none"
+        ),
+        "spurious_response": t.get_choice(
+            "spurious_response", SPURIOUS_RESPONSES, "spurious-timeout response", "eifel"
+        ),
     }
 
 

@@ -50,6 +50,7 @@ pub enum HopConfig {
     /// Deterministic error injection: drops chosen data segments (`dropper.rs`).
     Dropper(DropperConfig),
     AckFilterLink(AckFilterLinkConfig),
+    Rlc(RlcConfig),
 }
 
 impl HopConfig {
@@ -59,6 +60,7 @@ impl HopConfig {
             HopConfig::Pep(p) => &p.name,
             HopConfig::Dropper(d) => &d.name,
             HopConfig::AckFilterLink(l) => &l.name,
+            HopConfig::Rlc(r) => &r.name,
         }
     }
 }
@@ -91,6 +93,40 @@ pub struct PepConfig {
 pub struct DropperConfig {
     pub name: String,
     pub data_segments: Vec<u64>,
+}
+
+/// A W-CDMA radio bearer (RLC acknowledged mode, `rlc.rs`): `down` carries
+/// the forward (data) direction, `up` the reverse (ACK) direction.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RlcConfig {
+    pub name: String,
+    /// RLC PDU size in bytes (payload per PDU).
+    pub pdu_bytes: u32,
+    /// Time between retransmissions of a PDU, ns.
+    pub retx_interval_ns: u64,
+    /// Most transmissions of one PDU; beyond, the SDU is discarded.
+    pub max_dat: u32,
+    pub down: RlcDirConfig,
+    pub up: RlcDirConfig,
+    /// Radio stalls per second (Poisson), and their durations in seconds.
+    pub spike_rate_per_s: f64,
+    pub spike_duration_s: Dist,
+    /// Scheduled stalls (start, duration) in ns, besides the random ones.
+    #[serde(default)]
+    pub stalls_ns: Vec<(u64, u64)>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RlcDirConfig {
+    pub rate_bps: u64,
+    /// Block (PDU) error rate.
+    pub bler: f64,
+    /// Fixed one-way delay after the radio (core network, processing), ns.
+    pub delay_ns: u64,
+    /// Most packets waiting in the RLC buffer.
+    pub queue_packets: u32,
 }
 
 /// A bidirectional link: `fwd` carries data from senders to receivers, `rev`
@@ -215,6 +251,12 @@ pub struct TcpConfigJson {
     /// Receiver-side ACK congestion control (RFC 3449 §4.3), None = off.
     #[serde(default)]
     pub ack_cc: Option<AckCcJson>,
+    /// Spurious-timeout detector: "none" | "frto" | "frto-basic" | "eifel" | "dsack".
+    #[serde(default = "default_spurious_detection")]
+    pub spurious_detection: String,
+    /// Response to a detected spurious timeout: "eifel" | "keep-cwnd" | "reno".
+    #[serde(default = "default_spurious_response")]
+    pub spurious_response: String,
 }
 
 fn default_abc_l() -> u32 {
@@ -229,6 +271,14 @@ pub struct AckCcJson {
     pub queue_threshold: u32,
     /// Largest ACK ratio (0 = half the receive window in segments).
     pub max_ratio: u32,
+}
+
+fn default_spurious_detection() -> String {
+    "none".into()
+}
+
+fn default_spurious_response() -> String {
+    "eifel".into()
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -419,6 +469,8 @@ impl Default for TcpConfigJson {
             },
             abc_l: 1,
             ack_cc: None,
+            spurious_detection: default_spurious_detection(),
+            spurious_response: default_spurious_response(),
         }
     }
 }

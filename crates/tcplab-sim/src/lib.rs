@@ -12,6 +12,7 @@ pub mod output;
 pub mod pcap;
 pub mod pep;
 pub mod ping;
+pub mod rlc;
 pub mod rng;
 pub mod sim;
 pub mod validate;

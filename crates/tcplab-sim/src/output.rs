@@ -35,9 +35,13 @@ pub enum EventKind {
     /// The sender saw every data byte acknowledged (by the receiver or a
     /// PEP): seq = size, value = seconds since its first data segment was sent.
     SenderAcked = 12,
+    /// A spurious-timeout detector ended without declaring timeout `seq`
+    /// spurious; reason = `tcplab_tcp::MissCause` code or 4 = genuine,
+    /// spurious = the timeout's ground truth when known at that time.
+    DetectorVerdict = 13,
 }
 
-pub const EVENT_KIND_NAMES: [&str; 13] = [
+pub const EVENT_KIND_NAMES: [&str; 14] = [
     "timeout",
     "retransmit",
     "enter_recovery",
@@ -51,6 +55,7 @@ pub const EVENT_KIND_NAMES: [&str; 13] = [
     "drop_queue",
     "drop_loss",
     "sender_acked",
+    "detector_verdict",
 ];
 
 /// Accumulated per-flow counters over all its connections.
@@ -72,6 +77,8 @@ pub struct FlowAgg {
     pub active_ns: u64,
     pub dsacks: u64,
     pub last_delivery: Time,
+    /// Spurious timeouts the flow's detector missed, by `tcplab_tcp::MissCause`.
+    pub spurious_missed: [u64; 4],
 }
 
 #[derive(Serialize, Debug)]
@@ -94,6 +101,11 @@ pub struct FlowSummary {
     pub dsacks_received: u64,
     pub connections: u64,
     pub connections_completed: u64,
+    /// Spurious timeouts the detector missed, by cause (0 without a detector).
+    pub spurious_missed_finished: u64,
+    pub spurious_missed_no_window: u64,
+    pub spurious_missed_dupack: u64,
+    pub spurious_missed_other: u64,
 }
 
 impl FlowSummary {
@@ -122,6 +134,10 @@ impl FlowSummary {
             dsacks_received: a.dsacks,
             connections: a.connections,
             connections_completed: a.completed,
+            spurious_missed_finished: a.spurious_missed[0],
+            spurious_missed_no_window: a.spurious_missed[1],
+            spurious_missed_dupack: a.spurious_missed[2],
+            spurious_missed_other: a.spurious_missed[3],
         }
     }
 }

@@ -180,6 +180,10 @@ struct ConnPair {
     /// When the sender sent its first data segment.
     first_data_at: Option<Time>,
     sender_acked: bool,
+    /// Event-log row of each timeout, by timeout id (for the detector's verdict).
+    timeout_rows: Vec<usize>,
+    /// The detector's outcome code per timeout id (`DetectorVerdict`), 255 = none.
+    verdicts: Vec<u8>,
 }
 
 struct FlowRt {
@@ -238,6 +242,7 @@ fn build_hop(cfg: &HopConfig, seed: u64, idx: usize) -> Box<dyn Component> {
         HopConfig::Pep(p) => Box::new(crate::pep::Pep::new(p)),
         HopConfig::Dropper(d) => Box::new(crate::dropper::Dropper::new(d)),
         HopConfig::AckFilterLink(l) => Box::new(crate::ackfilter::AckFilterLink::new(l, seed, idx)),
+        HopConfig::Rlc(r) => Box::new(crate::rlc::RlcHop::new(r, seed, idx)),
     }
 }
 
@@ -810,6 +815,7 @@ impl Sim {
                     0,
                     rto as f64 * 1e-9,
                 );
+                pair.timeout_rows.push(row);
                 if spurious {
                     pair.spurious += 1;
                 } else {
@@ -864,6 +870,10 @@ impl Sim {
                 );
             }
             Event::SpuriousDetected { id: tid } => {
+                // The detector's verdict goes on the timeout's own row.
+                if let Some(&row) = pair.timeout_rows.get(tid as usize) {
+                    self.out.set_detected(row, 1);
+                }
                 self.out.event(
                     now,
                     f,
@@ -888,6 +898,25 @@ impl Sim {
                     side as u8,
                     -1,
                     -1,
+                    0.0,
+                );
+            }
+            Event::DetectorVerdict { id: tid, outcome } => {
+                let k = tid as usize;
+                if pair.verdicts.len() <= k {
+                    pair.verdicts.resize(k + 1, 255);
+                }
+                pair.verdicts[k] = outcome;
+                self.out.event(
+                    now,
+                    f,
+                    id,
+                    EventKind::DetectorVerdict,
+                    tid as u64,
+                    0,
+                    outcome,
+                    -1,
+                    0,
                     0.0,
                 );
             }
@@ -963,6 +992,8 @@ impl Sim {
             done_at: None,
             truth: Vec::new(),
             spurious: 0,
+            timeout_rows: Vec::new(),
+            verdicts: Vec::new(),
             coverage: Coverage::default(),
             first_data_at: None,
             sender_acked: false,
@@ -1036,6 +1067,22 @@ impl Sim {
         let pair = f.conns.remove(ci);
         Self::check_pair(&mut self.violations, fi, &pair);
         Self::fold(&mut f.agg, &pair);
+        Self::classify_misses(&mut f.agg, &pair, &self.out, &f.tcp);
+    }
+
+    /// Every spurious timeout a detector did not flag, by cause (Sekiguchi 2008 Table 4):
+    /// the detector's own outcome (`MissCause`), "other" when it gave none or called the
+    /// timeout genuine. Only for flows that run a detector.
+    fn classify_misses(agg: &mut FlowAgg, pair: &ConnPair, out: &Output, tcp: &Config) {
+        if tcp.spurious_detection == tcplab_tcp::DetectorKind::None {
+            return;
+        }
+        for (id, &row) in pair.timeout_rows.iter().enumerate() {
+            if out.ev_spurious[row] == 1 && out.ev_detected[row] != 1 {
+                let v = pair.verdicts.get(id).copied().unwrap_or(255);
+                agg.spurious_missed[(v as usize).min(3)] += 1;
+            }
+        }
     }
 
     fn sample(&mut self) {
@@ -1136,6 +1183,7 @@ impl Sim {
                 Self::check_pair(&mut self.violations, fi, pair);
                 let f = &mut self.flows[fi];
                 Self::fold(&mut f.agg, pair);
+                Self::classify_misses(&mut f.agg, pair, &self.out, &f.tcp);
                 if let Some(sz) = pair.size {
                     let d = pair.rcv.stats().bytes_delivered;
                     if d < sz {

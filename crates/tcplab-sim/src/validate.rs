@@ -4,7 +4,7 @@
 
 use crate::config::{HopConfig, LossConfig, SimConfig, TcpConfigJson};
 use crate::dist;
-use tcplab_tcp::{AckPolicyConfig, CcKind, Config, RtoProfile};
+use tcplab_tcp::{AckPolicyConfig, CcKind, Config, DetectorKind, ResponseKind, RtoProfile};
 
 fn prob(v: f64, field: &str) -> Result<(), String> {
     if (0.0..=1.0).contains(&v) {
@@ -33,6 +33,9 @@ pub fn validate(c: &SimConfig) -> Result<(), String> {
                     "hops[{i}].data_segments: segment numbers start at 1 (got 0)"
                 ));
             }
+        }
+        if let HopConfig::Rlc(r) = h {
+            crate::rlc::check(r).map_err(|e| format!("hops[{i}].{e}"))?;
         }
         let (fwd, rev) = match h {
             HopConfig::Link(l) => (&l.fwd, &l.rev),
@@ -186,6 +189,20 @@ pub fn tcp_config(t: &TcpConfigJson) -> Result<Config, String> {
             queue_threshold: a.queue_threshold,
             max_ratio: a.max_ratio,
         }),
+        spurious_detection: DetectorKind::parse(&t.spurious_detection).ok_or_else(|| {
+            format!(
+                "spurious_detection: unknown detector {:?} (choose from {})",
+                t.spurious_detection,
+                DetectorKind::NAMES.join(", ")
+            )
+        })?,
+        spurious_response: ResponseKind::parse(&t.spurious_response).ok_or_else(|| {
+            format!(
+                "spurious_response: unknown response {:?} (choose from {})",
+                t.spurious_response,
+                ResponseKind::NAMES.join(", ")
+            )
+        })?,
     };
     cfg.validate()?;
     Ok(cfg)

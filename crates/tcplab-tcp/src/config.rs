@@ -1,5 +1,6 @@
 //! Per-connection configuration.
 
+use crate::spurious::{DetectorKind, ResponseKind};
 use crate::{Time, NS_PER_MS, NS_PER_S};
 
 /// RTO profile (RFC 6298 with the knobs real stacks expose).
@@ -118,6 +119,9 @@ pub struct Config {
     pub abc_l: u32,
     /// Receiver-side ACK congestion control (RFC 3449 §4.3), if enabled.
     pub ack_cc: Option<crate::ack_cc::AckCcConfig>,
+    /// Spurious-timeout detector (F-RTO, Eifel, DSACK) and response.
+    pub spurious_detection: DetectorKind,
+    pub spurious_response: ResponseKind,
 }
 
 impl Default for Config {
@@ -142,6 +146,8 @@ impl Default for Config {
             ts_granularity: NS_PER_MS,
             abc_l: 1,
             ack_cc: None,
+            spurious_detection: DetectorKind::None,
+            spurious_response: ResponseKind::Eifel,
         }
     }
 }
@@ -221,6 +227,14 @@ impl Config {
         }
         if self.ts_granularity == 0 {
             return Err("ts_granularity: must be > 0".into());
+        }
+        if self.spurious_detection == DetectorKind::Eifel && !self.timestamps {
+            // RFC 3522 §2: Eifel detection needs the timestamps option.
+            return Err("spurious_detection: eifel needs timestamps = true".into());
+        }
+        if self.spurious_detection == DetectorKind::Dsack && !(self.sack && self.dsack) {
+            // RFC 3708 §2: DSACK-based detection needs SACK and DSACK.
+            return Err("spurious_detection: dsack needs sack = true and dsack = true".into());
         }
         Ok(())
     }

@@ -22,9 +22,12 @@ use crate::config::{CcKind, Config};
 use crate::events::{Event, RecoveryKind, RtxReason};
 use crate::reasm::Reassembly;
 use crate::rto::RttEstimator;
-use crate::scoreboard::{Scoreboard, SACKED};
+use crate::scoreboard::{Scoreboard, EVER_RETRANS, SACKED};
 use crate::segment::{Flags, SackBlock, Segment, TcpOptions, MAX_SACK_BLOCKS};
 use crate::seq::{to_wire, unwrap};
+use crate::spurious::{
+    self, AckView, Decision, Detector, MissCause, NewData, Response, ResponseCtx, RtoView, Saved,
+};
 use crate::Time;
 
 /// RFC 5681 §3.2 / RFC 6675 §5: DupThresh.
@@ -153,6 +156,19 @@ pub struct Connection {
     fin_resend: bool,
     closed_reported: bool,
 
+    // ---- spurious-timeout detection and response (spurious/) ----
+    detector: Option<Box<dyn Detector>>,
+    response: Box<dyn Response>,
+    /// RFC 4015 §3.2 step (0) state of the current timeout episode.
+    saved: Saved,
+    /// F-RTO step 2b: new segments still allowed regardless of cwnd.
+    frto_new_allow: u32,
+    /// RFC 4015 §3.2 step (4): (SRTT_prev, RTTVAR_prev, SND.MAX at the timeout).
+    rebase: Option<(Time, Time, u64)>,
+    /// Id of the first timeout of the current episode (its backed-off
+    /// repetitions share the detector's verdict).
+    episode_first_id: u32,
+
     events: VecDeque<Event>,
     stats: Stats,
 }
@@ -273,6 +289,12 @@ impl Connection {
             closed_reported: false,
             events: VecDeque::with_capacity(16),
             stats: Stats::default(),
+            detector: spurious::new_detector(cfg.spurious_detection),
+            response: spurious::new_response(cfg.spurious_response),
+            saved: Saved::default(),
+            frto_new_allow: 0,
+            rebase: None,
+            episode_first_id: 0,
             cfg,
         }
     }
@@ -641,6 +663,15 @@ impl Connection {
                 }
             }
         }
+        if self.frto_holds() && self.frto_new_allow > 0 {
+            // RFC 5682 §2.1 step 2b: transmit up to two new segments
+            // (regardless of cwnd; the detection needs them).
+            if let Some(len) = self.new_data_len() {
+                self.frto_new_allow -= 1;
+                return Some(self.send_new(len, now));
+            }
+            self.frto_new_allow = 0;
+        }
         let pipe = self.sb.pipe();
         let mut cwnd = self.ccs.cwnd;
         if !self.sack_ok && !self.in_recovery && self.cfg.limited_transmit {
@@ -653,7 +684,11 @@ impl Connection {
             return None;
         }
         self.cwnd_limited = pipe * 2 >= cwnd;
-        // RFC 6675 §4 NextSeg rule 1 (and go-back-N after a timeout).
+        // RFC 6675 §4 NextSeg rule 1 (and go-back-N after a timeout); held
+        // while F-RTO decides (RFC 5682 §2.1 step 2: do not rewind SND.NXT).
+        if self.frto_holds() {
+            return None;
+        }
         if self.in_recovery || self.after_rto || self.sb.lost_bytes() > 0 {
             if let Some(i) = self.sb.next_lost() {
                 let reason = if self.in_recovery {
@@ -669,24 +704,11 @@ impl Connection {
             }
         }
         // Rule 2: new data, if the receiver's window allows.
-        let avail = self.avail_end();
-        if self.snd_max < avail && !self.fin_sent {
-            let wnd_edge = self.snd_una + self.snd_wnd;
-            if self.snd_max < wnd_edge {
-                let len = self
-                    .mss
-                    .min(avail - self.snd_max)
-                    .min(wnd_edge - self.snd_max);
-                // Sender SWS avoidance (RFC 9293 §3.8.6.2.1) : send a short
-                // segment only if it is the end of the available data or the
-                // window cannot take more.
-                if len == self.mss || self.snd_max + len == avail || len * 2 >= self.snd_wnd {
-                    if self.dupacks > 0 && !self.in_recovery {
-                        self.lt_bytes += len;
-                    }
-                    return Some(self.send_new(len, now));
-                }
+        if let Some(len) = self.new_data_len() {
+            if self.dupacks > 0 && !self.in_recovery {
+                self.lt_bytes += len;
             }
+            return Some(self.send_new(len, now));
         }
         if self.in_recovery && self.sack_ok {
             // Rule 3.
@@ -703,6 +725,44 @@ impl Connection {
         }
         self.cwnd_limited = false;
         None
+    }
+
+    /// Length of the next new segment, if one may be sent now (app supply,
+    /// receiver window, sender SWS avoidance).
+    fn new_data_len(&self) -> Option<u64> {
+        let avail = self.avail_end();
+        if self.snd_max >= avail || self.fin_sent {
+            return None;
+        }
+        let wnd_edge = self.snd_una + self.snd_wnd;
+        if self.snd_max >= wnd_edge {
+            return None;
+        }
+        let len = self
+            .mss
+            .min(avail - self.snd_max)
+            .min(wnd_edge - self.snd_max);
+        // Sender SWS avoidance (RFC 9293 §3.8.6.2.1) : send a short
+        // segment only if it is the end of the available data or the
+        // window cannot take more.
+        (len == self.mss || self.snd_max + len == avail || len * 2 >= self.snd_wnd).then_some(len)
+    }
+
+    /// Could new data be sent after an ACK to `una` (F-RTO step 2b)?
+    fn new_data_state(&self, una: u64) -> NewData {
+        if self.fin_sent || self.snd_max >= self.avail_end() {
+            NewData::Exhausted
+        } else if self.snd_max >= una + self.snd_wnd {
+            NewData::NoWindow
+        } else {
+            NewData::Yes
+        }
+    }
+
+    fn frto_holds(&self) -> bool {
+        self.detector
+            .as_ref()
+            .is_some_and(|d| d.holds_retransmissions())
     }
 
     fn data_flags(&self, end: u64) -> Flags {
@@ -746,6 +806,9 @@ impl Connection {
         self.stats.payload_bytes_sent += len;
         self.stats.retransmitted_segments += 1;
         self.stats.retransmitted_bytes += len;
+        if let Some(d) = self.detector.as_mut() {
+            d.on_retransmit(s.start, s.end);
+        }
         self.push_event(Event::Retransmit {
             seq: s.start,
             len: len as u32,
@@ -857,6 +920,39 @@ impl Connection {
             rto: self.rtt.rto(),
             cwnd: self.ccs.cwnd,
         });
+        if first_expiry {
+            self.episode_first_id = id;
+            // RFC 4015 §3.2 step (0): before cwnd and ssthresh are reduced, save
+            // pipe_prev = max(FlightSize, ssthresh), SRTT_prev = SRTT + 2·G,
+            // RTTVAR_prev = RTTVAR (later timeouts of the episode keep them).
+            let g = self.rtt.profile().granularity;
+            self.saved = Saved {
+                cwnd: self.ccs.cwnd,
+                ssthresh: self.ccs.ssthresh,
+                pipe_prev: flight.max(self.ccs.ssthresh.min(u64::MAX / 8)),
+                flight,
+                srtt_prev: self.rtt.srtt() + 2 * g,
+                rttvar_prev: self.rtt.rttvar(),
+                snd_max_at_rto: self.snd_max,
+            };
+        }
+        self.frto_new_allow = 0;
+        self.rebase = None;
+        if let Some(d) = self.detector.as_mut() {
+            let ts_val = if self.ts_ok {
+                Some(((now / self.cfg.ts_granularity) as u32).wrapping_add(self.ts_offset))
+            } else {
+                None
+            };
+            d.on_rto(&RtoView {
+                now,
+                id,
+                snd_una: self.snd_una,
+                snd_max: self.snd_max,
+                ts_val,
+                sack: self.sack_ok,
+            });
+        }
         self.cc.on_rto(&mut self.ccs, flight, first_expiry, now);
         // RFC 5681 §3.1: cwnd = LW = 1 full-sized segment.
         self.ccs.cwnd = self.mss;
@@ -1028,6 +1124,14 @@ impl Connection {
 
         // ---- SACK scoreboard (RFC 2018 §4, RFC 2883 §4 for DSACK) ----
         let mut newly_sacked = 0u64;
+        let mut dsacks = [(0u64, 0u64); 1];
+        let mut n_dsack = 0usize;
+        let mut sacked_high = 0u64;
+        let mut orig_sacked = false;
+        let detecting = self
+            .detector
+            .as_ref()
+            .is_some_and(|d| d.pending().is_some());
         if self.sack_ok {
             for (k, b) in seg.options.sack_blocks().iter().enumerate() {
                 let l = unwrap(self.iss, b.left, ack);
@@ -1048,16 +1152,40 @@ impl Connection {
                     };
                     if is_dsack {
                         self.stats.dsacks_rcvd += 1;
+                        dsacks[0] = (l, r);
+                        n_dsack = 1;
                         continue;
                     }
                 }
-                let (n, _orig, _t) = self.sb.sack(l.max(ack), r);
+                let (n, orig, _t) = self.sb.sack(l.max(ack), r);
                 newly_sacked += n;
+                if n > 0 {
+                    sacked_high = sacked_high.max(r.min(self.sb.high_sacked));
+                    // Original data sent before the timeout SACKed (F-RTO §3 step 3b).
+                    orig_sacked |= orig && l < self.saved.snd_max_at_rto;
+                }
             }
         }
 
         let prior_flight = self.sb.pipe();
         let acked_bytes;
+        let prev_una_all = self.snd_una;
+        // Data sent before the timeout and never retransmitted, acked now?
+        let orig_cum = detecting
+            && ack > self.snd_una
+            && self.sb.iter().take_while(|s| s.end <= ack).any(|s| {
+                !s.has(EVER_RETRANS) && !s.has(SACKED) && s.start < self.saved.snd_max_at_rto
+            });
+        let is_dup_early = ack == self.snd_una
+            && !self.sb.is_empty()
+            && seg.payload_len == 0
+            && !seg.flags.syn()
+            && !seg.flags.fin()
+            && if self.sack_ok {
+                newly_sacked > 0
+            } else {
+                !window_changed
+            };
         if ack > self.snd_una {
             // ---- new data acknowledged ----
             let sum = self.sb.ack_to(ack);
@@ -1084,7 +1212,16 @@ impl Connection {
             if let Some(r) = sample {
                 // Clock granularity: a 0-tick sample still counts as one tick.
                 let r = r.max(1);
-                self.rtt.on_sample(r);
+                match self.rebase {
+                    Some((srtt_prev, rttvar_prev, mark)) if ack > mark => {
+                        // RFC 4015 §3.2 step (4), on the first sample for data
+                        // sent after the timeout: SRTT = max(SRTT_prev, R),
+                        // RTTVAR = max(RTTVAR_prev, R/2), RTO recomputed.
+                        self.rebase = None;
+                        self.rtt.rebase(srtt_prev.max(r), rttvar_prev.max(r / 2));
+                    }
+                    _ => self.rtt.on_sample(r),
+                }
                 self.cc.on_rtt_sample(r, now);
             }
             self.dupacks = 0;
@@ -1141,7 +1278,35 @@ impl Connection {
                 }
             }
         }
-        let _ = acked_bytes;
+        // ---- spurious-timeout detection (spurious/) ----
+        // Every ACK is shown to the detector (F-RTO tracks the end of RTO recovery, DSACK
+        // late reports); the costlier fields are only computed while a decision is pending.
+        if self.detector.is_some() {
+            let view = AckView {
+                now,
+                ack,
+                prev_una: prev_una_all,
+                snd_max: self.snd_max,
+                is_dupack: is_dup_early,
+                orig_acked: orig_cum || orig_sacked,
+                newly_sacked_high: sacked_high,
+                tsecr: if self.ts_ok {
+                    seg.options.timestamps.map(|t| t.1)
+                } else {
+                    None
+                },
+                dsacks: &dsacks[..n_dsack],
+                new_data: self.new_data_state(ack),
+                srtt: self.rtt.srtt(),
+            };
+            let id = self
+                .detector
+                .as_ref()
+                .and_then(|d| d.pending())
+                .unwrap_or(0);
+            let decision = self.detector.as_mut().unwrap().on_ack(&view);
+            self.apply_decision(id, decision, acked_bytes);
+        }
 
         // ---- loss detection ----
         if self.sack_ok && newly_sacked > 0 {
@@ -1154,6 +1319,67 @@ impl Connection {
             // the previous recovery point.
             if trigger && self.snd_una >= self.recover {
                 self.enter_recovery(now);
+            }
+        }
+    }
+
+    /// Act on a detector's decision about timeout `id`.
+    fn apply_decision(&mut self, id: u32, d: Decision, acked: u64) {
+        // The verdict covers every timeout of the episode up to `id`.
+        let ids = self.episode_first_id.min(id)..=self.timeout_count.saturating_sub(1).max(id);
+        match d {
+            Decision::Pending => {}
+            Decision::SendNew => self.frto_new_allow = 2,
+            Decision::Genuine => {
+                if matches!(
+                    self.cfg.spurious_detection,
+                    spurious::DetectorKind::Frto | spurious::DetectorKind::FrtoBasic
+                ) {
+                    // RFC 5682 §2.1 step 3a / §3.1 step 3a: cwnd <= 3·MSS, then
+                    // slow start retransmitting the unacknowledged segments.
+                    self.ccs.cwnd = self.ccs.cwnd.min(3 * self.mss);
+                }
+                for id in ids {
+                    self.push_event(Event::DetectorVerdict { id, outcome: 4 });
+                }
+            }
+            Decision::NoVerdict(c) => {
+                for id in ids {
+                    self.push_event(Event::DetectorVerdict {
+                        id,
+                        outcome: c as u8,
+                    });
+                }
+            }
+            Decision::Spurious { late } => {
+                for id in ids {
+                    self.stats.spurious_detected += 1;
+                    self.push_event(Event::SpuriousDetected { id });
+                }
+                let mut ctx = ResponseCtx {
+                    ccs: &mut self.ccs,
+                    saved: &self.saved,
+                    // FlightSize (RFC 5681 §2): sent and not cumulatively acknowledged;
+                    // the timeout's "lost" marks are about to be undone.
+                    flight: self.sb.outstanding(),
+                    acked,
+                    iw: self.cfg.initial_window.max(self.mss),
+                    late,
+                };
+                let out = self.response.on_spurious(&mut ctx);
+                if out.resume_new {
+                    // RFC 4015 §3.2 step (2): SND.NXT = SND.MAX — the segments
+                    // presumed lost by the timeout are in flight after all.
+                    self.sb.clear_lost();
+                    self.after_rto = false;
+                }
+                if out.rebase_rto {
+                    self.rebase = Some((
+                        self.saved.srtt_prev,
+                        self.saved.rttvar_prev,
+                        self.saved.snd_max_at_rto,
+                    ));
+                }
             }
         }
     }
@@ -1313,6 +1539,21 @@ impl Connection {
                 State::LastAck => State::Closed,
                 s => s,
             };
+        }
+        if self.fin_acked {
+            // The transfer ended while a detector was still deciding
+            // (Sekiguchi 2008 Table 4: "FIN before detection").
+            if let Some(id) = self.detector.as_ref().and_then(|d| d.pending()) {
+                self.detector = spurious::new_detector(self.cfg.spurious_detection);
+                for id in
+                    self.episode_first_id.min(id)..=self.timeout_count.saturating_sub(1).max(id)
+                {
+                    self.push_event(Event::DetectorVerdict {
+                        id,
+                        outcome: MissCause::Finished as u8,
+                    });
+                }
+            }
         }
         if matches!(self.state, State::Closed | State::TimeWait) && !self.closed_reported {
             self.closed_reported = true;

@@ -79,6 +79,9 @@ pub enum Event {
     ExitRecovery { cwnd: u64 },
     /// A detector declared timeout `id` spurious.
     SpuriousDetected { id: u32 },
+    /// A detector finished with timeout `id` without declaring it spurious:
+    /// `outcome` is a `spurious::MissCause` code (0..=3) or 4 = genuine.
+    DetectorVerdict { id: u32, outcome: u8 },
     /// All data written was acknowledged and both FINs exchanged (or the
     /// connection otherwise finished cleanly).
     Closed,

@@ -23,12 +23,14 @@ pub mod rto;
 pub mod scoreboard;
 pub mod segment;
 pub mod seq;
+pub mod spurious;
 pub mod wire;
 
 pub use config::{AckPolicyConfig, CcKind, Config, RtoProfile};
 pub use connection::{Connection, State, Stats};
 pub use events::{Event, RtxReason};
 pub use segment::{Flags, SackBlock, Segment, TcpOptions};
+pub use spurious::{DetectorKind, MissCause, ResponseKind};
 
 /// Simulated or real time in integer nanoseconds.
 pub type Time = u64;

@@ -315,6 +315,14 @@ impl Scoreboard {
         newly
     }
 
+    /// A timeout was spurious (RFC 4015 §3.2 step 2): nothing is presumed
+    /// lost any more.
+    pub fn clear_lost(&mut self) {
+        for i in 0..self.q.len() {
+            self.clear_flag(i, LOST);
+        }
+    }
+
     /// Is the first un-acked segment lost per IsLost (RFC 6675 §5 entry rule)?
     pub fn first_is_lost(&self) -> bool {
         self.q.front().is_some_and(|s| s.has(LOST))

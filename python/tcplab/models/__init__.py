@@ -18,7 +18,11 @@ __all__ = ["MODELS", "get", "model", "names"]
 MODELS: dict[str, Callable[..., Any]] = {}
 
 #: modules that register models (imported on first use)
-_MODULES: list[str] = ["tcplab.models.classic", "tcplab.models.asymmetric"]
+_MODULES: list[str] = [
+    "tcplab.models.classic",
+    "tcplab.models.asymmetric",
+    "tcplab.models.sto3g",
+]
 _loaded = False
 
 

@@ -21,6 +21,7 @@ PAPERS: dict[str, tuple[str, str]] = {
         "tcplab.papers.asymmetric_link",
         "TCP/IP suitable for an asymmetric wireless link (Kato, Kamagata, Ito, Toshiba ~1996)",
     ),
+    "sto-3g": ("tcplab.papers.sto3g", "Spurious timeouts on 3G: RTO tuning, F-RTO and Eifel"),
 }
 
 

@@ -1,0 +1,443 @@
+//! W-CDMA radio bearer: RLC acknowledged mode (3GPP TS 25.322) over a
+//! dedicated channel, one instance per direction, plus a delay-spike
+//! process shared by both directions.
+//!
+//! Model (Sekiguchi 2008 §2): an IP packet is cut into RLC PDUs of
+//! `pdu_bytes`; each PDU is sent at the direction's rate and fails with
+//! probability `bler`; a failed PDU is sent again after `retx_interval`
+//! (the status-report/poll cycle), up to `max_dat` transmissions in all. A PDU
+//! that fails `max_dat` times makes the RLC discard the whole SDU (the TCP
+//! packet is lost). The receiving RLC delivers SDUs in sequence, so a packet
+//! waiting for a PDU retransmission blocks every later packet (head-of-line
+//! blocking). Retransmitted PDUs use the radio's capacity too.
+//!
+//! Delay spikes (handover, shadowing, channel reallocation) are radio
+//! stalls: a Poisson process of rate `spike_rate_per_s` with durations drawn
+//! from `spike_duration`; during a stall nothing moves in either direction.
+//!
+//! Simplifications (documented, not hidden): the retransmission of a PDU
+//! completes `k × retx_interval` after its first transmission regardless of
+//! the queue in front of it; capacity used by retransmissions delays later
+//! packets; no transport-channel TTI granularity.
+
+use std::collections::VecDeque;
+
+use crate::component::{Component, Ctx, DropKind};
+use crate::config::{Dist, RlcConfig, RlcDirConfig};
+use crate::dist::sample;
+use crate::rng::Rng;
+use crate::sim::Packet;
+use tcplab_tcp::Time;
+
+#[derive(Clone, Copy, Debug, Default)]
+pub struct RlcStats {
+    pub tx_packets: u64,
+    pub pdus: u64,
+    pub pdu_retx: u64,
+    pub drops_maxdat: u64,
+    pub drops_queue: u64,
+    /// Packets delayed by head-of-line blocking behind an earlier one.
+    pub hol_blocked: u64,
+}
+
+/// The stall schedule (both directions see the same stalls).
+pub struct Spikes {
+    rate_per_s: f64,
+    duration: Dist,
+    rng: Rng,
+    /// Stalls [start, end), sorted; generated up to `horizon`.
+    stalls: VecDeque<(Time, Time)>,
+    horizon: Time,
+    /// Scheduled stalls [start, end), sorted (configuration).
+    fixed: Vec<(Time, Time)>,
+    pub count: u64,
+    pub total_ns: u64,
+}
+
+impl Spikes {
+    pub fn new(rate_per_s: f64, duration: Dist, rng: Rng) -> Spikes {
+        Spikes {
+            rate_per_s,
+            duration,
+            rng,
+            stalls: VecDeque::new(),
+            horizon: 0,
+            fixed: Vec::new(),
+            count: 0,
+            total_ns: 0,
+        }
+    }
+
+    /// Add scheduled stalls (start, duration).
+    pub fn with_fixed(mut self, stalls: &[(Time, Time)]) -> Spikes {
+        self.fixed = stalls.iter().map(|&(s, d)| (s, s + d)).collect();
+        self.fixed.sort_unstable();
+        self.count += self.fixed.len() as u64;
+        self.total_ns += stalls.iter().map(|s| s.1).sum::<Time>();
+        self
+    }
+
+    /// The stall (random or scheduled) containing `t`, if any: its end.
+    fn inside(&self, t: Time) -> Option<Time> {
+        let r = self
+            .stalls
+            .iter()
+            .take_while(|s| s.0 <= t)
+            .find(|s| t < s.1)
+            .map(|s| s.1);
+        let f = self
+            .fixed
+            .iter()
+            .take_while(|s| s.0 <= t)
+            .find(|s| t < s.1)
+            .map(|s| s.1);
+        r.max(f)
+    }
+
+    /// The earliest stall start strictly after `t`, with its end.
+    fn next_after(&self, t: Time) -> Option<(Time, Time)> {
+        let r = self.stalls.iter().find(|s| s.0 > t).copied();
+        let f = self.fixed.iter().find(|s| s.0 > t).copied();
+        match (r, f) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    fn generate_to(&mut self, t: Time) {
+        if self.rate_per_s <= 0.0 {
+            return;
+        }
+        while self.horizon <= t {
+            let gap = (self.rng.exponential(1.0 / self.rate_per_s) * 1e9) as Time;
+            let start = self.horizon + gap.max(1);
+            let dur = (sample(&self.duration, &mut self.rng) * 1e9) as Time;
+            let end = start + dur;
+            self.count += 1;
+            self.total_ns += dur;
+            self.stalls.push_back((start, end));
+            self.horizon = end;
+        }
+    }
+
+    /// Forget stalls that ended before `t` (nothing asks about them again).
+    fn prune(&mut self, t: Time) {
+        while self
+            .stalls
+            .front()
+            .is_some_and(|s| s.1 + 60_000_000_000 < t)
+        {
+            self.stalls.pop_front();
+        }
+    }
+
+    /// The first instant at or after `t` outside a stall.
+    pub fn free_at(&mut self, t: Time) -> Time {
+        let mut t = t;
+        loop {
+            self.generate_to(t);
+            match self.inside(t) {
+                Some(e) => t = e,
+                None => return t,
+            }
+        }
+    }
+
+    /// When `work` ns of transmission starting at `t` ends, pausing in stalls.
+    pub fn advance(&mut self, t: Time, work: Time) -> Time {
+        let mut t = self.free_at(t);
+        let mut work = work;
+        loop {
+            self.generate_to(t + work);
+            match self.next_after(t) {
+                Some((s, e)) if s < t + work => {
+                    work -= s - t;
+                    t = self.free_at(e);
+                }
+                _ => return t + work,
+            }
+        }
+    }
+}
+
+pub struct RlcDir {
+    cfg: RlcDirConfig,
+    pdu_bytes: u32,
+    retx_interval: Time,
+    max_dat: u32,
+    delay: Time,
+    rng: Rng,
+    busy_until: Time,
+    /// In-sequence delivery: the last SDU release time.
+    last_release: Time,
+    /// Transmission end times of accepted packets (queue occupancy).
+    inq: VecDeque<Time>,
+    pub stats: RlcStats,
+}
+
+/// What happens to one packet.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RlcFate {
+    Delivered {
+        at: Time,
+        tx_start: Time,
+    },
+    /// Discarded after MaxDAT (the RLC gives up on the SDU at `at`).
+    MaxDat {
+        tx_start: Time,
+    },
+    QueueDrop,
+}
+
+impl RlcDir {
+    fn new(c: &RlcConfig, d: &RlcDirConfig, rng: Rng) -> RlcDir {
+        RlcDir {
+            cfg: d.clone(),
+            pdu_bytes: c.pdu_bytes,
+            retx_interval: c.retx_interval_ns,
+            max_dat: c.max_dat,
+            delay: d.delay_ns,
+            rng,
+            busy_until: 0,
+            last_release: 0,
+            inq: VecDeque::new(),
+            stats: RlcStats::default(),
+        }
+    }
+
+    fn pdu_time(&self) -> Time {
+        (self.pdu_bytes as u64 * 8 * 1_000_000_000).div_ceil(self.cfg.rate_bps)
+    }
+
+    pub fn offer(&mut self, bytes: u32, now: Time, spikes: &mut Spikes) -> RlcFate {
+        while self.inq.front().is_some_and(|&e| e <= now) {
+            self.inq.pop_front();
+        }
+        if self.inq.len() as u64 > self.cfg.queue_packets as u64 {
+            self.stats.drops_queue += 1;
+            return RlcFate::QueueDrop;
+        }
+        let n_pdus = bytes.div_ceil(self.pdu_bytes).max(1) as u64;
+        let pdu_t = self.pdu_time();
+        let tx_start = spikes.free_at(self.busy_until.max(now));
+        let tx_end = spikes.advance(tx_start, n_pdus * pdu_t);
+        // Per PDU: transmissions until success, at most MaxDAT (TS 25.322 §9.7.3.4).
+        let mut worst = 0u32;
+        let mut retx = 0u64;
+        let mut lost = false;
+        for _ in 0..n_pdus {
+            let mut k = 0u32;
+            while self.rng.bernoulli(self.cfg.bler) {
+                k += 1;
+                if k >= self.max_dat {
+                    lost = true;
+                    break;
+                }
+            }
+            retx += k.min(self.max_dat - 1) as u64;
+            worst = worst.max(k);
+        }
+        self.stats.pdus += n_pdus;
+        self.stats.pdu_retx += retx;
+        self.stats.tx_packets += 1;
+        // Retransmitted PDUs take capacity from what follows.
+        self.busy_until = spikes.advance(tx_end, retx * pdu_t);
+        self.inq.push_back(tx_end);
+        // The last PDU to get through decides when the SDU is complete; a
+        // discarded SDU holds the in-sequence queue until the RLC gives up
+        // after MaxDAT − 1 retransmission intervals.
+        let k = worst.min(self.max_dat - 1) as u64;
+        let ready = spikes.free_at(tx_end + k * self.retx_interval);
+        if ready < self.last_release {
+            self.stats.hol_blocked += 1;
+        }
+        let release = ready.max(self.last_release);
+        self.last_release = release;
+        if lost {
+            self.stats.drops_maxdat += 1;
+            return RlcFate::MaxDat { tx_start };
+        }
+        RlcFate::Delivered {
+            at: release + self.delay,
+            tx_start,
+        }
+    }
+}
+
+/// Structural checks; the message names the field and the rule.
+pub fn check(c: &RlcConfig) -> Result<(), String> {
+    if c.pdu_bytes == 0 {
+        return Err("rlc.pdu_size: must be > 0".into());
+    }
+    if c.max_dat == 0 {
+        return Err(format!("rlc.max_dat: must be >= 1 (got {})", c.max_dat));
+    }
+    if !(c.spike_rate_per_s >= 0.0 && c.spike_rate_per_s.is_finite()) {
+        return Err("rlc.spike_rate: must be >= 0".into());
+    }
+    crate::dist::check(&c.spike_duration_s).map_err(|e| format!("rlc.spike_duration.{e}"))?;
+    for (d, x) in [("down", &c.down), ("up", &c.up)] {
+        if x.rate_bps == 0 {
+            return Err(format!("rlc.{d}.rate: must be > 0"));
+        }
+        if !(0.0..1.0).contains(&x.bler) {
+            return Err(format!("rlc.{d}.bler: must be in [0, 1) (got {})", x.bler));
+        }
+    }
+    Ok(())
+}
+
+pub struct RlcHop {
+    dirs: [RlcDir; 2],
+    spikes: Spikes,
+}
+
+impl RlcHop {
+    pub fn new(cfg: &RlcConfig, seed: u64, idx: usize) -> RlcHop {
+        RlcHop {
+            dirs: [
+                RlcDir::new(
+                    cfg,
+                    &cfg.down,
+                    Rng::stream(seed, &format!("rlc/{idx}/down")),
+                ),
+                RlcDir::new(cfg, &cfg.up, Rng::stream(seed, &format!("rlc/{idx}/up"))),
+            ],
+            spikes: Spikes::new(
+                cfg.spike_rate_per_s,
+                cfg.spike_duration_s.clone(),
+                Rng::stream(seed, &format!("rlc/{idx}/spike")),
+            )
+            .with_fixed(&cfg.stalls_ns),
+        }
+    }
+}
+
+impl Component for RlcHop {
+    fn on_packet(&mut self, p: Packet, ctx: &mut Ctx) {
+        self.spikes.prune(ctx.now);
+        match self.dirs[p.dir as usize].offer(p.size, ctx.now, &mut self.spikes) {
+            RlcFate::Delivered { at, tx_start } => {
+                ctx.tap(&p, tx_start);
+                ctx.forward(p, at);
+            }
+            RlcFate::MaxDat { tx_start } => {
+                ctx.tap(&p, tx_start);
+                ctx.drop(p, DropKind::Loss);
+            }
+            RlcFate::QueueDrop => ctx.drop(p, DropKind::Queue),
+        }
+    }
+
+    fn stats(&self, name: &str) -> Vec<serde_json::Value> {
+        ["fwd", "rev"]
+            .iter()
+            .zip(self.dirs.iter())
+            .map(|(d, l)| {
+                let s = l.stats;
+                serde_json::json!({
+                    "name": name, "kind": "rlc", "dir": d, "tx_packets": s.tx_packets,
+                    "pdus": s.pdus, "pdu_retx": s.pdu_retx, "drops_loss": s.drops_maxdat,
+                    "drops_queue": s.drops_queue, "hol_blocked": s.hol_blocked,
+                    "stalls": self.spikes.count,
+                    "stall_s": self.spikes.total_ns as f64 * 1e-9,
+                })
+            })
+            .collect()
+    }
+
+    fn tx_packets(&self) -> u64 {
+        self.dirs[0].stats.tx_packets + self.dirs[1].stats.tx_packets
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cfg(bler: f64, max_dat: u32, rate: f64) -> RlcConfig {
+        RlcConfig {
+            name: "radio".into(),
+            pdu_bytes: 42,
+            retx_interval_ns: 400_000_000,
+            max_dat,
+            down: RlcDirConfig {
+                rate_bps: 384_000,
+                bler,
+                delay_ns: 50_000_000,
+                queue_packets: 1000,
+            },
+            up: RlcDirConfig {
+                rate_bps: 64_000,
+                bler,
+                delay_ns: 50_000_000,
+                queue_packets: 1000,
+            },
+            spike_rate_per_s: rate,
+            spike_duration_s: Dist::Const { value: 2.0 },
+            stalls_ns: vec![],
+        }
+    }
+
+    fn run(c: &RlcConfig, n: usize) -> (Vec<Option<Time>>, RlcStats) {
+        let mut d = RlcDir::new(c, &c.down, Rng::stream(1, "t"));
+        let mut sp = Spikes::new(
+            c.spike_rate_per_s,
+            c.spike_duration_s.clone(),
+            Rng::stream(1, "s"),
+        );
+        let mut out = vec![];
+        for i in 0..n {
+            let now = i as Time * 40_000_000; // 1500 B every 40 ms ≈ 300 kb/s
+            out.push(match d.offer(1500, now, &mut sp) {
+                RlcFate::Delivered { at, .. } => Some(at),
+                _ => None,
+            });
+        }
+        (out, d.stats)
+    }
+
+    #[test]
+    fn clean_channel_is_rate_plus_delay() {
+        let (out, st) = run(&cfg(0.0, 6, 0.0), 1);
+        // 36 PDUs of 42 B at 384 kb/s = 31.5 ms, plus 50 ms.
+        let pdu = (42u64 * 8 * 1_000_000_000).div_ceil(384_000);
+        assert_eq!(out[0], Some(36 * pdu + 50_000_000));
+        assert_eq!(st.pdu_retx, 0);
+    }
+
+    #[test]
+    fn retransmissions_delay_in_sequence_and_maxdat_loses() {
+        let (out, st) = run(&cfg(0.05, 4, 0.0), 2000);
+        assert!(st.pdu_retx > 0 && st.hol_blocked > 0);
+        // Deliveries are in sequence.
+        let got: Vec<Time> = out.iter().flatten().copied().collect();
+        assert!(got.windows(2).all(|w| w[0] <= w[1]));
+        // P(a PDU fails 4 times) = 0.05^4; 36 PDUs per packet, 2000 packets:
+        // expected 0.45 packet losses; with bler 0.3 many are lost.
+        let (_, st) = run(&cfg(0.3, 4, 0.0), 2000);
+        let p = 1.0 - (1.0 - 0.3f64.powi(4)).powi(36);
+        let share = st.drops_maxdat as f64 / 2000.0;
+        assert!((share - p).abs() < 0.05, "{share} vs {p}");
+    }
+
+    #[test]
+    fn stalls_delay_everything() {
+        let (calm, _) = run(&cfg(0.0, 6, 0.0), 500);
+        let (spiky, _) = run(&cfg(0.0, 6, 0.5), 500);
+        let d = |o: &Vec<Option<Time>>| o.iter().flatten().sum::<Time>();
+        assert!(d(&spiky) > d(&calm), "{} {}", d(&spiky), d(&calm));
+        let mut sp = Spikes::new(1.0, Dist::Const { value: 0.5 }, Rng::stream(2, "x"));
+        let t = sp.free_at(0);
+        assert_eq!(t, 0);
+        // work of 10 s passes over about ten 0.5-s stalls.
+        let end = sp.advance(0, 10_000_000_000);
+        assert!(end > 12_000_000_000 && end < 20_000_000_000, "{end}");
+        // A scheduled stall: nothing moves in [1 s, 3 s).
+        let mut sp = Spikes::new(0.0, Dist::Const { value: 0.0 }, Rng::stream(2, "x"))
+            .with_fixed(&[(1_000_000_000, 2_000_000_000)]);
+        assert_eq!(sp.free_at(1_500_000_000), 3_000_000_000);
+        assert_eq!(sp.advance(500_000_000, 1_000_000_000), 3_500_000_000);
+        assert_eq!(sp.advance(3_000_000_000, 10), 3_000_000_010);
+    }
+}

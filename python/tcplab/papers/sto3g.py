@@ -1,0 +1,855 @@
+"""Reproduction of Sekiguchi et al., "TCP retransmission with spurious-timeout detection for
+3G" (IPSJ Journal 2008): RTO tuning (Fig. 2), the Section 5 model and emulator (Fig. 4/5), STO
+per MB by environment (Fig. 6), unnecessary retransmissions per STO (Fig. 7), throughput with
+one STO (Fig. 8) and F-RTO's misses (Table 4); plus F-RTO vs Eifel vs DSACK x responses.
+
+Every run is an RLC radio bearer (``kind = "rlc"``, presets in :mod:`tcplab.radio`) carrying
+W-TCP downloads (``profile = "w-tcp"``). The measures come from the event log: each timeout row
+carries its ground truth (``spurious``) and the detector's verdict (``detected``).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from tcplab import plots
+from tcplab.report import Report
+from tcplab.scenario import parse_scenario
+from tcplab.sweep import run_configs
+
+#: The paper's Fig. 2 workload: size mix of the cell-edge downloads (§4; the missing ~1% of
+#: the printed mix is spread over the bins in proportion).
+SIZE_MIX: list[list[Any]] = [
+    ["1KB", "50KB", 66],
+    ["50KB", "100KB", 22],
+    ["100KB", "150KB", 7],
+    ["150KB", "200KB", 2],
+    ["500KB", "1MB", 2],
+]
+ENVIRONMENTS = ("weak", "strong", "pedestrian", "car", "train")
+MOVING = ("pedestrian", "car", "train")
+CONTENTS = {"6KB": 6_000, "18KB": 18_000, "300KB": 300_000, "2MB": 2_000_000}
+
+# Paper values (read from the text; figure bars estimated where the text gives no number).
+PAPER_FIG2 = {1.5: 0.10, 4.0: 0.01}
+PAPER_FIG2_STRONG = 0.004
+PAPER_FIG6_STD = {"train": 0.36, "weak": 0.18}
+PAPER_FIG6_TUNED = {"train": 0.23, "weak": 0.01}
+PAPER_FIG7 = {"2MB": (28.0, 3.0), "6KB": (1.6, None)}
+PAPER_TABLE4 = {"finished": 0.28, "no_window": 0.007, "dupack": 0.003, "total": 0.29}
+
+
+def mix(names: Sequence[str]) -> dict[str, Any]:
+    """Equal shares of the given content sizes (each a narrow bin around the size)."""
+    bins = []
+    for k in names:
+        b = CONTENTS.get(k) or {"300KB": 300_000, "2MB": 2_000_000}[k]
+        bins.append([b, b + 1, 1])
+    return {"kind": "empirical", "bins": bins}
+
+
+def scenario(
+    preset: str,
+    rto: Any,
+    sizes: Any,
+    count: int,
+    *,
+    seed: int,
+    detection: str = "none",
+    response: str = "eifel",
+    think: str = "2s",
+    radio: dict[str, Any] | None = None,
+    tcp: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """One normalized configuration: ``count`` downloads over an RLC bearer."""
+    data = {
+        "name": f"sto3g-{preset}",
+        "duration": f"{max(600, count * 60)}s",
+        "seed": seed,
+        "sample_interval": "0s",
+        "path": [{"kind": "rlc", "name": "radio", "preset": preset, **(radio or {})}],
+        "flows": [
+            {
+                "name": "download",
+                "profile": "w-tcp",
+                "rto": rto,
+                "app": "downloads",
+                "sizes": sizes,
+                "think": think,
+                "downloads": count,
+                "spurious_detection": detection,
+                "spurious_response": response,
+                **(tcp or {}),
+            }
+        ],
+    }
+    return parse_scenario(data).to_config()
+
+
+def timeout_rows(res: dict[str, Any]) -> dict[str, np.ndarray]:
+    """The timeout rows of a run's event log."""
+    ev = res["events_table"]
+    kinds = res["event_kinds"]
+    sel = ev["kind"] == kinds.index("timeout")
+    return {k: v[sel] for k, v in ev.items()}
+
+
+def conns_with_sto(res: dict[str, Any]) -> tuple[int, int]:
+    """(connections with ≥ 1 spurious timeout, connections)."""
+    t = timeout_rows(res)
+    hit = len(set(t["conn"][t["spurious"] == 1].tolist()))
+    return hit, int(res["flows"][0]["connections"])
+
+
+#: Tolerance for a paper number tcplab should match (calibration targets and predictions).
+FACTOR = 2.0
+
+
+def within(paper: float, value: float, factor: float = FACTOR) -> bool:
+    """``value`` within a factor of ``paper`` (both > 0), the verdict rule for magnitudes."""
+    if not (paper > 0 and value > 0) or math.isnan(value):
+        return False
+    return 1 / factor <= value / paper <= factor
+
+
+def ci95(values: Sequence[float]) -> tuple[float, float]:
+    """Mean and half-width of its 95% confidence interval (normal approximation)."""
+    a = np.asarray(values, dtype=float)
+    if len(a) == 0:
+        return math.nan, math.nan
+    if len(a) == 1:
+        return float(a[0]), math.nan
+    return float(a.mean()), float(1.96 * a.std(ddof=1) / math.sqrt(len(a)))
+
+
+def prop_ci(k: int, n: int) -> tuple[float, float]:
+    if n == 0:
+        return math.nan, math.nan
+    p = k / n
+    return p, 1.96 * math.sqrt(max(p * (1 - p), 1.0 / n) / n)
+
+
+# ---------------------------------------------------------------------------------------------
+
+
+def fig2(report: Report, jobs: int | None) -> dict[str, Any]:
+    rtos = [1.5, 4.0, 10.0] if report.quick else [1.5, 2.0, 3.0, 4.0, 6.0, 8.0, 10.0]
+    n, seeds = (400, 3) if report.quick else (400, 10)
+    sizes = {"kind": "empirical", "bins": SIZE_MIX}
+    cfgs = [
+        scenario("weak", {"initial": f"{r}s", "min": f"{r}s"}, sizes, n, seed=s)
+        for r in rtos
+        for s in range(seeds)
+    ]
+    cfgs += [scenario("strong", "tuned-3g", sizes, n, seed=s) for s in range(seeds)]
+    res = run_configs(cfgs, jobs, columns=True)
+    share: dict[float, tuple[float, float]] = {}
+    for i, r in enumerate(rtos):
+        hit = tot = 0
+        for s in range(seeds):
+            h, t = conns_with_sto(res[i * seeds + s])
+            hit, tot = hit + h, tot + t
+        share[r] = prop_ci(hit, tot)
+    hs = [conns_with_sto(x) for x in res[len(rtos) * seeds :]]
+    strong = prop_ci(sum(h for h, _ in hs), sum(t for _, t in hs))
+    fig, ax = plots.figure()
+    ax.errorbar(
+        rtos,
+        [share[r][0] * 100 for r in rtos],
+        [share[r][1] * 100 for r in rtos],
+        marker="o",
+        capsize=3,
+        label="tcplab, weak (cell edge)",
+    )
+    ax.errorbar(
+        [4.0],
+        [strong[0] * 100],
+        [strong[1] * 100],
+        marker="^",
+        capsize=3,
+        label="tcplab, strong field",
+    )
+    plots.mark_paper(ax, list(PAPER_FIG2), [v * 100 for v in PAPER_FIG2.values()])
+    plots.mark_paper(ax, [4.0], [PAPER_FIG2_STRONG * 100], label="paper, strong")
+    ax.set_xlabel("initial = minimum RTO (s)")
+    ax.set_ylabel("connections with ≥ 1 STO (%)")
+    ax.set_yscale("symlog", linthresh=1)
+    ax.legend()
+    report.figure(plots.save(fig, report.out_dir / "fig2_sto_vs_rto.png"), "Fig. 2")
+    lo, hi = share[1.5][0], share[4.0][0]
+    rule = f"within x{FACTOR:g}"
+    report.compare(
+        "Fig. 2 STO share at RTO 1.5 s",
+        0.10,
+        round(lo, 4),
+        rule=rule,
+        ok=within(0.10, lo),
+        note="calibration target",
+    )
+    report.compare(
+        "Fig. 2 STO share at RTO 4 s",
+        0.01,
+        round(hi, 4),
+        rule=rule,
+        ok=within(0.01, hi),
+        note="calibration target",
+    )
+    report.compare(
+        "Fig. 2 ratio 1.5 s / 4 s",
+        "≥ 5",
+        round(lo / hi, 2) if hi > 0 else math.inf,
+        rule="≥ 5",
+        ok=bool(hi == 0 or lo / hi >= 5) and lo > 0,
+    )
+    flat = [share[r][0] for r in rtos if r >= 4.0]
+    spread = (max(flat) - min(flat)) / max(max(flat), 1e-9)
+    report.compare(
+        "Fig. 2 flat from 4 s to 10 s",
+        "±30%",
+        round(spread, 3),
+        rule="(max-min)/max ≤ 0.3 or all < 1%",
+        ok=bool(spread <= 0.3 or max(flat) < 0.01),
+    )
+    report.compare(
+        "Fig. 2 strong field at 4 s",
+        PAPER_FIG2_STRONG,
+        round(strong[0], 4),
+        rule=f"within x{FACTOR:g}",
+        ok=within(PAPER_FIG2_STRONG, strong[0]),
+    )
+    return {"share": share, "strong": strong}
+
+
+#: Fig. 4/5 settings (§5.3-5.4): 384/64 kb/s, RTT 300 ms, 300 KB, cwnd capped at the BDP.
+FIG45_SIZE = 300_000
+FIG45_RATE = 384_000
+FIG45_RTT = 0.3
+#: Spike duration (the paper gives none): long enough to fire the standard RTO at any point.
+FIG45_TAU = 1.5
+#: Congestion-avoidance growth per RTT used for the model overlay: tcplab's Reno counts bytes
+#: acknowledged (RFC 5681 §3.1 / RFC 3465), so it grows 1 MSS per RTT even with delayed ACKs;
+#: the paper's m (per-ACK counting with delayed ACKs) would be 0.5.
+FIG45_M = 1.0
+
+
+def emulator(stall_at_ns: int | None, detection: str, *, columns_dt: str = "0s") -> dict[str, Any]:
+    """The §5.4 emulator: a clean bearer (no block errors, no random spikes), one scheduled
+    stall of FIG45_TAU at ``stall_at_ns``, W-TCP with cwnd capped at the BDP."""
+    bdp = int(FIG45_RATE * FIG45_RTT / 8)
+    radio = {"down_bler": 0.0, "up_bler": 0.0, "spike_rate": 0.0}
+    if stall_at_ns is not None:
+        radio["stalls"] = [[f"{stall_at_ns}ns", f"{FIG45_TAU}s"]]
+    cfg = scenario(
+        "strong",
+        "standard",
+        f"{FIG45_SIZE}B",
+        1,
+        seed=1,
+        detection=detection,
+        radio=radio,
+        tcp={"max_cwnd": f"{bdp}B"},
+    )
+    cfg["sample_interval_ns"] = 5_000_000 if columns_dt != "0s" else 0
+    return cfg
+
+
+def transfer_throughput(res: dict[str, Any]) -> float:
+    """Throughput (bit/s) of the first completed download of a run (size / transfer time)."""
+    ev = res["events_table"]
+    done = ev["kind"] == res["event_kinds"].index("transfer_done")
+    return float(ev["seq"][done][0]) * 8 / float(ev["value"][done][0])
+
+
+def fig45(report: Report, jobs: int | None) -> dict[str, Any]:
+    from tcplab.models.sto3g import throughput
+
+    mss = 1460
+    c = FIG45_RATE * FIG45_RTT / 8 / mss
+    ws = {"w=3": 3.0, "w=c/2": c / 2, "w=c": c}
+    # Where does cwnd reach w? From a run without the stall (its time series).
+    base = run_configs([emulator(None, "none", columns_dt="5ms")], 1, columns=True)[0]
+    ts = base["timeseries_table"]
+    at = {}
+    for k, w in ws.items():
+        idx = np.nonzero(ts["cwnd"] >= min(w, math.floor(c)) * mss)[0]
+        at[k] = int(ts["t_ns"][idx[0]]) if len(idx) else None
+    variants = {"without F-RTO/Eifel": "none", "F-RTO + Eifel": "frto"}
+    cfgs = [emulator(at[k], det) for k in ws for det in variants.values()]
+    res = run_configs(cfgs, jobs, columns=True)
+    sim = {}
+    i = 0
+    for k in ws:
+        for v in variants:
+            r = res[i]
+            i += 1
+            f = r["flows"][0]
+            sim[(k, v)] = (transfer_throughput(r), f["timeouts"], f["spurious_timeouts"])
+    model = {
+        (k, v): throughput(
+            FIG45_SIZE,
+            FIG45_RATE,
+            FIG45_RTT,
+            w,
+            tau=FIG45_TAU,
+            frto=1.0 if det == "frto" else 0.0,
+            mss=mss,
+            m=FIG45_M,
+        )
+        for k, w in ws.items()
+        for v, det in variants.items()
+    }
+    fig, ax = plots.figure()
+    x = np.arange(len(ws))
+    for j, v in enumerate(variants):
+        off = (j - 0.5) * 0.4
+        ax.bar(x + off, [sim[(k, v)][0] / 1e3 for k in ws], 0.38, label=f"tcplab sim, {v}")
+        ax.plot(
+            x + off,
+            [model[(k, v)] / 1e3 for k in ws],
+            "D",
+            color="C3" if j else "C2",
+            label=f"model eqs. (5)-(10), {v}",
+        )
+    ax.set_xticks(x, list(ws))
+    ax.set_ylabel("throughput (kbit/s)")
+    ax.set_xlabel("cwnd when the STO happens")
+    ax.set_title(f"Fig. 4/5: 384/64 kb/s, RTT 300 ms, 300 KB, spike {FIG45_TAU} s")
+    ax.set_ylim(0, 400)
+    ax.legend(fontsize=8, loc="upper center", ncol=2)
+    report.figure(
+        plots.save(fig, report.out_dir / "fig4_fig5_model_vs_sim.png"),
+        "Fig. 4 (model) and Fig. 5 (emulation) overlaid",
+    )
+    t1 = [model[(k, "F-RTO + Eifel")] for k in ws]
+    t2 = [model[(k, "without F-RTO/Eifel")] for k in ws]
+    spread = (max(t1) - min(t1)) / max(t1)
+    report.compare(
+        "Fig. 4 model: T1 independent of STO position",
+        "constant",
+        round(spread, 4),
+        rule="spread < 1%",
+        ok=spread < 0.01,
+    )
+    report.compare(
+        "Fig. 4 model: early STO hurts most without F-RTO",
+        "w=3 lowest",
+        list(ws)[int(np.argmin(t2))],
+        ok=bool(np.argmin(t2) == 0),
+    )
+    s1 = [sim[(k, "F-RTO + Eifel")][0] for k in ws]
+    s2 = [sim[(k, "without F-RTO/Eifel")][0] for k in ws]
+    sto = [sim[(k, v)][2] for k in ws for v in variants]
+    report.compare(
+        "Fig. 5 sim: one STO in every run", "1", sto, rule="all ≥ 1", ok=all(n >= 1 for n in sto)
+    )
+    sspread = (max(s1) - min(s1)) / max(s1)
+    report.compare(
+        "Fig. 5 sim: F-RTO+Eifel throughput spread over STO positions",
+        "≈ 0",
+        round(sspread, 3),
+        rule="< 10%",
+        ok=sspread < 0.1,
+    )
+    report.compare(
+        "Fig. 5 sim: F-RTO+Eifel ≥ without at every position",
+        "yes",
+        [round(a / b, 3) for a, b in zip(s1, s2, strict=True)],
+        rule="ratio ≥ 1",
+        ok=all(a >= b for a, b in zip(s1, s2, strict=True)),
+    )
+    ratio = float(np.mean([a / m for a, m in zip(s1, t1, strict=True)]))
+    report.compare(
+        "Fig. 5 sim/model with F-RTO+Eifel",
+        0.85,
+        round(ratio, 3),
+        rule="0.75 … 0.95",
+        ok=0.75 <= ratio <= 0.95,
+        note="paper: emulator ~15% below the model",
+    )
+    return {
+        "stall_at_s": {k: (v or 0) / 1e9 for k, v in at.items()},
+        "sim_bps": {f"{k}/{v}": x[0] for (k, v), x in sim.items()},
+        "model_bps": {f"{k}/{v}": x for (k, v), x in model.items()},
+    }
+
+
+def sto_per_mb(res: dict[str, Any]) -> float:
+    """Spurious-timeout *episodes* per MB delivered: a stall that outlasts several backed-off
+    RTOs counts once (the timeout rows with backoff 0 that were spurious)."""
+    t = timeout_rows(res)
+    n = int(((t["spurious"] == 1) & (t["reason"] == 0)).sum())
+    return n / max(res["flows"][0]["bytes_delivered"] / 1e6, 1e-9)
+
+
+def fig6(report: Report, jobs: int | None) -> dict[str, Any]:
+    n, seeds = (40, 2) if report.quick else (120, 8)
+    sizes = mix(list(CONTENTS))  # the paper's four contents, equal numbers of downloads
+    out: dict[str, dict[str, tuple[float, float]]] = {}
+    cfgs = [
+        scenario(env, prof, sizes, n, seed=s)
+        for env in ENVIRONMENTS
+        for prof in ("standard", "tuned-3g")
+        for s in range(seeds)
+    ]
+    res = run_configs(cfgs, jobs, columns=True)
+    k = 0
+    for env in ENVIRONMENTS:
+        out[env] = {}
+        for prof in ("standard", "tuned-3g"):
+            out[env][prof] = ci95([sto_per_mb(r) for r in res[k : k + seeds]])
+            k += seeds
+    fig, ax = plots.figure()
+    x = np.arange(len(ENVIRONMENTS))
+    for j, prof in enumerate(("standard", "tuned-3g")):
+        ax.bar(
+            x + (j - 0.5) * 0.4,
+            [out[e][prof][0] for e in ENVIRONMENTS],
+            0.4,
+            yerr=[out[e][prof][1] for e in ENVIRONMENTS],
+            capsize=3,
+            label=f"tcplab {prof}",
+        )
+    plots.mark_paper(
+        ax,
+        [x[ENVIRONMENTS.index(e)] - 0.2 for e in PAPER_FIG6_STD],
+        list(PAPER_FIG6_STD.values()),
+        label="paper standard",
+    )
+    plots.mark_paper(
+        ax,
+        [x[ENVIRONMENTS.index(e)] + 0.2 for e in PAPER_FIG6_TUNED],
+        list(PAPER_FIG6_TUNED.values()),
+        label="paper tuned",
+    )
+    ax.set_xticks(x, ENVIRONMENTS)
+    ax.set_ylabel("spurious timeouts per MB")
+    ax.legend()
+    report.figure(plots.save(fig, report.out_dir / "fig6_sto_per_mb.png"), "Fig. 6")
+    for env, v in PAPER_FIG6_STD.items():
+        x = out[env]["standard"][0]
+        report.compare(
+            f"Fig. 6 {env} standard",
+            v,
+            round(x, 3),
+            unit="/MB",
+            rule=f"within x{FACTOR:g}",
+            ok=within(v, x),
+            note="calibration target",
+        )
+    for env, v in PAPER_FIG6_TUNED.items():
+        x = out[env]["tuned-3g"][0]
+        report.compare(
+            f"Fig. 6 {env} tuned",
+            v,
+            round(x, 3),
+            unit="/MB",
+            rule=f"within x{FACTOR:g}",
+            ok=within(v, x),
+            note="prediction",
+        )
+    lower = all(out[e]["tuned-3g"][0] <= out[e]["standard"][0] for e in ENVIRONMENTS)
+    report.compare("Fig. 6 tuning lowers STO/MB everywhere", "yes", lower, ok=lower)
+    mv = [out[e]["tuned-3g"][0] for e in MOVING]
+    rising = all(a <= b for a, b in itertools.pairwise(mv))
+    report.compare("Fig. 6 tuned STO/MB rises with speed", "yes", rising, ok=rising)
+    return out
+
+
+def unnecessary_per_sto(res: dict[str, Any]) -> tuple[float, int]:
+    """Unnecessary retransmissions per spurious timeout: retransmissions (timeout and go-back-N)
+    of connections whose every timeout was spurious, divided by their timeouts."""
+    ev = res["events_table"]
+    kinds = res["event_kinds"]
+    to = ev["kind"] == kinds.index("timeout")
+    rtx = (ev["kind"] == kinds.index("retransmit")) & np.isin(ev["reason"], (0, 1))
+    tot_rtx = n_sto = 0
+    for c in set(ev["conn"][to].tolist()):
+        sel = to & (ev["conn"] == c)
+        if np.all(ev["spurious"][sel] == 1):
+            n_sto += int(sel.sum())
+            tot_rtx += int((rtx & (ev["conn"] == c)).sum())
+    return (tot_rtx / n_sto if n_sto else math.nan), n_sto
+
+
+def fig78(report: Report, jobs: int | None, env: str = "train") -> dict[str, Any]:
+    n, seeds = (25, 2) if report.quick else (150, 10)
+    variants = {"off": "none", "F-RTO+Eifel": "frto"}
+    cfgs = []
+    for name in CONTENTS:
+        for det in variants.values():
+            cfgs += [
+                scenario(
+                    env,
+                    "tuned-3g",
+                    name,
+                    n if name != "2MB" else max(8, n // 3),
+                    seed=s,
+                    detection=det,
+                )
+                for s in range(seeds)
+            ]
+    res = run_configs(cfgs, jobs, columns=True)
+    unn: dict[str, dict[str, float]] = {}
+    thr: dict[str, dict[str, tuple[float, float]]] = {}
+    k = 0
+    for name in CONTENTS:
+        unn[name], thr[name] = {}, {}
+        for v in variants:
+            rs = res[k : k + seeds]
+            k += seeds
+            tot = [unnecessary_per_sto(r) for r in rs]
+            n_sto = sum(x[1] for x in tot)
+            unn[name][v] = sum(x[0] * x[1] for x in tot if x[1]) / n_sto if n_sto else math.nan
+            thr[name][v] = ci95(one_sto_throughputs(rs))
+    fig, ax = plots.figure(ncols=2)
+    x = np.arange(len(CONTENTS))
+    for j, v in enumerate(variants):
+        ax[0].bar(x + (j - 0.5) * 0.4, [unn[c][v] for c in CONTENTS], 0.4, label=v)
+        ax[1].bar(
+            x + (j - 0.5) * 0.4,
+            [thr[c][v][0] / 1e3 for c in CONTENTS],
+            0.4,
+            yerr=[thr[c][v][1] / 1e3 for c in CONTENTS],
+            capsize=3,
+            label=v,
+        )
+    plots.mark_paper(ax[0], [x[3] - 0.2, x[3] + 0.2, x[0] - 0.2], [28.0, 3.0, 1.6])
+    for a in ax:
+        a.set_xticks(x, list(CONTENTS))
+        a.legend()
+    ax[0].set_ylabel("unnecessary retransmissions per STO (packets)")
+    ax[1].set_ylabel("throughput of downloads with one STO (kbit/s)")
+    ax[0].set_title(f"Fig. 7 ({env}, tuned RTO)")
+    ax[1].set_title("Fig. 8")
+    report.figure(plots.save(fig, report.out_dir / "fig7_fig8.png"), "Fig. 7 and Fig. 8")
+    a, b = unn["2MB"]["off"], unn["2MB"]["F-RTO+Eifel"]
+    report.compare(
+        "Fig. 7 2 MB without F-RTO",
+        28,
+        round(a, 2),
+        unit="pkts/STO",
+        rule=f"within x{FACTOR:g}",
+        ok=within(28, a),
+    )
+    report.compare(
+        "Fig. 7 2 MB with F-RTO",
+        3,
+        round(b, 2),
+        unit="pkts/STO",
+        rule=f"within x{FACTOR:g}",
+        ok=within(3, b),
+    )
+    report.compare(
+        "Fig. 7 F-RTO cut at 2 MB",
+        "≥ 5x",
+        round(a / b, 2) if b else math.inf,
+        rule="≥ 5",
+        ok=bool(b == 0 or a / b >= 5),
+    )
+    report.compare(
+        "Fig. 7 6 KB without F-RTO",
+        1.6,
+        round(unn["6KB"]["off"], 2),
+        unit="pkts/STO",
+        rule=f"within x{FACTOR:g}",
+        ok=within(1.6, unn["6KB"]["off"]),
+    )
+    for name in ("6KB", "18KB", "300KB"):
+        v = unn[name]["F-RTO+Eifel"]
+        report.compare(
+            f"Fig. 7 {name} with F-RTO",
+            "< 2",
+            round(v, 2),
+            unit="pkts/STO",
+            rule="< 2 (n/a if no STO)",
+            ok=None if math.isnan(v) else bool(v < 2),
+        )
+    for name in ("18KB", "300KB", "2MB"):
+        t0, t1 = thr[name]["off"][0], thr[name]["F-RTO+Eifel"][0]
+        gain = t1 / t0 - 1 if t0 > 0 else math.nan
+        report.compare(
+            f"Fig. 8 gain {name}",
+            "2-12%",
+            round(gain * 100, 1),
+            unit="%",
+            rule="> 0",
+            ok=bool(gain > 0),
+        )
+    return {"unnecessary": unn, "throughput": thr}
+
+
+def one_sto_throughputs(results: Sequence[dict[str, Any]]) -> list[float]:
+    """Throughput (bit/s) of the downloads that had exactly one timeout, a spurious one."""
+    out = []
+    for res in results:
+        ev = res["events_table"]
+        kinds = res["event_kinds"]
+        to = ev["kind"] == kinds.index("timeout")
+        done = ev["kind"] == kinds.index("transfer_done")
+        for c in set(ev["conn"][to].tolist()):
+            sel = to & (ev["conn"] == c)
+            if sel.sum() != 1 or ev["spurious"][sel][0] != 1:
+                continue
+            d = done & (ev["conn"] == c)
+            if d.any():
+                out.append(float(ev["seq"][d][0]) * 8 / float(ev["value"][d][0]))
+    return out
+
+
+def table4(report: Report, jobs: int | None) -> dict[str, Any]:
+    out = {}
+    for label, sizes, n in (
+        ("four contents", mix(list(CONTENTS)), 30 if report.quick else 150),
+        ("Fig. 2 web mix", {"kind": "empirical", "bins": SIZE_MIX}, 150 if report.quick else 600),
+    ):
+        out[label] = _table4(report, jobs, label, sizes, n)
+    return out
+
+
+def _table4(
+    report: Report, jobs: int | None, label: str, sizes: dict[str, Any], n: int
+) -> dict[str, Any]:
+    seeds = 2 if report.quick else 10
+    cfgs = [
+        scenario(env, "tuned-3g", sizes, n, seed=s, detection="frto")
+        for env in MOVING
+        for s in range(seeds)
+    ]
+    res = run_configs(cfgs, jobs)
+    # The simulator classifies every spurious timeout the detector missed by cause.
+    causes = {
+        k: sum(r["flows"][0][f"spurious_missed_{k}"] for r in res)
+        for k in ("finished", "no_window", "dupack", "other")
+    }
+    total = sum(r["flows"][0]["spurious_timeouts"] for r in res)
+    share = {k: v / total if total else math.nan for k, v in causes.items()}
+    missed = sum(causes.values()) / total if total else math.nan
+    report.compare(
+        f"Table 4 ({label}) STOs F-RTO missed",
+        0.29,
+        round(missed, 3),
+        rule=f"within x{FACTOR:g}",
+        ok=within(PAPER_TABLE4["total"], missed),
+        note=f"{total} spurious timeouts",
+    )
+    for k in ("finished", "no_window", "dupack"):
+        if k == "finished":
+            ok = within(PAPER_TABLE4[k], share[k])
+            rule = f"within x{FACTOR:g}"
+        else:
+            ok = share[k] < 0.02  # the paper's 0.7% and 0.3%: rare
+            rule = "< 2%"
+        report.compare(
+            f"Table 4 ({label}) miss: {k}", PAPER_TABLE4[k], round(share[k], 4), rule=rule, ok=ok
+        )
+    report.compare(f"Table 4 ({label}) miss: other", "—", round(share["other"], 4))
+    return {"total_sto": total, "share": share}
+
+
+def detection_delays(res: dict[str, Any]) -> list[float]:
+    """Seconds from each detected timeout to its detection."""
+    ev = res["events_table"]
+    kinds = res["event_kinds"]
+    to = ev["kind"] == kinds.index("timeout")
+    det = ev["kind"] == kinds.index("spurious_detected")
+    at: dict[tuple[int, int], float] = {}
+    count: dict[int, int] = {}
+    for c, t in zip(ev["conn"][to], ev["t_ns"][to], strict=True):
+        tid = count.get(int(c), 0)
+        count[int(c)] = tid + 1
+        at[(int(c), tid)] = float(t)
+    return [
+        (float(t) - at[(int(c), int(tid))]) * 1e-9
+        for c, tid, t in zip(ev["conn"][det], ev["seq"][det], ev["t_ns"][det], strict=True)
+        if (int(c), int(tid)) in at
+    ]
+
+
+def detectors(report: Report, jobs: int | None) -> dict[str, Any]:
+    """F-RTO vs Eifel vs DSACK, each with each response, on the moving presets: detection
+    share and delay, unnecessary retransmissions per STO, throughput of one-STO downloads."""
+    n, seeds = (20, 2) if report.quick else (100, 8)
+    sizes = mix(("300KB", "2MB"))
+    combos = [(d, r) for d in ("frto", "eifel", "dsack") for r in ("eifel", "keep-cwnd", "reno")]
+    combos = [("none", "reno"), *combos]
+    cfgs = [
+        scenario(env, "tuned-3g", sizes, n, seed=s, detection=d, response=r)
+        for env in MOVING
+        for d, r in combos
+        for s in range(seeds)
+    ]
+    res = run_configs(cfgs, jobs, columns=True)
+    rows = []
+    k = 0
+    for env in MOVING:
+        for d, r in combos:
+            rs = res[k : k + seeds]
+            k += seeds
+            fs = [x["flows"][0] for x in rs]
+            sto = sum(f["spurious_timeouts"] for f in fs)
+            unn = [unnecessary_per_sto(x) for x in rs]
+            n_sto = sum(u[1] for u in unn)
+            thr = ci95(one_sto_throughputs(rs))
+            delays = [dl for x in rs for dl in detection_delays(x)]
+            rows.append(
+                {
+                    "env": env,
+                    "detector": d,
+                    "response": r,
+                    "sto": sto,
+                    "detected_share": sum(f["spurious_detected"] for f in fs) / sto
+                    if sto
+                    else math.nan,
+                    "detection_delay_s": float(np.mean(delays)) if delays else math.nan,
+                    "unnecessary_per_sto": sum(u[0] * u[1] for u in unn if u[1]) / n_sto
+                    if n_sto
+                    else math.nan,
+                    "one_sto_kbps": thr[0] / 1e3,
+                    "one_sto_ci_kbps": thr[1] / 1e3,
+                    "goodput_kbps": float(np.mean([f["goodput_bps"] for f in fs]) / 1e3),
+                }
+            )
+    lines = [
+        "| env | detector | response | STOs | detected | delay (s) | unnecessary rtx/STO "
+        "| one-STO download kb/s (95% CI) | goodput kb/s |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for row in rows:
+        lines.append(
+            f"| {row['env']} | {row['detector']} | {row['response']} | {row['sto']} | "
+            f"{row['detected_share']:.2f} | {row['detection_delay_s']:.2f} | "
+            f"{row['unnecessary_per_sto']:.1f} | {row['one_sto_kbps']:.0f} "
+            f"± {row['one_sto_ci_kbps']:.0f} | {row['goodput_kbps']:.1f} |"
+        )
+    report.section("Detectors x responses (beyond the paper)", "\n".join(lines))
+    fig, ax = plots.figure(ncols=2, size=(7.0, 4.2))
+    labels = [f"{d}/{r}" for d, r in combos]
+    x = np.arange(len(combos))
+    for j, env in enumerate(MOVING):
+        sel = [row for row in rows if row["env"] == env]
+        off = (j - 1) * 0.27
+        ax[0].bar(x + off, [row["unnecessary_per_sto"] for row in sel], 0.27, label=env)
+        ax[1].bar(
+            x + off,
+            [row["one_sto_kbps"] for row in sel],
+            0.27,
+            yerr=[row["one_sto_ci_kbps"] for row in sel],
+            capsize=2,
+            label=env,
+        )
+    for a in ax:
+        a.set_xticks(x, labels, rotation=60, ha="right", fontsize=8)
+        a.legend(fontsize=8, loc="upper center", ncol=3)
+    ax[0].set_ylim(0, 50)
+    ax[1].set_ylim(0, 380)
+    ax[0].set_ylabel("unnecessary retransmissions per STO (packets)")
+    ax[1].set_ylabel("throughput of downloads with one STO (kbit/s)")
+    ax[0].set_title("detector / response, tuned RTO")
+    ax[1].set_title("300 KB and 2 MB downloads")
+    report.figure(
+        plots.save(fig, report.out_dir / "detectors_x_responses.png"),
+        "F-RTO vs Eifel vs DSACK detection, each with each response (moving presets)",
+    )
+    return {"rows": rows}
+
+
+def reproduce(report: Report, jobs: int | None) -> None:
+    report.data["fig45"] = fig45(report, jobs)
+    report.data["fig2"] = fig2(report, jobs)
+    report.data["fig6"] = fig6(report, jobs)
+    report.data["fig78"] = fig78(report, jobs)
+    report.data["table4"] = table4(report, jobs)
+    report.data["detectors"] = detectors(report, jobs)
+    report.section(
+        "Differences from the paper",
+        """
+- **Radio presets** are tcplab's calibration of the paper's qualitative environments
+  (`tcplab/radio.py`, method and table there; `python -m tcplab.papers.sto3g calibrate`). The
+  weak (cell-edge) preset is fitted to Fig. 2; with independent PDU errors the RTT variance that
+  gives Fig. 2's 10% STO share at RTO 1.5 s also gives standard-profile STOs at the cell edge,
+  so Fig. 6's weak/standard bar (paper 0.18/MB, the minimum) comes out far higher, and the rare
+  long outages that keep Fig. 2 flat at ~1% from 4 s to 10 s give ~0.1 STO/MB under the tuned
+  profile (paper 0.01/MB). The paper's Fig. 2 and Fig. 6 come from different field campaigns.
+- **STO per MB** counts spurious-timeout *episodes* (a stall outlasting several backed-off RTOs
+  counts once); counting every expiry doubles the standard-profile bars.
+- **Fig. 4/5**: the model is eqs. (1)-(10) as read in `tcplab/models/sto3g.py` (eq. (2) as the
+  geometric sum up to round t_s, the spike kept in eqs. (7)/(9)); the overlay uses m = 1 MSS
+  per RTT because tcplab's Reno counts bytes acknowledged. The emulation shows F-RTO+Eifel
+  winning at every STO position and independent of it, but hardly the paper's "an early STO
+  hurts most without F-RTO". The model restarts congestion avoidance from w_s/2 = 1.5 segments
+  after an early STO; in tcplab ssthresh has RFC 5681's floor of 2 segments and the burst of
+  ACKs released after the stall lifts cwnd to 3 at once, while the BDP-capped window holds 9
+  whole segments. The early-STO penalty (area under the linear ramp) shrinks from ~23 packets
+  in the model to ~5 in the simulation, about the size of the effect of where exactly the
+  stall falls. The emulation is ~22% below the model (paper: ~15%): handshake, delayed ACKs
+  with an odd BDP-capped window (9 segments) and RTT ≈ 0.38 s rather than 0.3 s.
+- **Fig. 7** counts timeout and go-back-N retransmissions of connections whose timeouts were
+  all spurious (the paper counts duplicates at the receiver). With F-RTO, misses of the
+  "transfer finished" kind fall back to go-back-N, which is why 18 KB/300 KB exceed 2.
+- **Fig. 8** uses downloads with exactly one (spurious) timeout, not necessarily in slow start.
+- **Table 4**: F-RTO's misses depend on the share of small transfers, whose whole content is
+  in flight when the STO hits; the paper's field traffic is unknown, so both a four-content mix
+  and the Fig. 2 web mix are shown. "other" is mostly an ACK covering everything outstanding
+  (RFC 5682 step 2a, no verdict possible) or a repeated timeout in RTO recovery.
+- **F-RTO** follows RFC 5682 (SACK-enhanced §3 with SACK, else basic §2); it does not use the
+  Linux extension that declares a timeout spurious without new data, so its misses are the
+  RFC's (and the paper's) misses.
+""",
+    )
+
+
+def calibration_table(jobs: int | None = None, seeds: int = 3) -> list[tuple[str, float, str]]:
+    """The calibration targets of :mod:`tcplab.radio` measured with the current presets:
+    (target, tcplab value, paper value)."""
+    cfgs = [
+        scenario(e, p, mix(list(CONTENTS)), 40, seed=s)
+        for e in ENVIRONMENTS
+        for p in ("standard", "tuned-3g")
+        for s in range(seeds)
+    ]
+    sizes = {"kind": "empirical", "bins": SIZE_MIX}
+    rtos = (1.5, 4.0, 10.0)
+    cfgs += [
+        scenario("weak", {"initial": f"{r}s", "min": f"{r}s"}, sizes, 300, seed=s)
+        for r in rtos
+        for s in range(2)
+    ]
+    cfgs += [scenario("strong", "tuned-3g", sizes, 300, seed=s) for s in range(2)]
+    res = run_configs(cfgs, jobs, columns=True)
+    rows: list[tuple[str, float, str]] = []
+    k = 0
+    paper6 = {
+        ("weak", "standard"): "0.18",
+        ("train", "standard"): "0.36",
+        ("weak", "tuned-3g"): "0.01",
+        ("train", "tuned-3g"): "0.23",
+    }
+    for e in ENVIRONMENTS:
+        for p in ("standard", "tuned-3g"):
+            v = float(np.mean([sto_per_mb(r) for r in res[k : k + seeds]]))
+            rows.append((f"Fig. 6 {e} {p} STO/MB", v, paper6.get((e, p), "—")))
+            k += seeds
+    paper2 = {1.5: "0.10", 4.0: "0.01", 10.0: "0.01"}
+    for r in rtos:
+        h = sum(conns_with_sto(x)[0] for x in res[k : k + 2])
+        t = sum(conns_with_sto(x)[1] for x in res[k : k + 2])
+        rows.append((f"Fig. 2 weak RTO {r} s share", h / t, paper2[r]))
+        k += 2
+    h = sum(conns_with_sto(x)[0] for x in res[k : k + 2])
+    t = sum(conns_with_sto(x)[1] for x in res[k : k + 2])
+    rows.append(("Fig. 2 strong RTO 4 s share", h / t, "0.004"))
+    return rows
+
+
+if __name__ == "__main__":
+    import sys
+
+    if sys.argv[1:] != ["calibrate"]:
+        sys.exit("usage: python -m tcplab.papers.sto3g calibrate")
+    for name, value, paper in calibration_table():
+        print(f"{name:40s} tcplab {value:8.4f}   paper {paper}")

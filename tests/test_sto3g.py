@@ -1,0 +1,146 @@
+"""Sekiguchi 2008 (sto-3g): the issue's Done-when criteria at reduced scale."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from tcplab.models import get
+from tcplab.scenario import ScenarioError, parse_scenario
+
+
+def test_model_unnecessary_retransmissions() -> None:
+    u = get("sto3g-unnecessary-rtx")
+    # Sekiguchi 2008 §5.3: 384 kb/s, RTT 300 ms: at most 10 packets with cwnd capped at the
+    # BDP, 44 with a 64 KB cwnd, 1 with F-RTO.
+    assert u(384_000, 0.3) == 10
+    assert u(384_000, 0.3, max_cwnd=65_536) == 44
+    assert u(384_000, 0.3, max_cwnd=65_536, frto=1) == 1
+    assert u(384_000, 0.3, w_s=3) == 3
+
+
+def test_model_throughput_position() -> None:
+    t = get("sto3g-throughput")
+    c = 384_000 * 0.3 / 8 / 1460
+    t1 = [t(300_000, 384_000, 0.3, w, frto=1) for w in (3, c / 2, c)]
+    t2 = [t(300_000, 384_000, 0.3, w, frto=0) for w in (3, c / 2, c)]
+    assert max(t1) - min(t1) < 1e-6 * max(t1)  # independent of where the STO happens
+    assert t2[0] < t2[1] < t2[2] <= t1[0]  # without: an early STO hurts most
+    with pytest.raises(ValueError):
+        t(300_000, 384_000, 0.3, 50.0)  # w_s > c
+
+
+core = pytest.importorskip("tcplab._core")
+
+
+def _sto3g() -> Any:
+    from tcplab.papers import sto3g
+
+    return sto3g
+
+
+def test_scenario_rlc_and_profiles() -> None:
+    s = _sto3g()
+    cfg = s.scenario("car", "tuned-3g", "300KB", 2, seed=1, detection="frto")
+    hop = cfg["hops"][0]
+    assert hop["kind"] == "rlc" and hop["pdu_bytes"] == 42 and hop["retx_interval_ns"] == 4e8
+    tcp = cfg["flows"][0]["tcp"]
+    assert tcp["max_cwnd"] == 65_536 and tcp["initial_window_bytes"] == 4_096
+    std = s.scenario("weak", "standard", "6KB", 1, seed=1)["flows"][0]["tcp"]["rto"]
+    assert (std["initial_ns"], std["min_ns"]) == (3_000_000_000, 500_000_000)
+    assert tcp["mss"] == 1460 and tcp["sack"]
+    assert tcp["rto"]["initial_ns"] == tcp["rto"]["min_ns"] == 4_000_000_000
+    with pytest.raises(ScenarioError, match="max_dat"):
+        parse_scenario({"duration": "1s", "path": [{"kind": "rlc", "max_dat": 0}], "flows": [{}]})
+    with pytest.raises(ScenarioError, match="spurious_detection"):
+        parse_scenario(
+            {"duration": "1s", "path": [{"kind": "rlc"}], "flows": [{"spurious_detection": "x"}]}
+        )
+
+
+def test_sto_incidence_falls_with_rto() -> None:
+    from tcplab.sweep import run_configs
+
+    s = _sto3g()
+    sizes = {"kind": "empirical", "bins": s.SIZE_MIX}
+    rtos = (1.5, 4.0, 10.0)
+    cfgs = [
+        s.scenario("weak", {"initial": f"{r}s", "min": f"{r}s"}, sizes, 400, seed=k)
+        for r in rtos
+        for k in range(6)
+    ]
+    res = run_configs(cfgs, jobs=2, columns=True)
+    share = []
+    for i in range(len(rtos)):
+        hit = sum(s.conns_with_sto(r)[0] for r in res[6 * i : 6 * i + 6])
+        share.append(hit / 2400)
+    assert share[0] > 0
+    assert share[0] >= 5 * share[1]
+    # flat from 4 s to 10 s: within ±30% or both below 1%
+    assert abs(share[1] - share[2]) <= 0.3 * max(share[1], share[2]) or max(share[1:]) < 0.01
+
+
+def test_frto_cuts_unnecessary_retransmissions() -> None:
+    from tcplab.sweep import run_configs
+
+    s = _sto3g()
+    cfgs = [
+        s.scenario("train", "tuned-3g", "2MB", 6, seed=k, detection=d)
+        for d in ("none", "frto")
+        for k in (1, 2)
+    ]
+    res = run_configs(cfgs, jobs=2, columns=True)
+    per = []
+    for i in range(2):
+        xs = [s.unnecessary_per_sto(r) for r in res[2 * i : 2 * i + 2]]
+        n = sum(x[1] for x in xs)
+        assert n > 0
+        per.append(sum(x[0] * x[1] for x in xs if x[1]) / n)
+    assert per[0] >= 5 * per[1], per
+    # Every spurious timeout of the F-RTO runs was detected or classified.
+    f = res[2]["flows"][0]
+    assert f["spurious_detected"] > 0
+
+
+def test_tuned_rto_lowers_sto_per_mb_and_rises_with_speed() -> None:
+    from tcplab.sweep import run_configs
+
+    s = _sto3g()
+    envs = s.ENVIRONMENTS
+    seeds = 3
+    cfgs = [
+        s.scenario(e, p, s.mix(list(s.CONTENTS)), 40, seed=k)
+        for e in envs
+        for p in ("standard", "tuned-3g")
+        for k in range(seeds)
+    ]
+    res = run_configs(cfgs, jobs=2, columns=True)
+    per: dict[tuple[str, str], float] = {}
+    i = 0
+    for e in envs:
+        for p in ("standard", "tuned-3g"):
+            per[(e, p)] = sum(s.sto_per_mb(r) for r in res[i : i + seeds]) / seeds
+            i += seeds
+    for e in envs:
+        assert per[(e, "tuned-3g")] < per[(e, "standard")], (e, per)
+    moving = [per[(e, "tuned-3g")] for e in s.MOVING]
+    assert moving[0] < moving[1] < moving[2], moving
+
+
+def test_frto_eifel_throughput_gain_with_one_sto() -> None:
+    from tcplab.sweep import run_configs
+
+    s = _sto3g()
+    for content, n in (("18KB", 150), ("300KB", 60)):
+        cfgs = [
+            s.scenario("train", "tuned-3g", content, n, seed=k, detection=d)
+            for d in ("none", "frto")
+            for k in range(4)
+        ]
+        res = run_configs(cfgs, jobs=2, columns=True)
+        off = s.ci95(s.one_sto_throughputs(res[:4]))[0]
+        on = s.ci95(s.one_sto_throughputs(res[4:]))[0]
+        gain = on / off - 1
+        # Sekiguchi 2008 Fig. 8: +2% to +12% for 18 KB and larger.
+        assert 0.0 < gain < 0.25, (content, gain)
