@@ -38,12 +38,15 @@ fn default_sample_interval() -> u64 {
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum HopConfig {
     Link(LinkConfig),
+    /// 802.11 DCF cells with their stations (`wlan.rs`).
+    Wlan(crate::wlan::WlanConfig),
 }
 
 impl HopConfig {
     pub fn name(&self) -> &str {
         match self {
             HopConfig::Link(l) => &l.name,
+            HopConfig::Wlan(w) => &w.name,
         }
     }
 }

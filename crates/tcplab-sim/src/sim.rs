@@ -225,6 +225,7 @@ pub struct Sim {
 fn build_hop(cfg: &HopConfig, seed: u64, idx: usize) -> Box<dyn Component> {
     match cfg {
         HopConfig::Link(l) => Box::new(LinkHop::new(l, seed, idx)),
+        HopConfig::Wlan(w) => Box::new(crate::wlan::WlanHop::new(w, seed, idx)),
     }
 }
 

@@ -24,7 +24,11 @@ pub fn validate(c: &SimConfig) -> Result<(), String> {
         return Err("path: at least one hop is required".into());
     }
     for (i, h) in c.hops.iter().enumerate() {
-        let HopConfig::Link(l) = h;
+        if let HopConfig::Wlan(w) = h {
+            crate::wlan::validate(w, i, c)?;
+            continue;
+        }
+        let HopConfig::Link(l) = h else { continue };
         for (d, ld) in [("fwd", &l.fwd), ("rev", &l.rev)] {
             let f = format!("hops[{i}].{d}");
             if ld.rate_bps == 0 {
