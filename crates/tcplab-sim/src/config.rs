@@ -137,6 +137,9 @@ pub struct TcpConfigJson {
     /// Cap on cwnd in bytes (None = none).
     pub max_cwnd: Option<u64>,
     pub limited_transmit: bool,
+    /// Target rate of `cc = "qos_tcp"`, bit/s (required for it, rejected otherwise).
+    #[serde(default)]
+    pub qos_target_bps: Option<u64>,
     pub rto: RtoConfigJson,
     pub ack: AckConfigJson,
 }
@@ -288,6 +291,7 @@ impl Default for TcpConfigJson {
             initial_ssthresh: None,
             max_cwnd: None,
             limited_transmit: true,
+            qos_target_bps: None,
             rto: RtoConfigJson {
                 initial_ns: 1_000_000_000,
                 min_ns: 1_000_000_000,
