@@ -1066,15 +1066,13 @@ impl Component for WlanHop {
                 } else {
                     ("ap", i - self.n_sta)
                 };
-                let handovers: Vec<(f64, usize)> = if i < self.n_sta {
-                    self.stas[i]
-                        .handovers
-                        .iter()
-                        .map(|&(t, a)| (t as f64 * 1e-9, a))
-                        .collect()
+                let ho: &[(Time, usize)] = if i < self.n_sta {
+                    &self.stas[i].handovers
                 } else {
-                    Vec::new()
+                    &[]
                 };
+                let ho_t: Vec<f64> = ho.iter().map(|&(t, _)| t as f64 * 1e-9).collect();
+                let ho_ap: Vec<usize> = ho.iter().map(|&(_, a)| a).collect();
                 serde_json::json!({
                     "name": name, "kind": "wlan", "dir": if role == "ap" { "down" } else { "up" },
                     "role": role, "index": idx, "cell": n.cell,
@@ -1087,7 +1085,7 @@ impl Component for WlanHop {
                     "drops_handover": s.drops_handover,
                     "attempts": s.attempts, "collisions": s.collisions,
                     "frame_errors": s.frame_errors, "max_queue_packets": s.max_queue,
-                    "handovers": handovers,
+                    "handover_t_s": ho_t, "handover_ap": ho_ap,
                 })
             })
             .collect()

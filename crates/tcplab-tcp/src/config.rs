@@ -59,7 +59,9 @@ pub enum CcKind {
     NewReno,
     Cubic,
     /// QoS-TCP (TCP-AV) with its target rate, bit/s (`cc/qos_tcp.rs`).
-    QosTcp { target_bps: u64 },
+    QosTcp {
+        target_bps: u64,
+    },
 }
 
 impl CcKind {
