@@ -131,6 +131,7 @@ def handover_config(
     sta_queue: int = 100,
     seed: int = 1,
     burst: dict[str, float] | None = None,
+    cell_burst: dict[str, float] | None = None,
     tcp_cfg: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The paper's handover experiment: APs 20 m apart, ``n_ap1`` background stations on AP1 and
@@ -145,10 +146,13 @@ def handover_config(
     if channel not in ("simulator", "testbed"):
         raise ValueError(f'channel: must be "simulator" or "testbed" (got {channel!r})')
     base = tcp_cfg or tcp()
-    ge = {"p_gb": 0.002, "p_bg": 0.1, "loss_good": 0.0, "loss_bad": 0.9, **(burst or {})}
+    ge = {"p_gb": 0.0005, "p_bg": 0.1, "loss_good": 0.0, "loss_bad": 0.9, **(burst or {})}
     errors: dict[str, Any] = (
         {"kind": "none"} if channel == "simulator" else {"kind": "gilbert_elliott", **ge}
     )
+    cell_errors: dict[str, Any] = {"kind": "none"}
+    if channel == "testbed" and cell_burst is not None:
+        cell_errors = {"kind": "gilbert_elliott", **cell_burst}
     retry = 7 if channel == "simulator" else 5
     stations = []
     flows = []
@@ -198,7 +202,10 @@ def handover_config(
                 "retry_limit": retry,
                 "sta_queue": sta_queue,
                 "handover_ns": int(handover_s * S),
-                "aps": [{"name": "ap1", "x": 0.0, "y": 0.0}, {"name": "ap2", "x": 20.0, "y": 0.0}],
+                "aps": [
+                    {"name": "ap1", "x": 0.0, "y": 0.0, "errors": cell_errors},
+                    {"name": "ap2", "x": 20.0, "y": 0.0, "errors": cell_errors},
+                ],
                 "stations": stations,
             },
             _wired(100_000_000, 500_000),

@@ -144,6 +144,10 @@ fn d_handover() -> u64 {
 #[serde(deny_unknown_fields)]
 pub struct ApConfig {
     pub name: String,
+    /// Cell-wide frame errors (interference hitting every frame of the cell), stepped once
+    /// per non-collided attempt in the cell; applied on top of the stations' own processes.
+    #[serde(default)]
+    pub errors: LossConfig,
     #[serde(default)]
     pub x: f64,
     #[serde(default)]
@@ -202,6 +206,25 @@ fn prob(v: f64, field: &str) -> Result<(), String> {
     }
 }
 
+fn check_errors(e: &LossConfig, f: &str) -> Result<(), String> {
+    match *e {
+        LossConfig::None => {}
+        LossConfig::Bernoulli { p } => prob(p, &format!("{f}.p"))?,
+        LossConfig::GilbertElliott {
+            p_gb,
+            p_bg,
+            loss_good,
+            loss_bad,
+        } => {
+            prob(p_gb, &format!("{f}.p_gb"))?;
+            prob(p_bg, &format!("{f}.p_bg"))?;
+            prob(loss_good, &format!("{f}.loss_good"))?;
+            prob(loss_bad, &format!("{f}.loss_bad"))?;
+        }
+    }
+    Ok(())
+}
+
 /// Structural checks of hop `i` (a `wlan`) against the whole configuration.
 pub fn validate(w: &WlanConfig, i: usize, c: &SimConfig) -> Result<(), String> {
     let f = format!("hops[{i}]");
@@ -252,6 +275,9 @@ pub fn validate(w: &WlanConfig, i: usize, c: &SimConfig) -> Result<(), String> {
     }
     if !(w.handover_margin_m >= 0.0 && w.handover_margin_m.is_finite()) {
         return Err(format!("{f}.handover_margin: must be a distance >= 0 m"));
+    }
+    for (a, ap) in w.aps.iter().enumerate() {
+        check_errors(&ap.errors, &format!("{f}.aps[{a}].errors"))?;
     }
     let mut flow_owner = vec![None; c.flows.len()];
     let mut cross_owner = vec![None; c.cross.len()];
@@ -313,21 +339,7 @@ pub fn validate(w: &WlanConfig, i: usize, c: &SimConfig) -> Result<(), String> {
                 return Err(format!("{sf}.path[{k}].t: waypoint times must increase"));
             }
         }
-        match st.errors {
-            LossConfig::None => {}
-            LossConfig::Bernoulli { p } => prob(p, &format!("{sf}.errors.p"))?,
-            LossConfig::GilbertElliott {
-                p_gb,
-                p_bg,
-                loss_good,
-                loss_bad,
-            } => {
-                prob(p_gb, &format!("{sf}.errors.p_gb"))?;
-                prob(p_bg, &format!("{sf}.errors.p_bg"))?;
-                prob(loss_good, &format!("{sf}.errors.loss_good"))?;
-                prob(loss_bad, &format!("{sf}.errors.loss_bad"))?;
-            }
-        }
+        check_errors(&st.errors, &format!("{sf}.errors"))?;
         if let Some(d) = st.distance_errors {
             if !(d.d0_m >= 0.0 && d.d1_m > d.d0_m && d.d1_m.is_finite()) {
                 return Err(format!(
@@ -469,6 +481,51 @@ enum ErrModel {
     },
 }
 
+impl ErrModel {
+    fn new(c: &LossConfig) -> ErrModel {
+        match *c {
+            LossConfig::None => ErrModel::None,
+            LossConfig::Bernoulli { p } => ErrModel::Bernoulli(p),
+            LossConfig::GilbertElliott {
+                p_gb,
+                p_bg,
+                loss_good,
+                loss_bad,
+            } => ErrModel::Ge {
+                p_gb,
+                p_bg,
+                loss_good,
+                loss_bad,
+                bad: false,
+            },
+        }
+    }
+
+    /// One frame attempt: step the chain (Gilbert–Elliott: once per attempt, then draw in
+    /// the new state) and say whether the frame is corrupted.
+    #[inline]
+    fn attempt(&mut self, rng: &mut Rng) -> bool {
+        match self {
+            ErrModel::None => false,
+            ErrModel::Bernoulli(p) => rng.bernoulli(*p),
+            ErrModel::Ge {
+                p_gb,
+                p_bg,
+                loss_good,
+                loss_bad,
+                bad,
+            } => {
+                let flip = if *bad { *p_bg } else { *p_gb };
+                if rng.uniform() < flip {
+                    *bad = !*bad;
+                }
+                let p = if *bad { *loss_bad } else { *loss_good };
+                rng.bernoulli(p)
+            }
+        }
+    }
+}
+
 #[derive(Clone, Copy, Debug, Default)]
 pub struct NodeStats {
     pub tx_frames: u64,
@@ -510,6 +567,8 @@ struct Cell {
     gen: u64,
     /// Nodes transmitting in the current exchange and whether each succeeded.
     tx: Vec<(u16, bool)>,
+    err: ErrModel,
+    err_rng: Rng,
 }
 
 struct StaRt {
@@ -601,24 +660,8 @@ impl WlanHop {
                 rng: Rng::stream(seed, &format!("wlan/{idx}/backoff/sta/{s}")),
                 stats: NodeStats::default(),
             });
-            let err = match st.errors {
-                LossConfig::None => ErrModel::None,
-                LossConfig::Bernoulli { p } => ErrModel::Bernoulli(p),
-                LossConfig::GilbertElliott {
-                    p_gb,
-                    p_bg,
-                    loss_good,
-                    loss_bad,
-                } => ErrModel::Ge {
-                    p_gb,
-                    p_bg,
-                    loss_good,
-                    loss_bad,
-                    bad: false,
-                },
-            };
             stas.push(StaRt {
-                err,
+                err: ErrModel::new(&st.errors),
                 err_rng: Rng::stream(seed, &format!("wlan/{idx}/errors/sta/{s}")),
                 path: st.path.clone(),
                 dist_err: st.distance_errors,
@@ -640,13 +683,18 @@ impl WlanHop {
                 stats: NodeStats::default(),
             });
         }
-        let cells = (0..w.aps.len())
-            .map(|_| Cell {
+        let cells = w
+            .aps
+            .iter()
+            .enumerate()
+            .map(|(a, ap)| Cell {
                 contenders: Vec::with_capacity(n_sta + 1),
                 busy: false,
                 cs: 0,
                 gen: 0,
                 tx: Vec::with_capacity(n_sta + 1),
+                err: ErrModel::new(&ap.errors),
+                err_rng: Rng::stream(seed, &format!("wlan/{idx}/errors/ap/{a}")),
             })
             .collect();
         let ap_pos: Vec<(f64, f64)> = w.aps.iter().map(|a| (a.x, a.y)).collect();
@@ -771,28 +819,9 @@ impl WlanHop {
     fn frame_error(&mut self, sta: usize, now: Time) -> bool {
         let ap_pos = self.ap_pos[self.nodes[sta].cell];
         let s = &mut self.stas[sta];
-        let lost = match &mut s.err {
-            ErrModel::None => false,
-            ErrModel::Bernoulli(p) => {
-                let p = *p;
-                s.err_rng.bernoulli(p)
-            }
-            ErrModel::Ge {
-                p_gb,
-                p_bg,
-                loss_good,
-                loss_bad,
-                bad,
-            } => {
-                // Step the chain once per attempt, then draw in the new state.
-                let flip = if *bad { *p_bg } else { *p_gb };
-                if s.err_rng.uniform() < flip {
-                    *bad = !*bad;
-                }
-                let p = if *bad { *loss_bad } else { *loss_good };
-                s.err_rng.bernoulli(p)
-            }
-        };
+        let cell = &mut self.cells[self.nodes[sta].cell];
+        let cell_hit = cell.err.attempt(&mut cell.err_rng);
+        let lost = s.err.attempt(&mut s.err_rng) || cell_hit;
         if let Some(d) = s.dist_err {
             let (x, y) = position(&s.path, now).unwrap_or(ap_pos);
             let dist = ((x - ap_pos.0).powi(2) + (y - ap_pos.1).powi(2)).sqrt();

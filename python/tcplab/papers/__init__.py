@@ -12,7 +12,12 @@ from types import ModuleType
 __all__ = ["PAPERS", "load"]
 
 #: paper id → (module, title)
-PAPERS: dict[str, tuple[str, str]] = {}
+PAPERS: dict[str, tuple[str, str]] = {
+    "qos-tcp-wlan": (
+        "tcplab.papers.qos_tcp_wlan",
+        "QoS-TCP on a moving WLAN terminal; uplink unfairness from AP ACK drops (Ando et al.)",
+    ),
+}
 
 
 def load(paper: str) -> ModuleType:
