@@ -7,10 +7,10 @@ import pytest
 
 pytest.importorskip("tcplab._core")
 
-from tcplab.fairness import ap_drops  # noqa: E402
-from tcplab.papers import qos_tcp_wlan as paper  # noqa: E402
-from tcplab.sweep import run_config, run_configs  # noqa: E402
-from tcplab.wlan import handover_config, tcp, uplink_config  # noqa: E402
+from tcplab.fairness import ap_drops
+from tcplab.papers import qos_tcp_wlan as paper
+from tcplab.sweep import run_config, run_configs
+from tcplab.wlan import handover_config, tcp, uplink_config
 
 
 def _timeouts(s: dict) -> tuple[int, int]:

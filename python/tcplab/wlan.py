@@ -1,4 +1,4 @@
-"""Build simulator configurations with an 802.11 cell (the ``wlan`` hop, ``crates/tcplab-sim/src/wlan.rs``).
+"""Simulator configurations with an 802.11 cell (the ``wlan`` hop, ``wlan.rs`` in tcplab-sim).
 
 The configurations are normalized simulator JSON (base units: ns, bit/s, bytes), ready for
 :func:`tcplab.sweep.run_configs`. Topology: hop 0 is the WLAN (all APs and stations), hop 1 the
@@ -139,7 +139,7 @@ def handover_config(
     AP1 and walks to AP2 between ``walk_start_s`` and ``walk_start_s + walk_s``.
 
     ``channel="simulator"``: collisions only, retry limit 7 (ns-2 defaults).
-    ``channel="testbed"``: every station's frames see bursty Gilbert–Elliott errors and the retry
+    ``channel="testbed"``: every station's frames see bursty Gilbert-Elliott errors and the retry
     limit is 5 (the paper's devices). ``burst`` overrides the chain (``p_gb``, ``p_bg``,
     ``loss_good``, ``loss_bad``, per frame attempt).
     """

@@ -1173,11 +1173,13 @@ mod tests {
         w.aps = vec![
             ApConfig {
                 name: "a".into(),
+                errors: LossConfig::None,
                 x: 0.0,
                 y: 0.0,
             },
             ApConfig {
                 name: "b".into(),
+                errors: LossConfig::None,
                 x: 20.0,
                 y: 0.0,
             },

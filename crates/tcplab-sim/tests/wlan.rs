@@ -69,3 +69,43 @@ fn wlan_config_errors_name_the_field() {
     );
     let _: SimConfig = serde_json::from_value(saturated(1, 1)).unwrap();
 }
+
+#[test]
+fn retry_limit_discards_after_that_many_attempts() {
+    // Every attempt corrupted: each frame is tried exactly `retry_limit` times, then discarded.
+    for limit in [5u32, 7] {
+        let mut cfg = saturated(1, 3);
+        cfg["hops"][0]["retry_limit"] = json!(limit);
+        cfg["hops"][0]["stations"][0]["errors"] = json!({"kind": "bernoulli", "p": 1.0});
+        let s = run_json(&cfg.to_string(), None).unwrap().summary.unwrap();
+        assert!(s.violations.is_empty(), "{:?}", s.violations);
+        let sta = &s.hops[0];
+        let dropped = sta["drops_retry_data"].as_u64().unwrap();
+        let attempts = sta["attempts"].as_u64().unwrap();
+        assert!(dropped > 100);
+        assert_eq!(sta["tx_packets"].as_u64().unwrap(), 0);
+        // the frame on the air at the end has used some of its attempts
+        assert!(attempts >= dropped * limit as u64 && attempts < (dropped + 1) * limit as u64);
+        assert_eq!(sta["frame_errors"].as_u64().unwrap(), attempts);
+    }
+}
+
+#[test]
+fn saturated_stations_share_transmissions_equally() {
+    let s = run_json(&saturated(5, 20).to_string(), None)
+        .unwrap()
+        .summary
+        .unwrap();
+    let rx: Vec<f64> = s.cross.iter().map(|c| c.2 as f64).collect();
+    let mean = rx.iter().sum::<f64>() / rx.len() as f64;
+    for r in &rx {
+        assert!((r - mean).abs() / mean < 0.05, "{rx:?}");
+    }
+    // collisions happen and are counted on both colliders
+    let coll: u64 = s
+        .hops
+        .iter()
+        .map(|h| h["collisions"].as_u64().unwrap())
+        .sum();
+    assert!(coll > 100, "{coll}");
+}
