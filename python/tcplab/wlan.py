@@ -132,6 +132,7 @@ def handover_config(
     seed: int = 1,
     burst: dict[str, float] | None = None,
     cell_burst: dict[str, float] | None = None,
+    fade_m: tuple[float, float] | None = (5.0, 15.0),
     tcp_cfg: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The paper's handover experiment: APs 20 m apart, ``n_ap1`` background stations on AP1 and
@@ -171,8 +172,12 @@ def handover_config(
         flows.append(_flow(i, f"bg{i}-ap{ap + 1}", int(i * 0.1 * S), base))
     k = len(stations)
     t0 = int(walk_start_s * S)
+    mobile_extra: dict[str, Any] = {}
+    if channel == "testbed" and fade_m is not None:
+        mobile_extra["distance_errors"] = {"d0_m": fade_m[0], "d1_m": fade_m[1]}
     stations.append(
         {
+            **mobile_extra,
             "name": "mobile",
             "flows": [k],
             "ap": 0,
