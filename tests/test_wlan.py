@@ -88,3 +88,23 @@ def test_handover_keeps_the_connection_and_drops_downlink_for_the_absent_station
     # It delivered data after the handover (t ≈ 40 s + 2 s outage) on the same connection.
     assert mobile["bytes_delivered"] > 0
     assert ap_drops(s["links"])["drops_handover"] >= 0
+
+
+def test_a_station_carries_several_flows_and_a_downlink_flow() -> None:
+    # Two uploads share station 0's queue; flow 2 is a download to station 1 (its receiver is on
+    # the station: the WLAN hop is the last of its path, data goes AP → station).
+    cfg = uplink_config(3, duration_s=20, stagger_s=0.0)
+    cfg["flows"][2]["path"] = [1, 0]
+    cfg["hops"][0]["stations"] = [
+        {"name": "two-flows", "flows": [0, 1]},
+        {"name": "downloader", "down_flows": [2]},
+    ]
+    s = run_config(cfg)
+    g = [f["goodput_bps"] for f in s["flows"]]
+    assert all(x > 1e6 for x in g), g
+    rows = [r for r in s["links"] if r.get("kind") == "wlan"]
+    sta0, sta1, ap = rows
+    # station 0 sends both uploads' data, station 1 only the download's ACKs
+    assert sta0["tx_data"] > 1000 and sta0["tx_ack"] < 10
+    assert sta1["tx_data"] < 10 and sta1["tx_ack"] > 500
+    assert ap["tx_data"] > 1000 and ap["tx_ack"] > 1000

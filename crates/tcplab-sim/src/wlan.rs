@@ -740,6 +740,7 @@ impl WlanHop {
     }
 
     #[inline]
+    /// A TCP segment without payload (pure ACK, also SYN/FIN): counted as "ack" in the stats.
     fn is_ack(p: &Packet) -> bool {
         !p.udp && p.seg.payload_len == 0
     }
