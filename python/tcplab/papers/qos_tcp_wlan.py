@@ -352,6 +352,27 @@ def reproduce(report: Report, jobs: int | None) -> None:
     report.data["unfairness"] = {str(q): {str(n): sweep[q][n] for n in ns} for q in queues}
     report.data["thresholds"] = {str(q): thr[q] for q in queues}
 
+    # Per-station goodput over time at 7 stations, AP queue 265 (seed 1), unhappy spans marked.
+    from tcplab.sweep import run_config
+
+    ex = run_config(uplink_config(7, ap_queue=PAPER_AP_QUEUE, duration_s=dur, seed=1), columns=True)
+    t_ex, r_ex = throughput_series(ex["timeseries_table"], list(range(7)), 1.0)
+    joined = np.array([[tt > 2.0 * k + 1.0 for tt in t_ex] for k in range(7)])
+    spans = unhappy(t_ex, r_ex, active=joined)
+    fig, ax = plots.figure(size=(7.5, 4.2))
+    for k in range(7):
+        ax.plot(t_ex, r_ex[k] / 1e6, lw=1, label=f"station {k}")
+    for k, a, b in spans:
+        ax.axvspan(a, b, ymin=0, ymax=0.04, color=f"C{k}", alpha=0.8)
+    ax.set_xlabel("time (s)  (station k starts at 2k s; bars: unhappy spans, < 10 % of fair share)")
+    ax.set_ylabel("goodput (Mbit/s, 1-s bins)")
+    ax.legend(fontsize=7, ncol=4)
+    report.figure(
+        plots.save(fig, out / "stations.png"),
+        "7 uplink TCP stations, AP queue 265: per-station goodput over time (seed 1)",
+    )
+    report.data["example_unhappy_spans"] = spans
+
     # -- part 2 -------------------------------------------------------------------------------
     target = 4e6
     ho_seeds = [1, 2, 3, 4] if quick else list(range(1, 11))
