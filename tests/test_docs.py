@@ -37,6 +37,12 @@ KEY_SETS = [
 ]
 
 
+def test_every_wlan_key_is_documented(readme: str) -> None:
+    from tcplab.scenario_wlan import WLAN_KEYS
+
+    assert [k for k in WLAN_KEYS if f"`{k}" not in readme and f"`[[path.{k}]]`" not in readme] == []
+
+
 @pytest.mark.parametrize("name", KEY_SETS)
 def test_every_scenario_key_is_documented(readme: str, name: str) -> None:
     keys: tuple[str, ...] = getattr(scenario, name)

@@ -105,6 +105,7 @@ P2P_CONFIG = {
                 "limited_transmit": True,
                 "dupthresh": 3,
                 "ca_at_ssthresh": False,
+                "qos_target_bps": None,
                 "rto": {
                     "initial_ns": 1_000_000_000,
                     "min_ns": 1_000_000_000,
@@ -442,7 +443,7 @@ ERRORS: list[tuple[str, list[str], str]] = [
         BASE,
         ["path[0].kind=wire"],
         'path[0].kind: unknown hop kind "wire" '
-        "(choose from link, dumbbell, satellite, pep, dropper, rlc)",
+        "(choose from link, dumbbell, satellite, pep, dropper, rlc, wlan)",
     ),
     (BASE, ["path[0].ratee=1Mbps"], 'path[0].ratee: unknown field (did you mean "rate"?)'),
     (
@@ -545,7 +546,7 @@ ERRORS: list[tuple[str, list[str], str]] = [
     (
         BASE,
         ["flows[0].cc=bbr"],
-        'flows[0].cc: unknown congestion control "bbr" (choose from reno, newreno, cubic)',
+        'flows[0].cc: unknown congestion control "bbr" (choose from reno, newreno, cubic, qos_tcp)',
     ),
     (BASE, ["flows[0].sackk=true"], 'flows[0].sackk: unknown field (did you mean "sack"?)'),
     (BASE, ["flows[0].sack=yes"], 'flows[0].sack: must be true or false (got "yes")'),

@@ -35,7 +35,7 @@ __all__ = [
 ]
 
 U32_MAX: Final = 2**32 - 1
-CONGESTION_CONTROLS: Final = ("reno", "newreno", "cubic")
+CONGESTION_CONTROLS: Final = ("reno", "newreno", "cubic", "qos_tcp")
 MSS_MIN: Final = 64
 MSS_MAX: Final = 65495  # largest IPv4 payload (65535) minus the 40 bytes of IP+TCP headers
 HEADER_BYTES: Final = 28  # IPv4 + UDP headers: the smallest cross-traffic datagram
@@ -141,6 +141,7 @@ _FLOW_KEYS: Final = (
     "limited_transmit",
     "dupthresh",
     "ca_at_ssthresh",
+    "qos_target",
     "rto",
     "ack",
     "abc_l",
@@ -450,7 +451,7 @@ def _topology(top: _Table) -> _Topology:
             _as_choice(
                 hop.get("kind", "link"),
                 f"{field}.kind",
-                ("link", "dumbbell", "satellite", "pep", "dropper", "rlc"),
+                ("link", "dumbbell", "satellite", "pep", "dropper", "rlc", "wlan"),
                 "hop kind",
             )
         )
@@ -462,6 +463,13 @@ def _topology(top: _Table) -> _Topology:
     links: list[dict[str, Any]] = []
     for i, hop in enumerate(hops):
         kind = kinds[i]
+        if kind == "wlan":
+            from tcplab.scenario_wlan import wlan_hop
+
+            assert isinstance(hop, dict)
+            wname = _as_str(hop.get("name", f"wlan{i}"), f"path[{i}].name")
+            links.append(wlan_hop(hop, f"path[{i}]", wname))
+            continue
         if kind == "rlc":
             from tcplab.radio import RLC_KEYS, rlc_hop
 
@@ -667,8 +675,17 @@ def _tcp(t: _Table) -> dict[str, Any]:
             t.at("initial_window"),
             f"must be ≤ max_cwnd ({show(t.raw('max_cwnd'))}) (got {show(iw_raw)})",
         )
-    return {
-        "cc": t.get_choice("cc", CONGESTION_CONTROLS, "congestion control", "newreno"),
+    cc = t.get_choice("cc", CONGESTION_CONTROLS, "congestion control", "newreno")
+    qos_target: int | None = None
+    if cc == "qos_tcp":
+        if "qos_target" not in t:
+            raise field_error(t.at("qos_target"), 'required when cc = "qos_tcp" (a rate)')
+        qos_target = t.get_rate("qos_target")
+    elif "qos_target" in t:
+        raise field_error(t.at("qos_target"), 'only valid with cc = "qos_tcp"')
+    out = {
+        "cc": cc,
+        "qos_target_bps": qos_target,
         "sack": t.get_bool("sack", True),
         "dsack": t.get_bool("dsack", True),
         "timestamps": t.get_bool("timestamps", True),
@@ -693,6 +710,7 @@ def _tcp(t: _Table) -> dict[str, Any]:
             "spurious_response", SPURIOUS_RESPONSES, "spurious-timeout response", "eifel"
         ),
     }
+    return out
 
 
 def _ack_cc(value: object, field: str) -> dict[str, Any] | None:
@@ -1057,6 +1075,10 @@ def parse_scenario(data: Mapping[str, Any], source: str = "<dict>") -> Scenario:
             "pings": _pings(top, topo, duration),
             "pcap": _pcaps(top, topo),
         }
+        if "wlan" in {h["kind"] for h in topo.hops}:
+            from tcplab.scenario_wlan import assign_stations
+
+            assign_stations(config)
     except ScenarioError as err:
         err.source = err.source or source
         raise

@@ -51,6 +51,8 @@ pub enum HopConfig {
     Dropper(DropperConfig),
     AckFilterLink(AckFilterLinkConfig),
     Rlc(RlcConfig),
+    /// 802.11 DCF cells with their stations (`wlan.rs`).
+    Wlan(crate::wlan::WlanConfig),
 }
 
 impl HopConfig {
@@ -61,6 +63,7 @@ impl HopConfig {
             HopConfig::Dropper(d) => &d.name,
             HopConfig::AckFilterLink(l) => &l.name,
             HopConfig::Rlc(r) => &r.name,
+            HopConfig::Wlan(w) => &w.name,
         }
     }
 }
@@ -243,6 +246,9 @@ pub struct TcpConfigJson {
     /// Congestion avoidance when cwnd == ssthresh (default false: slow start).
     #[serde(default)]
     pub ca_at_ssthresh: bool,
+    /// Target rate of `cc = "qos_tcp"`, bit/s (required for it, rejected otherwise).
+    #[serde(default)]
+    pub qos_target_bps: Option<u64>,
     pub rto: RtoConfigJson,
     pub ack: AckConfigJson,
     /// RFC 3465 ABC limit L in SMSS for slow start (1 = RFC 5681).
@@ -453,6 +459,7 @@ impl Default for TcpConfigJson {
             limited_transmit: true,
             dupthresh: 3,
             ca_at_ssthresh: false,
+            qos_target_bps: None,
             rto: RtoConfigJson {
                 initial_ns: 1_000_000_000,
                 min_ns: 1_000_000_000,

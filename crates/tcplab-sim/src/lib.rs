@@ -16,6 +16,7 @@ pub mod rlc;
 pub mod rng;
 pub mod sim;
 pub mod validate;
+pub mod wlan;
 
 pub use config::SimConfig;
 pub use output::{Output, EVENT_KIND_NAMES};

@@ -243,6 +243,7 @@ fn build_hop(cfg: &HopConfig, seed: u64, idx: usize) -> Box<dyn Component> {
         HopConfig::Dropper(d) => Box::new(crate::dropper::Dropper::new(d)),
         HopConfig::AckFilterLink(l) => Box::new(crate::ackfilter::AckFilterLink::new(l, seed, idx)),
         HopConfig::Rlc(r) => Box::new(crate::rlc::RlcHop::new(r, seed, idx)),
+        HopConfig::Wlan(w) => Box::new(crate::wlan::WlanHop::new(w, seed, idx)),
     }
 }
 

@@ -24,6 +24,10 @@ pub fn validate(c: &SimConfig) -> Result<(), String> {
         return Err("path: at least one hop is required".into());
     }
     for (i, h) in c.hops.iter().enumerate() {
+        if let HopConfig::Wlan(w) = h {
+            crate::wlan::validate(w, i, c)?;
+            continue;
+        }
         if let HopConfig::Pep(p) = h {
             crate::pep::check_config(p).map_err(|e| format!("hops[{i}].{e}"))?;
         }
@@ -148,12 +152,17 @@ pub fn validate(c: &SimConfig) -> Result<(), String> {
 
 /// Convert the JSON TCP settings to the endpoint configuration.
 pub fn tcp_config(t: &TcpConfigJson) -> Result<Config, String> {
-    let cc = CcKind::parse(&t.cc).ok_or_else(|| {
-        format!(
-            "cc: unknown congestion control {:?} (choose from reno, newreno, cubic)",
-            t.cc
-        )
-    })?;
+    let cc = match (t.cc.as_str(), t.qos_target_bps) {
+        ("qos_tcp", Some(target_bps)) => CcKind::QosTcp { target_bps },
+        ("qos_tcp", None) => return Err("qos_target: required when cc = \"qos_tcp\"".into()),
+        (_, Some(_)) => return Err("qos_target: only for cc = \"qos_tcp\"".into()),
+        _ => CcKind::parse(&t.cc).ok_or_else(|| {
+            format!(
+                "cc: unknown congestion control {:?} (choose from reno, newreno, cubic, qos_tcp)",
+                t.cc
+            )
+        })?,
+    };
     let cfg = Config {
         cc,
         sack: t.sack,

@@ -194,7 +194,7 @@ fn same_seed_same_output_other_seed_differs() {
 fn sequence_wrap_long_transfer() {
     let mut cfg = example_p2p(60_000_000_000, 0.000001);
     let HopConfig::Link(l) = &mut cfg.hops[0] else {
-        unreachable!()
+        unreachable!("example_p2p has one link")
     };
     for d in [&mut l.fwd, &mut l.rev] {
         d.rate_bps = 1_000_000_000;

@@ -64,6 +64,10 @@ pub enum CcKind {
     Reno,
     NewReno,
     Cubic,
+    /// QoS-TCP (TCP-AV) with its target rate, bit/s (`cc/qos_tcp.rs`).
+    QosTcp {
+        target_bps: u64,
+    },
 }
 
 impl CcKind {

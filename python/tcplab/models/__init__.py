@@ -22,6 +22,7 @@ _MODULES: list[str] = [
     "tcplab.models.classic",
     "tcplab.models.asymmetric",
     "tcplab.models.sto3g",
+    "tcplab.models.wlan",
 ]
 _loaded = False
 

@@ -22,6 +22,10 @@ PAPERS: dict[str, tuple[str, str]] = {
         "TCP/IP suitable for an asymmetric wireless link (Kato, Kamagata, Ito, Toshiba ~1996)",
     ),
     "sto-3g": ("tcplab.papers.sto3g", "Spurious timeouts on 3G: RTO tuning, F-RTO and Eifel"),
+    "qos-tcp-wlan": (
+        "tcplab.papers.qos_tcp_wlan",
+        "QoS-TCP on a moving WLAN terminal; uplink unfairness from AP ACK drops (Ando et al.)",
+    ),
 }
 
 

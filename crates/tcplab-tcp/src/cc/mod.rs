@@ -6,9 +6,11 @@
 //! plus one line in `new_cc`.
 
 mod cubic;
+mod qos_tcp;
 mod reno;
 
 pub use cubic::Cubic;
+pub use qos_tcp::QosTcp;
 pub use reno::Reno;
 
 use crate::config::CcKind;
@@ -106,6 +108,7 @@ pub fn new_cc(kind: CcKind) -> Box<dyn CongestionControl> {
     match kind {
         CcKind::Reno | CcKind::NewReno => Box::new(Reno::default()),
         CcKind::Cubic => Box::new(Cubic::default()),
+        CcKind::QosTcp { target_bps } => Box::new(QosTcp::new(target_bps)),
     }
 }
 

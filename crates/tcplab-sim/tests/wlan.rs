@@ -1,0 +1,111 @@
+//! The 802.11 DCF cell against Bianchi's saturation model, before TCP runs on it.
+
+use serde_json::json;
+use tcplab_sim::wlan::{bianchi, Timing, WlanConfig};
+use tcplab_sim::{run_json, SimConfig};
+
+/// `n` stations, each with a CBR source far above its share (saturated queues), one AP.
+fn saturated(n: usize, secs: u64) -> serde_json::Value {
+    let stations: Vec<_> = (0..n)
+        .map(|i| json!({"name": format!("sta{i}"), "cross": [i]}))
+        .collect();
+    let cross: Vec<_> = (0..n)
+        .map(|i| {
+            json!({"name": format!("cbr{i}"), "path": [0], "rate_bps": 60_000_000u64,
+                   "packet_bytes": 1500, "start_ns": 0, "stop_ns": secs * 1_000_000_000})
+        })
+        .collect();
+    json!({
+        "name": "bianchi", "duration_ns": secs * 1_000_000_000u64, "seed": 7,
+        "sample_interval_ns": 0,
+        "hops": [{"kind": "wlan", "name": "cell", "sta_queue": 50,
+                  "aps": [{"name": "ap"}], "stations": stations}],
+        "flows": [], "cross": cross,
+    })
+}
+
+#[test]
+fn saturation_throughput_matches_bianchi() {
+    let w: WlanConfig =
+        serde_json::from_value(json!({"name": "c", "aps": [], "stations": []})).unwrap();
+    let t = Timing::new(&w);
+    let secs = 4;
+    for n in 1..=10usize {
+        let cfg = saturated(n, secs);
+        let out = run_json(&cfg.to_string(), None).unwrap();
+        let s = out.summary.unwrap();
+        assert!(s.violations.is_empty(), "{:?}", s.violations);
+        let received: u64 = s.cross.iter().map(|c| c.2).sum();
+        let sim = received as f64 * 1500.0 * 8.0 / secs as f64;
+        // CWmin 15 → W = 16; CWmax 1023 → m = 6 (Bianchi 2000 eq. (7)).
+        let (_, p, model) = bianchi(n as u32, 16, 6, &t, 1500);
+        let err = (sim - model).abs() / model;
+        eprintln!(
+            "n={n} sim {:.2} Mb/s model {:.2} Mb/s p={p:.3} err {:.2}%",
+            sim / 1e6,
+            model / 1e6,
+            err * 100.0
+        );
+        assert!(err < 0.05, "n={n}: sim {sim} vs Bianchi {model}");
+    }
+}
+
+#[test]
+fn wlan_config_errors_name_the_field() {
+    let mut cfg = saturated(2, 1);
+    cfg["hops"][0]["cw_min"] = json!(20);
+    let e = run_json(&cfg.to_string(), None).unwrap_err();
+    assert!(e.starts_with("hops[0].cw_min: must be 2^k - 1"), "{e}");
+    let mut cfg = saturated(2, 1);
+    cfg["hops"][0]["stations"][1]["cross"] = json!([0]);
+    let e = run_json(&cfg.to_string(), None).unwrap_err();
+    assert!(e.contains("already on another station"), "{e}");
+    let mut cfg = saturated(2, 1);
+    cfg["hops"][0]["data_rate_bps"] = json!(50_000_000);
+    let e = run_json(&cfg.to_string(), None).unwrap_err();
+    assert!(
+        e.starts_with("hops[0].data_rate: must be an 802.11g OFDM rate"),
+        "{e}"
+    );
+    let _: SimConfig = serde_json::from_value(saturated(1, 1)).unwrap();
+}
+
+#[test]
+fn retry_limit_discards_after_that_many_attempts() {
+    // Every attempt corrupted: each frame is tried exactly `retry_limit` times, then discarded.
+    for limit in [5u32, 7] {
+        let mut cfg = saturated(1, 3);
+        cfg["hops"][0]["retry_limit"] = json!(limit);
+        cfg["hops"][0]["stations"][0]["errors"] = json!({"kind": "bernoulli", "p": 1.0});
+        let s = run_json(&cfg.to_string(), None).unwrap().summary.unwrap();
+        assert!(s.violations.is_empty(), "{:?}", s.violations);
+        let sta = &s.hops[0];
+        let dropped = sta["drops_retry_data"].as_u64().unwrap();
+        let attempts = sta["attempts"].as_u64().unwrap();
+        assert!(dropped > 100);
+        assert_eq!(sta["tx_packets"].as_u64().unwrap(), 0);
+        // the frame on the air at the end has used some of its attempts
+        assert!(attempts >= dropped * limit as u64 && attempts < (dropped + 1) * limit as u64);
+        assert_eq!(sta["frame_errors"].as_u64().unwrap(), attempts);
+    }
+}
+
+#[test]
+fn saturated_stations_share_transmissions_equally() {
+    let s = run_json(&saturated(5, 20).to_string(), None)
+        .unwrap()
+        .summary
+        .unwrap();
+    let rx: Vec<f64> = s.cross.iter().map(|c| c.2 as f64).collect();
+    let mean = rx.iter().sum::<f64>() / rx.len() as f64;
+    for r in &rx {
+        assert!((r - mean).abs() / mean < 0.05, "{rx:?}");
+    }
+    // collisions happen and are counted on both colliders
+    let coll: u64 = s
+        .hops
+        .iter()
+        .map(|h| h["collisions"].as_u64().unwrap())
+        .sum();
+    assert!(coll > 100, "{coll}");
+}

@@ -1,0 +1,500 @@
+"""QoS-TCP on a moving WLAN terminal (Ando, Murase, Oguchi, ~2011; seed 003).
+
+Three parts:
+
+0. The MAC before TCP: the DCF cell's saturation throughput for 1..10 stations against Bianchi's
+   model.
+1. Uplink unfairness vs the number of stations for several AP buffer sizes: where unhappy
+   terminals appear (paper: AP buffer 265.5 packets, fair up to 6 stations, unfair from 7) and
+   the mechanism (the AP buffer overflows with TCP ACKs; ACK losses cause the timeouts).
+2. The handover experiment: 2 background stations on AP1, 6 on AP2, a terminal walking from AP1 to
+   AP2 with normal TCP or QoS-TCP, under the "simulator" channel (collisions only, retry limit 7)
+   and the "testbed" channel (bursty frame errors, retry limit 5).
+
+Settings the paper leaves open (documented in ``tcplab.wlan``): host TCP (NewReno+SACK, autotuned
+windows, an ACK per segment, RTO min 200 ms), the stations' Ethernet-converter queue (100 packets),
+the wired link, the walk (20 m in 40 s), the handover outage (2 s), the QoS-TCP target rate
+(4 Mbit/s, about the fair share at AP2) and the burst-error chain of the testbed channel.
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+import numpy as np
+
+from tcplab import plots
+from tcplab.fairness import ap_drops, jain, throughput_series, unhappy
+from tcplab.models.wlan import ack_overflow_stations, bianchi
+from tcplab.report import Report
+from tcplab.sweep import run_configs
+from tcplab.wlan import handover_config, tcp, uplink_config
+
+PAPER_THRESHOLD = 7  # unfair from 7 stations (fair up to 6) at the measured 265.5-packet buffer
+PAPER_AP_QUEUE = 265
+PAPER_RATIO = 20.0  # QoS-TCP vs normal TCP after handover, indoor testbed
+PAPER_SIM_VS_TESTBED = 12.0  # total-throughput gap between ns-2 and the testbed (QoS-TCP)
+
+
+# ---------------------------------------------------------------------------
+# Part 0: the MAC against Bianchi
+# ---------------------------------------------------------------------------
+
+
+def saturation_configs(ns: list[int], secs: float = 4.0) -> list[dict[str, Any]]:
+    """One saturated CBR source per station (far above its share), one AP."""
+    out = []
+    for n in ns:
+        out.append(
+            {
+                "name": f"bianchi-{n}",
+                "duration_ns": int(secs * 1e9),
+                "seed": 7,
+                "sample_interval_ns": 0,
+                "hops": [
+                    {
+                        "kind": "wlan",
+                        "name": "cell",
+                        "sta_queue": 50,
+                        "aps": [{"name": "ap"}],
+                        "stations": [{"name": f"sta{i}", "cross": [i]} for i in range(n)],
+                    }
+                ],
+                "flows": [],
+                "cross": [
+                    {
+                        "name": f"cbr{i}",
+                        "path": [0],
+                        "rate_bps": 60_000_000,
+                        "packet_bytes": 1500,
+                        "start_ns": 0,
+                        "stop_ns": int(secs * 1e9),
+                    }
+                    for i in range(n)
+                ],
+                "pcap": [],
+            }
+        )
+    return out
+
+
+def saturation(
+    ns: list[int], jobs: int | None, secs: float = 4.0
+) -> list[tuple[int, float, float]]:
+    """(n, simulated bit/s, Bianchi bit/s) for each n."""
+    res = run_configs(saturation_configs(ns, secs), jobs=jobs)
+    out = []
+    for n, s in zip(ns, res, strict=True):
+        got = sum(c["received"] for c in s["cross"]) * 1500 * 8 / secs
+        out.append((n, got, bianchi(n)["throughput_bps"]))
+    return out
+
+
+# ---------------------------------------------------------------------------
+# Part 1: unfairness vs number of stations
+# ---------------------------------------------------------------------------
+
+
+def measure_uplink(s: dict[str, Any], n: int, measure_s: float) -> dict[str, Any]:
+    """Per-run fairness numbers over the last ``measure_s`` seconds."""
+    ts = s["timeseries_table"]
+    t, rates = throughput_series(ts, list(range(n)), 1.0)
+    window = t > t[-1] - measure_s
+    mean = rates[:, window].mean(axis=1)
+    found = unhappy(t[window], rates[:, window], fraction=0.1, min_s=5.0)
+    ev = s["events_table"]
+    kinds = s["event_kinds"]
+    k_to = kinds.index("timeout")
+    to = ev["kind"] == k_to
+    drops = ap_drops(s["links"])
+    return {
+        "jain": jain(mean),
+        "unhappy": len({f for f, _, _ in found}),
+        "goodput_bps": float(mean.sum()),
+        "timeouts": int(to.sum()),
+        "spurious_timeouts": int((to & (ev["spurious"] == 1)).sum()),
+        **drops,
+    }
+
+
+def unfair(rows: list[dict[str, Any]]) -> bool:
+    """A configuration is unfair when most of its seeds show an unhappy terminal."""
+    return sum(r["unhappy"] > 0 for r in rows) * 2 > len(rows)
+
+
+def threshold(by_n: dict[int, list[dict[str, Any]]]) -> int | None:
+    """The smallest n that is unfair and whose next tested n is unfair too (None if none)."""
+    ns = sorted(by_n)
+    for k, n in enumerate(ns):
+        if unfair(by_n[n]) and (k + 1 == len(ns) or unfair(by_n[ns[k + 1]])):
+            return n
+    return None
+
+
+def unfairness_sweep(
+    queues: list[int],
+    ns: list[int],
+    seeds: list[int],
+    jobs: int | None,
+    duration_s: float,
+    measure_s: float,
+    **kw: Any,
+) -> dict[int, dict[int, list[dict[str, Any]]]]:
+    """{AP queue: {n: [per-seed rows]}}."""
+    keys = [(q, n, sd) for q in queues for n in ns for sd in seeds]
+    cfgs = [uplink_config(n, ap_queue=q, duration_s=duration_s, seed=sd, **kw) for q, n, sd in keys]
+    res = run_configs(cfgs, jobs=jobs, columns=True)
+    out: dict[int, dict[int, list[dict[str, Any]]]] = {q: {n: [] for n in ns} for q in queues}
+    for (q, n, _), s in zip(keys, res, strict=True):
+        out[q][n].append(measure_uplink(s, n, measure_s))
+    return out
+
+
+# ---------------------------------------------------------------------------
+# Part 2: handover
+# ---------------------------------------------------------------------------
+
+
+def measure_handover(s: dict[str, Any], cfg: dict[str, Any]) -> dict[str, Any]:
+    """The moving terminal's goodput before and after its handover, AP2's fair share after it."""
+    n = len(cfg["flows"])
+    mobile = n - 1
+    hop = cfg["hops"][0]
+    n_ap1 = sum(1 for st in hop["stations"][:-1] if st["ap"] == 0)
+    t, rates = throughput_series(s["timeseries_table"], list(range(n)), 1.0)
+    sta_rows = [r for r in s["links"] if r.get("kind") == "wlan" and r.get("role") == "station"]
+    ho = sta_rows[mobile]["handover_t_s"]
+    t_ho = ho[0] if ho else float("nan")
+    back = t_ho + hop["handover_ns"] * 1e-9
+    after = t > back + 5.0
+    before = (t > 5.0) & (t <= t_ho)
+    ap2 = [*list(range(n_ap1, n - 1)), mobile]
+    fair_after = float(rates[ap2][:, after].sum(axis=0).mean() / len(ap2))
+    mob_after = float(rates[mobile, after].mean())
+    found = unhappy(t[after], rates[ap2][:, after], fraction=0.1, min_s=5.0)
+    return {
+        "t_handover_s": t_ho,
+        "mobile_before_bps": float(rates[mobile, before].mean()),
+        "mobile_after_bps": mob_after,
+        "fair_share_after_bps": fair_after,
+        "mobile_unhappy": any(f == len(ap2) - 1 for f, _, _ in found),
+        "ap2_unhappy": len({f for f, _, _ in found}),
+        "ap2_total_bps": float(rates[ap2][:, after].sum(axis=0).mean()),
+        "series_t": t,
+        "series_mobile": rates[mobile],
+    }
+
+
+def handover_runs(
+    seeds: list[int], jobs: int | None, target_bps: float, **kw: Any
+) -> dict[tuple[str, str], list[dict[str, Any]]]:
+    keys = [
+        (ch, cc, sd)
+        for ch in ("simulator", "testbed")
+        for cc in ("newreno", "qos_tcp")
+        for sd in seeds
+    ]
+    cfgs = [
+        handover_config(cc, channel=ch, seed=sd, target_bps=target_bps, **kw) for ch, cc, sd in keys
+    ]
+    res = run_configs(cfgs, jobs=jobs, columns=True)
+    out: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for (ch, cc, _), c, s in zip(keys, cfgs, res, strict=True):
+        out.setdefault((ch, cc), []).append(measure_handover(s, c))
+    return out
+
+
+# ---------------------------------------------------------------------------
+# The reproduction
+# ---------------------------------------------------------------------------
+
+
+def _mean(rows: list[dict[str, Any]], key: str) -> float:
+    return float(np.mean([r[key] for r in rows]))
+
+
+def reproduce(report: Report, jobs: int | None) -> None:
+    quick = report.quick
+    out = report.out_dir
+
+    # -- part 0 -------------------------------------------------------------------------------
+    sat = saturation(list(range(1, 11)), jobs)
+    worst = max(abs(g - m) / m for _, g, m in sat)
+    report.compare(
+        "DCF saturation throughput vs Bianchi (1..10 stations), worst relative error",
+        "model",
+        worst * 100,
+        unit="%",
+        rule="≤ 5 %",
+        ok=worst <= 0.05,
+    )
+    fig, ax = plots.figure()
+    ax.plot([n for n, _, _ in sat], [g / 1e6 for _, g, _ in sat], "o-", label="tcplab DCF cell")
+    ax.plot([n for n, _, _ in sat], [m / 1e6 for _, _, m in sat], "k--", label="Bianchi (2000)")
+    ax.set_xlabel("saturated stations")
+    ax.set_ylabel("saturation throughput (Mbit/s, IP payload)")
+    ax.set_ylim(0, 35)
+    ax.legend()
+    report.figure(
+        plots.save(fig, out / "bianchi.png"),
+        "802.11g DCF saturation throughput, 1500-B packets, 54 Mbit/s: tcplab vs Bianchi's model",
+    )
+    report.data["saturation"] = sat
+
+    # -- part 1 -------------------------------------------------------------------------------
+    if quick:
+        queues, ns, seeds, dur, meas = [50, 265, 1000], list(range(2, 12)), [1, 2, 3], 50.0, 20.0
+    else:
+        queues, ns, seeds = [50, 100, 265, 500, 1000], list(range(2, 15)), [1, 2, 3, 4, 5]
+        dur, meas = 80.0, 40.0
+    sweep = unfairness_sweep(queues, ns, seeds, jobs, dur, meas)
+    thr = {q: threshold(sweep[q]) for q in queues}
+    t265 = thr.get(PAPER_AP_QUEUE)
+    report.compare(
+        "first unfair station count, AP queue 265",
+        PAPER_THRESHOLD,
+        t265,
+        unit="stations",
+        rule="within ±2",
+        ok=t265 is not None and abs(t265 - PAPER_THRESHOLD) <= 2,
+        note="unfair = an unhappy terminal (<10 % of fair share for ≥ 5 s) in most seeds",
+    )
+    ordered = [thr[q] if thr[q] is not None else max(ns) + 1 for q in queues]
+    monotone = all(a <= b for a, b in itertools.pairwise(ordered)) and ordered[0] < ordered[-1]
+    report.compare(
+        "threshold grows with the AP queue",
+        "larger buffer → later",
+        ", ".join(f"Q={q}: {thr[q] if thr[q] is not None else f'>{max(ns)}'}" for q in queues),
+        rule="non-decreasing in Q, smallest < largest",
+        ok=monotone,
+    )
+    # mechanism at Q = 265, above the threshold
+    rows_hi = [r for n in ns if t265 is not None and n >= t265 for r in sweep[PAPER_AP_QUEUE][n]]
+    qa = sum(r["drops_queue_ack"] for r in rows_hi)
+    qd = sum(r["drops_queue_data"] for r in rows_hi)
+    share_ack = qa / (qa + qd) if qa + qd else float("nan")
+    report.compare(
+        "AP queue drops that are TCP ACKs (unfair runs, Q = 265)",
+        "ACKs overflow the AP",
+        share_ack * 100,
+        unit="%",
+        rule="≥ 90 %",
+        ok=bool(share_ack >= 0.9),
+    )
+    to = sum(r["timeouts"] for r in rows_hi)
+    sp = sum(r["spurious_timeouts"] for r in rows_hi)
+    report.compare(
+        "timeouts whose segment had reached the receiver (lost ACKs, not data)",
+        "ACK loss → timeouts",
+        100 * sp / to if to else float("nan"),
+        unit="%",
+        rule="majority",
+        ok=bool(to and sp * 2 > to),
+        note=f"{sp} of {to} timeouts",
+    )
+    # Window-limited hosts (64 KB, no window scaling): where the ACKs start to overflow the AP.
+    wl_cfg = tcp(rcv_buf=65535, window_scaling=False)
+    wl = unfairness_sweep([PAPER_AP_QUEUE], ns, seeds, jobs, dur, meas, tcp_cfg=wl_cfg)[
+        PAPER_AP_QUEUE
+    ]
+    onset = next(
+        (n for n in ns if sum(r["drops_queue_ack"] > 0 for r in wl[n]) * 2 > len(wl[n])), None
+    )
+    predicted = ack_overflow_stations(PAPER_AP_QUEUE + 0.5, 65535 // 1460)
+    report.compare(
+        "64-KB windows: first station count whose ACKs overflow the AP (Q = 265)",
+        PAPER_THRESHOLD,
+        onset,
+        unit="stations",
+        rule=f"= model n·W > Q ({predicted})",
+        ok=onset == predicted,
+        note="the paper's 265.5-packet buffer and 6/7 threshold fit 6·44 < 265.5 < 7·44",
+    )
+    wl_thr = threshold(wl)
+    report.data["window_limited"] = {
+        "overflow_onset": onset,
+        "predicted": predicted,
+        "unfair_threshold": wl_thr,
+        "rows": {str(n): wl[n] for n in ns},
+    }
+    fig, axes = plots.figure(ncols=3, size=(5.0, 4.0))
+    for q in queues:
+        axes[0].plot(
+            ns, [np.mean([r["jain"] for r in sweep[q][n]]) for n in ns], "o-", label=f"AP queue {q}"
+        )
+        axes[1].plot(
+            ns,
+            [np.mean([r["unhappy"] for r in sweep[q][n]]) for n in ns],
+            "o-",
+            label=f"AP queue {q}",
+        )
+    axes[0].set_xlabel("uplink TCP stations")
+    axes[0].set_ylabel(f"Jain's index (last {meas:.0f} s, mean of seeds)")
+    axes[0].set_ylim(0, 1.05)
+    axes[0].legend(fontsize=8)
+    axes[1].set_xlabel("uplink TCP stations")
+    axes[1].set_ylabel("unhappy terminals (mean of seeds)")
+    plots.mark_paper(axes[1], [PAPER_THRESHOLD], [1.0], label="paper: unfair from 7 (Q=265)")
+    axes[1].legend(fontsize=8)
+    acks = [np.mean([r["drops_queue_ack"] for r in sweep[PAPER_AP_QUEUE][n]]) / dur for n in ns]
+    data = [np.mean([r["drops_queue_data"] for r in sweep[PAPER_AP_QUEUE][n]]) / dur for n in ns]
+    axes[2].plot(ns, acks, "o-", label="TCP ACKs")
+    axes[2].plot(ns, data, "s-", label="TCP data")
+    axes[2].set_xlabel("uplink TCP stations")
+    axes[2].set_ylabel("AP queue drops (packets/s), Q = 265")
+    axes[2].legend(fontsize=8)
+    report.figure(
+        plots.save(fig, out / "unfairness.png"),
+        "Uplink TCP over one 802.11g AP: fairness vs stations for several AP queues, "
+        "and what the AP drops",
+    )
+    report.data["unfairness"] = {str(q): {str(n): sweep[q][n] for n in ns} for q in queues}
+    report.data["thresholds"] = {str(q): thr[q] for q in queues}
+
+    # Per-station goodput over time at 7 stations, AP queue 265 (seed 1), unhappy spans marked.
+    from tcplab.sweep import run_config
+
+    ex = run_config(uplink_config(7, ap_queue=PAPER_AP_QUEUE, duration_s=dur, seed=1), columns=True)
+    t_ex, r_ex = throughput_series(ex["timeseries_table"], list(range(7)), 1.0)
+    joined = np.array([[tt > 2.0 * k + 1.0 for tt in t_ex] for k in range(7)])
+    spans = unhappy(t_ex, r_ex, active=joined)
+    fig, ax = plots.figure(size=(7.5, 4.2))
+    for k in range(7):
+        ax.plot(t_ex, r_ex[k] / 1e6, lw=1, label=f"station {k}")
+    for k, a, b in spans:
+        ax.axvspan(a, b, ymin=0, ymax=0.04, color=f"C{k}", alpha=0.8)
+    ax.set_xlabel("time (s)  (station k starts at 2k s; bars: unhappy spans, < 10 % of fair share)")
+    ax.set_ylabel("goodput (Mbit/s, 1-s bins)")
+    ax.legend(fontsize=7, ncol=4)
+    report.figure(
+        plots.save(fig, out / "stations.png"),
+        "7 uplink TCP stations, AP queue 265: per-station goodput over time (seed 1)",
+    )
+    report.data["example_unhappy_spans"] = spans
+
+    # -- part 2 -------------------------------------------------------------------------------
+    target = 4e6
+    ho_seeds = [1, 2, 3, 4] if quick else list(range(1, 11))
+    ho = handover_runs(ho_seeds, jobs, target)
+    for (ch, cc), rows in sorted(ho.items()):
+        report.data[f"handover/{ch}/{cc}"] = [
+            {k: v for k, v in r.items() if not k.startswith("series")} for r in rows
+        ]
+    sim_q = ho[("simulator", "qos_tcp")]
+    tb_q = ho[("testbed", "qos_tcp")]
+    tb_t = ho[("testbed", "newreno")]
+    ho[("simulator", "newreno")]
+    frac_unhappy_sim = float(np.mean([r["mobile_unhappy"] for r in sim_q]))
+    report.compare(
+        "simulator channel: QoS-TCP terminal unhappy after handover (share of seeds)",
+        "yes",
+        frac_unhappy_sim,
+        rule="> 0.5",
+        ok=frac_unhappy_sim > 0.5,
+    )
+    share_tb = _mean(tb_q, "mobile_after_bps") / _mean(tb_q, "fair_share_after_bps")
+    report.compare(
+        "testbed channel: QoS-TCP after handover / fair share at AP2",
+        "≈ 1 (secures about the fair share)",
+        share_tb,
+        rule="≥ 0.8",
+        ok=share_tb >= 0.8,
+        note="tcplab's QoS-TCP (target 4 Mbit/s, above the ~3.2 Mbit/s fair share) takes more",
+    )
+    tcp_after = _mean(tb_t, "mobile_after_bps")
+    ratio = _mean(tb_q, "mobile_after_bps") / tcp_after if tcp_after > 0 else float("inf")
+    report.compare(
+        "testbed channel: QoS-TCP / normal TCP goodput after handover",
+        PAPER_RATIO,
+        ratio,
+        unit="x",
+        rule="≥ 5 (many times)",
+        ok=ratio >= 5,
+    )
+    frac_unhappy_tcp = float(np.mean([r["mobile_unhappy"] for r in tb_t]))
+    report.compare(
+        "testbed channel: normal TCP terminal unhappy after handover (share of seeds)",
+        "yes",
+        frac_unhappy_tcp,
+        rule="> 0.5",
+        ok=frac_unhappy_tcp > 0.5,
+    )
+    q_sim = _mean(sim_q, "mobile_after_bps")
+    gap = _mean(tb_q, "mobile_after_bps") / q_sim if q_sim > 0 else float("inf")
+    report.compare(
+        "QoS-TCP terminal after handover, testbed / simulator channel",
+        PAPER_SIM_VS_TESTBED,
+        gap,
+        unit="x",
+        rule="> 1 (testbed better)",
+        ok=gap > 1,
+        note="the paper's 12x compares ns-2 with the testbed (total throughput)",
+    )
+    fig, axes = plots.figure(ncols=2, size=(6.0, 4.2))
+    for (ch, cc), style in {
+        ("simulator", "newreno"): "C0--",
+        ("simulator", "qos_tcp"): "C1--",
+        ("testbed", "newreno"): "C0-",
+        ("testbed", "qos_tcp"): "C1-",
+    }.items():
+        r = ho[(ch, cc)][0]
+        axes[0].plot(
+            r["series_t"], r["series_mobile"] / 1e6, style, lw=1, label=f"{cc}, {ch} channel"
+        )
+    t_ho = ho[("testbed", "qos_tcp")][0]["t_handover_s"]
+    axes[0].axvline(t_ho, color="grey", lw=0.8)
+    axes[0].set_xlabel("time (s)  (walk AP1 → AP2 from 20 s to 60 s; grey: handover)")
+    axes[0].set_ylabel("moving terminal goodput (Mbit/s, 1-s bins, seed 1)")
+    axes[0].legend(fontsize=8)
+    labels, vals, fair = [], [], []
+    for ch in ("simulator", "testbed"):
+        for cc in ("newreno", "qos_tcp"):
+            labels.append(f"{'TCP' if cc == 'newreno' else 'QoS-TCP'}\n{ch}")
+            vals.append(_mean(ho[(ch, cc)], "mobile_after_bps") / 1e6)
+            fair.append(_mean(ho[(ch, cc)], "fair_share_after_bps") / 1e6)
+    x = np.arange(len(labels))
+    axes[1].bar(x, vals, color=["C0", "C1", "C0", "C1"], label="moving terminal after handover")
+    axes[1].plot(x, fair, "k_", markersize=30, label="fair share at AP2")
+    # The paper gives ratios, not rates: QoS-TCP ≈ the fair share, TCP ≈ 1/20 of QoS-TCP.
+    plots.mark_paper(axes[1], [3, 2], [fair[3], fair[3] / PAPER_RATIO], label="paper (testbed)")
+    axes[1].set_xticks(x, labels, fontsize=8)
+    axes[1].set_ylabel(f"goodput after handover (Mbit/s, mean of {len(ho_seeds)} seeds)")
+    axes[1].legend(fontsize=7)
+    report.figure(
+        plots.save(fig, out / "handover.png"),
+        "Handover from AP1 (2 background stations) to AP2 (6): the moving terminal with TCP or "
+        "QoS-TCP (target 4 Mbit/s); paper: testbed QoS-TCP about the fair share, TCP 1/20 of it",
+    )
+    report.section("Setup and choices", __doc__ or "")
+    tb_tcp_vals = ", ".join(f"{r['mobile_after_bps'] / 1e6:.2f}" for r in tb_t)
+    tb_q_vals = ", ".join(f"{r['mobile_after_bps'] / 1e6:.2f}" for r in tb_q)
+    report.section(
+        "Where tcplab differs from the paper",
+        f"""
+**Unfairness threshold.** tcplab's first unfair station count at AP queue 265 is {t265}
+(paper: 7, fair up to 6); thresholds by AP queue: {report.data["thresholds"]}. The hosts'
+windows are autotuned (not window-limited), so the AP buffer overflows with ACKs for any number
+of stations; what grows with n is the share of ACKs each flow loses, and a flow caught with a
+small window times out repeatedly (most of its timeouts are spurious: the data had arrived, the
+ACKs were dropped at the AP). With window-limited flows (64 KB, an ACK per segment) the ACKs
+overflow the 265-packet buffer from {onset} stations in tcplab (model: {predicted}, since
+6·44 < 265.5 < 7·44; `tcplab model ack_overflow_stations ap_queue=265.5 window_segments=44`),
+but such flows survive the ACK losses longer: their first unfair station count is
+{wl_thr if wl_thr is not None else f"above {max(ns)}"} (collisions-only channel).
+
+**Handover.** The simulator-channel regime of the paper is reproduced: the QoS-TCP terminal
+becomes the unhappy terminal after handover in {frac_unhappy_sim:.0%} of the seeds. In the
+testbed channel (per-station bursty frame errors, retry limit 5, frame errors rising with the
+distance to the AP for the walking terminal) QoS-TCP holds {share_tb:.2f}x the fair share at
+AP2, as in the paper, but normal TCP is not starved: it gets {tcp_after / 1e6:.2f} Mbit/s
+(per seed: {tb_tcp_vals}; QoS-TCP: {tb_q_vals}), so the QoS-TCP/TCP ratio is {ratio:.1f}x, not
+about 20x. In tcplab the burst errors make every window smaller, which relieves the AP buffer
+(fewer ACK drops) and helps a newcomer as much as it helps QoS-TCP; the paper's testbed also had
+device-specific differences between terminals (its section 5) that tcplab does not model. The
+paper's 20x and 12x are single testbed measurements; tcplab reports means over seeds.
+
+**QoS-TCP** is a labelled reconstruction (`crates/tcplab-tcp/src/cc/qos_tcp.rs`,
+algorithms.md §5.5): the equations of Shimonishi et al. (2006) were not available.
+""",
+    )

@@ -1,0 +1,221 @@
+"""Simulator configurations with an 802.11 cell (the ``wlan`` hop, ``wlan.rs`` in tcplab-sim).
+
+The configurations are normalized simulator JSON (base units: ns, bit/s, bytes), ready for
+:func:`tcplab.sweep.run_configs`. Topology: hop 0 is the WLAN (all APs and stations), hop 1 the
+wired link from the APs (one switch, same subnet) to the server. Every station sends one bulk TCP
+flow uplink to the server; flow *i* is station *i*'s.
+
+Defaults follow the paper being reproduced (Ando, Murase, Oguchi): 802.11g at a fixed 54 Mbit/s,
+AP buffer 265 packets, uplink TCP. Settings the paper leaves open are chosen here and exposed as
+arguments: the TCP of 2010 Linux hosts running iperf (NewReno+SACK, autotuned windows up to 4 MB,
+an ACK per segment, RTO min 200 ms), the Ethernet-to-WLAN converter of each station as a
+100-packet station queue (``sta_queue``), a 100 Mbit/s, 0.5 ms wired link.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+__all__ = ["TCP_DEFAULTS", "handover_config", "tcp", "uplink_config"]
+
+MS = 1_000_000
+S = 1_000_000_000
+
+#: The TCP of the hosts (normalized ``TcpConfigJson``).
+TCP_DEFAULTS: dict[str, Any] = {
+    "cc": "newreno",
+    "sack": True,
+    "dsack": True,
+    "timestamps": False,
+    "window_scaling": True,
+    "mss": 1460,
+    "rcv_buf": 4 << 20,
+    "snd_buf": 4 << 20,
+    "initial_window_bytes": 2 * 1460,
+    "initial_ssthresh": None,
+    "max_cwnd": None,
+    "limited_transmit": True,
+    "rto": {
+        "initial_ns": 1 * S,
+        "min_ns": 200 * MS,
+        "max_ns": 120 * S,
+        "granularity_ns": 1 * MS,
+        "max_backoff": 16,
+    },
+    "ack": {"every_n": 1, "max_delay_ns": 40 * MS, "immediate_on_ooo": True, "quickack": 0},
+}
+
+
+def tcp(**changes: Any) -> dict[str, Any]:
+    """:data:`TCP_DEFAULTS` with ``changes`` (``ack_every``, ``qos_target_bps`` and plain keys)."""
+    t = copy.deepcopy(TCP_DEFAULTS)
+    every = changes.pop("ack_every", None)
+    if every is not None:
+        t["ack"]["every_n"] = int(every)
+    t.update(changes)
+    return t
+
+
+def _wired(rate_bps: int, delay_ns: int) -> dict[str, Any]:
+    d = {"rate_bps": rate_bps, "delay_ns": delay_ns, "queue": {"kind": "packets", "limit": 1000}}
+    return {"kind": "link", "name": "wired", "fwd": d, "rev": dict(d)}
+
+
+def _flow(i: int, name: str, start_ns: int, tcp_cfg: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "name": name,
+        "path": [0, 1],
+        "start_ns": start_ns,
+        "tcp": tcp_cfg,
+        "app": {"kind": "bulk", "bytes": None},
+    }
+
+
+def uplink_config(
+    n: int,
+    *,
+    ap_queue: int = 265,
+    sta_queue: int = 100,
+    duration_s: float = 60.0,
+    seed: int = 1,
+    retry_limit: int = 7,
+    errors: dict[str, Any] | None = None,
+    tcp_cfg: dict[str, Any] | None = None,
+    stagger_s: float = 2.0,
+    sample_s: float = 0.5,
+    wired_bps: int = 100_000_000,
+    wired_delay_ns: int = 500_000,
+) -> dict[str, Any]:
+    """``n`` stations on one AP, each with one bulk TCP upload to the wired server."""
+    t = tcp_cfg or tcp()
+    stations = [
+        {"name": f"sta{i}", "flows": [i], "ap": 0, "errors": errors or {"kind": "none"}}
+        for i in range(n)
+    ]
+    return {
+        "name": f"wlan-uplink-{n}",
+        "duration_ns": int(duration_s * S),
+        "seed": seed,
+        "sample_interval_ns": int(sample_s * S),
+        "hops": [
+            {
+                "kind": "wlan",
+                "name": "wlan",
+                "ap_queue": ap_queue,
+                "sta_queue": sta_queue,
+                "retry_limit": retry_limit,
+                "aps": [{"name": "ap1", "x": 0.0, "y": 0.0}],
+                "stations": stations,
+            },
+            _wired(wired_bps, wired_delay_ns),
+        ],
+        "flows": [_flow(i, f"sta{i}", int(i * stagger_s * S), t) for i in range(n)],
+        "cross": [],
+        "pcap": [],
+    }
+
+
+def handover_config(
+    moving_cc: str,
+    *,
+    channel: str = "simulator",
+    target_bps: int = 3_000_000,
+    n_ap1: int = 2,
+    n_ap2: int = 6,
+    ap_queue: int = 265,
+    walk_start_s: float = 20.0,
+    walk_s: float = 40.0,
+    duration_s: float = 100.0,
+    handover_s: float = 2.0,
+    sta_queue: int = 100,
+    seed: int = 1,
+    burst: dict[str, float] | None = None,
+    cell_burst: dict[str, float] | None = None,
+    fade_m: tuple[float, float] | None = (5.0, 15.0),
+    tcp_cfg: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """The paper's handover experiment: APs 20 m apart, ``n_ap1`` background stations on AP1 and
+    ``n_ap2`` on AP2 (all uplink TCP), and a moving terminal (the last flow) that starts next to
+    AP1 and walks to AP2 between ``walk_start_s`` and ``walk_start_s + walk_s``.
+
+    ``channel="simulator"``: collisions only, retry limit 7 (ns-2 defaults).
+    ``channel="testbed"``: every station's frames see bursty Gilbert-Elliott errors and the retry
+    limit is 5 (the paper's devices). ``burst`` overrides the chain (``p_gb``, ``p_bg``,
+    ``loss_good``, ``loss_bad``, per frame attempt).
+    """
+    if channel not in ("simulator", "testbed"):
+        raise ValueError(f'channel: must be "simulator" or "testbed" (got {channel!r})')
+    base = tcp_cfg or tcp()
+    ge = {"p_gb": 0.0005, "p_bg": 0.1, "loss_good": 0.0, "loss_bad": 0.9, **(burst or {})}
+    errors: dict[str, Any] = (
+        {"kind": "none"} if channel == "simulator" else {"kind": "gilbert_elliott", **ge}
+    )
+    cell_errors: dict[str, Any] = {"kind": "none"}
+    if channel == "testbed" and cell_burst is not None:
+        cell_errors = {"kind": "gilbert_elliott", **cell_burst}
+    retry = 7 if channel == "simulator" else 5
+    stations = []
+    flows = []
+    for i in range(n_ap1 + n_ap2):
+        ap = 0 if i < n_ap1 else 1
+        x = (0.0 if ap == 0 else 20.0) + (1.0 + 0.5 * i) * (1 if ap == 0 else -1) * 0.0
+        stations.append(
+            {
+                "name": f"bg{i}",
+                "flows": [i],
+                "ap": ap,
+                "path": [{"t_ns": 0, "x": x, "y": 2.0}],
+                "errors": errors,
+            }
+        )
+        flows.append(_flow(i, f"bg{i}-ap{ap + 1}", int(i * 0.1 * S), base))
+    k = len(stations)
+    t0 = int(walk_start_s * S)
+    mobile_extra: dict[str, Any] = {}
+    if channel == "testbed" and fade_m is not None:
+        mobile_extra["distance_errors"] = {"d0_m": fade_m[0], "d1_m": fade_m[1]}
+    stations.append(
+        {
+            **mobile_extra,
+            "name": "mobile",
+            "flows": [k],
+            "ap": 0,
+            "path": [
+                {"t_ns": 0, "x": 0.0, "y": 1.0},
+                {"t_ns": t0, "x": 0.0, "y": 1.0},
+                {"t_ns": t0 + int(walk_s * S), "x": 20.0, "y": 1.0},
+            ],
+            "errors": errors,
+        }
+    )
+    if moving_cc == "qos_tcp":
+        mt = {**base, "cc": "qos_tcp", "qos_target_bps": int(target_bps)}
+    else:
+        mt = {**base, "cc": moving_cc}
+    flows.append(_flow(k, f"mobile-{moving_cc}", int(1 * S), mt))
+    return {
+        "name": f"wlan-handover-{moving_cc}-{channel}",
+        "duration_ns": int(duration_s * S),
+        "seed": seed,
+        "sample_interval_ns": int(0.5 * S),
+        "hops": [
+            {
+                "kind": "wlan",
+                "name": "wlan",
+                "ap_queue": ap_queue,
+                "retry_limit": retry,
+                "sta_queue": sta_queue,
+                "handover_ns": int(handover_s * S),
+                "aps": [
+                    {"name": "ap1", "x": 0.0, "y": 0.0, "errors": cell_errors},
+                    {"name": "ap2", "x": 20.0, "y": 0.0, "errors": cell_errors},
+                ],
+                "stations": stations,
+            },
+            _wired(100_000_000, 500_000),
+        ],
+        "flows": flows,
+        "cross": [],
+        "pcap": [],
+    }
