@@ -18,7 +18,7 @@ __all__ = ["MODELS", "get", "model", "names"]
 MODELS: dict[str, Callable[..., Any]] = {}
 
 #: modules that register models (imported on first use)
-_MODULES: list[str] = ["tcplab.models.classic"]
+_MODULES: list[str] = ["tcplab.models.classic", "tcplab.models.throughput_bound"]
 _loaded = False
 
 
