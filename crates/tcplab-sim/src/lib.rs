@@ -5,6 +5,7 @@ pub mod component;
 pub mod config;
 pub mod coverage;
 pub mod dist;
+pub mod host;
 pub mod link;
 pub mod output;
 pub mod pcap;

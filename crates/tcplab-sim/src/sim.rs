@@ -53,6 +53,9 @@ pub struct Packet {
     /// When the endpoint emitted it (ground truth for spurious timeouts).
     pub sent_at: Time,
     pub seg: Segment,
+    /// Transit-time feedback a receiving host attached to an ACK
+    /// (simulator-side metadata, `host::HostHop`; never on the wire).
+    pub feedback: Option<tcplab_tcp::cc::TransitFeedback>,
 }
 
 pub(crate) enum Ev {
@@ -225,6 +228,7 @@ pub struct Sim {
 fn build_hop(cfg: &HopConfig, seed: u64, idx: usize) -> Box<dyn Component> {
     match cfg {
         HopConfig::Link(l) => Box::new(LinkHop::new(l, seed, idx)),
+        HopConfig::Host(h) => Box::new(crate::host::HostHop::new(h)),
     }
 }
 
@@ -507,6 +511,9 @@ impl Sim {
                     }
                 }
             }
+            if let (Side::Sender, Some(fb)) = (side, &p.feedback) {
+                pair.snd.on_transit_feedback(fb, now);
+            }
             match side {
                 Side::Receiver => pair.rcv.handle_segment(&p.seg, now),
                 Side::Sender => pair.snd.handle_segment(&p.seg, now),
@@ -622,6 +629,7 @@ impl Sim {
                 size: seg.ip_len() as u32,
                 sent_at: now,
                 seg,
+                feedback: None,
             };
             self.uid += 1;
             self.forward(p);
@@ -966,6 +974,7 @@ impl Sim {
             size: c.packet_bytes,
             sent_at: now,
             seg: Segment::default(),
+            feedback: None,
         };
         self.uid += 1;
         self.q.push(now + gap, Ev::Cbr { cross: ci as u32 });

@@ -24,7 +24,11 @@ pub fn validate(c: &SimConfig) -> Result<(), String> {
         return Err("path: at least one hop is required".into());
     }
     for (i, h) in c.hops.iter().enumerate() {
-        let HopConfig::Link(l) = h;
+        if let HopConfig::Host(hc) = h {
+            crate::host::check(hc).map_err(|e| format!("hops[{i}].{e}"))?;
+            continue;
+        }
+        let HopConfig::Link(l) = h else { continue };
         for (d, ld) in [("fwd", &l.fwd), ("rev", &l.rev)] {
             let f = format!("hops[{i}].{d}");
             if ld.rate_bps == 0 {
@@ -110,12 +114,15 @@ pub fn validate(c: &SimConfig) -> Result<(), String> {
 pub fn tcp_config(t: &TcpConfigJson) -> Result<Config, String> {
     let cc = CcKind::parse(&t.cc).ok_or_else(|| {
         format!(
-            "cc: unknown congestion control {:?} (choose from reno, newreno, cubic)",
+            "cc: unknown congestion control {:?} (choose from reno, newreno, cubic, vegas, fast, westwood, bdp-tracking)",
             t.cc
         )
     })?;
     let cfg = Config {
         cc,
+        cc_params: tcplab_tcp::cc::CcParams(
+            t.cc_params.iter().map(|(k, v)| (k.clone(), *v)).collect(),
+        ),
         sack: t.sack,
         dsack: t.dsack,
         timestamps: t.timestamps,

@@ -113,7 +113,9 @@ fn random_config(seed: u64) -> SimConfig {
 
 fn lossless(c: &SimConfig) -> bool {
     c.hops.iter().all(|h| {
-        let HopConfig::Link(l) = h;
+        let HopConfig::Link(l) = h else {
+            return true;
+        };
         let heavy = |d: &LinkDirConfig| match d.loss {
             LossConfig::None => false,
             LossConfig::Bernoulli { p } => p > 0.03,
@@ -189,7 +191,9 @@ fn same_seed_same_output_other_seed_differs() {
 #[test]
 fn sequence_wrap_long_transfer() {
     let mut cfg = example_p2p(60_000_000_000, 0.000001);
-    let HopConfig::Link(l) = &mut cfg.hops[0];
+    let HopConfig::Link(l) = &mut cfg.hops[0] else {
+        unreachable!("example_p2p has one link")
+    };
     for d in [&mut l.fwd, &mut l.rev] {
         d.rate_bps = 1_000_000_000;
         d.delay_ns = 5_000_000;

@@ -58,6 +58,10 @@ pub enum CcKind {
     Reno,
     NewReno,
     Cubic,
+    Vegas,
+    Fast,
+    Westwood,
+    BdpTracking,
 }
 
 impl CcKind {
@@ -66,6 +70,10 @@ impl CcKind {
             "reno" => Some(CcKind::Reno),
             "newreno" => Some(CcKind::NewReno),
             "cubic" => Some(CcKind::Cubic),
+            "vegas" => Some(CcKind::Vegas),
+            "fast" => Some(CcKind::Fast),
+            "westwood" => Some(CcKind::Westwood),
+            "bdp-tracking" => Some(CcKind::BdpTracking),
             _ => None,
         }
     }
@@ -76,6 +84,9 @@ impl CcKind {
 #[derive(Clone, Debug)]
 pub struct Config {
     pub cc: CcKind,
+    /// Parameters of the congestion control (`cc_params`), checked by
+    /// `cc::check_params`.
+    pub cc_params: crate::cc::CcParams,
     /// Offer/accept SACK (RFC 2018).
     pub sack: bool,
     /// Generate DSACK blocks as a receiver (RFC 2883).
@@ -108,6 +119,7 @@ impl Default for Config {
     fn default() -> Self {
         Config {
             cc: CcKind::NewReno,
+            cc_params: crate::cc::CcParams::default(),
             sack: true,
             dsack: true,
             timestamps: true,
@@ -172,6 +184,7 @@ impl Config {
             // RFC 5681 §4.2: an ACK MUST NOT be delayed more than 500 ms.
             return Err("ack.max_delay: must be <= 500ms (RFC 5681 §4.2)".into());
         }
+        crate::cc::check_params(self.cc, &self.cc_params)?;
         if self.ts_granularity == 0 {
             return Err("ts_granularity: must be > 0".into());
         }

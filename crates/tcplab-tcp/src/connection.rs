@@ -16,7 +16,7 @@
 use std::collections::VecDeque;
 
 use crate::ack_policy::{AckNow, AckPolicy};
-use crate::cc::{new_cc, AckInfo, CcState, CongestionControl};
+use crate::cc::{new_cc_with, AckInfo, CcState, CongestionControl, TransitFeedback};
 use crate::config::{CcKind, Config};
 use crate::events::{Event, RecoveryKind, RtxReason};
 use crate::reasm::Reassembly;
@@ -201,7 +201,7 @@ impl Connection {
             0
         };
         Connection {
-            cc: new_cc(cfg.cc),
+            cc: new_cc_with(cfg.cc, &cfg.cc_params),
             rtt: RttEstimator::new(cfg.rto),
             ack_policy: AckPolicy::new(cfg.ack),
             state: State::Closed,
@@ -379,6 +379,13 @@ impl Connection {
         self.state == State::Closed
     }
     /// Sender: the sequence offset one past the highest byte sent.
+    /// Transit-time feedback from the receiving host (simulator metadata
+    /// carried with an ACK; thesis §4.3): handed to the congestion control.
+    pub fn on_transit_feedback(&mut self, fb: &TransitFeedback, now: Time) {
+        self.cc.on_transit_feedback(&mut self.ccs, fb, now);
+        self.ccs.cwnd = self.ccs.cwnd.min(self.ccs.max_cwnd);
+    }
+
     pub fn snd_max(&self) -> u64 {
         self.snd_max
     }
@@ -1066,6 +1073,8 @@ impl Connection {
                     srtt: self.rtt.srtt(),
                     flight: prior_flight,
                     app_limited: !self.cwnd_limited,
+                    snd_una: self.snd_una,
+                    snd_nxt: self.snd_max,
                 };
                 self.cc.on_ack(&mut self.ccs, &info);
             }
