@@ -58,6 +58,8 @@ pub struct HostStats {
     pub feedback_sent: u64,
     /// Sum over trains of the train rate, bytes/s (payload).
     pub train_rate_sum: f64,
+    /// Sum over trains of the mean per-packet transit d = span/(P−1), ns.
+    pub train_d_sum: u128,
 }
 
 pub struct HostHop {
@@ -133,6 +135,7 @@ impl HostHop {
             if let Some(r) = fb.rate_bytes_per_s() {
                 self.stats.train_rate_sum += r;
             }
+            self.stats.train_d_sum += fb.mean_transit().unwrap_or(0) as u128;
             t.pending = Some(fb);
             t.n = 0;
         }
@@ -208,6 +211,7 @@ impl Component for HostHop {
             "service_mean_ns": s.service_ns as f64 / n,
             "transit_mean_ns": s.transit_ns as f64 / n,
             "trains": s.trains, "feedback_sent": s.feedback_sent,
+            "train_d_mean_ns": if s.trains > 0 { s.train_d_sum as f64 / s.trains as f64 } else { 0.0 },
             "train_rate_mean_bps": if s.trains > 0 { 8.0 * s.train_rate_sum / s.trains as f64 } else { 0.0 },
         })]
     }

@@ -12,7 +12,12 @@ from types import ModuleType
 __all__ = ["PAPERS", "load"]
 
 #: paper id → (module, title)
-PAPERS: dict[str, tuple[str, str]] = {}
+PAPERS: dict[str, tuple[str, str]] = {
+    "throughput-bound": (
+        "tcplab.papers.throughput_bound",
+        "Ito 2008: TCP throughput upper bound in a combined network-terminal system",
+    ),
+}
 
 
 def load(paper: str) -> ModuleType:

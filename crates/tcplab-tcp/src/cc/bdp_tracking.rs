@@ -21,8 +21,12 @@
 //!   the last `b_rounds` rounds (default 10), because a train that the
 //!   sender's ACK clock spaced out measures the sending rate, not the path.
 //!   Until the first feedback arrives W stays at the initial window.
-//! - §6.13/§6.14: a round is congested when more than half of its RTT
-//!   samples exceed RTT_min + tol (ε > ½), tol = max(tol_frac·RTT_min,
+//! - §6.13/§6.14: a round is congested when the fraction ε of its RTT
+//!   samples above RTT_min + tol exceeds `eps` (default 0.99, i.e. every
+//!   sample: a standing queue; the notes suggest ½, but then the queueing a
+//!   flow's own initial 10-packet burst causes at the bottleneck already
+//!   reads as congestion and ends Acquisition in the first round),
+//!   tol = max(tol_frac·RTT_min,
 //!   tol_pkts·MSS/B). The notes suggest tol_frac = 0.05; the default here is
 //!   0.002 with tol_pkts = 4, because §4.5's 40-packet router queue holds at
 //!   most 0.7 % of a 24 ms RTT at 1 Gbps and a 5 % tolerance never fires.
@@ -36,11 +40,15 @@
 //!   B′ = W·MSS/RTT̄ (eq. 4.16), unless `mu` fixes it; RTT_cong in the
 //!   denominator of (4.17) is RTT̄_cong.
 //! - Increases are spread over the next round's ACKs; decreases are
-//!   immediate (avoids line-rate bursts of hundreds of packets).
+//!   immediate (avoids line-rate bursts of hundreds of packets). An
+//!   Acquisition step is at most W (cwnd at most doubles per RTT, like slow
+//!   start and FAST's min(2w, ·)); eq. (4.12) alone would jump from 10 to
+//!   thousands of packets in one RTT on a gigabit path.
 
 use super::{AckInfo, CcParams, CcState, CongestionControl, TransitFeedback};
 use crate::Time;
 
+/// Largest `b_rounds` (`check_params` enforces it).
 const MAX_ROUNDS: usize = 64;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -56,6 +64,7 @@ pub struct BdpTracking {
     mu_fixed: f64,
     tol_frac: f64,
     tol_pkts: f64,
+    eps_min: f64,
     b_rounds: usize,
     pub mode: Mode,
     /// Per-round maxima of the feedback rate (bytes/s), a ring.
@@ -87,7 +96,8 @@ impl BdpTracking {
             mu_fixed: p.get("mu", 0.0),
             tol_frac: p.get("tol_frac", 0.002),
             tol_pkts: p.get("tol_pkts", 4.0),
-            b_rounds: (p.get("b_rounds", 10.0) as usize).clamp(1, MAX_ROUNDS),
+            eps_min: p.get("eps", 0.99),
+            b_rounds: p.get("b_rounds", 10.0) as usize,
             mode: Mode::Acquisition,
             b_ring: [0.0; MAX_ROUNDS],
             b_idx: 0,
@@ -149,7 +159,7 @@ impl BdpTracking {
         let rtt_min = self.rtt_min as f64;
         let a = b * rtt_min * 1e-9 / mss; // target window, packets (eq. 4.10)
         let eps = self.n_cong as f64 / self.n as f64;
-        if eps > 0.5 {
+        if eps > self.eps_min {
             // T3: divisive decrease (eq. 4.17).
             let rtt_cong = self.sum_cong / self.n_cong as f64;
             let mu = self.mu(mss, self.sum_all / self.n as f64);
@@ -159,7 +169,9 @@ impl BdpTracking {
             self.last_congested = Some(rtt_cong);
         } else if self.mode == Mode::Acquisition && self.w < a {
             // Eq. (4.12): W' = (1 − k)·W + k·a.
-            self.set_target(self.w + (self.k * (a - self.w)).max(1.0));
+            // Capped at doubling per RTT (as slow start and FAST's min(2w, ·)).
+            let inc = (self.k * (a - self.w)).max(1.0).min(self.w);
+            self.set_target(self.w + inc);
         } else {
             // Eq. (4.9): W > a → Tracking; T1: +1 per RTT.
             self.mode = Mode::Tracking;
@@ -297,8 +309,9 @@ mod tests {
     #[test]
     fn acquisition_closes_the_gap_by_one_minus_k_per_round() {
         // B = 10 MB/s, RTT_min = 10 ms, MSS 1000 → a = 100 packets (R14)
+        // (from W = 40 so that no step hits the doubling cap)
         let mut c = BdpTracking::new(&CcParams::default());
-        let mut s = st(10);
+        let mut s = st(40);
         round(&mut c, &mut s, RTT, 1e7); // learns B and RTT_min
         let mut gap = 100.0 - c.w;
         for _ in 0..4 {
@@ -332,6 +345,14 @@ mod tests {
         // (the previous round had grown W by its T1 step of +1)
         assert!((c.w / (w + 1.0) - 0.714).abs() < 0.002, "{} {}", c.w, w);
         assert_eq!(c.mode, Mode::Tracking);
+        // the doubling cap: from W = 10 toward a = 100 the first step is +10
+        let mut c = BdpTracking::new(&CcParams::default());
+        let mut s = st(10);
+        round(&mut c, &mut s, RTT, 1e7);
+        round(&mut c, &mut s, RTT, 1e7);
+        // (W reached 20, the next step is again +W = +20: the round-ending
+        // ACK already added its share, one packet)
+        assert!((c.w - 21.0).abs() < 0.01, "{}", c.w);
         assert!((BdpTracking::decrease_factor(1.2, 1.0, 1.0) - 1.0 / 1.2).abs() < 1e-12);
     }
 
