@@ -500,7 +500,10 @@ _CC_PARAM_RULES: Final[dict[str, tuple[Any, str]]] = {
     "tol_frac": (lambda v: 0 <= v < 1, "must be in [0, 1)"),
     "tol_pkts": (lambda v: v >= 0, "must be ≥ 0"),
     "eps": (lambda v: 0 <= v < 1, "must be in [0, 1)"),
-    "b_rounds": (lambda v: 1 <= v <= 64 and float(v).is_integer(), "must be an integer in [1, 64]"),
+    "b_rounds": (
+        lambda v: 0 <= v <= 64 and float(v).is_integer(),
+        "must be an integer in [0, 64] (0 = since the start)",
+    ),
 }
 
 

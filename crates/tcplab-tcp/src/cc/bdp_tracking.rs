@@ -17,9 +17,12 @@
 //! Assumptions where the thesis is silent or inconsistent (notes §6):
 //! - §6.1: W in packets, B in payload bytes/s inside the controller.
 //! - §6.11: B = (P−1)·size/(t_last − t_first) over the receiver's train
-//!   (the host computes it); the controller keeps the largest estimate of
-//!   the last `b_rounds` rounds (default 10), because a train that the
-//!   sender's ACK clock spaced out measures the sending rate, not the path.
+//!   (the host computes it); the controller keeps the largest estimate
+//!   since the connection began (`b_rounds` = 0, the default; or of the
+//!   last `b_rounds` rounds), because a train that the sender's ACK clock
+//!   spaced out measures the sending rate, not the path: only the initial
+//!   window's burst (the thesis's probing session 1) and later line-rate
+//!   bursts see the bottleneck.
 //!   Until the first feedback arrives W stays at the initial window.
 //! - §6.13/§6.14: a round is congested when the fraction ε of its RTT
 //!   samples above RTT_min + tol exceeds `eps` (default 0.99, i.e. every
@@ -31,10 +34,18 @@
 //!   0.002 with tol_pkts = 4, because §4.5's 40-packet router queue holds at
 //!   most 0.7 % of a 24 ms RTT at 1 Gbps and a 5 % tolerance never fires.
 //!   ε weights are decisions, not random draws.
-//! - §6.13: the modes run A → T3 → T1 (Fig. 4.19) and never return to A
-//!   except after an RTO; T2's "mode-A increase" after a loss is not used
-//!   (Tracking grows by +1 per RTT) so that a B larger than the available
-//!   bandwidth (cross traffic) does not re-trigger overshoot.
+//! - §6.13: Acquisition is left by the window test of eq. (4.9) (W ≥ a) or
+//!   by a loss (halving, then Tracking), not by RTT inflation: the growth of
+//!   Acquisition itself queues packets at the bottleneck every round.
+//! - §6.13: the modes run A → T2/T3 → T1 (Fig. 4.19) and never return to A
+//!   except after an RTO. In Tracking, a round with no RTT sample above
+//!   the tolerance (no queue at all) takes T2's "mode-A increase" toward
+//!   min(a, refill), where refill is the window after the last eq. (4.17)
+//!   decrease or Tracking loss (∞ before any): after Acquisition ends in a
+//!   loss the window refills fast, but once a decrease has located the
+//!   available bandwidth (below B when there is cross traffic) it is not
+//!   overshot again and μ's stronger decrease is not undone. Otherwise
+//!   Tracking is T1: +1 per RTT.
 //! - §6.15: loss responses as listed above.
 //! - §6.16: updates once per RTT, k = 0.5; μ = max(1, round(B/B′)) with
 //!   B′ = W·MSS/RTT̄ (eq. 4.16), unless `mu` fixes it; RTT_cong in the
@@ -71,6 +82,8 @@ pub struct BdpTracking {
     b_ring: [f64; MAX_ROUNDS],
     b_idx: usize,
     b_round: f64,
+    /// Largest rate ever reported (used when `b_rounds` = 0).
+    b_max: f64,
     rtt_min: Time,
     round_end: u64,
     n: u32,
@@ -86,6 +99,9 @@ pub struct BdpTracking {
     pub last_mu: f64,
     /// Congestion tolerance (ns), refreshed on every ACK.
     tol_cache: f64,
+    /// Cap on Tracking's mode-A increase (case T2): the window after the
+    /// last decrease or Tracking loss (∞ before any), packets.
+    pub refill: f64,
 }
 
 impl BdpTracking {
@@ -97,11 +113,12 @@ impl BdpTracking {
             tol_frac: p.get("tol_frac", 0.002),
             tol_pkts: p.get("tol_pkts", 4.0),
             eps_min: p.get("eps", 0.99),
-            b_rounds: p.get("b_rounds", 10.0) as usize,
+            b_rounds: p.get("b_rounds", 0.0) as usize,
             mode: Mode::Acquisition,
             b_ring: [0.0; MAX_ROUNDS],
             b_idx: 0,
             b_round: 0.0,
+            b_max: 0.0,
             rtt_min: Time::MAX,
             round_end: 0,
             n: 0,
@@ -114,11 +131,15 @@ impl BdpTracking {
             step: 0.0,
             last_mu: 1.0,
             tol_cache: 0.0,
+            refill: f64::INFINITY,
         }
     }
 
     /// Estimated bottleneck rate B, payload bytes/s (0 = none yet).
     pub fn b_est(&self) -> f64 {
+        if self.b_rounds == 0 {
+            return self.b_max.max(self.b_round);
+        }
         self.b_ring[..self.b_rounds]
             .iter()
             .fold(self.b_round, |m, &x| m.max(x))
@@ -147,8 +168,11 @@ impl BdpTracking {
 
     fn end_round(&mut self, mss: f64) {
         let b = self.b_est();
-        self.b_ring[self.b_idx] = self.b_round;
-        self.b_idx = (self.b_idx + 1) % self.b_rounds;
+        self.b_max = b;
+        if self.b_rounds > 0 {
+            self.b_ring[self.b_idx] = self.b_round;
+            self.b_idx = (self.b_idx + 1) % self.b_rounds;
+        }
         self.b_round = 0.0;
         self.step = 0.0;
         self.last_congested = None;
@@ -159,7 +183,7 @@ impl BdpTracking {
         let rtt_min = self.rtt_min as f64;
         let a = b * rtt_min * 1e-9 / mss; // target window, packets (eq. 4.10)
         let eps = self.n_cong as f64 / self.n as f64;
-        if eps > self.eps_min {
+        if self.mode == Mode::Tracking && eps > self.eps_min {
             // T3: divisive decrease (eq. 4.17).
             let rtt_cong = self.sum_cong / self.n_cong as f64;
             let mu = self.mu(mss, self.sum_all / self.n as f64);
@@ -167,6 +191,13 @@ impl BdpTracking {
             self.w = (self.w * Self::decrease_factor(rtt_cong, rtt_min, mu)).max(2.0);
             self.mode = Mode::Tracking;
             self.last_congested = Some(rtt_cong);
+            self.refill = self.w;
+        } else if self.mode == Mode::Tracking && self.n_cong == 0 && self.w < a.min(self.refill) - 1.0 {
+            // T2: no queueing at all this round: the mode-A increase
+            // (eq. 4.12) toward min(a, refill).
+            let goal = a.min(self.refill);
+            let inc = (self.k * (goal - self.w)).max(1.0).min(self.w);
+            self.set_target(self.w + inc);
         } else if self.mode == Mode::Acquisition && self.w < a {
             // Eq. (4.12): W' = (1 − k)·W + k·a.
             // Capped at doubling per RTT (as slow start and FAST's min(2w, ·)).
@@ -238,14 +269,22 @@ impl CongestionControl for BdpTracking {
         let w = st.cwnd as f64 / mss;
         self.step = 0.0;
         let nw = match (self.mode, self.last_congested) {
-            (Mode::Acquisition, _) => w / 2.0,
+            (Mode::Acquisition, _) => {
+                self.mode = Mode::Tracking; // A → T2 (Fig. 4.19)
+                self.refill = w; // the window that overflowed caps the refill
+                w / 2.0
+            }
             (Mode::Tracking, Some(rc)) => {
                 let mu = self.mu(mss, rc);
                 w * Self::decrease_factor(rc, self.rtt_min as f64, mu)
             }
             (Mode::Tracking, None) => w - 1.0,
         };
-        ((nw.max(2.0)) * mss) as u64
+        let nw = nw.max(2.0);
+        if self.mode == Mode::Tracking && self.refill < w {
+            self.refill = self.refill.min(nw); // a loss in Tracking
+        }
+        (nw * mss) as u64
     }
 
     fn on_rto(&mut self, st: &mut CcState, _flight: u64, first: bool, _now: Time) {
