@@ -23,6 +23,7 @@ KEY_SETS = [
     "_TOP_KEYS",
     "_LINK_KEYS",
     "_DUMBBELL_KEYS",
+    "_HOST_KEYS",
     "_FLOW_KEYS",
     "_RTO_KEYS",
     "_ACK_KEYS",
