@@ -42,6 +42,8 @@ struct Train {
     /// Payload bytes of packets 2..n (the ones the span covers).
     bytes: u64,
     pending: Option<TransitFeedback>,
+    /// When the pending train's last packet completes.
+    ready_at: Time,
 }
 
 #[derive(Clone, Copy, Debug, Default)]
@@ -137,6 +139,7 @@ impl HostHop {
             }
             self.stats.train_d_sum += fb.mean_transit().unwrap_or(0) as u128;
             t.pending = Some(fb);
+            t.ready_at = t.last_done;
             t.n = 0;
         }
     }
@@ -147,7 +150,9 @@ impl Component for HostHop {
         if p.dir == Dir::Rev {
             if self.feedback && !p.udp {
                 if let Some(t) = self.trains.get_mut(p.flow as usize) {
-                    if t.conn == p.conn {
+                    // Only once the train's last packet has left the host (no
+                    // information from the future).
+                    if t.conn == p.conn && t.pending.is_some() && ctx.now >= t.ready_at {
                         if let Some(fb) = t.pending.take() {
                             p.feedback = Some(fb);
                             self.stats.feedback_sent += 1;

@@ -192,7 +192,10 @@ impl BdpTracking {
             self.mode = Mode::Tracking;
             self.last_congested = Some(rtt_cong);
             self.refill = self.w;
-        } else if self.mode == Mode::Tracking && self.n_cong == 0 && self.w < a.min(self.refill) - 1.0 {
+        } else if self.mode == Mode::Tracking
+            && self.n_cong == 0
+            && self.w < a.min(self.refill) - 1.0
+        {
             // T2: no queueing at all this round: the mode-A increase
             // (eq. 4.12) toward min(a, refill).
             let goal = a.min(self.refill);

@@ -47,7 +47,7 @@ fn rules(kind: CcKind) -> &'static [Rule] {
             ),
             ("tol_frac", |v| (0.0..1.0).contains(&v), "must be in [0, 1)"),
             ("tol_pkts", |v| v >= 0.0, "must be >= 0"),
-            ("eps", |v| v >= 0.0 && v < 1.0, "must be in [0, 1)"),
+            ("eps", |v| (0.0..1.0).contains(&v), "must be in [0, 1)"),
             (
                 "b_rounds",
                 |v| v >= 1.0 && v.fract() == 0.0,
