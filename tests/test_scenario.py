@@ -91,6 +91,7 @@ P2P_CONFIG = {
             "start_ns": 0,
             "tcp": {
                 "cc": "newreno",
+                "cc_params": {},
                 "sack": True,
                 "dsack": True,
                 "timestamps": True,
@@ -426,7 +427,7 @@ ERRORS: list[tuple[str, list[str], str]] = [
     (
         BASE,
         ["path[0].kind=wire"],
-        'path[0].kind: unknown hop kind "wire" (choose from link, dumbbell)',
+        'path[0].kind: unknown hop kind "wire" (choose from link, dumbbell, host)',
     ),
     (BASE, ["path[0].ratee=1Mbps"], 'path[0].ratee: unknown field (did you mean "rate"?)'),
     (
@@ -528,7 +529,8 @@ ERRORS: list[tuple[str, list[str], str]] = [
     (
         BASE,
         ["flows[0].cc=bbr"],
-        'flows[0].cc: unknown congestion control "bbr" (choose from reno, newreno, cubic)',
+        'flows[0].cc: unknown congestion control "bbr" '
+        "(choose from reno, newreno, cubic, vegas, fast, westwood, bdp-tracking)",
     ),
     (BASE, ["flows[0].sackk=true"], 'flows[0].sackk: unknown field (did you mean "sack"?)'),
     (BASE, ["flows[0].sack=yes"], 'flows[0].sack: must be true or false (got "yes")'),
