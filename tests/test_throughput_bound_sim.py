@@ -90,6 +90,24 @@ def test_simulated_transfer_bounded_by_host() -> None:
 
 
 @pytest.mark.core
+def test_above_the_crossover_the_pipelined_host_beats_the_additive_bound() -> None:
+    """Window W = 1/√p at RTT 24 ms (above 12 ms): the simulated host overlaps its work with the
+    window's flight, so it reaches min(MTU/d, W·MTU/RTT), above the (3.44) bound (a finding the
+    reproduction reports as a miss of the thesis's upper-bound claim)."""
+    from tcplab.models import throughput_bound as tb
+    from tcplab.papers.throughput_bound import SEC35_NONTOE, _host_bound, host_config
+    from tcplab.sweep import run_config
+
+    h, mtu, rtt = SEC35_NONTOE, 1500, 0.024
+    r = run_config(host_config(mtu, h, duration=200 * rtt, rtt=rtt, rcv_pkts=1000))
+    ip = r["flows"][0]["goodput_bps"] * mtu / (mtu - 40)
+    host_only = 1 / (1 / h["b_ge"] + tb.host_per_bit(h["b_fsb"], h["b_pci"]) + h["t_l"] / (8 * mtu))
+    pipelined = min(host_only, 1000 * mtu * 8 / rtt)
+    assert ip > 1.2 * _host_bound(mtu, h, rtt=rtt)
+    assert 0.9 * pipelined < ip <= pipelined
+
+
+@pytest.mark.core
 def test_dumbbell_fast_oscillates_bdp_tracking_settles_and_is_fair() -> None:
     from tcplab.papers.throughput_bound import _series, cwnd_cv, dumbbell_config, jain
     from tcplab.sweep import run_configs
