@@ -137,3 +137,17 @@ def test_dumbbell_fast_oscillates_bdp_tracking_settles_and_is_fair() -> None:
         t, w = _series(res[2], f)
         means.append(float(w[t >= dur / 2].mean()))
     assert jain(means) >= 0.95, means
+
+
+@pytest.mark.core
+def test_lan_host_scenario_runs_at_the_bound() -> None:
+    from support import SCENARIOS
+    from tcplab.models import throughput_bound as tb
+    from tcplab.scenario import load_scenario
+    from tcplab.sweep import run_config
+
+    sc = load_scenario(SCENARIOS / "throughput-bound" / "lan-host.toml")
+    r = run_config(sc.to_config())
+    ip = r["flows"][0]["goodput_bps"] * 9000 / 8960
+    bound = tb.bound_nontoe(9000, 1e-4, b_ge=1e9, b_fsb=9.8e9, b_pci=1.06e9, t_l=13.7e-6)
+    assert 0.95 * bound < ip <= bound

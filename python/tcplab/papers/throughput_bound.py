@@ -757,6 +757,16 @@ def _dumbbell_case(
         rule="CV ≤ 0.1",
         ok=cvs["bdp-tracking"] <= 0.1,
     )
+    t, w = _series(res[[x[0] for x in DUMBBELL_RUNS].index("bdp-tracking")], 0)
+    ratio = float(w[t >= t0].mean()) / bdp_avail
+    report.compare(
+        f"R14 [{where}] bdp-tracking cwnd / available B·RTT_min after {t0:g} s",
+        "just below 1 (4.23)",
+        round(ratio, 3),
+        rule="0.9 … 1.05",
+        ok=0.9 <= ratio <= 1.05,
+        note="the congestion tolerance (tol_pkts = 4) lets a few packets queue",
+    )
     thr = {
         label: r["flows"][0]["goodput_bps"] / 1e6
         for (label, _, _), r in zip(DUMBBELL_RUNS, res, strict=False)
