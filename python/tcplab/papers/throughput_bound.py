@@ -314,6 +314,31 @@ def _analytic(report: Report) -> None:
         note="the component sum is 1.0995; the thesis rounds to 1.09",
     )
 
+    # R7: ordering and sensitivities (Fig. 3.17: PCI matters, the NP speed hardly does)
+    grid_m = np.linspace(1460, 16000, 50)
+    toe_above = all(tb.closed_toe(m) > tb.closed_nontoe(m) for m in grid_m)
+    report.compare(
+        "R7 TOE bound > non-TOE bound for every MTU ≥ MSS", "yes", toe_above, ok=toe_above
+    )
+    base = tb.bound_nontoe(9000, 1e-4, b_fsb=9.8e9, b_pci=1.06e9, t_l=2e-6)
+    pci = tb.bound_nontoe(9000, 1e-4, b_fsb=9.8e9, b_pci=2.5e9, t_l=2e-6) / base - 1
+    tbase = tb.bound_toe(9000, 1e-4, b_fsb=21e9, b_pci=2.5e9, f_toe=32e9, t_l=0.4e-6)
+    np_gain = tb.bound_toe(9000, 1e-4, b_fsb=21e9, b_pci=2.5e9, f_toe=64e9, t_l=0.4e-6) / tbase - 1
+    report.compare(
+        "R7 gain from PCI 1.06 → 2.5 Gbps (non-TOE, 9000 B)",
+        "strong",
+        f"{100 * pci:.1f} %",
+        rule="> 10 %",
+        ok=pci > 0.1,
+    )
+    report.compare(
+        "R7 gain from F_TOE 32 → 64 Gbps (TOE, 9000 B)",
+        "negligible",
+        f"{100 * np_gain:.2f} %",
+        rule="< 1 %",
+        ok=np_gain < 0.01,
+    )
+
     # R3: bound against RTT, both readings, crossover
     rtts = np.logspace(-4.5, 0, 300)
     fig, ax = plots.figure()
