@@ -459,7 +459,7 @@ def _host(t: _Table, name: str) -> dict[str, Any]:
         "nic_rate_bps": None if nic == "pipelined" else t.get_rate("nic_rate", "1Gbps"),
         "backlog": t.get_int("backlog", 1000, 1, U32_MAX),
         "feedback": t.get_bool("feedback", True),
-        "train": t.get_int("train", 10, 2, 1_000_000),
+        "train": t.get_int("train", 10, 2, 1000),
     }
 
 

@@ -130,7 +130,7 @@ impl HostHop {
         if t.n == self.train_len {
             let fb = TransitFeedback {
                 pkts: t.n,
-                bytes: t.bytes,
+                bytes: t.bytes as u32, // ≤ 999 · 65535 (check: train ≤ 1000)
                 span: t.last_done - t.first_done,
             };
             self.stats.trains += 1;
@@ -243,8 +243,11 @@ pub fn check(c: &HostConfig) -> Result<(), String> {
     if c.backlog == 0 {
         return Err("backlog: must be >= 1 packet (got 0)".into());
     }
-    if c.train < 2 {
-        return Err(format!("train: must be >= 2 packets (got {})", c.train));
+    if !(2..=1000).contains(&c.train) {
+        return Err(format!(
+            "train: must be between 2 and 1000 packets (got {})",
+            c.train
+        ));
     }
     Ok(())
 }
@@ -286,7 +289,7 @@ mod tests {
         c.train = 1;
         assert_eq!(
             check(&c).unwrap_err(),
-            "train: must be >= 2 packets (got 1)"
+            "train: must be between 2 and 1000 packets (got 1)"
         );
     }
 }

@@ -322,7 +322,7 @@ mod tests {
     fn round(c: &mut BdpTracking, s: &mut CcState, rtt: Time, b: f64) -> f64 {
         let fb = TransitFeedback {
             pkts: 10,
-            bytes: (b * 1e-3) as u64 * 9,
+            bytes: (b * 1e-3) as u32 * 9,
             span: 9_000_000,
         };
         c.on_transit_feedback(s, &fb, 0);

@@ -77,7 +77,8 @@ pub struct AckInfo {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct TransitFeedback {
     pub pkts: u32,
-    pub bytes: u64,
+    /// (u32 keeps `Packet` small; a train is at most 1000 packets.)
+    pub bytes: u32,
     pub span: Time,
 }
 
