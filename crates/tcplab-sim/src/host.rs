@@ -2,8 +2,10 @@
 //! seed 004, notes/throughput-bound-thesis.md §2.4–§2.5).
 //!
 //! Data packets (forward direction) pass one at a time through the host's
-//! receive (or transmit) path: NIC buffer → PCI → backlog → socket buffer →
-//! application over the front-side bus. Each packet of `size` bytes takes
+//! receive path (NIC buffer → PCI → backlog → socket buffer → application
+//! over the front-side bus) when the hop is the last of the route, or the
+//! sender's transmit path (the same terms in reverse) when it is the first;
+//! set `feedback = false` on a sender host. Each packet of `size` bytes takes
 //!
 //! ```text
 //!   s = size·8/B_nic                          (store-and-forward from the wire; `nic_rate`)
