@@ -59,6 +59,11 @@ FIG39 = {"b_fsb": 6.5e9, "b_pci": 1e9, "t_l": 1.2e-6}
 FIG310 = {"b_fsb": 12e9, "b_pci": 2.5e9, "f_toe": 32e9, "t_l": 0.1e-6}
 
 
+def _ns(seconds: float) -> str:
+    """A time in seconds as a whole number of ns (scenario times must be whole ns)."""
+    return f"{round(seconds * 1e9)}ns"
+
+
 def _rate(x: float) -> str:
     return f"{x / 1e6:.6g}Mbps"
 
@@ -93,7 +98,7 @@ def host_config(
     sc = parse_scenario(
         {
             "name": f"host-mtu{mtu}",
-            "duration": f"{duration}s",
+            "duration": _ns(duration),
             "sample_interval": "0s",
             "path": [link, hop],
             "flows": [
@@ -143,7 +148,7 @@ def dumbbell_config(
             **({"cc_params": params} if params else {}),
             "mss": 512,
             "timestamps": False,
-            "start": f"{start + i * stagger}s",
+            "start": _ns(start + i * stagger),
             "rcv_buf": "64MiB",
             "snd_buf": "64MiB",
             "rto": {"min": "200ms", "initial": "1s"},
@@ -152,16 +157,16 @@ def dumbbell_config(
     ]
     data: dict[str, Any] = {
         "name": "tb-dumbbell",
-        "duration": f"{duration}s",
+        "duration": _ns(duration),
         "seed": seed,
-        "sample_interval": f"{sample}s",
+        "sample_interval": _ns(sample),
         "path": [
             {
                 "kind": "dumbbell",
                 "pairs": len(ccs),
-                "bottleneck": {"rate": _rate(bottleneck), "delay": f"{delay}s", "queue": queue},
-                "access": {"rate": _rate(access), "delay": f"{access_delay}s", "queue": 1000},
-                "egress": {"rate": _rate(access), "delay": f"{access_delay}s", "queue": 1000},
+                "bottleneck": {"rate": _rate(bottleneck), "delay": _ns(delay), "queue": queue},
+                "access": {"rate": _rate(access), "delay": _ns(access_delay), "queue": 1000},
+                "egress": {"rate": _rate(access), "delay": _ns(access_delay), "queue": 1000},
             }
         ],
         "flows": flows,
@@ -173,7 +178,7 @@ def dumbbell_config(
                 "rate": _rate(cross_rate),
                 "packet_size": 1000,
                 "start": "0s",
-                "stop": f"{duration}s",
+                "stop": _ns(duration),
             }
         ]
     cfg = parse_scenario(data).to_config()
