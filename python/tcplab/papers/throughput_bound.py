@@ -715,7 +715,7 @@ def _host_rtt_sweep(report: Report, jobs: int | None) -> None:
         ok=worst_above <= 1,
         note="the bound adds the host's per-packet time to the window time (RTT/cwnd + host "
         "terms); the simulated host works while the window is in flight, so above 12 ms it "
-        "reaches min(MTU/d, W·MTU/RTT), up to about 1.3× the bound",
+        "reaches min(MTU/d, W·MTU/RTT), above the bound",
     )
     report.data["host_rtt"] = {"rtt_s": rtts, "sim_bps": sims}
 
@@ -887,11 +887,11 @@ NOTES = """
   the (3.39)/(3.40) transfer terms + t_L, so a bulk transfer with a large enough window runs at
   MTU/d by construction; the §3.5 hosts (B_FSB 9.8/21 G, B_PCI 1.06/2.5 G, F_TOE 32 G, G = 1.024
   Gbit/s, t_L fitted from the 1.2/0.1 latency coefficients: 13.7 µs and 1.14 µs) reproduce the
-  closed forms (3.57)/(3.58) within about 0.5 % (their 1.36 is the rounded 1.354).
+  closed forms (3.57)/(3.58) within 1 % (their 1.36 is the rounded 1.354).
 - **Bound vs simulated transfer against RTT.** Below the 12 ms crossover the simulated transfer
   stays under the bound and within a few % of it (start-up included). Above it, with the window
-  W = 1/√p = 1000 packets, the simulated transfer *exceeds* the bound, by up to about 1.3×: the
-  bound adds the host's per-packet time to the window's RTT (a receiver that only works between
+  W = 1/√p = 1000 packets, the simulated transfer *exceeds* the bound (1.3–1.5× at 24–96 ms):
+  the bound adds the host's per-packet time to the window's RTT (a receiver that only works between
   windows), while the simulated host processes packets while the window is in flight and reaches
   min(MTU/d, W·MTU/RTT). The thesis's claim that the bound is an upper bound holds in its LAN
   regime only, for a pipelined host.
