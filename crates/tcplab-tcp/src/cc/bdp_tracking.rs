@@ -86,6 +86,7 @@ pub struct BdpTracking {
     b_max: f64,
     rtt_min: Time,
     round_end: u64,
+    round_start: Time,
     n: u32,
     n_cong: u32,
     sum_all: f64,
@@ -121,6 +122,7 @@ impl BdpTracking {
             b_max: 0.0,
             rtt_min: Time::MAX,
             round_end: 0,
+            round_start: 0,
             n: 0,
             n_cong: 0,
             sum_all: 0.0,
@@ -176,13 +178,19 @@ impl BdpTracking {
         self.b_round = 0.0;
         self.step = 0.0;
         self.last_congested = None;
-        if b <= 0.0 || self.n == 0 || self.rtt_min == Time::MAX {
+        if b <= 0.0 || self.rtt_min == Time::MAX {
             self.reset_round();
             return; // no bandwidth or RTT yet: hold the initial window
         }
         let rtt_min = self.rtt_min as f64;
         let a = b * rtt_min * 1e-9 / mss; // target window, packets (eq. 4.10)
-        let eps = self.n_cong as f64 / self.n as f64;
+                                          // A round without RTT samples (Karn's rule while retransmitted data
+                                          // is acknowledged) shows no congestion.
+        let eps = if self.n > 0 {
+            self.n_cong as f64 / self.n as f64
+        } else {
+            0.0
+        };
         if self.mode == Mode::Tracking && eps > self.eps_min {
             // T3: divisive decrease (eq. 4.17).
             let rtt_cong = self.sum_cong / self.n_cong as f64;
@@ -256,8 +264,19 @@ impl CongestionControl for BdpTracking {
             self.step = 0.0;
         }
         self.tol_cache = self.tol(mss);
-        if ack.snd_una > self.round_end {
+        // A round ends when SND.UNA passes the SND.NXT of its start, or after
+        // two RTTs at most: after an RTO, SND.NXT is far ahead of what the
+        // small post-timeout window acknowledges per RTT.
+        let max_round = 2 * ack.srtt.max(if self.rtt_min == Time::MAX {
+            0
+        } else {
+            self.rtt_min
+        });
+        if ack.snd_una > self.round_end
+            || (max_round > 0 && ack.now >= self.round_start + max_round)
+        {
             self.round_end = ack.snd_nxt;
+            self.round_start = ack.now;
             self.end_round(mss);
         }
         if !ack.app_limited && self.step > 0.0 && self.w < self.target {
@@ -396,6 +415,39 @@ mod tests {
         // ACK already added its share, one packet)
         assert!((c.w - 21.0).abs() < 0.01, "{}", c.w);
         assert!((BdpTracking::decrease_factor(1.2, 1.0, 1.0) - 1.0 / 1.2).abs() < 1e-12);
+    }
+
+    #[test]
+    fn rounds_without_rtt_samples_still_grow() {
+        // After an RTO every ACK covers retransmitted data (Karn: no samples);
+        // the window must still re-acquire.
+        let mut c = BdpTracking::new(&CcParams::default());
+        let mut s = st(40);
+        round(&mut c, &mut s, RTT, 1e7);
+        c.on_rto(&mut s, 0, true, 0);
+        s.cwnd = MSS;
+        let mut w = 1.0;
+        for _ in 0..4 {
+            let start = c.round_end;
+            for i in 0..(s.cwnd / MSS) {
+                let a = AckInfo {
+                    acked: MSS,
+                    snd_una: start.saturating_sub(10) + i,
+                    snd_nxt: start + 10_000,
+                    ..Default::default()
+                };
+                c.on_ack(&mut s, &a);
+            }
+            let a = AckInfo {
+                acked: MSS,
+                snd_una: start + 1,
+                snd_nxt: start + 10_000,
+                ..Default::default()
+            };
+            c.on_ack(&mut s, &a);
+            assert!(c.w > w, "{} after {}", c.w, w);
+            w = c.w;
+        }
     }
 
     #[test]

@@ -20,6 +20,7 @@ pub struct Fast {
     base_rtt: Time,
     avg_rtt: f64,
     round_end: u64,
+    round_start: Time,
     /// Window to reach by the end of this round (packets) and the
     /// per-acked-packet step toward it.
     target: f64,
@@ -36,6 +37,7 @@ impl Fast {
             base_rtt: Time::MAX,
             avg_rtt: 0.0,
             round_end: 0,
+            round_start: 0,
             target: 0.0,
             step: 0.0,
             w: 0.0,
@@ -70,8 +72,17 @@ impl CongestionControl for Fast {
         if (self.w - cur).abs() >= 1.0 {
             self.w = cur; // the connection changed cwnd (recovery, RTO)
         }
-        if ack.snd_una > self.round_end && self.avg_rtt > 0.0 {
+        // Once per RTT: when SND.UNA passes the SND.NXT of the round's start,
+        // or after two RTTs at most (after an RTO SND.NXT is far ahead).
+        let max_round = 2 * ack.srtt.max(if self.base_rtt == Time::MAX {
+            0
+        } else {
+            self.base_rtt
+        });
+        let timed_out = max_round > 0 && ack.now >= self.round_start + max_round;
+        if (ack.snd_una > self.round_end || timed_out) && self.avg_rtt > 0.0 {
             self.round_end = ack.snd_nxt;
+            self.round_start = ack.now;
             let t = self.update(self.w).max(2.0);
             if t < self.w {
                 self.w = t;
