@@ -902,8 +902,8 @@ NOTES = """
   defaults (see the module docstring), swept in the full run. "After convergence" is the last
   quarter of the run. With a 40-packet queue against a 4900-packet BDP (1 Gbps / 10 ms), every
   control's start-up overshoot ends in a loss far below the BDP and the +1/RTT growth takes about
-  100 s to reach it: bdp-tracking (and Vegas, NewReno) are still ramping for most of the 125 s, so
-  its settling there is marginal; at 155 and 200 Mbps it settles within seconds. FAST's α must
+  90 s to reach it: bdp-tracking settles only at about 92 s there (Vegas about when the run ends),
+  at 155 and 200 Mbps within seconds. FAST's α must
   fit the router queue, shared with the CBR: α = 200 oscillates everywhere; α = 20 already fills
   the queue at 155/200 Mbps (the CBR sends as many packets as the TCP flow), α = 10 settles.
 - **bdp-tracking assumptions** are listed in `crates/tcplab-tcp/src/cc/bdp_tracking.rs`
