@@ -60,6 +60,8 @@ pub struct HostStats {
     pub transit_ns: u128,
     pub trains: u64,
     pub feedback_sent: u64,
+    /// When the first feedback left with an ACK (ns; None = never).
+    pub first_feedback: Option<Time>,
     /// Sum over trains of the train rate, bytes/s (payload).
     pub train_rate_sum: f64,
     /// Sum over trains of the mean per-packet transit d = span/(P−1), ns.
@@ -158,6 +160,7 @@ impl Component for HostHop {
                         if let Some(fb) = t.pending.take() {
                             p.feedback = Some(fb);
                             self.stats.feedback_sent += 1;
+                            self.stats.first_feedback.get_or_insert(ctx.now);
                         }
                     }
                 }
@@ -218,6 +221,7 @@ impl Component for HostHop {
             "service_mean_ns": s.service_ns as f64 / n,
             "transit_mean_ns": s.transit_ns as f64 / n,
             "trains": s.trains, "feedback_sent": s.feedback_sent,
+            "first_feedback_ns": s.first_feedback,
             "train_d_mean_ns": if s.trains > 0 { s.train_d_sum as f64 / s.trains as f64 } else { 0.0 },
             "train_rate_mean_bps": if s.trains > 0 { 8.0 * s.train_rate_sum / s.trains as f64 } else { 0.0 },
         })]

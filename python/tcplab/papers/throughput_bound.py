@@ -38,6 +38,8 @@ __all__ = [
 ]
 
 GBPS = 1e9
+#: When the dumbbell's TCP flows open (s), after the CBR has started (notes §6.18).
+TCP_START = 1.0
 #: Thesis §3.5 constants.
 NONTOE = {"b_fsb": 9.8e9, "b_pci": 1.06e9}
 TOE = {"b_fsb": 21e9, "b_pci": 2.5e9, "f_toe": 32e9}
@@ -133,7 +135,7 @@ def dumbbell_config(
     queue: int = 40,
     cross_rate: float = 100e6,
     duration: float = 125.0,
-    start: float = 1.0,
+    start: float = TCP_START,
     stagger: float = 0.0,
     seed: int = 1,
     sample: float = 0.05,
@@ -780,7 +782,20 @@ def _dumbbell_case(
         rule="CV ≤ 0.1",
         ok=cvs["bdp-tracking"] <= 0.1,
     )
-    t, w = _series(res[[x[0] for x in DUMBBELL_RUNS].index("bdp-tracking")], 0)
+    # R11: the first 10-packet train gives B within about one RTT of the first data segment
+    bdp_run = res[[x[0] for x in DUMBBELL_RUNS].index("bdp-tracking")]
+    host = next(x for x in bdp_run["links"] if x["kind"] == "host")
+    if host["first_feedback_ns"] is not None:
+        # at the sender half an RTT after it leaves the host; data starts after the handshake
+        known = host["first_feedback_ns"] * 1e-9 + rtt_min / 2 - (TCP_START + rtt_min)
+        report.compare(
+            f"R11 [{where}] B known at the sender after the first data segment",
+            "≤ 1 RTT",
+            f"{known / rtt_min:.2f} RTT",
+            rule="≤ 1.1 RTT (the train's own length on top)",
+            ok=known <= 1.1 * rtt_min,
+        )
+    t, w = _series(bdp_run, 0)
     ratio = float(w[t >= t0].mean()) / bdp_avail
     report.compare(
         f"R14 [{where}] bdp-tracking cwnd / available B·RTT_min after {t0:g} s",
