@@ -86,7 +86,7 @@ def test_error_in_a_subprocess_has_no_traceback(bad_scenario: Path, module: str)
         (
             ["run", "--set", "flows[0].cc=bbr"],
             'tcplab: error: <built-in p2p-bulk>: flows[0].cc: unknown congestion control "bbr" '
-            "(choose from reno, newreno, cubic, qos_tcp)",
+            "(choose from reno, newreno, cubic, vegas, fast, westwood, bdp-tracking, qos_tcp)",
         ),
         (
             ["run", "--pcap", "7"],

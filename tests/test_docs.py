@@ -26,6 +26,7 @@ KEY_SETS = [
     "_SATELLITE_KEYS",
     "_PEP_KEYS",
     "_DROPPER_KEYS",
+    "_HOST_KEYS",
     "_FLOW_KEYS",
     "_RTO_KEYS",
     "_ACK_KEYS",

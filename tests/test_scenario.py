@@ -92,6 +92,7 @@ P2P_CONFIG = {
             "start_ns": 0,
             "tcp": {
                 "cc": "newreno",
+                "cc_params": {},
                 "sack": True,
                 "dsack": True,
                 "timestamps": True,
@@ -443,7 +444,7 @@ ERRORS: list[tuple[str, list[str], str]] = [
         BASE,
         ["path[0].kind=wire"],
         'path[0].kind: unknown hop kind "wire" '
-        "(choose from link, dumbbell, satellite, pep, dropper, rlc, wlan)",
+        "(choose from link, dumbbell, satellite, pep, dropper, rlc, wlan, host)",
     ),
     (BASE, ["path[0].ratee=1Mbps"], 'path[0].ratee: unknown field (did you mean "rate"?)'),
     (
@@ -546,7 +547,8 @@ ERRORS: list[tuple[str, list[str], str]] = [
     (
         BASE,
         ["flows[0].cc=bbr"],
-        'flows[0].cc: unknown congestion control "bbr" (choose from reno, newreno, cubic, qos_tcp)',
+        'flows[0].cc: unknown congestion control "bbr" '
+        "(choose from reno, newreno, cubic, vegas, fast, westwood, bdp-tracking, qos_tcp)",
     ),
     (BASE, ["flows[0].sackk=true"], 'flows[0].sackk: unknown field (did you mean "sack"?)'),
     (BASE, ["flows[0].sack=yes"], 'flows[0].sack: must be true or false (got "yes")'),

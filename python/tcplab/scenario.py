@@ -35,7 +35,24 @@ __all__ = [
 ]
 
 U32_MAX: Final = 2**32 - 1
-CONGESTION_CONTROLS: Final = ("reno", "newreno", "cubic", "qos_tcp")
+CONGESTION_CONTROLS: Final = (
+    "reno",
+    "newreno",
+    "cubic",
+    "vegas",
+    "fast",
+    "westwood",
+    "bdp-tracking",
+    "qos_tcp",
+)
+#: The PEP's own sending side runs a loss-based control (it has no per-flow parameters).
+PEP_CONGESTION_CONTROLS: Final = ("reno", "newreno", "cubic")
+#: Parameters each congestion control accepts in ``cc_params`` (checked again in Rust).
+CC_PARAMS: Final[dict[str, tuple[str, ...]]] = {
+    "vegas": ("alpha", "beta", "gamma"),
+    "fast": ("alpha", "gamma"),
+    "bdp-tracking": ("k", "p_init", "mu", "tol_frac", "tol_pkts", "eps", "b_rounds"),
+}
 MSS_MIN: Final = 64
 MSS_MAX: Final = 65495  # largest IPv4 payload (65535) minus the 40 bytes of IP+TCP headers
 HEADER_BYTES: Final = 28  # IPv4 + UDP headers: the smallest cross-traffic datagram
@@ -111,6 +128,18 @@ PEP_DEFAULTS: Final[dict[str, object]] = {
     "rto_max": "60s",
     "series_interval": "100ms",
 }
+_HOST_KEYS: Final = (
+    "kind",
+    "name",
+    "b_fsb",
+    "b_pci",
+    "f_toe",
+    "t_l",
+    "nic_rate",
+    "backlog",
+    "feedback",
+    "train",
+)
 _TOP_KEYS: Final = (
     "name",
     "description",
@@ -128,6 +157,7 @@ _FLOW_KEYS: Final = (
     "pair",
     "start",
     "cc",
+    "cc_params",
     "sack",
     "dsack",
     "timestamps",
@@ -451,7 +481,7 @@ def _topology(top: _Table) -> _Topology:
             _as_choice(
                 hop.get("kind", "link"),
                 f"{field}.kind",
-                ("link", "dumbbell", "satellite", "pep", "dropper", "rlc", "wlan"),
+                ("link", "dumbbell", "satellite", "pep", "dropper", "rlc", "wlan", "host"),
                 "hop kind",
             )
         )
@@ -476,7 +506,12 @@ def _topology(top: _Table) -> _Topology:
             t = _Table(hop, f"path[{i}]", RLC_KEYS)
             links.append(rlc_hop(t, t.get_str("name", f"radio{i}")))
             continue
-        keys = {"satellite": _SATELLITE_KEYS, "pep": _PEP_KEYS, "dropper": _DROPPER_KEYS}
+        keys = {
+            "satellite": _SATELLITE_KEYS,
+            "pep": _PEP_KEYS,
+            "dropper": _DROPPER_KEYS,
+            "host": _HOST_KEYS,
+        }
         t = _Table(hop, f"path[{i}]", keys.get(kind, _LINK_KEYS))
         name = t.get_str("name", f"{kind}{i}")
         for j, earlier in enumerate(links):
@@ -491,6 +526,8 @@ def _topology(top: _Table) -> _Topology:
             links.append(_dropper(t, name))
         elif kind == "satellite":
             links.append(_satellite(t, name))
+        elif kind == "host":
+            links.append(_host(t, name))
         else:
             links.append(_link(t, name, LINK_DEFAULTS))
     return _Topology(links, None, list(range(len(links))))
@@ -534,7 +571,7 @@ def _pep(t: _Table, name: str) -> dict[str, Any]:
         "kind": "pep",
         "name": name,
         "buffer_bytes": buffer,
-        "cc": t.get_choice("cc", CONGESTION_CONTROLS, "congestion control", d["cc"]),
+        "cc": t.get_choice("cc", PEP_CONGESTION_CONTROLS, "congestion control", d["cc"]),
         "initial_window_segments": t.get_int("initial_window", d["initial_window"], 1, 1000),
         "rto_initial_ns": rto["rto_initial"],
         "rto_min_ns": rto["rto_min"],
@@ -553,6 +590,69 @@ def _dropper(t: _Table, name: str) -> dict[str, Any]:
         )
     segs = [_as_int(v, f"{t.at('data_segments')}[{k}]", 1, U64_MAX) for k, v in enumerate(raw)]
     return {"kind": "dropper", "name": name, "data_segments": segs}
+
+
+def _host(t: _Table, name: str) -> dict[str, Any]:
+    """A ``[[path]]`` entry of kind ``host``: an end host's NIC→memory path (Ito's thesis ch. 3;
+    defaults: Fig. 3.9's non-TOE host behind a 1 Gbps NIC)."""
+    f_toe = t.raw("f_toe", None)
+    nic = t.raw("nic_rate", "1Gbps")
+    return {
+        "kind": "host",
+        "name": name,
+        "b_fsb_bps": t.get_rate("b_fsb", "6.5Gbps"),
+        "b_pci_bps": t.get_rate("b_pci", "1Gbps"),
+        "f_toe_bps": None if f_toe is None else t.get_rate("f_toe"),
+        "t_l_ns": t.get_time("t_l", "1.2us"),
+        "nic_rate_bps": None if nic == "pipelined" else t.get_rate("nic_rate", "1Gbps"),
+        "backlog": t.get_int("backlog", 1000, 1, U32_MAX),
+        "feedback": t.get_bool("feedback", True),
+        "train": t.get_int("train", 10, 2, 1000),
+    }
+
+
+def _cc_params(t: _Table, cc: str) -> dict[str, float]:
+    raw = t.raw("cc_params", {})
+    field = t.at("cc_params")
+    if not isinstance(raw, dict):
+        raise field_error(field, f"must be a table like {{alpha = 2}} (got {show(raw)})")
+    allowed = CC_PARAMS.get(cc, ())
+    out: dict[str, float] = {}
+    for key, value in raw.items():
+        if key not in allowed:
+            rule = (
+                f"unknown parameter (choose from {', '.join(allowed)})"
+                if allowed
+                else f"congestion control {show(cc)} takes no parameters"
+            )
+            raise field_error(_join(field, key), rule)
+        x = _as_number(value, _join(field, key))
+        ok, rule = _CC_PARAM_RULES[key]
+        if not ok(x):
+            raise field_error(_join(field, key), f"{rule} (got {show(value)})")
+        out[key] = x
+    if cc == "fast" and out.get("gamma", 0.5) > 1:
+        raise field_error(_join(field, "gamma"), f"must be in (0, 1] (got {show(raw['gamma'])})")
+    if cc == "vegas" and out.get("beta", 4.0) < out.get("alpha", 2.0):
+        raise field_error(_join(field, "beta"), f"must be ≥ alpha (got {show(raw.get('beta', 4))})")
+    return out
+
+
+_CC_PARAM_RULES: Final[dict[str, tuple[Any, str]]] = {
+    "alpha": (lambda v: v > 0, "must be > 0 packets"),
+    "beta": (lambda v: v > 0, "must be > 0 packets"),
+    "gamma": (lambda v: v > 0, "must be > 0"),
+    "k": (lambda v: 0 < v < 1, "must be in (0, 1)"),
+    "p_init": (lambda v: v >= 2 and float(v).is_integer(), "must be an integer ≥ 2"),
+    "mu": (lambda v: v == 0 or v >= 1, "must be 0 (estimate) or ≥ 1"),
+    "tol_frac": (lambda v: 0 <= v < 1, "must be in [0, 1)"),
+    "tol_pkts": (lambda v: v >= 0, "must be ≥ 0"),
+    "eps": (lambda v: 0 <= v < 1, "must be in [0, 1)"),
+    "b_rounds": (
+        lambda v: 0 <= v <= 64 and float(v).is_integer(),
+        "must be an integer in [0, 64] (0 = since the start)",
+    ),
+}
 
 
 def _dumbbell(t: _Table) -> _Topology:
@@ -686,6 +786,7 @@ def _tcp(t: _Table) -> dict[str, Any]:
     out = {
         "cc": cc,
         "qos_target_bps": qos_target,
+        "cc_params": _cc_params(t, cc),
         "sack": t.get_bool("sack", True),
         "dsack": t.get_bool("dsack", True),
         "timestamps": t.get_bool("timestamps", True),

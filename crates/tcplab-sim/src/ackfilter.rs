@@ -271,6 +271,7 @@ mod tests {
             size: 40,
             sent_at: 0,
             seg: Default::default(),
+            feedback: None,
         };
         p.seg.flags = Flags::ACK;
         assert!(pure_ack(&p));

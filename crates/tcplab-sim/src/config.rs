@@ -53,6 +53,8 @@ pub enum HopConfig {
     Rlc(RlcConfig),
     /// 802.11 DCF cells with their stations (`wlan.rs`).
     Wlan(crate::wlan::WlanConfig),
+    /// An end host's NIC→memory path (`host::HostHop`, Ito's thesis ch. 3).
+    Host(HostConfig),
 }
 
 impl HopConfig {
@@ -64,6 +66,7 @@ impl HopConfig {
             HopConfig::AckFilterLink(l) => &l.name,
             HopConfig::Rlc(r) => &r.name,
             HopConfig::Wlan(w) => &w.name,
+            HopConfig::Host(h) => &h.name,
         }
     }
 }
@@ -130,6 +133,30 @@ pub struct RlcDirConfig {
     pub delay_ns: u64,
     /// Most packets waiting in the RLC buffer.
     pub queue_packets: u32,
+}
+
+/// An end host's receive (or transmit) path: see `host::HostHop`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HostConfig {
+    pub name: String,
+    /// Front-side bus bandwidth B_FSB, bit/s.
+    pub b_fsb_bps: u64,
+    /// NIC–memory bus bandwidth B_PCI, bit/s.
+    pub b_pci_bps: u64,
+    /// TOE network-processor speed F_TOE, bit/s (None = non-TOE NIC).
+    pub f_toe_bps: Option<u64>,
+    /// Per-packet latency t_L, ns.
+    pub t_l_ns: u64,
+    /// Wire rate at which the NIC receives a frame before transferring it
+    /// (store-and-forward, not overlapped); None = pipelined.
+    pub nic_rate_bps: Option<u64>,
+    /// Backlog queue limit, packets waiting.
+    pub backlog: u32,
+    /// Measure packet trains and feed their transit time back on ACKs.
+    pub feedback: bool,
+    /// Train length P_init, packets.
+    pub train: u32,
 }
 
 /// A bidirectional link: `fwd` carries data from senders to receivers, `rev`
@@ -221,8 +248,11 @@ pub struct FlowConfig {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TcpConfigJson {
-    /// "reno" | "newreno" | "cubic"
+    /// "reno" | "newreno" | "cubic" | "vegas" | "fast" | "westwood" | "bdp-tracking"
     pub cc: String,
+    /// Congestion-control parameters (`cc::check_params` lists them).
+    #[serde(default)]
+    pub cc_params: std::collections::BTreeMap<String, f64>,
     pub sack: bool,
     pub dsack: bool,
     pub timestamps: bool,
@@ -446,6 +476,7 @@ impl Default for TcpConfigJson {
     fn default() -> Self {
         TcpConfigJson {
             cc: "newreno".into(),
+            cc_params: Default::default(),
             sack: true,
             dsack: true,
             timestamps: true,

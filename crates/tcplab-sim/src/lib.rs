@@ -7,6 +7,7 @@ pub mod config;
 pub mod coverage;
 pub mod dist;
 pub mod dropper;
+pub mod host;
 pub mod link;
 pub mod output;
 pub mod pcap;

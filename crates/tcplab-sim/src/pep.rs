@@ -105,7 +105,10 @@ pub fn check_config(c: &PepConfig) -> Result<(), String> {
             c.buffer_bytes
         ));
     }
-    if CcKind::parse(&c.cc).is_none() {
+    if !matches!(
+        CcKind::parse(&c.cc),
+        Some(CcKind::Reno | CcKind::NewReno | CcKind::Cubic)
+    ) {
         return Err(format!(
             "cc: must be one of reno, newreno, cubic (got {:?})",
             c.cc
@@ -444,6 +447,7 @@ impl Pep {
             size: seg.ip_len() as u32,
             sent_at: ctx.now,
             seg,
+            feedback: None,
         };
         self.stats.pseudo_acks += 1;
         if dup {
@@ -578,6 +582,8 @@ impl Pep {
                     srtt: c.rtt.srtt(),
                     flight,
                     app_limited: false,
+                    snd_una: c.snd_una,
+                    snd_nxt: c.snd_nxt,
                 };
                 c.cc.on_ack(&mut c.ccs, &info);
             }
@@ -694,6 +700,7 @@ impl Pep {
             size: seg.ip_len() as u32,
             sent_at: ctx.now,
             seg,
+            feedback: None,
         };
         self.stats.data_segments_sent += 1;
         self.count_tx(&p);
@@ -1053,6 +1060,7 @@ mod tests {
             size: seg.ip_len() as u32,
             sent_at: 0,
             seg,
+            feedback: None,
         }
     }
 

@@ -57,6 +57,7 @@ impl PingRt {
             size: self.cfg.packet_bytes,
             sent_at: now,
             seg: Segment::default(),
+            feedback: None,
         };
         Some((p, now + self.cfg.interval_ns))
     }

@@ -54,6 +54,9 @@ pub struct Packet {
     /// When the endpoint emitted it (ground truth for spurious timeouts).
     pub sent_at: Time,
     pub seg: Segment,
+    /// Transit-time feedback a receiving host attached to an ACK
+    /// (simulator-side metadata, `host::HostHop`; never on the wire).
+    pub feedback: Option<tcplab_tcp::cc::TransitFeedback>,
 }
 
 pub(crate) enum Ev {
@@ -244,6 +247,7 @@ fn build_hop(cfg: &HopConfig, seed: u64, idx: usize) -> Box<dyn Component> {
         HopConfig::AckFilterLink(l) => Box::new(crate::ackfilter::AckFilterLink::new(l, seed, idx)),
         HopConfig::Rlc(r) => Box::new(crate::rlc::RlcHop::new(r, seed, idx)),
         HopConfig::Wlan(w) => Box::new(crate::wlan::WlanHop::new(w, seed, idx)),
+        HopConfig::Host(h) => Box::new(crate::host::HostHop::new(h)),
     }
 }
 
@@ -592,6 +596,9 @@ impl Sim {
                     }
                 }
             }
+            if let (Side::Sender, Some(fb)) = (side, &p.feedback) {
+                pair.snd.on_transit_feedback(fb, now);
+            }
             match side {
                 Side::Receiver => pair.rcv.handle_segment(&p.seg, now),
                 Side::Sender => pair.snd.handle_segment(&p.seg, now),
@@ -710,6 +717,7 @@ impl Sim {
                 size: seg.ip_len() as u32,
                 sent_at: now,
                 seg,
+                feedback: None,
             };
             self.uid += 1;
             self.forward(p);
@@ -1126,6 +1134,7 @@ impl Sim {
             size: c.packet_bytes,
             sent_at: now,
             seg: Segment::default(),
+            feedback: None,
         };
         self.uid += 1;
         self.q.push(now + gap, Ev::Cbr { cross: ci as u32 });

@@ -24,6 +24,10 @@ pub fn validate(c: &SimConfig) -> Result<(), String> {
         return Err("path: at least one hop is required".into());
     }
     for (i, h) in c.hops.iter().enumerate() {
+        if let HopConfig::Host(hc) = h {
+            crate::host::check(hc).map_err(|e| format!("hops[{i}].{e}"))?;
+            continue;
+        }
         if let HopConfig::Wlan(w) = h {
             crate::wlan::validate(w, i, c)?;
             continue;
@@ -158,13 +162,16 @@ pub fn tcp_config(t: &TcpConfigJson) -> Result<Config, String> {
         (_, Some(_)) => return Err("qos_target: only for cc = \"qos_tcp\"".into()),
         _ => CcKind::parse(&t.cc).ok_or_else(|| {
             format!(
-                "cc: unknown congestion control {:?} (choose from reno, newreno, cubic, qos_tcp)",
+                "cc: unknown congestion control {:?} (choose from reno, newreno, cubic, qos_tcp, vegas, fast, westwood, bdp-tracking)",
                 t.cc
             )
         })?,
     };
     let cfg = Config {
         cc,
+        cc_params: tcplab_tcp::cc::CcParams(
+            t.cc_params.iter().map(|(k, v)| (k.clone(), *v)).collect(),
+        ),
         sack: t.sack,
         dsack: t.dsack,
         timestamps: t.timestamps,

@@ -68,6 +68,10 @@ pub enum CcKind {
     QosTcp {
         target_bps: u64,
     },
+    Vegas,
+    Fast,
+    Westwood,
+    BdpTracking,
 }
 
 impl CcKind {
@@ -76,6 +80,10 @@ impl CcKind {
             "reno" => Some(CcKind::Reno),
             "newreno" => Some(CcKind::NewReno),
             "cubic" => Some(CcKind::Cubic),
+            "vegas" => Some(CcKind::Vegas),
+            "fast" => Some(CcKind::Fast),
+            "westwood" => Some(CcKind::Westwood),
+            "bdp-tracking" => Some(CcKind::BdpTracking),
             _ => None,
         }
     }
@@ -86,6 +94,9 @@ impl CcKind {
 #[derive(Clone, Debug)]
 pub struct Config {
     pub cc: CcKind,
+    /// Parameters of the congestion control (`cc_params`), checked by
+    /// `cc::check_params`.
+    pub cc_params: crate::cc::CcParams,
     /// Offer/accept SACK (RFC 2018).
     pub sack: bool,
     /// Generate DSACK blocks as a receiver (RFC 2883).
@@ -132,6 +143,7 @@ impl Default for Config {
     fn default() -> Self {
         Config {
             cc: CcKind::NewReno,
+            cc_params: crate::cc::CcParams::default(),
             sack: true,
             dsack: true,
             timestamps: true,
@@ -229,6 +241,7 @@ impl Config {
                 ));
             }
         }
+        crate::cc::check_params(self.cc, &self.cc_params)?;
         if self.ts_granularity == 0 {
             return Err("ts_granularity: must be > 0".into());
         }

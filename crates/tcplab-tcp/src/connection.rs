@@ -17,7 +17,7 @@ use std::collections::VecDeque;
 
 use crate::ack_cc::AckRatioController;
 use crate::ack_policy::{AckNow, AckPolicy};
-use crate::cc::{new_cc, AckInfo, CcState, CongestionControl};
+use crate::cc::{new_cc_with, AckInfo, CcState, CongestionControl, TransitFeedback};
 use crate::config::{CcKind, Config};
 use crate::events::{Event, RecoveryKind, RtxReason};
 use crate::reasm::Reassembly;
@@ -220,7 +220,7 @@ impl Connection {
         } else {
             0
         };
-        let mut cc = new_cc(cfg.cc);
+        let mut cc = new_cc_with(cfg.cc, &cfg.cc_params);
         if cfg.abc_l != 1 {
             // RFC 3465 §2.2 limit L (Config::validate allows it for Reno only).
             let supported = cc.set_abc_limit(cfg.abc_l);
@@ -438,6 +438,13 @@ impl Connection {
         self.state == State::Closed
     }
     /// Sender: the sequence offset one past the highest byte sent.
+    /// Transit-time feedback from the receiving host (simulator metadata
+    /// carried with an ACK; thesis §4.3): handed to the congestion control.
+    pub fn on_transit_feedback(&mut self, fb: &TransitFeedback, now: Time) {
+        self.cc.on_transit_feedback(&mut self.ccs, fb, now);
+        self.ccs.cwnd = self.ccs.cwnd.min(self.ccs.max_cwnd);
+    }
+
     pub fn snd_max(&self) -> u64 {
         self.snd_max
     }
@@ -1240,6 +1247,8 @@ impl Connection {
                     srtt: self.rtt.srtt(),
                     flight: prior_flight,
                     app_limited: !self.cwnd_limited,
+                    snd_una: self.snd_una,
+                    snd_nxt: self.snd_max,
                 };
                 self.cc.on_ack(&mut self.ccs, &info);
             }

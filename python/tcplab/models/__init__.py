@@ -23,6 +23,7 @@ _MODULES: list[str] = [
     "tcplab.models.asymmetric",
     "tcplab.models.sto3g",
     "tcplab.models.wlan",
+    "tcplab.models.throughput_bound",
 ]
 _loaded = False
 

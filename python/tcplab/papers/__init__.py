@@ -26,6 +26,10 @@ PAPERS: dict[str, tuple[str, str]] = {
         "tcplab.papers.qos_tcp_wlan",
         "QoS-TCP on a moving WLAN terminal; uplink unfairness from AP ACK drops (Ando et al.)",
     ),
+    "throughput-bound": (
+        "tcplab.papers.throughput_bound",
+        "Ito 2008: TCP throughput upper bound in a combined network-terminal system",
+    ),
 }
 
 

@@ -305,6 +305,8 @@ mod tests {
             srtt,
             flight: 0,
             app_limited: false,
+            snd_una: 0,
+            snd_nxt: 0,
         }
     }
 

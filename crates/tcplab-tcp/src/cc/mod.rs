@@ -5,13 +5,23 @@
 //! what ssthresh becomes on a congestion event. Adding a variant is one file
 //! plus one line in `new_cc`.
 
+mod bdp_tracking;
 mod cubic;
+mod fast;
+mod params;
 mod qos_tcp;
 mod reno;
+mod vegas;
+mod westwood;
 
+pub use bdp_tracking::BdpTracking;
 pub use cubic::Cubic;
+pub use fast::Fast;
+pub use params::{check_params, CcParams};
 pub use qos_tcp::QosTcp;
 pub use reno::Reno;
+pub use vegas::Vegas;
+pub use westwood::Westwood;
 
 use crate::config::CcKind;
 use crate::Time;
@@ -46,7 +56,7 @@ impl CcState {
 }
 
 /// What the congestion control sees of one ACK that advanced SND.UNA.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, Default)]
 pub struct AckInfo {
     pub now: Time,
     /// Bytes newly acknowledged (cumulatively).
@@ -62,6 +72,36 @@ pub struct AckInfo {
     /// The sender is limited by the application or rwnd, not by cwnd
     /// (RFC 7661 §4.3 / RFC 9438 §5.8: do not grow cwnd then).
     pub app_limited: bool,
+    /// SND.UNA after this ACK (stream offset; for once-per-RTT logic).
+    pub snd_una: u64,
+    /// Highest sequence sent so far (SND.NXT / snd_max, stream offset).
+    pub snd_nxt: u64,
+}
+
+/// Receiver transit-time feedback (Ito's thesis §4.3): the receiving host
+/// timed a train of `pkts` consecutive data packets of this flow, the last
+/// `bytes` of which (all but the first) completed within `span` ns. It
+/// reaches the sender with an ACK as simulator metadata (not a wire option);
+/// see `tcplab_sim::host`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TransitFeedback {
+    pub pkts: u32,
+    /// (u32 keeps `Packet` small; a train is at most 1000 packets.)
+    pub bytes: u32,
+    pub span: Time,
+}
+
+impl TransitFeedback {
+    /// Delivery rate of the train, bytes per second (notes §6.11:
+    /// B = (P_init − 1)·size / (t_last − t_first)).
+    pub fn rate_bytes_per_s(&self) -> Option<f64> {
+        (self.span > 0 && self.pkts >= 2).then(|| self.bytes as f64 * 1e9 / self.span as f64)
+    }
+
+    /// Mean per-packet transit time d over the train, ns (thesis eq. 4.10's d).
+    pub fn mean_transit(&self) -> Option<Time> {
+        (self.pkts >= 2).then(|| self.span / (self.pkts as u64 - 1))
+    }
 }
 
 pub trait CongestionControl: Send {
@@ -92,6 +132,10 @@ pub trait CongestionControl: Send {
     /// An RTT sample (for delay-based variants).
     fn on_rtt_sample(&mut self, _rtt: Time, _now: Time) {}
 
+    /// Transit-time feedback from the receiving host arrived with an ACK
+    /// (handed over before that ACK is processed). Default: ignored.
+    fn on_transit_feedback(&mut self, _st: &mut CcState, _fb: &TransitFeedback, _now: Time) {}
+
     /// The last congestion event was spurious: restore the controller's
     /// private state saved at that event (RFC 9438 §4.9).
     fn undo(&mut self) {}
@@ -105,10 +149,20 @@ pub trait CongestionControl: Send {
 
 /// Build a congestion controller by kind.
 pub fn new_cc(kind: CcKind) -> Box<dyn CongestionControl> {
+    new_cc_with(kind, &CcParams::default())
+}
+
+/// Build a congestion controller by kind with its parameters (`cc_params`,
+/// checked by `check_params`; unknown keys never reach here).
+pub fn new_cc_with(kind: CcKind, p: &CcParams) -> Box<dyn CongestionControl> {
     match kind {
         CcKind::Reno | CcKind::NewReno => Box::new(Reno::default()),
         CcKind::Cubic => Box::new(Cubic::default()),
         CcKind::QosTcp { target_bps } => Box::new(QosTcp::new(target_bps)),
+        CcKind::Vegas => Box::new(Vegas::new(p)),
+        CcKind::Fast => Box::new(Fast::new(p)),
+        CcKind::Westwood => Box::new(Westwood::default()),
+        CcKind::BdpTracking => Box::new(BdpTracking::new(p)),
     }
 }
 

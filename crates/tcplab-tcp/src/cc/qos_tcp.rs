@@ -120,6 +120,7 @@ mod tests {
             srtt,
             flight: 0,
             app_limited: false,
+            ..AckInfo::default()
         }
     }
 

@@ -85,6 +85,8 @@ mod tests {
             srtt: 0,
             flight: 0,
             app_limited: false,
+            snd_una: 0,
+            snd_nxt: 0,
         }
     }
 
