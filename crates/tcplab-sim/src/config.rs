@@ -257,7 +257,7 @@ pub struct TcpConfigJson {
     /// Receiver-side ACK congestion control (RFC 3449 §4.3), None = off.
     #[serde(default)]
     pub ack_cc: Option<AckCcJson>,
-    /// Spurious-timeout detector: "none" | "frto" | "frto-basic" | "eifel" | "dsack".
+    /// Spurious-timeout detector: "none" | "frto" | "frto-basic" | "frto-linux" | "eifel" | "dsack".
     #[serde(default = "default_spurious_detection")]
     pub spurious_detection: String,
     /// Response to a detected spurious timeout: "eifel" | "keep-cwnd" | "reno".

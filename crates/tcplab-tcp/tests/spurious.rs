@@ -78,6 +78,8 @@ fn every_detector_flags_the_spike() {
         (DetectorKind::Frto, true),
         (DetectorKind::Frto, false),
         (DetectorKind::FrtoBasic, true),
+        (DetectorKind::FrtoLinux, true),
+        (DetectorKind::FrtoLinux, false),
         (DetectorKind::Eifel, true),
         (DetectorKind::Dsack, true),
     ] {
@@ -93,6 +95,7 @@ fn frto_and_eifel_avoid_go_back_n() {
     for det in [
         DetectorKind::Frto,
         DetectorKind::FrtoBasic,
+        DetectorKind::FrtoLinux,
         DetectorKind::Eifel,
     ] {
         let n = spike(det, ResponseKind::Eifel, true);
@@ -112,6 +115,8 @@ fn no_detector_declares_a_genuine_timeout_spurious() {
         (DetectorKind::Frto, true),
         (DetectorKind::Frto, false),
         (DetectorKind::FrtoBasic, true),
+        (DetectorKind::FrtoLinux, true),
+        (DetectorKind::FrtoLinux, false),
         (DetectorKind::Eifel, true),
         (DetectorKind::Dsack, true),
     ] {
