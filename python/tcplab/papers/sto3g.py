@@ -387,7 +387,7 @@ def sto_per_mb(res: dict[str, Any]) -> float:
 
 
 def fig6(report: Report, jobs: int | None) -> dict[str, Any]:
-    n, seeds = (40, 2) if report.quick else (120, 8)
+    n, seeds = (40, 8) if report.quick else (120, 12)
     sizes = mix(list(CONTENTS))  # the paper's four contents, equal numbers of downloads
     out: dict[str, dict[str, tuple[float, float]]] = {}
     cfgs = [
@@ -884,11 +884,19 @@ def reproduce(report: Report, jobs: int | None) -> None:
         """
 - **Radio presets** are tcplab's calibration of the paper's qualitative environments
   (`tcplab/radio.py`, method and table there; `python -m tcplab.papers.sto3g calibrate`). The
-  weak (cell-edge) preset is fitted to Fig. 2; with independent PDU errors the RTT variance that
-  gives Fig. 2's 10% STO share at RTO 1.5 s also gives standard-profile STOs at the cell edge,
-  so Fig. 6's weak/standard bar (paper 0.18/MB, the minimum) comes out far higher, and the rare
-  long outages that keep Fig. 2 flat at ~1% from 4 s to 10 s give ~0.1 STO/MB under the tuned
-  profile (paper 0.01/MB). The paper's Fig. 2 and Fig. 6 come from different field campaigns.
+  weak (cell-edge) preset is fitted to Fig. 2. With independent PDU errors (9% BLER), the
+  standard profile gave 0.72-0.79 STO/MB at the cell edge (paper 0.18, the minimum): 94% of
+  those STOs hit the first flight, whose RTO (3 x the handshake RTT, 0.82 s) is set by a 2-PDU
+  SYN that rarely waits for an RLC retransmission, while nearly every 36-PDU data packet waits
+  at least one. The weak preset now has correlated block errors, a Gilbert-Elliott channel as
+  at a power-limited cell edge: 0.5% BLER, and 30% in slow fades of 5-20 s covering ~35% of
+  the time. Handshake and first flight then see the same channel state, and weak/standard
+  falls to 0.31/MB (full run) at the same Fig. 2 point (9.9% at 1.5 s). That is within x2 of
+  0.18 but still above it, and no candidate fade setting that keeps Fig. 2 reached 0.18: the
+  conflict is smaller, not gone. Strong (0.33) and weak (0.31) are now about equal under the
+  standard profile; the paper has strong > weak. The rare long outages that keep Fig. 2 flat
+  at ~1% from 4 s to 10 s give ~0.06 STO/MB under the tuned profile (paper 0.01/MB). The
+  paper's Fig. 2 and Fig. 6 come from different field campaigns.
 - **STO per MB** counts spurious-timeout *episodes* (a stall outlasting several backed-off RTOs
   counts once); counting every expiry doubles the standard-profile bars.
 - **Fig. 4/5**: the model is eqs. (1)-(10) as read in `tcplab/models/sto3g.py` (eq. (2) as the
@@ -939,7 +947,7 @@ def reproduce(report: Report, jobs: int | None) -> None:
     )
 
 
-def calibration_table(jobs: int | None = None, seeds: int = 3) -> list[tuple[str, float, str]]:
+def calibration_table(jobs: int | None = None, seeds: int = 12) -> list[tuple[str, float, str]]:
     """The calibration targets of :mod:`tcplab.radio` measured with the current presets:
     (target, tcplab value, paper value)."""
     cfgs = [
@@ -950,12 +958,13 @@ def calibration_table(jobs: int | None = None, seeds: int = 3) -> list[tuple[str
     ]
     sizes = {"kind": "empirical", "bins": SIZE_MIX}
     rtos = (1.5, 4.0, 10.0)
+    f2_seeds = seeds // 2
     cfgs += [
         scenario("weak", {"initial": f"{r}s", "min": f"{r}s"}, sizes, 300, seed=s)
         for r in rtos
-        for s in range(2)
+        for s in range(f2_seeds)
     ]
-    cfgs += [scenario("strong", "tuned-3g", sizes, 300, seed=s) for s in range(2)]
+    cfgs += [scenario("strong", "tuned-3g", sizes, 300, seed=s) for s in range(f2_seeds)]
     res = run_configs(cfgs, jobs, columns=True)
     rows: list[tuple[str, float, str]] = []
     k = 0
@@ -972,12 +981,12 @@ def calibration_table(jobs: int | None = None, seeds: int = 3) -> list[tuple[str
             k += seeds
     paper2 = {1.5: "0.10", 4.0: "0.01", 10.0: "0.01"}
     for r in rtos:
-        h = sum(conns_with_sto(x)[0] for x in res[k : k + 2])
-        t = sum(conns_with_sto(x)[1] for x in res[k : k + 2])
+        h = sum(conns_with_sto(x)[0] for x in res[k : k + f2_seeds])
+        t = sum(conns_with_sto(x)[1] for x in res[k : k + f2_seeds])
         rows.append((f"Fig. 2 weak RTO {r} s share", h / t, paper2[r]))
-        k += 2
-    h = sum(conns_with_sto(x)[0] for x in res[k : k + 2])
-    t = sum(conns_with_sto(x)[1] for x in res[k : k + 2])
+        k += f2_seeds
+    h = sum(conns_with_sto(x)[0] for x in res[k : k + f2_seeds])
+    t = sum(conns_with_sto(x)[1] for x in res[k : k + f2_seeds])
     rows.append(("Fig. 2 strong RTO 4 s share", h / t, "0.004"))
     return rows
 
