@@ -915,13 +915,14 @@ def reproduce(report: Report, jobs: int | None) -> None:
   algorithm, below) 6 KB, 18 KB and 2 MB match (full run: 1.7, 1.5, 1.8 per STO; paper < 2, < 2,
   3) but 300 KB does not (5.1). The table "where F-RTO falls back to go-back-N" shows why: 21%
   of the 300 KB STOs (22 of 107) hit the tail of the transfer, when everything is sent and
-  step 2b has no new data to probe with; RFC 5682 then recovers conventionally and goes back N
-  over the whole window in flight (16 retransmissions per such miss; a 64 KB window is ~21% of
-  300 KB, so ~21% of a 300 KB transfer's time is tail). The ACKs after the stall do not stop it:
-  each one lets slow start resend more than it acknowledges. Linux's F-RTO (`frto-linux`)
-  declares these spurious on the first ACK of original data: 300 KB falls to 1.7 (3 misses of
-  111). The paper's < 2 at 300 KB says its tail STOs were rarer or cheaper than tcplab's; the
-  paper gives neither its receive window nor where in the transfer its STOs fell.
+  step 2b has no new data to probe with. RFC 5682 then recovers conventionally and goes back N
+  over the whole window in flight, 16 retransmissions per such miss. The ACKs do not stop it.
+  They return one per ~63 ms as the window queued in the RLC during the stall drains at 384
+  kbit/s, and each lets slow start resend 3 segments while it acknowledges 2, so the
+  retransmissions stay ahead of the ACKs to the end. Linux's F-RTO (`frto-linux`) declares
+  these STOs spurious on the first ACK of original data: 300 KB falls to 1.7 (3 misses of 111).
+  The paper's < 2 at 300 KB means its tail STOs were rarer or cheaper than tcplab's. The paper
+  gives neither its receive window nor where in a transfer its STOs fell.
 - **Fig. 8** uses downloads with exactly one (spurious) timeout, not necessarily in slow start.
 - **Which F-RTO the reproduction uses**: RFC 5682 (`frto`, SACK-enhanced with SACK). The paper
   (2008) cites RFC 4138, whose step 2b, like RFC 5682's, falls back to conventional recovery
