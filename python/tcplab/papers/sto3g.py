@@ -789,7 +789,11 @@ def detectors(report: Report, jobs: int | None) -> dict[str, Any]:
     share and delay, unnecessary retransmissions per STO, throughput of one-STO downloads."""
     n, seeds = (20, 2) if report.quick else (100, 8)
     sizes = mix(("300KB", "2MB"))
-    combos = [(d, r) for d in ("frto", "eifel", "dsack") for r in ("eifel", "keep-cwnd", "reno")]
+    combos = [
+        (d, r)
+        for d in ("frto", "frto-linux", "eifel", "dsack")
+        for r in ("eifel", "keep-cwnd", "reno")
+    ]
     combos = [("none", "reno"), *combos]
     cfgs = [
         scenario(env, "tuned-3g", sizes, n, seed=s, detection=d, response=r)
