@@ -898,9 +898,10 @@ def reproduce(report: Report, jobs: int | None) -> None:
   falls to 0.31/MB (full run) at the same Fig. 2 point (9.9% at 1.5 s). That is within x2 of
   0.18 but still above it; the best fade settings of the calibration grid that keep Fig. 2
   give 0.28-0.40/MB and none reaches 0.18: the conflict is smaller, not gone. Strong (0.33)
-  and weak (0.31) are now about equal under the standard profile; the paper has strong > weak. The rare long outages that keep Fig. 2 flat
-  at ~1% from 4 s to 10 s give ~0.06 STO/MB under the tuned profile (paper 0.01/MB). The
-  paper's Fig. 2 and Fig. 6 come from different field campaigns.
+  and weak (0.31) are now about equal under the standard profile (overlapping 95% CIs); the
+  paper has strong > weak. The rare long outages that keep Fig. 2 flat at ~1% from 4 s to
+  10 s give ~0.06 STO/MB under the tuned profile (paper 0.01/MB). The paper's Fig. 2 and
+  Fig. 6 come from different field campaigns.
 - **STO per MB** counts spurious-timeout *episodes* (a stall outlasting several backed-off RTOs
   counts once); counting every expiry doubles the standard-profile bars.
 - **Fig. 4/5**: the model is eqs. (1)-(10) as read in `tcplab/models/sto3g.py` (eq. (2) as the
