@@ -57,6 +57,14 @@ def test_scenario_rlc_and_profiles() -> None:
         parse_scenario(
             {"duration": "1s", "path": [{"kind": "rlc"}], "flows": [{"spurious_detection": "x"}]}
         )
+    # The weak preset's correlated block errors (fades) reach the simulator; bad values are
+    # named; the Linux F-RTO variant is selectable.
+    weak = s.scenario("weak", "standard", "6KB", 1, seed=1, detection="frto-linux")
+    assert weak["hops"][0]["fade_rate_per_s"] > 0 and weak["hops"][0]["down"]["fade_bler"] > 0
+    assert weak["flows"][0]["tcp"]["spurious_detection"] == "frto-linux"
+    for key, bad in (("fade_rate", -1), ("down_fade_bler", 1.0)):
+        with pytest.raises(ScenarioError, match=key):
+            parse_scenario({"duration": "1s", "path": [{"kind": "rlc", key: bad}], "flows": [{}]})
 
 
 def test_sto_incidence_falls_with_rto() -> None:

@@ -84,7 +84,7 @@ TCP_PROFILES: Final[dict[str, dict[str, object]]] = {
     # MTU 1500 (MSS 1460).
     "w-tcp": {"max_cwnd": "64KiB", "initial_window": "4KiB", "sack": True, "mss": 1460},
 }
-SPURIOUS_DETECTORS: Final = ("none", "frto", "frto-basic", "eifel", "dsack")
+SPURIOUS_DETECTORS: Final = ("none", "frto", "frto-basic", "frto-linux", "eifel", "dsack")
 SPURIOUS_RESPONSES: Final = ("eifel", "keep-cwnd", "reno")
 
 #: Defaults of the links a dumbbell adds around its bottleneck (one per pair and side).

@@ -121,6 +121,13 @@ pub struct RlcConfig {
     /// Scheduled stalls (start, duration) in ns, besides the random ones.
     #[serde(default)]
     pub stalls_ns: Vec<(u64, u64)>,
+    /// Fades: periods (Poisson starts per second, durations in seconds) in
+    /// which a PDU fails with each direction's `fade_bler` instead of `bler`
+    /// (cell edge: the link power is capped and cannot follow a slow fade).
+    #[serde(default)]
+    pub fade_rate_per_s: f64,
+    #[serde(default)]
+    pub fade_duration_s: Option<Dist>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -129,6 +136,9 @@ pub struct RlcDirConfig {
     pub rate_bps: u64,
     /// Block (PDU) error rate.
     pub bler: f64,
+    /// Block error rate during a fade (see `RlcConfig::fade_rate_per_s`).
+    #[serde(default)]
+    pub fade_bler: f64,
     /// Fixed one-way delay after the radio (core network, processing), ns.
     pub delay_ns: u64,
     /// Most packets waiting in the RLC buffer.
@@ -287,7 +297,7 @@ pub struct TcpConfigJson {
     /// Receiver-side ACK congestion control (RFC 3449 §4.3), None = off.
     #[serde(default)]
     pub ack_cc: Option<AckCcJson>,
-    /// Spurious-timeout detector: "none" | "frto" | "frto-basic" | "eifel" | "dsack".
+    /// Spurious-timeout detector: "none" | "frto" | "frto-basic" | "frto-linux" | "eifel" | "dsack".
     #[serde(default = "default_spurious_detection")]
     pub spurious_detection: String,
     /// Response to a detected spurious timeout: "eifel" | "keep-cwnd" | "reno".

@@ -15,6 +15,13 @@
 //! stalls: a Poisson process of rate `spike_rate_per_s` with durations drawn
 //! from `spike_duration`; during a stall nothing moves in either direction.
 //!
+//! Fades (optional): a second Poisson process of periods in which every PDU
+//! transmission attempt fails with `fade_bler` instead of `bler` (errors
+//! correlated in time, a two-state Gilbert–Elliott channel with general
+//! sojourn times). An attempt's state is the state at the time the attempt is
+//! made: the first at the end of the packet's transmission, the k-th
+//! retransmission `k × retx_interval` later.
+//!
 //! Simplifications (documented, not hidden): the retransmission of a PDU
 //! completes `k × retx_interval` after its first transmission regardless of
 //! the queue in front of it; capacity used by retransmissions delays later
@@ -92,6 +99,12 @@ impl Spikes {
             .find(|s| t < s.1)
             .map(|s| s.1);
         r.max(f)
+    }
+
+    /// Whether `t` falls in a period (stall or fade) of this schedule.
+    pub fn active(&mut self, t: Time) -> bool {
+        self.generate_to(t);
+        self.inside(t).is_some()
     }
 
     /// The earliest stall start strictly after `t`, with its end.
@@ -209,7 +222,13 @@ impl RlcDir {
         (self.pdu_bytes as u64 * 8 * 1_000_000_000).div_ceil(self.cfg.rate_bps)
     }
 
-    pub fn offer(&mut self, bytes: u32, now: Time, spikes: &mut Spikes) -> RlcFate {
+    pub fn offer(
+        &mut self,
+        bytes: u32,
+        now: Time,
+        spikes: &mut Spikes,
+        fades: &mut Spikes,
+    ) -> RlcFate {
         while self.inq.front().is_some_and(|&e| e <= now) {
             self.inq.pop_front();
         }
@@ -225,9 +244,20 @@ impl RlcDir {
         let mut worst = 0u32;
         let mut retx = 0u64;
         let mut lost = false;
+        let faded = |fades: &mut Spikes, k: u32| {
+            fades.rate_per_s > 0.0 && fades.active(tx_end + k as u64 * self.retx_interval)
+        };
         for _ in 0..n_pdus {
             let mut k = 0u32;
-            while self.rng.bernoulli(self.cfg.bler) {
+            loop {
+                let p = if faded(fades, k) {
+                    self.cfg.fade_bler
+                } else {
+                    self.cfg.bler
+                };
+                if !self.rng.bernoulli(p) {
+                    break;
+                }
                 k += 1;
                 if k >= self.max_dat {
                     lost = true;
@@ -276,12 +306,26 @@ pub fn check(c: &RlcConfig) -> Result<(), String> {
         return Err("rlc.spike_rate: must be >= 0".into());
     }
     crate::dist::check(&c.spike_duration_s).map_err(|e| format!("rlc.spike_duration.{e}"))?;
+    if !(c.fade_rate_per_s >= 0.0 && c.fade_rate_per_s.is_finite()) {
+        return Err("rlc.fade_rate: must be >= 0".into());
+    }
+    if let Some(d) = &c.fade_duration_s {
+        crate::dist::check(d).map_err(|e| format!("rlc.fade_duration.{e}"))?;
+    } else if c.fade_rate_per_s > 0.0 {
+        return Err("rlc.fade_duration: required when fade_rate > 0".into());
+    }
     for (d, x) in [("down", &c.down), ("up", &c.up)] {
         if x.rate_bps == 0 {
             return Err(format!("rlc.{d}.rate: must be > 0"));
         }
         if !(0.0..1.0).contains(&x.bler) {
             return Err(format!("rlc.{d}.bler: must be in [0, 1) (got {})", x.bler));
+        }
+        if !(0.0..1.0).contains(&x.fade_bler) {
+            return Err(format!(
+                "rlc.{d}.fade_bler: must be in [0, 1) (got {})",
+                x.fade_bler
+            ));
         }
     }
     Ok(())
@@ -290,6 +334,7 @@ pub fn check(c: &RlcConfig) -> Result<(), String> {
 pub struct RlcHop {
     dirs: [RlcDir; 2],
     spikes: Spikes,
+    fades: Spikes,
 }
 
 impl RlcHop {
@@ -309,6 +354,13 @@ impl RlcHop {
                 Rng::stream(seed, &format!("rlc/{idx}/spike")),
             )
             .with_fixed(&cfg.stalls_ns),
+            fades: Spikes::new(
+                cfg.fade_rate_per_s,
+                cfg.fade_duration_s
+                    .clone()
+                    .unwrap_or(Dist::Const { value: 0.0 }),
+                Rng::stream(seed, &format!("rlc/{idx}/fade")),
+            ),
         }
     }
 }
@@ -316,7 +368,8 @@ impl RlcHop {
 impl Component for RlcHop {
     fn on_packet(&mut self, p: Packet, ctx: &mut Ctx) {
         self.spikes.prune(ctx.now);
-        match self.dirs[p.dir as usize].offer(p.size, ctx.now, &mut self.spikes) {
+        self.fades.prune(ctx.now);
+        match self.dirs[p.dir as usize].offer(p.size, ctx.now, &mut self.spikes, &mut self.fades) {
             RlcFate::Delivered { at, tx_start } => {
                 ctx.tap(&p, tx_start);
                 ctx.forward(p, at);
@@ -364,18 +417,22 @@ mod tests {
             down: RlcDirConfig {
                 rate_bps: 384_000,
                 bler,
+                fade_bler: 0.0,
                 delay_ns: 50_000_000,
                 queue_packets: 1000,
             },
             up: RlcDirConfig {
                 rate_bps: 64_000,
                 bler,
+                fade_bler: 0.0,
                 delay_ns: 50_000_000,
                 queue_packets: 1000,
             },
             spike_rate_per_s: rate,
             spike_duration_s: Dist::Const { value: 2.0 },
             stalls_ns: vec![],
+            fade_rate_per_s: 0.0,
+            fade_duration_s: None,
         }
     }
 
@@ -386,10 +443,17 @@ mod tests {
             c.spike_duration_s.clone(),
             Rng::stream(1, "s"),
         );
+        let mut fd = Spikes::new(
+            c.fade_rate_per_s,
+            c.fade_duration_s
+                .clone()
+                .unwrap_or(Dist::Const { value: 0.0 }),
+            Rng::stream(1, "f"),
+        );
         let mut out = vec![];
         for i in 0..n {
             let now = i as Time * 40_000_000; // 1500 B every 40 ms ≈ 300 kb/s
-            out.push(match d.offer(1500, now, &mut sp) {
+            out.push(match d.offer(1500, now, &mut sp, &mut fd) {
                 RlcFate::Delivered { at, .. } => Some(at),
                 _ => None,
             });
@@ -439,5 +503,24 @@ mod tests {
         assert_eq!(sp.free_at(1_500_000_000), 3_000_000_000);
         assert_eq!(sp.advance(500_000_000, 1_000_000_000), 3_500_000_000);
         assert_eq!(sp.advance(3_000_000_000, 10), 3_000_000_010);
+    }
+
+    #[test]
+    fn fades_raise_block_errors_only_inside_them() {
+        // bler 0 outside fades, 0.5 inside: retransmissions only for packets
+        // sent in a fade, and a fade-free schedule changes nothing.
+        let mut c = cfg(0.0, 10, 0.0);
+        c.down.fade_bler = 0.5;
+        let (_, none) = run(&c, 2000);
+        assert_eq!(none.pdu_retx, 0);
+        c.fade_rate_per_s = 0.05;
+        c.fade_duration_s = Some(Dist::Const { value: 5.0 });
+        let (_, st) = run(&c, 2000);
+        // 80 s of traffic, fades cover about 5/(20+5) = 20% of it.
+        let share = st.pdu_retx as f64 / st.pdus as f64;
+        assert!(share > 0.03 && share < 0.5, "retransmitted share {share}");
+        assert!(check(&c).is_ok());
+        c.fade_duration_s = None;
+        assert!(check(&c).unwrap_err().contains("fade_duration"));
     }
 }

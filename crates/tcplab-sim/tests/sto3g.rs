@@ -10,6 +10,7 @@ fn cfg(detector: &str, seed: u64) -> SimConfig {
     let dir = |rate| RlcDirConfig {
         rate_bps: rate,
         bler: 0.006,
+        fade_bler: 0.0,
         delay_ns: 130_000_000,
         queue_packets: 100,
     };
@@ -37,6 +38,8 @@ fn cfg(detector: &str, seed: u64) -> SimConfig {
             spike_rate_per_s: 0.03,
             spike_duration_s: Dist::Uniform { lo: 1.0, hi: 9.0 },
             stalls_ns: vec![],
+            fade_rate_per_s: 0.0,
+            fade_duration_s: None,
         })],
         flows: vec![FlowConfig {
             name: "dl".into(),

@@ -1342,7 +1342,9 @@ impl Connection {
             Decision::Genuine => {
                 if matches!(
                     self.cfg.spurious_detection,
-                    spurious::DetectorKind::Frto | spurious::DetectorKind::FrtoBasic
+                    spurious::DetectorKind::Frto
+                        | spurious::DetectorKind::FrtoBasic
+                        | spurious::DetectorKind::FrtoLinux
                 ) {
                     // RFC 5682 §2.1 step 3a / §3.1 step 3a: cwnd <= 3·MSS, then
                     // slow start retransmitting the unacknowledged segments.

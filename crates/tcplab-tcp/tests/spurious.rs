@@ -78,6 +78,8 @@ fn every_detector_flags_the_spike() {
         (DetectorKind::Frto, true),
         (DetectorKind::Frto, false),
         (DetectorKind::FrtoBasic, true),
+        (DetectorKind::FrtoLinux, true),
+        (DetectorKind::FrtoLinux, false),
         (DetectorKind::Eifel, true),
         (DetectorKind::Dsack, true),
     ] {
@@ -93,6 +95,7 @@ fn frto_and_eifel_avoid_go_back_n() {
     for det in [
         DetectorKind::Frto,
         DetectorKind::FrtoBasic,
+        DetectorKind::FrtoLinux,
         DetectorKind::Eifel,
     ] {
         let n = spike(det, ResponseKind::Eifel, true);
@@ -112,6 +115,8 @@ fn no_detector_declares_a_genuine_timeout_spurious() {
         (DetectorKind::Frto, true),
         (DetectorKind::Frto, false),
         (DetectorKind::FrtoBasic, true),
+        (DetectorKind::FrtoLinux, true),
+        (DetectorKind::FrtoLinux, false),
         (DetectorKind::Eifel, true),
         (DetectorKind::Dsack, true),
     ] {
@@ -202,4 +207,37 @@ fn eifel_response_rebases_the_rto() {
     // The RTT after the ACK path slowed to 400 ms is about 430 ms; before it was about 45 ms.
     assert!(eifel.a.srtt() >= 400 * NS_PER_MS, "{}", eifel.a.srtt());
     assert!(keep.a.srtt() < 350 * NS_PER_MS, "{}", keep.a.srtt());
+}
+
+/// A spurious timeout at the tail of a transfer: all 12 KB are in flight when the ACK path
+/// slows down, so F-RTO step 2b has no new data to probe with.
+fn tail_spike(det: DetectorKind) -> Net {
+    let mut c = spike_cfg(det, ResponseKind::Eifel);
+    c.initial_window = 20_000;
+    let mut n = Net::new(c.clone(), c);
+    n.a.app_supply(12_000);
+    n.a.close();
+    // Handshake done at ~40 ms, the whole transfer sent then; its ACKs leave B from ~60 ms.
+    n.run_until(50 * NS_PER_MS);
+    n.ba.delay = 400 * NS_PER_MS;
+    n.run_until(30 * NS_PER_S);
+    assert_eq!(n.b.stats().bytes_delivered, 12_000);
+    n
+}
+
+#[test]
+fn tail_timeout_rfc_frto_finishes_without_verdict_linux_frto_detects() {
+    // RFC 5682 §2.1/§3.1 step 2b: no new data -> conventional recovery, classified as
+    // "transfer finished" (Sekiguchi 2008 Table 4, cause 1), and go-back-N follows.
+    let n = tail_spike(DetectorKind::Frto);
+    assert!(timeouts(&n) >= 1);
+    assert_eq!(detected(&n), 0);
+    assert!(n.count_a(|e| matches!(e, Event::DetectorVerdict { outcome: 0, .. })) >= 1);
+    assert!(go_back_n(&n) >= 1, "go-back-N resent {}", go_back_n(&n));
+    // Linux F-RTO: the first ACK of original data decides "spurious"; nothing is resent
+    // beyond the timeout retransmission.
+    let n = tail_spike(DetectorKind::FrtoLinux);
+    assert!(timeouts(&n) >= 1);
+    assert_eq!(detected(&n), timeouts(&n));
+    assert_eq!(go_back_n(&n), 0);
 }

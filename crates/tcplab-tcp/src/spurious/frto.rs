@@ -2,6 +2,14 @@
 //! timeouts. After the timeout retransmission is acknowledged, send new data
 //! instead of going back N; if the next ACK acknowledges data that was sent
 //! before the timeout and never retransmitted, the timeout was spurious.
+//!
+//! `Frto::linux` is Linux's variant (`net.ipv4.tcp_frto`, `tcp_process_loss` since
+//! 3.10, commit "tcp: implement RFC 5682 F-RTO"): the SACK-enhanced algorithm, plus
+//! a spurious verdict as soon as *any* ACK after the timeout acknowledges,
+//! cumulatively or by SACK, data sent before the timeout and never retransmitted
+//! (`FLAG_ORIG_SACK_ACKED` -> `tcp_try_undo_loss(sk, true)`), in step 2 as well
+//! as in step 3. It needs no new data to probe with, so a timeout at the tail
+//! of a transfer is still decided (algorithms.md §3.2 "Linux extras (b)").
 
 use super::{AckView, Decision, Detector, MissCause, NewData, RtoView};
 
@@ -24,6 +32,8 @@ pub struct Frto {
     recover: u64,
     /// Still in RTO recovery from an earlier timeout (SND.UNA < recover).
     in_rto_recovery: bool,
+    /// Linux's variant (see the module comment).
+    linux: bool,
     id: u32,
 }
 
@@ -35,18 +45,30 @@ impl Frto {
             step: Step::Idle,
             recover: 0,
             in_rto_recovery: false,
+            linux: false,
             id: 0,
         }
     }
 
+    /// Linux's F-RTO (`frto-linux`): the SACK-enhanced steps (with or without
+    /// SACK, as Linux has no basic variant) plus the early spurious verdict.
+    pub fn linux() -> Frto {
+        Frto {
+            linux: true,
+            ..Frto::new(true)
+        }
+    }
+
     fn enhanced(&self) -> bool {
-        self.sack_variant && self.sack
+        self.linux || (self.sack_variant && self.sack)
     }
 }
 
 impl Detector for Frto {
     fn name(&self) -> &'static str {
-        if self.sack_variant {
+        if self.linux {
+            "frto-linux"
+        } else if self.sack_variant {
             "frto"
         } else {
             "frto-basic"
@@ -76,6 +98,15 @@ impl Detector for Frto {
             self.in_rto_recovery = false;
         }
         let advanced = a.ack > a.prev_una;
+        if self.linux && self.step != Step::Idle && a.orig_acked {
+            // Linux tcp_process_loss: "Step 3.b. A timeout is spurious if not all
+            // data are lost, i.e., never-retransmitted data are (s)acked" — checked
+            // on every ACK of the episode, before step 2b, so no new data is needed.
+            self.step = Step::Idle;
+            self.in_rto_recovery = false;
+            self.recover = a.ack;
+            return Decision::Spurious { late: false };
+        }
         match self.step {
             Step::Idle => Decision::Pending,
             Step::WaitAck1 => {
@@ -127,7 +158,13 @@ impl Detector for Frto {
                 if self.enhanced() {
                     // RFC 5682 §3.1 step 3a: the ACK acknowledges a sequence number
                     // above "recover" (SACK or cumulative) -> genuine.
-                    if a.ack > self.recover + 1 || a.newly_sacked_high > self.recover + 1 {
+                    // Linux: any dupack or SACK that did not cover original data
+                    // (checked above) once new data is out ("FLAG_DATA_SACKED ||
+                    // num_dupack": "Step 3.a. loss was real").
+                    if a.ack > self.recover + 1
+                        || a.newly_sacked_high > self.recover + 1
+                        || (self.linux && a.is_dupack)
+                    {
                         self.step = Step::Idle;
                         return Decision::Genuine;
                     }
@@ -311,5 +348,104 @@ mod tests {
         let _ = f.on_ack(&d);
         f.on_rto(&rto(1, 1001, 11001, None, false));
         assert!(!f.holds_retransmissions());
+    }
+
+    // Linux variant (`frto-linux`): timeout at SND.UNA = 1001, SND.MAX = 11001.
+    fn linux_started(sack: bool) -> Frto {
+        let mut f = Frto::linux();
+        f.on_rto(&rto(0, 1001, 11001, None, sack));
+        assert!(f.holds_retransmissions());
+        f
+    }
+
+    #[test]
+    fn linux_first_ack_of_original_data_is_spurious_without_new_data() {
+        for sack in [false, true] {
+            // The first ACK covers the retransmitted segment and original data
+            // behind it: spurious at once (FLAG_ORIG_SACK_ACKED), even with no new
+            // data left — where RFC 5682 step 2b falls back to go-back-N.
+            let mut f = linux_started(sack);
+            let v = AckView {
+                new_data: NewData::Exhausted,
+                ..ack(1001, 3001)
+            };
+            assert_eq!(f.on_ack(&v), Decision::Spurious { late: false });
+            assert!(!f.holds_retransmissions());
+            // The RFC algorithm on the same ACK: no verdict, "finished".
+            let mut r = Frto::new(true);
+            r.on_rto(&rto(0, 1001, 11001, None, sack));
+            assert_eq!(r.on_ack(&v), Decision::NoVerdict(MissCause::Finished));
+            // An ACK of everything outstanding that includes original data is
+            // spurious too (RFC 5682 step 2a: no verdict).
+            let mut f = linux_started(sack);
+            assert_eq!(
+                f.on_ack(&ack(1001, 11001)),
+                Decision::Spurious { late: false }
+            );
+        }
+    }
+
+    #[test]
+    fn linux_sack_of_original_data_in_step_2_is_spurious() {
+        let mut f = linux_started(true);
+        let d = AckView {
+            is_dupack: true,
+            orig_acked: true,
+            newly_sacked_high: 4001,
+            ..ack(1001, 1001)
+        };
+        assert_eq!(f.on_ack(&d), Decision::Spurious { late: false });
+    }
+
+    #[test]
+    fn linux_ack_of_only_the_retransmission_probes_or_falls_back() {
+        // Only the retransmitted segment acknowledged: no original data, so the
+        // RFC's step 2b runs: send new data ...
+        let only_rtx = AckView {
+            orig_acked: false,
+            ..ack(1001, 2001)
+        };
+        let mut f = linux_started(true);
+        assert_eq!(f.on_ack(&only_rtx), Decision::SendNew);
+        // ... and step 3 decides: a SACK of only the new data -> genuine.
+        let g = AckView {
+            is_dupack: true,
+            orig_acked: false,
+            newly_sacked_high: 12001,
+            ..ack(2001, 2001)
+        };
+        assert_eq!(f.on_ack(&g), Decision::Genuine);
+        // Step 3 without SACK: a duplicate ACK -> genuine.
+        let mut f = linux_started(false);
+        assert_eq!(f.on_ack(&only_rtx), Decision::SendNew);
+        let d = AckView {
+            is_dupack: true,
+            orig_acked: false,
+            ..ack(2001, 2001)
+        };
+        assert_eq!(f.on_ack(&d), Decision::Genuine);
+        // Step 3: original data acknowledged -> spurious.
+        let mut f = linux_started(false);
+        assert_eq!(f.on_ack(&only_rtx), Decision::SendNew);
+        assert_eq!(
+            f.on_ack(&ack(2001, 4001)),
+            Decision::Spurious { late: false }
+        );
+        // No new data and nothing original acknowledged: conventional recovery.
+        let mut f = linux_started(true);
+        let v = AckView {
+            new_data: NewData::Exhausted,
+            ..only_rtx
+        };
+        assert_eq!(f.on_ack(&v), Decision::NoVerdict(MissCause::Finished));
+        // Nor does an ACK of only the retransmission covering everything decide.
+        let mut f = Frto::linux();
+        f.on_rto(&rto(0, 1001, 2001, None, true));
+        let v = AckView {
+            orig_acked: false,
+            new_data: NewData::Exhausted,
+            ..ack(1001, 2001)
+        };
+        assert_eq!(f.on_ack(&v), Decision::NoVerdict(MissCause::Finished));
     }
 }

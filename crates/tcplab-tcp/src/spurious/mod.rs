@@ -30,6 +30,9 @@ pub enum DetectorKind {
     Frto,
     /// F-RTO basic algorithm (RFC 5682 §2) even with SACK.
     FrtoBasic,
+    /// Linux's F-RTO (kernel ≥ 3.10): RFC 5682 §3 plus a spurious verdict as
+    /// soon as never-retransmitted pre-timeout data is (S)ACKed, without new data.
+    FrtoLinux,
     /// Eifel detection with timestamps (RFC 3522).
     Eifel,
     /// DSACK-based detection (RFC 3708).
@@ -37,12 +40,14 @@ pub enum DetectorKind {
 }
 
 impl DetectorKind {
-    pub const NAMES: [&'static str; 5] = ["none", "frto", "frto-basic", "eifel", "dsack"];
+    pub const NAMES: [&'static str; 6] =
+        ["none", "frto", "frto-basic", "frto-linux", "eifel", "dsack"];
     pub fn parse(s: &str) -> Option<DetectorKind> {
         match s {
             "none" => Some(DetectorKind::None),
             "frto" => Some(DetectorKind::Frto),
             "frto-basic" => Some(DetectorKind::FrtoBasic),
+            "frto-linux" => Some(DetectorKind::FrtoLinux),
             "eifel" => Some(DetectorKind::Eifel),
             "dsack" => Some(DetectorKind::Dsack),
             _ => None,
@@ -227,6 +232,7 @@ pub fn new_detector(kind: DetectorKind) -> Option<Box<dyn Detector>> {
         DetectorKind::None => None,
         DetectorKind::Frto => Some(Box::new(Frto::new(true))),
         DetectorKind::FrtoBasic => Some(Box::new(Frto::new(false))),
+        DetectorKind::FrtoLinux => Some(Box::new(Frto::linux())),
         DetectorKind::Eifel => Some(Box::new(EifelDetector::default())),
         DetectorKind::Dsack => Some(Box::new(DsackDetector::default())),
     }
