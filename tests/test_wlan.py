@@ -90,6 +90,30 @@ def test_handover_keeps_the_connection_and_drops_downlink_for_the_absent_station
     assert ap_drops(s["links"])["drops_handover"] >= 0
 
 
+def test_a_station_loses_its_uplink_frames_while_not_associated() -> None:
+    # IEEE 802.11-2007 §11.3: no data frames while unassociated. With handover_flush (default)
+    # the moving terminal's queued and new uplink frames are lost during the 2-s outage, so its
+    # TCP times out repeatedly across the outage (RTO backoff) and resumes after re-association;
+    # with handover_flush = false the frames wait and go out at re-association.
+    got = {}
+    for flush in (True, False):
+        cfg = handover_config(
+            "newreno", channel="simulator", n_ap1=1, n_ap2=1, duration_s=50, handover_flush=flush
+        )
+        s = run_config(cfg, columns=True)
+        mob = [r for r in s["links"] if r.get("role") == "station"][-1]
+        ev = s["events_table"]
+        k = s["event_kinds"].index("timeout")
+        t_ho = mob["handover_t_s"][0]
+        sel = (ev["kind"] == k) & (ev["flow"] == len(cfg["flows"]) - 1)
+        t = ev["t_ns"][sel] * 1e-9
+        got[flush] = (mob["drops_handover"], int(((t > t_ho) & (t < t_ho + 2.0)).sum()))
+        assert s["flows"][-1]["connections"] == 1
+        assert s["flows"][-1]["bytes_delivered"] > 0
+    assert got[True][0] > 0 and got[False][0] == 0, got
+    assert got[True][1] >= 2, got  # backed-off timeouts inside the outage
+
+
 def test_a_station_carries_several_flows_and_a_downlink_flow() -> None:
     # Two uploads share station 0's queue; flow 2 is a download to station 1 (its receiver is on
     # the station: the WLAN hop is the last of its path, data goes AP → station).
