@@ -191,6 +191,8 @@ def measure_handover(s: dict[str, Any], cfg: dict[str, Any]) -> dict[str, Any]:
     to = (ev["kind"] == k_to) & (ev["flow"] == mobile) & (ev["t_ns"] * 1e-9 > back)
     return {
         "ap2_ack_drop": a2["drops_queue_ack"] / ack_in if ack_in else float("nan"),
+        "ap2_queue_ack_drops": int(a2["drops_queue_ack"]),
+        "ap2_retry_ack_drops": int(a2["drops_retry_ack"]),
         "first_delivery_after_s": float(moved[0] - back) if moved.size else float("inf"),
         "timeouts_after": int(to.sum()),
         "spurious_timeouts_after": int((to & (ev["spurious"] == 1)).sum()),
@@ -627,6 +629,8 @@ def reproduce(report: Report, jobs: int | None) -> None:
         "QoS-TCP (target 4 Mbit/s); paper: testbed QoS-TCP about the fair share, TCP 1/20 of it",
     )
     report.section("Setup and choices", __doc__ or "")
+    q_ack = sum(r["ap2_queue_ack_drops"] for r in tb_t + tb_q)
+    r_ack = sum(r["ap2_retry_ack_drops"] for r in tb_t + tb_q)
     hr = sens_rows["frames held over the outage (before)"]
     lr = sens_rows["frames lost during the outage (default)"]
     cr = sens_rows["CUBIC hosts, frames lost"]
@@ -668,44 +672,41 @@ small ssthresh, and must get one retransmission's ACK through AP2's queue. This 
 QoS-TCP loses as much (unhappy {hr["qos_unhappy"]:.0%} → {lr["qos_unhappy"]:.0%}), so the ratio
 falls: {hr["ratio"]:.2f}x → {lr["ratio"]:.2f}x.
 
-*Why normal TCP is not starved in tcplab (measured).* A window-1 flow starves only when its
-few ACKs keep being dropped at a full AP queue (each loss a spurious timeout, the RTO doubling).
-That needs AP2 to be "always overflowing with ACKs", the paper's unfair-but-stable state, which
-the paper measured on this AP with 7 stations. In tcplab the testbed channel removes that state.
-Retry limit 5 turns collisions into data losses (a frame is lost after 5 collisions in a row,
-p_c^5 with p_c ≈ 0.19 at 8 contenders), and the burst errors and the fading at the cell edge add
-more. Every flow's window is halved every few seconds, the stations' queues drain, and AP2 drops
-{drop_sim:.0%} of the TCP ACKs on the simulator channel but only {drop_tb:.0%} on the testbed
-channel (mechanism.png: every starved run lies in the high-drop cluster). At ~{drop_tb:.0%} ACK loss
+*Why normal TCP is not starved in tcplab (measured).* A window-1 flow starves only when its few
+ACKs keep being dropped at a full AP queue (each loss a spurious timeout, the RTO doubling). That
+needs AP2 to be "always overflowing with ACKs", the paper's unfair-but-stable state, which the
+paper measured on this AP with 7 stations. In tcplab the testbed channel removes that state. Retry
+limit 5 turns collisions into data losses (a frame is lost after 5 collisions in a row, p_c^5 with
+p_c ≈ 0.19 at 8 contenders), and the burst errors and the fading at the cell edge add more. Every
+flow's window is halved every few seconds, the stations' queues drain, and AP2 drops {drop_sim:.0%}
+of the TCP ACKs on the simulator channel but only {drop_tb:.0%} on the testbed channel
+(mechanism.png: every starved run lies in the high-drop cluster). The burst errors on AP2's own ACK
+frames (each frame sees its receiving station's error process) matter little: AP2 discarded {r_ack}
+ACK frames at the retry limit against {q_ack} dropped at its full queue. At ~{drop_tb:.0%} ACK loss
 a window-1 retransmission's ACK gets through within a few tries: in {entered:.0%} of the seeds the
 terminal delivered new data within 5 s of re-association. {sp_tb} of its {to_tb} later timeouts
-were spurious (ACKs lost at AP2), but from a window of 2 to 8 segments it climbs out and gets
-about the fair share like everyone else. The same holds without any handover: a 7th station that
-joins 30 s late gets {j_tcp:.2f}x the fair share with normal TCP and {j_q:.2f}x with QoS-TCP on
-the testbed channel (paper: the late normal TCP becomes unhappy). Retry limit 5 alone, with no
-frame errors, already unloads AP2 (ACK drop
-{c5["ap2_ack_drop_testbed"]:.2f}; normal TCP unhappy in
-{c5["tcp_unhappy"]:.0%} of the seeds). The ratio that
-remains comes mostly from QoS-TCP's target (4 Mbit/s) above the fair share, not from a starved
-normal TCP.
+were spurious (ACKs lost at AP2), but from a window of 2 to 8 segments it climbs out and gets about
+the fair share like everyone else. The same holds without any handover: a 7th station that joins 30
+s late gets {j_tcp:.2f}x the fair share with normal TCP and {j_q:.2f}x with QoS-TCP on the testbed
+channel (paper: the late normal TCP becomes unhappy). Retry limit 5 alone, with no frame errors,
+already unloads AP2 (ACK drop {c5["ap2_ack_drop_testbed"]:.2f}; normal TCP unhappy in
+{c5["tcp_unhappy"]:.0%} of the seeds). The ratio that remains comes mostly from QoS-TCP's target (4
+Mbit/s) above the fair share, not from a starved normal TCP.
 
 *Sensitivity (in `results.json`, `handover_sensitivity`).* With CUBIC on every normal-TCP host
 (Linux's default since 2.6.19; the paper does not name its hosts' congestion control), AP2 stays
-overloaded on the testbed channel (ACK drop
-{cr["ap2_ack_drop_testbed"]:.2f}) and the normal-TCP terminal
-starves in {cr["tcp_unhappy"]:.0%} of the seeds, as in the
-paper. But the QoS-TCP terminal starves in
-{cr["qos_unhappy"]:.0%} of them too (ratio
-{cr["ratio"]:.2f}x), because the starving happens in the RTO
-backoff *before* any ACK gets through. There a target-rate ssthresh gives no advantage, and
-QoS-TCP's larger window near the cell edge has inflated its RTT and so its RTO. The paper's
-explanation (QoS-TCP's high ssthresh wins the regrowth race after the bursts) needs the terminal
-to get ACKs through first. tcplab has no mechanism by which the paper's QoS-TCP escapes the
-post-outage backoff while normal TCP does not. The missing pieces are candidates, not
-measurements: the 2006 TCP-AV equations (its behaviour on timeout), the device-specific
-differences of the paper's §5 (a weaker background station becomes the victim), and an AP that
-is "not a simple FIFO" (its ref. [7]). The paper's 20x and 12x are single testbed measurements;
-tcplab reports means over seeds.
+overloaded on the testbed channel (ACK drop {cr["ap2_ack_drop_testbed"]:.2f}) and the normal-TCP
+terminal starves in {cr["tcp_unhappy"]:.0%} of the seeds, as in the paper. But the QoS-TCP terminal
+starves in {cr["qos_unhappy"]:.0%} of them too (ratio {cr["ratio"]:.2f}x), because the starving
+happens in the RTO backoff *before* any ACK gets through. There a target-rate ssthresh gives no
+advantage, and QoS-TCP's larger window near the cell edge has inflated its RTT and so its RTO. The
+paper's explanation (QoS-TCP's high ssthresh wins the regrowth race after the bursts) needs the
+terminal to get ACKs through first. tcplab has no mechanism by which the paper's QoS-TCP escapes
+the post-outage backoff while normal TCP does not. The missing pieces are candidates, not
+measurements: the 2006 TCP-AV equations (its behaviour on timeout), the device-specific differences
+of the paper's §5 (a weaker background station becomes the victim), and an AP that is "not a simple
+FIFO" (its ref. [7]). The paper's 20x and 12x are single testbed measurements; tcplab reports means
+over seeds.
 
 **QoS-TCP** is a labelled reconstruction (`crates/tcplab-tcp/src/cc/qos_tcp.rs`,
 algorithms.md §5.5): the equations of Shimonishi et al. (2006) were not available.
