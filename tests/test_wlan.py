@@ -69,11 +69,15 @@ def test_handover_simulator_vs_testbed_channel() -> None:
     tb = ho[("testbed", "qos_tcp")]
     # Simulator channel: the QoS-TCP terminal becomes unhappy after the handover in most seeds.
     assert sum(r["mobile_unhappy"] for r in sim) * 2 > len(sim)
-    # Testbed channel: it holds at least its fair share at AP2 in every seed, and is not unhappy
-    # in most (a few seconds below 10 % right after the outage can happen).
-    for r in tb:
-        assert r["mobile_after_bps"] >= 0.8 * r["fair_share_after_bps"]
-    assert sum(r["mobile_unhappy"] for r in tb) * 2 < len(tb)
+    # Testbed channel: on average it holds at least its fair share at AP2, and it is unhappy in
+    # fewer seeds than on the simulator channel (a seed whose retransmissions' ACKs keep being
+    # dropped at AP2 after the outage can still starve: RTO backoff).
+    mean_after = sum(r["mobile_after_bps"] for r in tb) / len(tb)
+    mean_fair = sum(r["fair_share_after_bps"] for r in tb) / len(tb)
+    assert mean_after >= 0.8 * mean_fair
+    assert sum(r["mobile_unhappy"] for r in tb) < sum(r["mobile_unhappy"] for r in sim)
+    # The mechanism: the testbed channel's data losses unload AP2 (fewer ACKs dropped there).
+    assert max(r["ap2_ack_drop"] for r in tb) < min(r["ap2_ack_drop"] for r in sim)
     # The moving terminal changed AP once, in the middle of its walk.
     assert all(39.0 < r["t_handover_s"] < 42.0 for r in sim + tb)
 
@@ -88,6 +92,30 @@ def test_handover_keeps_the_connection_and_drops_downlink_for_the_absent_station
     # It delivered data after the handover (t ≈ 40 s + 2 s outage) on the same connection.
     assert mobile["bytes_delivered"] > 0
     assert ap_drops(s["links"])["drops_handover"] >= 0
+
+
+def test_a_station_loses_its_uplink_frames_while_not_associated() -> None:
+    # IEEE 802.11-2007 §11.3: no data frames while unassociated. With handover_flush (default)
+    # the moving terminal's queued and new uplink frames are lost during the 2-s outage, so its
+    # TCP times out repeatedly across the outage (RTO backoff) and resumes after re-association;
+    # with handover_flush = false the frames wait and go out at re-association.
+    got = {}
+    for flush in (True, False):
+        cfg = handover_config(
+            "newreno", channel="simulator", n_ap1=1, n_ap2=1, duration_s=50, handover_flush=flush
+        )
+        s = run_config(cfg, columns=True)
+        mob = [r for r in s["links"] if r.get("role") == "station"][-1]
+        ev = s["events_table"]
+        k = s["event_kinds"].index("timeout")
+        t_ho = mob["handover_t_s"][0]
+        sel = (ev["kind"] == k) & (ev["flow"] == len(cfg["flows"]) - 1)
+        t = ev["t_ns"][sel] * 1e-9
+        got[flush] = (mob["drops_handover"], int(((t > t_ho) & (t < t_ho + 2.0)).sum()))
+        assert s["flows"][-1]["connections"] == 1
+        assert s["flows"][-1]["bytes_delivered"] > 0
+    assert got[True][0] > 0 and got[False][0] == 0, got
+    assert got[True][1] >= 2, got  # backed-off timeouts inside the outage
 
 
 def test_a_station_carries_several_flows_and_a_downlink_flow() -> None:

@@ -7,7 +7,8 @@ ap_queue = 265          # AP transmit queue, packets
 sta_queue = 100         # each station's transmit queue, packets
 retry_limit = 7         # dot11ShortRetryLimit
 # data_rate = "54Mbps", basic_rate = "24Mbps", cw_min = 15, cw_max = 1023, slot = "9us",
-# sifs = "10us", handover = "2s", handover_margin = 0 (m)
+# sifs = "10us", handover = "2s", handover_margin = 0 (m),
+# handover_flush = true (a station's uplink frames are lost while it is not associated)
 # aps = [{name = "ap1", x = 0, y = 0, errors = {kind = "gilbert_elliott", ...}}]
 [[path.stations]]       # optional: by default every flow gets its own station on AP 0
 flows = [0, 1]          # flow indices whose sender is on this station
@@ -40,6 +41,7 @@ WLAN_KEYS: Final = (
     "sifs",
     "handover",
     "handover_margin",
+    "handover_flush",
     "aps",
     "stations",
 )
@@ -104,6 +106,11 @@ def wlan_hop(hop: object, field: str, name: str) -> dict[str, Any]:
             out[f"{key}_ns"] = t.get_time(key, positive=key != "sifs")
     if "handover_margin" in t:
         out["handover_margin_m"] = _number(t.raw("handover_margin"), t.at("handover_margin"), 0)
+    if "handover_flush" in t:
+        flush = t.raw("handover_flush")
+        if not isinstance(flush, bool):
+            raise field_error(t.at("handover_flush"), f"must be true or false (got {show(flush)})")
+        out["handover_flush"] = flush
     aps_raw = t.raw("aps", [{"name": "ap1"}])
     if not isinstance(aps_raw, list) or not aps_raw:
         raise field_error(t.at("aps"), "must be a non-empty list of AP tables")

@@ -128,6 +128,7 @@ def handover_config(
     walk_s: float = 40.0,
     duration_s: float = 100.0,
     handover_s: float = 2.0,
+    handover_flush: bool = True,
     sta_queue: int = 100,
     seed: int = 1,
     burst: dict[str, float] | None = None,
@@ -141,8 +142,9 @@ def handover_config(
 
     ``channel="simulator"``: collisions only, retry limit 7 (ns-2 defaults).
     ``channel="testbed"``: every station's frames see bursty Gilbert-Elliott errors and the retry
-    limit is 5 (the paper's devices). ``burst`` overrides the chain (``p_gb``, ``p_bg``,
-    ``loss_good``, ``loss_bad``, per frame attempt).
+    limit is 5 (the paper's devices). ``handover_flush``: the terminal's uplink frames are lost
+    while it is not associated (default; ``False`` holds them for re-association). ``burst``
+    overrides the chain (``p_gb``, ``p_bg``, ``loss_good``, ``loss_bad``, per frame attempt).
     """
     if channel not in ("simulator", "testbed"):
         raise ValueError(f'channel: must be "simulator" or "testbed" (got {channel!r})')
@@ -207,6 +209,7 @@ def handover_config(
                 "retry_limit": retry,
                 "sta_queue": sta_queue,
                 "handover_ns": int(handover_s * S),
+                "handover_flush": handover_flush,
                 "aps": [
                     {"name": "ap1", "x": 0.0, "y": 0.0, "errors": cell_errors},
                     {"name": "ap2", "x": 20.0, "y": 0.0, "errors": cell_errors},

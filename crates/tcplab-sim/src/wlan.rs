@@ -54,9 +54,17 @@
 //! optionally a distance term: P_dist = 0 up to `d0_m` from its AP, rising linearly to 1 at `d1_m`
 //! (a modelling choice standing in for path loss, not a PHY model). A station moves along its
 //! waypoints (piecewise linear). It hands over when the other AP is nearer than its own by more
-//! than `handover_margin_m`: it is disconnected for `handover_ns` (its uplink frames wait in its
-//! queue; downlink packets for it are discarded by the AP, as an AP does for a station that has
-//! left), then re-associates with the nearer AP.
+//! than `handover_margin_m`: it is disconnected for `handover_ns`, then re-associates with the
+//! nearer AP. Downlink packets for it are discarded by the AP, as an AP does for a station that has
+//! left. Its own uplink frames are discarded too (`handover_flush`, default): a station that is not
+//! associated may not send data (class 3) frames (IEEE 802.11-2007 §11.3), the frames it still
+//! addresses to the old AP find no receiver and exhaust the retry limit (§9.2.4), and a driver
+//! purges its transmit queues when it leaves the BSS (Linux mac80211 flushes the station's
+//! queues on disassociation). The frame on the air when the link is lost completes its exchange.
+//! A TCP sender on the station therefore sees its segments and retransmissions lost for the whole
+//! outage: its RTO backs off across it and it resumes only at its next timeout after
+//! re-association, with cwnd = 1 SMSS. `handover_flush = false` keeps the frames queued and
+//! sends them on re-association (an idealised zero-loss handover).
 
 use std::collections::VecDeque;
 
@@ -107,6 +115,16 @@ pub struct WlanConfig {
     pub handover_ns: u64,
     #[serde(default)]
     pub handover_margin_m: f64,
+    /// What a station does with its uplink frames while it is not associated: `true` (default)
+    /// discards them (the frames queued when the link to the old AP is lost, and those the host
+    /// hands over during the outage); `false` keeps them queued and sends them after
+    /// re-association (the behaviour before this option existed). See the module notes.
+    #[serde(default = "d_true")]
+    pub handover_flush: bool,
+}
+
+fn d_true() -> bool {
+    true
 }
 
 fn d_data_rate() -> u64 {
@@ -614,6 +632,7 @@ pub struct WlanHop {
     cross_map: Vec<u32>,
     handovers: Vec<HoEvent>,
     handover_ns: Time,
+    handover_flush: bool,
     started: bool,
 }
 
@@ -719,6 +738,7 @@ impl WlanHop {
             cross_map,
             handovers,
             handover_ns: w.handover_ns,
+            handover_flush: w.handover_flush,
             started: false,
         }
     }
@@ -934,6 +954,14 @@ impl WlanHop {
                     n.cw = (2 * (n.cw + 1) - 1).min(self.cw_max);
                 }
             }
+            if self.handover_flush && !n.connected && node < self.n_sta {
+                // The link was lost during this exchange: what is left goes too (module notes).
+                while let Some(p) = n.queue.pop_back() {
+                    n.stats.drops_handover += 1;
+                    ctx.drop(p, DropKind::Loss);
+                }
+                n.retries = 0;
+            }
             if !n.queue.is_empty() && n.connected && n.cell == c {
                 n.backoff = n.rng.next_u64() % (n.cw as u64 + 1);
             } else {
@@ -961,6 +989,17 @@ impl WlanHop {
             self.cells[old].busy && self.cells[old].tx.iter().any(|&(x, _)| x as usize == sta);
         if self.nodes[sta].contending && !transmitting {
             self.leave(sta, old);
+        }
+        if self.handover_flush {
+            // The station's queued uplink frames are lost with the link (module notes); a frame
+            // on the air completes its exchange.
+            let keep = usize::from(transmitting);
+            let n = &mut self.nodes[sta];
+            while n.queue.len() > keep {
+                let p = n.queue.pop_back().unwrap();
+                n.stats.drops_handover += 1;
+                ctx.drop(p, DropKind::Loss);
+            }
         }
         // The old AP discards what it holds for the departed station (keeping a frame that
         // is on the air now; its exchange completes).
@@ -1065,6 +1104,12 @@ impl Component for WlanHop {
         }
         let (sta, uplink) = self.classify(&p);
         if uplink {
+            if self.handover_flush && !self.nodes[sta].connected {
+                // Not associated: no data frames (IEEE 802.11-2007 §11.3); module notes.
+                self.nodes[sta].stats.drops_handover += 1;
+                ctx.drop(p, DropKind::Loss);
+                return;
+            }
             self.enqueue(sta, p, ctx);
             return;
         }
