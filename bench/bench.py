@@ -241,9 +241,13 @@ def resolve_tcplab(cmd: str | None) -> list[str]:
 
 
 def bench_tcplab(
-    tcplab: list[str], scenario: Path, repeat: int, timeout_s: float | None
+    tcplab: list[str],
+    scenario: Path,
+    repeat: int,
+    timeout_s: float | None,
+    res: SimResult | None = None,
 ) -> SimResult:
-    res = SimResult("tcplab")
+    res = res or SimResult("tcplab")
     seen: set[tuple[int, int]] = set()
     for i in range(repeat):
         argv = [*tcplab, "run", str(scenario), "--json", "--quiet"]
@@ -260,6 +264,8 @@ def bench_tcplab(
         res.wall_s = min(res.wall_s, run.wall_s)
         res.cpu_s = min(res.cpu_s, run.cpu_s)
         res.peak_rss_kb = max(res.peak_rss_kb, run.peak_rss_kb)
+        if res.packets and (res.bytes_delivered, res.packets) != (delivered, packets):
+            print("warning: tcplab results differ between rounds", file=sys.stderr)
         res.goodput_bps = goodput
         res.bytes_delivered = delivered
         res.packets = packets
@@ -280,8 +286,14 @@ def bench_tcplab(
     return res
 
 
-def bench_ns3(duration_s: float, seed: int, repeat: int, timeout_s: float | None) -> SimResult:
-    res = SimResult("ns-3")
+def bench_ns3(
+    duration_s: float,
+    seed: int,
+    repeat: int,
+    timeout_s: float | None,
+    res: SimResult | None = None,
+) -> SimResult:
+    res = res or SimResult("ns-3")
     seen: set[tuple[int, int]] = set()
     for i in range(repeat):
         argv = [str(NS3_BIN), f"--duration={duration_s!r}", f"--seed={seed}"]
@@ -292,6 +304,11 @@ def bench_ns3(duration_s: float, seed: int, repeat: int, timeout_s: float | None
         res.wall_s = min(res.wall_s, run.wall_s)
         res.cpu_s = min(res.cpu_s, run.cpu_s)
         res.peak_rss_kb = max(res.peak_rss_kb, run.peak_rss_kb)
+        if res.packets and (res.bytes_delivered, res.packets) != (
+            int(out["bytes_delivered"]),
+            int(out["packets"]),
+        ):
+            print("warning: ns-3 results differ between rounds", file=sys.stderr)
         res.goodput_bps = float(out["goodput_bps"])
         res.bytes_delivered = int(out["bytes_delivered"])
         res.packets = int(out["packets"])
@@ -403,19 +420,24 @@ def main(argv: list[str] | None = None) -> int:
         if args.only != "tcplab":
             check_scenario_matches_ns3(scenario, scenario_path)
             ensure_ns3_built(args.rebuild)
-        if args.only != "ns3":
-            tcplab = resolve_tcplab(args.tcplab)
-            text = scenario_with_duration(scenario_text, format_duration(args.duration))
-            with tempfile.TemporaryDirectory(prefix="tcplab-bench-") as tmp:
-                tmp_scenario = Path(tmp) / scenario_path.name
-                tmp_scenario.write_text(text)
-                print("running tcplab ...", file=sys.stderr)
-                tcplab_res = bench_tcplab(tcplab, tmp_scenario, args.repeat, timeout)
-            results.append(tcplab_res)
+        text = scenario_with_duration(scenario_text, format_duration(args.duration))
+        tcplab = resolve_tcplab(args.tcplab) if args.only != "ns3" else None
+        if tcplab is not None:
+            tcplab_res = SimResult("tcplab")
         if args.only != "tcplab":
-            print("running ns-3 ...", file=sys.stderr)
-            ns3_res = bench_ns3(args.duration, seed, args.repeat, timeout)
-            results.append(ns3_res)
+            ns3_res = SimResult("ns-3")
+        # Rounds alternate the two simulators, so a change in the machine's speed during the
+        # benchmark (other load, frequency scaling) affects both alike.
+        with tempfile.TemporaryDirectory(prefix="tcplab-bench-") as tmp:
+            tmp_scenario = Path(tmp) / scenario_path.name
+            tmp_scenario.write_text(text)
+            for i in range(args.repeat):
+                print(f"round {i + 1}/{args.repeat} ...", file=sys.stderr)
+                if tcplab is not None:
+                    bench_tcplab(tcplab, tmp_scenario, 1, timeout, tcplab_res)
+                if ns3_res is not None:
+                    bench_ns3(args.duration, seed, 1, timeout, ns3_res)
+        results += [r for r in (tcplab_res, ns3_res) if r is not None]
     except BenchError as e:
         print(f"bench.py: error: {e}", file=sys.stderr)
         return 1
