@@ -9,6 +9,7 @@ pub mod dist;
 pub mod dropper;
 pub mod host;
 pub mod link;
+pub mod loss;
 pub mod output;
 pub mod pcap;
 pub mod pep;

@@ -11,7 +11,8 @@
 use std::collections::VecDeque;
 
 use crate::component::{Component, Ctx, DropKind};
-use crate::config::{LinkConfig, LinkDirConfig, LossConfig, QueueConfig};
+use crate::config::{LinkConfig, LinkDirConfig, QueueConfig};
+use crate::loss::LossProcess;
 use crate::rng::Rng;
 use crate::sim::Packet;
 use tcplab_tcp::Time;
@@ -23,19 +24,6 @@ pub struct LinkStats {
     pub drops_queue: u64,
     pub drops_loss: u64,
     pub max_queue_packets: u64,
-}
-
-#[derive(Debug)]
-enum Loss {
-    None,
-    Bernoulli(f64),
-    Ge {
-        p_gb: f64,
-        p_bg: f64,
-        loss_good: f64,
-        loss_bad: f64,
-        bad: bool,
-    },
 }
 
 /// What happened to a packet offered to the link.
@@ -62,7 +50,7 @@ pub struct LinkDir {
     /// (transmission end time, bytes) of packets waiting or in service.
     inq: VecDeque<(Time, u32)>,
     inq_bytes: u64,
-    loss: Loss,
+    loss: LossProcess,
     rng: Rng,
     pub stats: LinkStats,
 }
@@ -73,22 +61,7 @@ impl LinkDir {
             QueueConfig::Packets { limit } => (Some(limit as u64), None),
             QueueConfig::Bytes { limit } => (None, Some(limit)),
         };
-        let loss = match cfg.loss {
-            LossConfig::None => Loss::None,
-            LossConfig::Bernoulli { p } => Loss::Bernoulli(p),
-            LossConfig::GilbertElliott {
-                p_gb,
-                p_bg,
-                loss_good,
-                loss_bad,
-            } => Loss::Ge {
-                p_gb,
-                p_bg,
-                loss_good,
-                loss_bad,
-                bad: false,
-            },
-        };
+        let loss = LossProcess::new(&cfg.loss);
         LinkDir {
             rate_bps: cfg.rate_bps,
             delay: cfg.delay_ns,
@@ -136,29 +109,7 @@ impl LinkDir {
     }
 
     pub(crate) fn lost_on_wire(&mut self) -> bool {
-        match &mut self.loss {
-            Loss::None => false,
-            Loss::Bernoulli(p) => {
-                let p = *p;
-                self.rng.bernoulli(p)
-            }
-            Loss::Ge {
-                p_gb,
-                p_bg,
-                loss_good,
-                loss_bad,
-                bad,
-            } => {
-                // Step the chain once per packet, then draw in the new state.
-                let flip = if *bad { *p_bg } else { *p_gb };
-                let u = self.rng.uniform();
-                if u < flip {
-                    *bad = !*bad;
-                }
-                let p = if *bad { *loss_bad } else { *loss_good };
-                self.rng.bernoulli(p)
-            }
-        }
+        self.loss.lost(&mut self.rng)
     }
 
     /// Offer a packet of `bytes` (IP datagram length) at `now`.
@@ -284,6 +235,7 @@ impl Component for LinkHop {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::LossConfig;
 
     fn cfg(limit: u32) -> LinkDirConfig {
         LinkDirConfig {

@@ -2,19 +2,9 @@
 //! input first with friendlier messages; these checks guard the Rust API
 //! (and the Python layer's own bugs). Messages name the field and the rule.
 
-use crate::config::{HopConfig, LossConfig, SimConfig, TcpConfigJson};
+use crate::config::{HopConfig, SimConfig, TcpConfigJson};
 use crate::dist;
 use tcplab_tcp::{AckPolicyConfig, CcKind, Config, DetectorKind, ResponseKind, RtoProfile};
-
-fn prob(v: f64, field: &str) -> Result<(), String> {
-    if (0.0..=1.0).contains(&v) {
-        Ok(())
-    } else {
-        Err(format!(
-            "{field}: must be a probability in [0, 1] (got {v})"
-        ))
-    }
-}
 
 pub fn validate(c: &SimConfig) -> Result<(), String> {
     if c.duration_ns == 0 {
@@ -61,21 +51,7 @@ pub fn validate(c: &SimConfig) -> Result<(), String> {
                     ld.bits_per_byte
                 ));
             }
-            match ld.loss {
-                LossConfig::None => {}
-                LossConfig::Bernoulli { p } => prob(p, &format!("{f}.loss"))?,
-                LossConfig::GilbertElliott {
-                    p_gb,
-                    p_bg,
-                    loss_good,
-                    loss_bad,
-                } => {
-                    prob(p_gb, &format!("{f}.loss.p_gb"))?;
-                    prob(p_bg, &format!("{f}.loss.p_bg"))?;
-                    prob(loss_good, &format!("{f}.loss.loss_good"))?;
-                    prob(loss_bad, &format!("{f}.loss.loss_bad"))?;
-                }
-            }
+            crate::loss::check(&ld.loss, &format!("{f}.loss"), &format!("{f}.loss"))?;
         }
     }
     if c.flows.is_empty() && c.cross.is_empty() && c.pings.is_empty() {

@@ -72,6 +72,7 @@ use serde::Deserialize;
 
 use crate::component::{Component, Ctx, DropKind};
 use crate::config::{LossConfig, SimConfig};
+use crate::loss::LossProcess;
 use crate::rng::Rng;
 use crate::sim::{Dir, Packet};
 use tcplab_tcp::Time;
@@ -220,33 +221,8 @@ pub struct DistanceErrors {
 
 const OFDM_RATES: [u64; 8] = [6, 9, 12, 18, 24, 36, 48, 54];
 
-fn prob(v: f64, field: &str) -> Result<(), String> {
-    if (0.0..=1.0).contains(&v) {
-        Ok(())
-    } else {
-        Err(format!(
-            "{field}: must be a probability in [0, 1] (got {v})"
-        ))
-    }
-}
-
 fn check_errors(e: &LossConfig, f: &str) -> Result<(), String> {
-    match *e {
-        LossConfig::None => {}
-        LossConfig::Bernoulli { p } => prob(p, &format!("{f}.p"))?,
-        LossConfig::GilbertElliott {
-            p_gb,
-            p_bg,
-            loss_good,
-            loss_bad,
-        } => {
-            prob(p_gb, &format!("{f}.p_gb"))?;
-            prob(p_bg, &format!("{f}.p_bg"))?;
-            prob(loss_good, &format!("{f}.loss_good"))?;
-            prob(loss_bad, &format!("{f}.loss_bad"))?;
-        }
-    }
-    Ok(())
+    crate::loss::check(e, &format!("{f}.p"), f)
 }
 
 /// Structural checks of hop `i` (a `wlan`) against the whole configuration.
@@ -492,64 +468,6 @@ pub fn bianchi(n: u32, w: u32, m: u32, timing: &Timing, ip_bytes: u32) -> (f64, 
 // Runtime
 // ---------------------------------------------------------------------------
 
-#[derive(Debug)]
-enum ErrModel {
-    None,
-    Bernoulli(f64),
-    Ge {
-        p_gb: f64,
-        p_bg: f64,
-        loss_good: f64,
-        loss_bad: f64,
-        bad: bool,
-    },
-}
-
-impl ErrModel {
-    fn new(c: &LossConfig) -> ErrModel {
-        match *c {
-            LossConfig::None => ErrModel::None,
-            LossConfig::Bernoulli { p } => ErrModel::Bernoulli(p),
-            LossConfig::GilbertElliott {
-                p_gb,
-                p_bg,
-                loss_good,
-                loss_bad,
-            } => ErrModel::Ge {
-                p_gb,
-                p_bg,
-                loss_good,
-                loss_bad,
-                bad: false,
-            },
-        }
-    }
-
-    /// One frame attempt: step the chain (Gilbert–Elliott: once per attempt, then draw in
-    /// the new state) and say whether the frame is corrupted.
-    #[inline]
-    fn attempt(&mut self, rng: &mut Rng) -> bool {
-        match self {
-            ErrModel::None => false,
-            ErrModel::Bernoulli(p) => rng.bernoulli(*p),
-            ErrModel::Ge {
-                p_gb,
-                p_bg,
-                loss_good,
-                loss_bad,
-                bad,
-            } => {
-                let flip = if *bad { *p_bg } else { *p_gb };
-                if rng.uniform() < flip {
-                    *bad = !*bad;
-                }
-                let p = if *bad { *loss_bad } else { *loss_good };
-                rng.bernoulli(p)
-            }
-        }
-    }
-}
-
 #[derive(Clone, Copy, Debug, Default)]
 pub struct NodeStats {
     pub tx_frames: u64,
@@ -591,12 +509,12 @@ struct Cell {
     gen: u64,
     /// Nodes transmitting in the current exchange and whether each succeeded.
     tx: Vec<(u16, bool)>,
-    err: ErrModel,
+    err: LossProcess,
     err_rng: Rng,
 }
 
 struct StaRt {
-    err: ErrModel,
+    err: LossProcess,
     err_rng: Rng,
     path: Vec<Waypoint>,
     dist_err: Option<DistanceErrors>,
@@ -686,7 +604,7 @@ impl WlanHop {
                 stats: NodeStats::default(),
             });
             stas.push(StaRt {
-                err: ErrModel::new(&st.errors),
+                err: LossProcess::new(&st.errors),
                 err_rng: Rng::stream(seed, &format!("wlan/{idx}/errors/sta/{s}")),
                 path: st.path.clone(),
                 dist_err: st.distance_errors,
@@ -718,7 +636,7 @@ impl WlanHop {
                 cs: 0,
                 gen: 0,
                 tx: Vec::with_capacity(n_sta + 1),
-                err: ErrModel::new(&ap.errors),
+                err: LossProcess::new(&ap.errors),
                 err_rng: Rng::stream(seed, &format!("wlan/{idx}/errors/ap/{a}")),
             })
             .collect();
@@ -847,8 +765,8 @@ impl WlanHop {
         let ap_pos = self.ap_pos[self.nodes[sta].cell];
         let s = &mut self.stas[sta];
         let cell = &mut self.cells[self.nodes[sta].cell];
-        let cell_hit = cell.err.attempt(&mut cell.err_rng);
-        let lost = s.err.attempt(&mut s.err_rng) || cell_hit;
+        let cell_hit = cell.err.lost(&mut cell.err_rng);
+        let lost = s.err.lost(&mut s.err_rng) || cell_hit;
         if let Some(d) = s.dist_err {
             let (x, y) = position(&s.path, now).unwrap_or(ap_pos);
             let dist = ((x - ap_pos.0).powi(2) + (y - ap_pos.1).powi(2)).sqrt();
