@@ -415,24 +415,16 @@ impl Sim {
             &self.flows[p.flow as usize].route
         };
         let hi = Self::hop_of(route, p.dir, p.hop as usize);
-        let mut ctx = Ctx {
-            now: self.now,
-            hop: hi,
-            q: &mut self.q,
-            slab: &mut self.slab,
-            immediate: &mut self.immediate,
-            drops: &mut self.drops,
-            absorbed: &mut self.absorbed,
-            taps: &mut self.taps,
-            uid: &mut self.uid,
-            emitted: &mut self.emitted,
-        };
-        self.hops[hi].on_packet(p, &mut ctx);
-        self.log_drops(hi);
-        self.route_emitted(hi);
+        self.call_hop(hi, |h, ctx| h.on_packet(p, ctx));
     }
 
     fn hop_timer(&mut self, hi: usize, token: u64) {
+        self.call_hop(hi, |h, ctx| h.on_timer(token, ctx));
+    }
+
+    /// Call hop `hi` with a `Ctx`, then log its drops and route what it created.
+    #[inline]
+    fn call_hop(&mut self, hi: usize, f: impl FnOnce(&mut dyn Component, &mut Ctx)) {
         let mut ctx = Ctx {
             now: self.now,
             hop: hi,
@@ -445,7 +437,7 @@ impl Sim {
             uid: &mut self.uid,
             emitted: &mut self.emitted,
         };
-        self.hops[hi].on_timer(token, &mut ctx);
+        f(self.hops[hi].as_mut(), &mut ctx);
         self.log_drops(hi);
         self.route_emitted(hi);
     }
