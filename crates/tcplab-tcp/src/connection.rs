@@ -12,6 +12,14 @@
 //! `app_supply` bytes (u64::MAX = unlimited); the send buffer bounds how far
 //! past SND.UNA data may be taken (`snd_buf`). The receiving application reads
 //! everything delivered at once unless `set_reader_paused` holds it.
+//!
+//! Departure from DESIGN.md ("loss recovery behind a trait"): the NewReno /
+//! Reno (RFC 6582 / 5681 §3.2) and SACK (RFC 6675) recovery rules live here,
+//! in `enter_recovery`, `on_ack_in_recovery` and `next_data_segment`, over the
+//! shared `scoreboard::Scoreboard`, because they share the transmit-selection
+//! loop (NextSeg) and the timer rules with the rest of the sender. Congestion
+//! control, spurious-timeout detection/response, RTO estimation, the ACK
+//! policy and reassembly are separate modules behind their own interfaces.
 
 use std::collections::VecDeque;
 
