@@ -1175,10 +1175,10 @@ NOTES = """
   (at 48 ms), while the pipelined min(MTU/d, 1.3–1.4·(3.5)) matches the runs within 9 % at every
   RTT. The printed `min` reading (= MTU/d above the crossover) is never exceeded (max ratio
   1.000) but is loose there (0.43 of it at 96 ms). The lossless fixed window W = 1/√p (the old
-  comparison: 1.26–1.36× above 24 ms) is kept as a sensitivity: a window-limited lossless flow is
-  not what (3.44) bounds. Seeds are shared across RTTs (seed k draws the same loss pattern).
-  A run at √p = 1e-3 costs about 0.4 s of wall time per 10⁶ packets (one loss cycle); the full
-  sweep takes about 3.5 min on 2 cores, the quick one a few seconds.
+  comparison: 1.36, 1.32, 1.15× at 24, 48, 96 ms) is kept as a sensitivity: a window-limited
+  lossless flow is not what (3.44) bounds. Seeds are shared across RTTs (seed k draws the same
+  loss pattern). A run at √p = 1e-3 costs about 0.4 s of wall time per 10⁶ packets (one loss
+  cycle); the full sweep takes about 3.5 min on 2 cores, the quick one a few seconds.
 - **Estimation (R10).** tcplab's estimate inverts (3.60) on the host's measured train transit
   time plus a uniform timestamp error in [0, Δe]; the thesis's extra 2.5e-11 s/bit term has no
   counterpart in the simulated host and is left out there.
