@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
 from tcplab.models import get
@@ -132,3 +134,12 @@ def test_registered_and_errors() -> None:
         tb.bound_nontoe(1500, 0.01, reading="mean")
     with pytest.raises(ValueError, match="mtu"):
         tb.bound_toe(0, 0.01)
+
+
+def test_mean_ci95_uses_student_t() -> None:
+    from tcplab.papers.throughput_bound import mean_ci95
+
+    m, ci = mean_ci95([1.0, 2.0, 3.0])
+    assert m == pytest.approx(2.0)
+    assert ci == pytest.approx(4.303 / math.sqrt(3))  # t(0.975, 2) · s/√n, s = 1
+    assert mean_ci95([5.0] * 13) == (5.0, 0.0)  # 12 d.o.f.: from the table

@@ -92,8 +92,8 @@ def test_simulated_transfer_bounded_by_host() -> None:
 @pytest.mark.core
 def test_above_the_crossover_the_pipelined_host_beats_the_additive_bound() -> None:
     """Window W = 1/√p at RTT 24 ms (above 12 ms): the simulated host overlaps its work with the
-    window's flight, so it reaches min(MTU/d, W·MTU/RTT), above the (3.44) bound (a finding the
-    reproduction reports as a miss of the thesis's upper-bound claim)."""
+    window's flight, so it reaches min(MTU/d, W·MTU/RTT), above the (3.44) bound (the
+    reproduction's fixed-window sensitivity; its verdicts come from the loss-driven runs)."""
     from tcplab.models import throughput_bound as tb
     from tcplab.papers.throughput_bound import SEC35_NONTOE, _host_bound, host_config
     from tcplab.sweep import run_config
@@ -105,6 +105,33 @@ def test_above_the_crossover_the_pipelined_host_beats_the_additive_bound() -> No
     pipelined = min(host_only, 1000 * mtu * 8 / rtt)
     assert ip > 1.2 * _host_bound(mtu, h, rtt=rtt)
     assert 0.9 * pipelined < ip <= pipelined
+
+
+@pytest.mark.core
+def test_loss_driven_transfer_against_the_bound_below_and_above_the_crossover() -> None:
+    """Issue 7's Done-when at reduced scale: NewReno with Bernoulli loss p = 1e-4 (√p = 1e-2,
+    RTTs ×0.1 of the thesis's, so √p·RTT and the bound are the thesis's at 6/24/96 ms).
+    Below the crossover (1.17 ms here, 11.7 ms at √p = 1e-3) the transfer is host-limited and
+    sits within 10 % under (3.44); above it the loss-driven window (mean ≈ 1.3/√p, not the
+    thesis's 1/√p) and the pipelined host take it above the `max` reading — the miss the
+    reproduction reports — while the printed `min` reading (= MTU/d there) still holds."""
+    from tcplab.models import throughput_bound as tb
+    from tcplab.papers.throughput_bound import SEC35_NONTOE, host_loss_sweep
+
+    h, sp = SEC35_NONTOE, 1e-2
+    rtts = [0.6e-3, 2.4e-3, 9.6e-3]
+    res = host_loss_sweep(sp, rtts, seeds=4, cycles=30, jobs=2)
+    x = tb.crossover_rtt(1500, h["b_ge"], sp)
+    for r in res:
+        ip, rtt = r["ip_bps"], r["rtt_s"]
+        b_max = tb.bound_nontoe(1500, rtt, sqrt_p=sp, **h)
+        b_min = tb.bound_nontoe(1500, rtt, sqrt_p=sp, reading="min", **h)
+        assert ip <= 1.0005 * b_min, (rtt, ip, b_min)
+        if rtt < x:
+            assert 0.9 * b_max <= ip <= 1.0005 * b_max, (rtt, ip, b_max)
+        else:
+            assert ip > 1.2 * b_max, (rtt, ip, b_max)
+    assert 1.1 < res[-1]["cwnd_sqrt_p"] < 1.7, res[-1]["cwnd_sqrt_p"]
 
 
 @pytest.mark.core

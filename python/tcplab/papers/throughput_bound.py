@@ -33,7 +33,9 @@ __all__ = [
     "cwnd_cv",
     "dumbbell_config",
     "host_config",
+    "host_loss_sweep",
     "jain",
+    "mean_ci95",
     "reproduce",
 ]
 
@@ -80,8 +82,14 @@ def host_config(
     rtt: float = 1e-4,
     rcv_pkts: int = 64,
     loss: float = 0.0,
+    seed: int = 1,
+    initial_ssthresh: int | None = None,
+    sample_interval: float = 0.0,
+    backlog: int = 1000,
 ) -> dict[str, Any]:
-    """A bulk NewReno transfer over a 1 Gbps link into a receiving host (thesis Fig. 3.5)."""
+    """A bulk NewReno transfer over a 1 Gbps link into a receiving host (thesis Fig. 3.5);
+    ``loss``: Bernoulli loss probability on the data direction of the link;
+    ``initial_ssthresh`` in packets (None: unlimited slow start)."""
     mss = mtu - 40
     b_ge = _rate(host.get("b_ge", 1e9))
     hop: dict[str, Any] = {
@@ -91,27 +99,30 @@ def host_config(
         "b_pci": _rate(host["b_pci"]),
         "t_l": f"{host['t_l'] * 1e9:.0f}ns",
         "nic_rate": b_ge,
+        "backlog": backlog,
     }
     if "f_toe" in host:
         hop["f_toe"] = _rate(host["f_toe"])
     link: dict[str, Any] = {"rate": b_ge, "delay": f"{rtt / 2 * 1e9:.0f}ns", "queue": 100000}
     if loss > 0:
         link["down"] = {"loss": loss}
+    flow: dict[str, Any] = {
+        "cc": "newreno",
+        "mss": mss,
+        "timestamps": False,
+        "rcv_buf": rcv_pkts * mss,
+        "snd_buf": max(rcv_pkts, 64) * mss * 2,
+    }
+    if initial_ssthresh is not None:
+        flow["initial_ssthresh"] = initial_ssthresh * mss
     sc = parse_scenario(
         {
             "name": f"host-mtu{mtu}",
             "duration": _ns(duration),
-            "sample_interval": "0s",
+            "seed": seed,
+            "sample_interval": _ns(sample_interval),
             "path": [link, hop],
-            "flows": [
-                {
-                    "cc": "newreno",
-                    "mss": mss,
-                    "timestamps": False,
-                    "rcv_buf": rcv_pkts * mss,
-                    "snd_buf": max(rcv_pkts, 64) * mss * 2,
-                }
-            ],
+            "flows": [flow],
         }
     )
     return sc.to_config()
@@ -660,66 +671,300 @@ DUMBBELL_RUNS: list[tuple[str, str, dict[str, float]]] = [
 ]
 
 
+#: Two-sided 95 % Student t quantiles by degrees of freedom (normal beyond 30).
+_T975 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306}
+_T975 |= {9: 2.262, 10: 2.228, 11: 2.201, 12: 2.179, 15: 2.131, 20: 2.086, 30: 2.042}
+
+
+def mean_ci95(values: list[float]) -> tuple[float, float]:
+    """Mean and half-width of its 95 % confidence interval (Student t over the values)."""
+    a = np.asarray(values, dtype=float)
+    if len(a) < 2:
+        return float(a.mean()), math.nan
+    df = len(a) - 1
+    t = _T975.get(df) or next((v for k, v in sorted(_T975.items()) if k >= df), 1.96)
+    return float(a.mean()), float(t * a.std(ddof=1) / math.sqrt(len(a)))
+
+
+#: Bernoulli loss + Reno's mean window: under random (Poisson) loss the mean cwnd of an
+#: idealised Reno flow is ≈ 1.31/√p (Misra & Ott 1999), not the thesis's 1/√p (f = 1) nor the
+#: periodic-loss √(3/2)/√p; used only to size the runs (a loss cycle lasts 1/p packets).
+RENO_RANDOM_LOSS_C = 1.31
+
+
+def host_loss_sweep(
+    sqrt_p: float,
+    rtts: list[float],
+    seeds: int,
+    cycles: float,
+    jobs: int | None = None,
+    host: dict[str, float] | None = None,
+    mtu: int = 1500,
+) -> list[dict[str, Any]]:
+    """Loss-driven bulk NewReno transfers through the receiving host: Bernoulli loss p = sqrt_p²
+    on the data direction, a receive window (100000 packets) and host backlog (10⁶ packets,
+    the thesis's "backlog queue prevents drops at the receiver", (4.8)) that never limit, so
+    the window is driven by p alone. Slow start ends at 1/√p packets (no start-up overshoot);
+    each run lasts one loss cycle (1/p packets) of warm-up, left out, plus ``cycles`` cycles.
+    Returns per RTT: ``ip_bps`` (mean over seeds of the IP-level throughput after the warm-up),
+    ``ci_bps`` (its 95 % half-width), ``per_seed``, ``cwnd_sqrt_p`` (mean cwnd·√p after the
+    warm-up, averaged over seeds), ``duration_s``."""
+    h = SEC35_NONTOE if host is None else host
+    p = sqrt_p * sqrt_p
+    host_pps = 1 / tb.transit_time(mtu, h["b_ge"], h["b_fsb"], h["b_pci"], h["t_l"])
+    cfgs, meta = [], []
+    for rtt in rtts:
+        pps = min(host_pps, RENO_RANDOM_LOSS_C / (sqrt_p * rtt))
+        warm = 1 / p / pps
+        dur = warm * (1 + cycles)
+        for s in range(seeds):
+            cfgs.append(
+                host_config(
+                    mtu,
+                    h,
+                    duration=dur,
+                    rtt=rtt,
+                    rcv_pkts=100000,
+                    loss=p,
+                    seed=s + 1,
+                    initial_ssthresh=round(1 / sqrt_p),
+                    sample_interval=dur / 400,
+                    backlog=1_000_000,
+                )
+            )
+            meta.append((rtt, warm, dur))
+    res = run_configs(cfgs, jobs=jobs, columns=True)
+    out = []
+    for k, rtt in enumerate(rtts):
+        ips, ws = [], []
+        part = zip(meta[k * seeds : (k + 1) * seeds], res[k * seeds : (k + 1) * seeds], strict=True)
+        for (_, warm, _), r in part:
+            ts = r["timeseries_table"]
+            t = np.asarray(ts["t_ns"]) * 1e-9
+            got = np.asarray(ts["delivered"], dtype=float)
+            i = int(np.searchsorted(t, warm))
+            ips.append((got[-1] - got[i]) * 8 / (t[-1] - t[i]) * mtu / (mtu - 40))
+            ws.append(float(np.mean(np.asarray(ts["cwnd"])[i:])) / (mtu - 40) * sqrt_p)
+        m, ci = mean_ci95(ips)
+        out.append(
+            {
+                "rtt_s": rtt,
+                "ip_bps": m,
+                "ci_bps": ci,
+                "per_seed": ips,
+                "cwnd_sqrt_p": float(np.mean(ws)),
+                "duration_s": meta[k * seeds][2],
+            }
+        )
+    return out
+
+
 def _host_rtt_sweep(report: Report, jobs: int | None) -> None:
-    """The bound against RTT with the simulated host: the window is W_max = 1/√p = 1000 packets
-    (the thesis's (3.41) window for √p = 1e-3), so the first term of (3.44) is the window limit."""
+    """R3 and issue 7's "never exceed, tight where the thesis says so": loss-driven transfers
+    through the simulated host against RTT, with both readings of (3.44) and (3.5); plus, as a
+    sensitivity, the lossless flow with a fixed window W = 1/√p."""
     h, mtu, w = SEC35_NONTOE, 1500, 1000
-    rtts = [1e-4, 2e-3, 6e-3, 12e-3, 24e-3, 48e-3, 96e-3]
-    if not report.quick:
-        rtts = sorted([*rtts, 1e-3, 4e-3, 9e-3, 16e-3, 32e-3, 64e-3])
+    # full: the thesis's √p = 1e-3. quick: √p = 1e-2 with every RTT ×0.1 — the same √p·RTT,
+    # hence the same bound and (3.5) values, with 100× fewer packets per loss cycle
+    if report.quick:
+        sp, scale, seeds, cycles = 1e-2, 0.1, 10, 100
+        eq = [1e-4, 2e-3, 6e-3, 16e-3, 24e-3, 48e-3, 96e-3]
+    else:
+        sp, scale, seeds, cycles = 1e-3, 1.0, 8, 16
+        eq = [1e-4, 1e-3, 2e-3, 4e-3, 6e-3, 9e-3, 12e-3, 16e-3, 24e-3, 32e-3, 48e-3, 64e-3, 96e-3]
+    loss = host_loss_sweep(sp, [r * scale for r in eq], seeds, cycles, jobs=jobs, host=h, mtu=mtu)
+    # sensitivity: lossless, window fixed at W = 1/√p = 1000 packets, at the thesis's RTTs
+    fixed_rtts = [1e-4, 2e-3, 6e-3, 12e-3, 24e-3, 48e-3, 96e-3]
     span = 100 if report.quick else 300
-    cfgs = [host_config(mtu, h, duration=max(0.3, span * r), rtt=r, rcv_pkts=w) for r in rtts]
-    res = run_configs(cfgs, jobs=jobs)
-    sims = [r["flows"][0]["goodput_bps"] * mtu / (mtu - 40) for r in res]
-    grid = np.logspace(-4, math.log10(max(rtts)), 200)
+    cfgs = [host_config(mtu, h, duration=max(0.3, span * r), rtt=r, rcv_pkts=w) for r in fixed_rtts]
+    fixed = [r["flows"][0]["goodput_bps"] * mtu / (mtu - 40) for r in run_configs(cfgs, jobs=jobs)]
+
+    def bound(rtt: float, reading: str = "max") -> float:  # at the thesis's √p = 1e-3
+        return tb.bound_nontoe(mtu, rtt, sqrt_p=1e-3, reading=reading, **h)
+
+    def conv(rtt: float) -> float:  # (3.5): W_max·MTU/RTT with W_max = 1/√p, ≤ B
+        return min(h["b_ge"], tb.conventional(mtu, rtt, sqrt_p=1e-3))
+
+    host_only = 1 / tb.transit_time(mtu, h["b_ge"], h["b_fsb"], h["b_pci"], h["t_l"]) * 8 * mtu
+    x = tb.crossover_rtt(mtu, h["b_ge"], 1e-3)
+    sims = np.asarray([r["ip_bps"] for r in loss])
+    cis = np.asarray([r["ci_bps"] for r in loss])
+    eqa = np.asarray(eq)
+    # the mean window of the loss-driven flow where it is not host-limited (largest RTT)
+    c_sim = loss[-1]["cwnd_sqrt_p"]
+    grid = np.logspace(-4, math.log10(max(eq)), 300)
     fig, ax = plots.figure()
-    ax.loglog(
-        grid * 1e3, [_host_bound(mtu, h, rtt=r) / 1e6 for r in grid], label="bound (3.44), max"
-    )
-    host_only = 1 / (1 / h["b_ge"] + tb.host_per_bit(h["b_fsb"], h["b_pci"]) + h["t_l"] / (8 * mtu))
+    ax.loglog(grid * 1e3, [bound(r) / 1e6 for r in grid], c="C0", label="bound (3.44), max")
     ax.loglog(
         grid * 1e3,
-        [min(host_only, w * mtu * 8 / r) / 1e6 for r in grid],
+        [bound(r, "min") / 1e6 for r in grid],
+        "--",
+        c="C0",
+        label="bound (3.44), printed min",
+    )
+    ax.loglog(
+        grid * 1e3, [conv(r) / 1e6 for r in grid], ":", c="k", label="(3.5): MTU/(√p·RTT) ≤ B"
+    )
+    ax.loglog(
+        grid * 1e3,
+        [min(host_only, c_sim * tb.conventional(mtu, r, sqrt_p=1e-3)) / 1e6 for r in grid],
         ":",
         c="gray",
-        label="min(MTU/d, W·MTU/RTT): host and window overlapped",
+        label=f"min(MTU/d, {c_sim:.2f}·(3.5)): pipelined host, simulated mean window",
     )
-    ax.loglog(np.asarray(rtts) * 1e3, np.asarray(sims) / 1e6, "o", label="tcplab host component")
-    x = tb.crossover_rtt(mtu, h["b_ge"], 1e-3)
-    plots.mark_paper(
-        ax, [12.0], [_host_bound(mtu, h, rtt=0.012) / 1e6], label="paper: crossover 12 ms"
+    ax.errorbar(
+        eqa * 1e3,
+        sims / 1e6,
+        yerr=cis / 1e6,
+        fmt="o",
+        c="C1",
+        ms=4,
+        capsize=2,
+        label=f"tcplab: NewReno, Bernoulli p = {sp * sp:g}, {seeds} seeds × {cycles} loss cycles",
     )
+    ax.loglog(
+        np.asarray(fixed_rtts) * 1e3,
+        np.asarray(fixed) / 1e6,
+        "^",
+        mfc="none",
+        c="C2",
+        label="sensitivity: lossless, fixed window 1/√p = 1000 pkts",
+    )
+    plots.mark_paper(ax, [12.0], [bound(0.012) / 1e6], label="paper: crossover 12 ms")
     ax.axvline(x * 1e3, c="k", lw=0.5)
-    ax.set_xlabel("RTT (ms)")
+    ax.annotate(
+        f"crossover {x * 1e3:.1f} ms\n(B_GE = 1.024 Gbit/s)",
+        (x * 1e3, 30),
+        xytext=(3, 0),
+        textcoords="offset points",
+        fontsize=7,
+    )
+    ax.set_ylim(20, 1500)
+    ax.set_xlabel(
+        "RTT (ms)" if scale == 1 else "RTT (ms) at √p = 1e-3 (runs: √p = 1e-2, RTT × 0.1)"
+    )
     ax.set_ylabel("IP-level throughput (Mbps)")
-    ax.set_title("non-TOE §3.5 host, MTU 1500 B, window 1000 packets (= 1/√p)")
-    ax.legend(fontsize=7)
+    ax.set_title("non-TOE §3.5 host, MTU 1500 B: bound vs loss-driven transfer", fontsize=10)
+    ax.legend(fontsize=6, loc="lower left")
     report.figure(
         plots.save(fig, report.out_dir / "bound_vs_sim_rtt.png"),
-        "R3: simulated transfers through the host against RTT, with the bound",
+        "R3 / issue 7: loss-driven transfers through the host against RTT (mean ± 95 % CI), "
+        "both readings of (3.44), (3.5), and the fixed-window sensitivity",
     )
-    below = [(r, s / _host_bound(mtu, h, rtt=r)) for r, s in zip(rtts, sims, strict=True) if r < x]
-    above = [(r, s / _host_bound(mtu, h, rtt=r)) for r, s in zip(rtts, sims, strict=True) if r > x]
-    worst_below = max(v for _, v in below)
-    worst_above = max(v for _, v in above)
+    below = eqa < x
+    above = eqa > x
+
+    def ratio(values: np.ndarray, reading: str) -> np.ndarray:
+        return values / np.asarray([bound(r, reading) for r in eqa])
+
+    rmax, rmin = ratio(sims, "max"), ratio(sims, "min")
+    rel = cis / sims
+    where = f"p = {sp * sp:g}, {seeds} seeds × {cycles} cycles; ±: 95 % CI"
+    i_hi = int(np.argmax(np.where(above, rmax, -1)))
+    i_lo = int(np.argmin(np.where(above, rmin, 9)))
     report.compare(
-        "simulated ≤ bound for RTT below the 12 ms crossover (max ratio)",
+        "loss-driven transfer ≤ bound (3.44, max) below the crossover (max ratio)",
         "≤ 1",
-        round(worst_below, 3),
+        round(float(rmax[below].max()), 4),
         rule="≤ 1",
-        ok=worst_below <= 1,
+        ok=bool(rmax[below].max() <= 1.0005),
+        note=where,
     )
     report.compare(
-        "simulated ≤ bound for RTT above the crossover (max ratio)",
-        "≤ 1",
-        round(worst_above, 3),
-        rule="≤ 1",
-        ok=worst_above <= 1,
-        note="the bound adds the host's per-packet time to the window time (RTT/cwnd + host "
-        "terms); the simulated host works while the window is in flight, so above 12 ms it "
-        "reaches min(MTU/d, W·MTU/RTT), above the bound",
+        "loss-driven transfer within 10 % of the bound (3.44, max) below the crossover "
+        "(min ratio; the thesis's tight, host-limited regime)",
+        "≥ 0.9",
+        round(float(rmax[below].min()), 4),
+        rule="≥ 0.9",
+        ok=bool(rmax[below].min() >= 0.9),
+        note=where,
     )
-    report.data["host_rtt"] = {"rtt_s": rtts, "sim_bps": sims}
+    report.compare(
+        "loss-driven transfer ≤ bound (3.44, max) above the crossover (max ratio)",
+        "≤ 1",
+        f"{rmax[i_hi]:.3f} ± {rmax[i_hi] * rel[i_hi]:.3f} at {eq[i_hi] * 1e3:g} ms "
+        f"(range {rmax[above].min():.2f}–{rmax[above].max():.2f})",
+        rule="≤ 1",
+        ok=bool(rmax[above].max() <= 1.0005),
+        note=f"{where}. Two causes, both outside the bound's assumptions: the loss-driven "
+        f"window averages {c_sim:.2f}/√p, not the thesis's ideal 1/√p (f = 1 in (3.2)), and the "
+        "bound adds the host's per-packet time to RTT/cwnd while the host works during the flight",
+    )
+    report.compare(
+        "loss-driven transfer ≤ bound (3.44, printed min) above the crossover (max ratio)",
+        "≤ 1",
+        round(float(rmin[above].max()), 4),
+        rule="≤ 1",
+        ok=bool(rmin[above].max() <= 1.0005),
+        note=f"min ratio {rmin[above].min():.2f} at {eq[i_lo] * 1e3:g} ms: "
+        "a valid but loose bound above the crossover (RTT-independent, = MTU/d)",
+    )
+    rc = sims / np.asarray([conv(r) for r in eqa])
+    report.compare(
+        f"loss-driven transfer / (3.5) at {eq[-1] * 1e3:g} ms (thesis: the bound approaches "
+        "(3.5) above the crossover; (3.46): bound < (3.5))",
+        "≈ 1",
+        f"{rc[-1]:.3f} ± {rc[-1] * rel[-1]:.3f}",
+        rule="informational",
+        note=f"mean cwnd·√p = {c_sim:.2f} (thesis: 1; Bernoulli-loss Reno theory ≈ 1.31)",
+    )
+    # what is left once the bound is given the flow's own mean window: the pipelining
+    add = np.asarray(
+        [
+            1
+            / (1 / (c_sim * tb.conventional(mtu, r, sqrt_p=1e-3)) + (1 / host_only - 1 / h["b_ge"]))
+            for r in eqa
+        ]
+    )
+    r_add = sims / add
+    report.compare(
+        "above the crossover: loss-driven transfer / (3.44, max) with the simulated mean window "
+        "in place of 1/√p (max ratio)",
+        "—",
+        round(float(r_add[above].max()), 3),
+        rule="informational",
+        note="the part of the excess due to the host working while the window is in flight",
+    )
+    pip = sims / np.asarray(
+        [min(host_only, c_sim * tb.conventional(mtu, r, sqrt_p=1e-3)) for r in eqa]
+    )
+    report.compare(
+        f"loss-driven transfer / min(MTU/d, {c_sim:.2f}·(3.5)) (pipelined host with the "
+        "simulated mean window), range over all RTTs",
+        "—",
+        f"{pip.min():.3f}–{pip.max():.3f}",
+        rule="informational",
+    )
+    fr_above = [(r, s / bound(r)) for r, s in zip(fixed_rtts, fixed, strict=True) if r > x]
+    report.compare(
+        "sensitivity (a window-limited lossless flow is not what (3.44) bounds): fixed "
+        "W = 1/√p, lossless, sim / bound (max) above the crossover (max ratio)",
+        "—",
+        round(max(v for _, v in fr_above), 3),
+        rule="informational",
+    )
+    rows = "\n".join(
+        f"| {r * 1e3:g} | {r * scale * 1e3:g} | {s / 1e6:.1f} ± {c / 1e6:.1f} | "
+        f"{bound(r) / 1e6:.1f} | {a:.3f} | {bound(r, 'min') / 1e6:.1f} | {b:.3f} | "
+        f"{conv(r) / 1e6:.1f} | {q:.3f} | {e['cwnd_sqrt_p']:.2f} | {e['duration_s']:.1f} |"
+        for r, s, c, a, b, q, e in zip(eq, sims, cis, rmax, rmin, rc, loss, strict=True)
+    )
+    report.section(
+        "Bound vs loss-driven transfer against RTT",
+        f"NewReno, Bernoulli loss p = {sp * sp:g} on the data direction, receive window and host "
+        f"backlog non-limiting, {seeds} seeds, each one warm-up loss cycle (left out) + {cycles} "
+        "cycles of 1/p packets; IP-level throughput mean ± 95 % CI (Student t over seeds). "
+        "Bound and (3.5) at √p = 1e-3 and the RTT of the first column.\n\n"
+        "| RTT (ms) | run RTT (ms) | tcplab (Mbps) | (3.44) max | sim/max | (3.44) min | "
+        "sim/min | (3.5) | sim/(3.5) | cwnd·√p | run (s) |\n"
+        "|---|---|---|---|---|---|---|---|---|---|---|\n" + rows,
+    )
+    report.data["host_rtt"] = {
+        "sqrt_p": sp,
+        "rtt_scale": scale,
+        "loss_driven": loss,
+        "fixed_window": {"rtt_s": fixed_rtts, "sim_bps": fixed},
+    }
 
 
 def _dumbbell_case(
@@ -903,13 +1148,37 @@ NOTES = """
   MTU/d by construction; the §3.5 hosts (B_FSB 9.8/21 G, B_PCI 1.06/2.5 G, F_TOE 32 G, G = 1.024
   Gbit/s, t_L fitted from the 1.2/0.1 latency coefficients: 13.7 µs and 1.14 µs) reproduce the
   closed forms (3.57)/(3.58) within 1 % (their 1.36 is the rounded 1.354).
-- **Bound vs simulated transfer against RTT.** Below the 12 ms crossover the simulated transfer
-  stays under the bound and within a few % of it (start-up included). Above it, with the window
-  W = 1/√p = 1000 packets, the simulated transfer *exceeds* the bound (1.3–1.5× at 24–96 ms):
-  the bound adds the host's per-packet time to the window's RTT (a receiver that only works between
-  windows), while the simulated host processes packets while the window is in flight and reaches
-  min(MTU/d, W·MTU/RTT). The thesis's claim that the bound is an upper bound holds in its LAN
-  regime only, for a pipelined host.
+- **Bound vs simulated transfer against RTT (R3, issue 7's Done-when).** What (3.41)–(3.45)
+  assume: the window of (3.2)–(3.5) is the "ideal" f = 1 process, cwnd within one packet of
+  W_max = 1/√p (not Reno's f = 3/8 sawtooth, mean √(3/2)/√p, nor any delayed-ACK constant:
+  C = 1); (3.41) takes cwnd = max(B_GE·RTT, MTU/√p), whence (3.42) and the printed `min`; and the
+  host's per-packet time is *added* to RTT/cwnd ((3.29)–(3.30): t_WAIT + t_BUFF + P/B = RTT, then
+  the host's transfer of the window), i.e. a receiver that works on a window after it arrived.
+  The thesis checks the bound only on its LAN (RTT 0.12 ms, MTU sweep, §3.5) — the regime
+  below the crossover, where it is "tight"; above 12 ms it claims only that the bound approaches
+  (3.5) and stays below it (3.46). The comparison: NewReno with Bernoulli loss p = √p² on the
+  data direction, receive window and host backlog that never limit (the thesis's backlog
+  "prevents drops at the receiver", (4.8)), slow start ending at 1/√p, one loss cycle (1/p
+  packets) of warm-up left out, mean ± 95 % CI over seeds (full: √p = 1e-3, 13 RTTs 0.1–96 ms,
+  8 seeds × 16 cycles; quick: √p = 1e-2 with RTTs ×0.1, which keeps √p·RTT and so every bound
+  value, 10 seeds × 100 cycles). Below the crossover (11.7 ms with B_GE = 1.024 Gbit/s) the
+  transfer is host-limited at MTU/d = 404.5 Mbps = the `max` bound (ratio 1.000): it holds and is
+  tight. Above it the transfer exceeds the `max` bound (full run): 1.01× at 12 ms, 1.14× at
+  16 ms, 1.39× at 24 ms, 1.60× at 32 ms, 1.77 ± 0.14 at 48 ms, 1.76 ± 0.18 at 64 ms, 1.66 ± 0.19
+  at 96 ms (quick: 1.14–1.67×) — a miss of the upper-bound claim, with two causes outside the
+  bound's assumptions. (a) The loss-driven window averages 1.3–1.4/√p (quick, 1000 cycles per
+  RTT: 1.32; full: 1.40; Bernoulli-loss Reno theory ≈ 1.31), not the thesis's ideal 1/√p, so the
+  transfer is 1.3–1.4× (3.5) at 96 ms (full 1.40 ± 0.16), above it rather than below it.
+  (b) The simulated host works while the window is in flight (throughput min(MTU/d,
+  window/RTT)), whereas the bound adds the host's time for the whole window to the RTT: even
+  with the flow's own mean window in place of 1/√p the additive bound is exceeded by up to 1.4×
+  (at 48 ms), while the pipelined min(MTU/d, 1.3–1.4·(3.5)) matches the runs within 9 % at every
+  RTT. The printed `min` reading (= MTU/d above the crossover) is never exceeded (max ratio
+  1.000) but is loose there (0.43 of it at 96 ms). The lossless fixed window W = 1/√p (the old
+  comparison: 1.36, 1.32, 1.15× at 24, 48, 96 ms) is kept as a sensitivity: a window-limited
+  lossless flow is not what (3.44) bounds. Seeds are shared across RTTs (seed k draws the same
+  loss pattern). A run at √p = 1e-3 costs about 0.4 s of wall time per 10⁶ packets (one loss
+  cycle); the full sweep takes about 3.5 min on 2 cores, the quick one a few seconds.
 - **Estimation (R10).** tcplab's estimate inverts (3.60) on the host's measured train transit
   time plus a uniform timestamp error in [0, Δe]; the thesis's extra 2.5e-11 s/bit term has no
   counterpart in the simulated host and is left out there.
