@@ -12,6 +12,7 @@
 //! segment skipped by NextSeg rule 1 is therefore not counted twice in pipe.
 
 use crate::Time;
+use std::cell::Cell;
 use std::collections::VecDeque;
 
 pub const SACKED: u8 = 1;
@@ -60,7 +61,22 @@ pub struct Scoreboard {
     retrans: u64,
     /// Highest sequence number covered by a SACK block (0 = none).
     pub high_sacked: u64,
+    /// Every un-SACKed segment ending at or below this is marked LOST
+    /// (IsLost is monotone downwards), so `mark_lost` stops here.
+    lost_floor: u64,
+    /// Ranges in which every fully contained segment is SACKed: the SACK
+    /// blocks already applied, so `sack` only walks what a block adds.
+    covered: [(u64, u64); COVERED],
+    n_covered: usize,
+    /// No segment starting below this is a NextSeg rule-1 candidate
+    /// (lost, un-SACKed, not retransmitted): searches resume here.
+    lost_cursor: Cell<u64>,
+    /// No segment starting below this is un-SACKed and not retransmitted
+    /// (a rule-3 candidate).
+    unsacked_cursor: Cell<u64>,
 }
+
+const COVERED: usize = 8;
 
 /// What a cumulative ACK removed from the queue.
 #[derive(Clone, Copy, Debug, Default)]
@@ -146,6 +162,9 @@ impl Scoreboard {
         s.flags |= f;
         let len = s.len();
         let sacked = s.flags & SACKED != 0;
+        if f == LOST && s.start < self.lost_cursor.get() {
+            self.lost_cursor.set(s.start);
+        }
         match f {
             SACKED => {
                 self.sacked += len;
@@ -170,6 +189,14 @@ impl Scoreboard {
         s.flags &= !f;
         let len = s.len();
         let sacked = s.flags & SACKED != 0;
+        // A cleared mark can make the segment a NextSeg candidate again.
+        let start = s.start;
+        if start < self.lost_cursor.get() {
+            self.lost_cursor.set(start);
+        }
+        if start < self.unsacked_cursor.get() {
+            self.unsacked_cursor.set(start);
+        }
         match f {
             SACKED => {
                 self.sacked -= len;
@@ -215,6 +242,9 @@ impl Scoreboard {
             } else {
                 if front.start < ack {
                     // Partial ACK of a segment: trim it (no RTT sample: Karn-safe).
+                    // A trimmed segment may now lie inside a covered range
+                    // without being SACKed: forget the ranges.
+                    self.n_covered = 0;
                     let cut = ack - front.start;
                     let f = &mut self.q[0];
                     f.start = ack;
@@ -249,30 +279,108 @@ impl Scoreboard {
     /// Mark segments fully inside [left, right) SACKed (RFC 2018 §4).
     /// Returns (newly SACKed bytes, whether any of them had never been
     /// retransmitted — "original data SACKed", and their newest send time).
+    ///
+    /// Only the parts of the block not already covered by an earlier block
+    /// are walked, so repeated blocks cost O(new segments), not O(window).
     pub fn sack(&mut self, left: u64, right: u64) -> (u64, bool, Option<Time>) {
         let mut newly = 0;
         let mut orig = false;
         let mut sent: Option<Time> = None;
-        let mut i = self.lower_bound(left);
-        while i < self.q.len() {
-            let s = self.q[i];
-            if s.start >= right {
-                break;
-            }
-            if s.start >= left && s.end <= right && !s.has(SACKED) {
-                self.set_flag(i, SACKED);
-                newly += s.len();
-                if !s.has(EVER_RETRANS) {
-                    orig = true;
-                    sent = Some(sent.map_or(s.sent_at, |t: Time| t.max(s.sent_at)));
+        // [left, right) minus the covered ranges, in at most COVERED + 1 pieces.
+        let mut pieces = [(0u64, 0u64); COVERED + 1];
+        pieces[0] = (left, right);
+        let mut n = 1;
+        for &(a, b) in &self.covered[..self.n_covered] {
+            let mut k = 0;
+            while k < n {
+                let (x, y) = pieces[k];
+                if b <= x || a >= y {
+                    k += 1;
+                    continue;
                 }
-                if s.end > self.high_sacked {
-                    self.high_sacked = s.end;
+                // remove [a, b) from [x, y): keep [x, a) and [b, y)
+                let lo = (x < a).then_some((x, a));
+                let hi = (b < y).then_some((b, y));
+                match (lo, hi) {
+                    (Some(l), Some(h)) if n < pieces.len() => {
+                        pieces[k] = l;
+                        pieces[n] = h;
+                        n += 1;
+                        k += 1;
+                    }
+                    (Some(l), Some(_)) => {
+                        // out of room: keep the piece whole (correct, just slower)
+                        pieces[k] = (l.0, y);
+                        k += 1;
+                    }
+                    (Some(p), None) | (None, Some(p)) => {
+                        pieces[k] = p;
+                        k += 1;
+                    }
+                    (None, None) => {
+                        pieces[k] = pieces[n - 1];
+                        n -= 1;
+                    }
                 }
             }
-            i += 1;
         }
+        for &(x, y) in &pieces[..n] {
+            let mut i = self.lower_bound(x);
+            while i < self.q.len() {
+                let s = self.q[i];
+                if s.start >= y {
+                    break;
+                }
+                if s.start >= left && s.end <= right && !s.has(SACKED) {
+                    self.set_flag(i, SACKED);
+                    newly += s.len();
+                    if !s.has(EVER_RETRANS) {
+                        orig = true;
+                        sent = Some(sent.map_or(s.sent_at, |t: Time| t.max(s.sent_at)));
+                    }
+                    if s.end > self.high_sacked {
+                        self.high_sacked = s.end;
+                    }
+                }
+                i += 1;
+            }
+        }
+        self.cover(left, right);
         (newly, orig, sent)
+    }
+
+    /// The lowest start `a` of a covered range [a, b) with a < seq ≤ b.
+    fn covered_below(&self, seq: u64) -> Option<u64> {
+        self.covered[..self.n_covered]
+            .iter()
+            .filter(|&&(a, b)| a < seq && seq <= b)
+            .map(|&(a, _)| a)
+            .min()
+    }
+
+    /// Remember [left, right) as covered: drop ranges it contains or that
+    /// lie below the cumulative ACK; if full, forget the lowest range.
+    fn cover(&mut self, left: u64, right: u64) {
+        let floor = self.q.front().map_or(u64::MAX, |s| s.start);
+        let mut k = 0;
+        while k < self.n_covered {
+            let (a, b) = self.covered[k];
+            if (left <= a && b <= right) || b <= floor {
+                self.covered[k] = self.covered[self.n_covered - 1];
+                self.n_covered -= 1;
+            } else if a <= left && right <= b {
+                return; // already covered
+            } else {
+                k += 1;
+            }
+        }
+        if self.n_covered == COVERED {
+            let lowest = (0..COVERED).min_by_key(|&k| self.covered[k].0).unwrap();
+            self.covered[lowest] = self.covered[COVERED - 1];
+            self.n_covered -= 1;
+        }
+        self.covered[self.n_covered] = (left, right);
+        self.n_covered += 1;
     }
 
     /// RFC 6675 §4 IsLost() applied to every un-SACKed segment: a segment is
@@ -287,30 +395,48 @@ impl Scoreboard {
         let mut sacked_above = 0u64;
         let mut blocks_above = 0u32;
         let mut in_block = false;
+        // End of the highest un-SACKed segment for which IsLost holds: every
+        // un-SACKed segment below it is lost too (more SACKed data above).
+        let mut threshold: Option<u64> = None;
         let top = self.lower_bound(self.high_sacked - 1);
         let mut i = top.min(self.q.len().saturating_sub(1)) as isize;
         while i >= 0 {
             let idx = i as usize;
             let s = self.q[idx];
+            if s.end <= self.lost_floor {
+                break; // everything un-SACKed below is already marked
+            }
             if s.has(SACKED) {
                 sacked_above += s.len();
                 if !in_block {
                     blocks_above += 1;
                     in_block = true;
                 }
+                // Jump over the rest of a covered range below this segment: the
+                // segments lying fully inside it are SACKed (the `covered`
+                // invariant), so they only add their bytes to the same block.
+                if let Some(a) = self.covered_below(s.start) {
+                    let j = self.lower_bound(a);
+                    if j + 1 < idx {
+                        sacked_above += s.start - self.q[j + 1].start;
+                        i = j as isize;
+                        continue;
+                    }
+                }
             } else {
                 in_block = false;
-                if s.has(LOST) {
-                    // Everything below was already examined on an earlier pass
-                    // with at most as much SACK information... but SACKs can
-                    // arrive for holes below, so keep scanning.
-                } else if blocks_above >= dupthresh || sacked_above > (dupthresh as u64 - 1) * smss
-                {
-                    self.set_flag(idx, LOST);
-                    newly += s.len();
+                if blocks_above >= dupthresh || sacked_above > (dupthresh as u64 - 1) * smss {
+                    threshold.get_or_insert(s.end);
+                    if !s.has(LOST) {
+                        self.set_flag(idx, LOST);
+                        newly += s.len();
+                    }
                 }
             }
             i -= 1;
+        }
+        if let Some(t) = threshold {
+            self.lost_floor = self.lost_floor.max(t);
         }
         newly
     }
@@ -321,6 +447,7 @@ impl Scoreboard {
         for i in 0..self.q.len() {
             self.clear_flag(i, LOST);
         }
+        self.lost_floor = 0;
     }
 
     /// Is the first un-acked segment lost per IsLost (RFC 6675 §5 entry rule)?
@@ -337,6 +464,9 @@ impl Scoreboard {
                 self.set_flag(i, LOST);
             }
         }
+        if let Some(b) = self.q.back() {
+            self.lost_floor = self.lost_floor.max(b.end);
+        }
     }
 
     /// Forget all SACK information (receiver reneging, RFC 2018 §8).
@@ -345,6 +475,8 @@ impl Scoreboard {
             self.clear_flag(i, SACKED);
         }
         self.high_sacked = 0;
+        self.lost_floor = 0;
+        self.n_covered = 0;
     }
 
     /// Mark segment `i` as retransmitted now.
@@ -375,19 +507,44 @@ impl Scoreboard {
     /// Without SACK the same search returns segments marked lost by the
     /// timeout or by NewReno.
     pub fn next_lost(&self) -> Option<usize> {
-        self.q
-            .iter()
-            .position(|s| s.flags & (SACKED | LOST | RETRANS) == LOST)
+        let from = self.q.partition_point(|s| s.start < self.lost_cursor.get());
+        let found =
+            (from..self.q.len()).find(|&i| self.q[i].flags & (SACKED | LOST | RETRANS) == LOST);
+        self.lost_cursor.set(match found {
+            Some(i) => self.q[i].start,
+            None => self
+                .q
+                .back()
+                .map_or(0, |b| b.end)
+                .max(self.lost_cursor.get()),
+        });
+        found
     }
 
     /// RFC 6675 §4 NextSeg() rule 3: lowest un-SACKed, not retransmitted
     /// segment that has SACKed data above it.
     pub fn next_unsacked_below_high_sacked(&self) -> Option<usize> {
         let hs = self.high_sacked;
-        self.q
-            .iter()
-            .take_while(|s| s.end <= hs)
-            .position(|s| s.flags & (SACKED | RETRANS) == 0)
+        let from = self
+            .q
+            .partition_point(|s| s.start < self.unsacked_cursor.get());
+        let mut i = from;
+        while i < self.q.len() && self.q[i].end <= hs {
+            if self.q[i].flags & (SACKED | RETRANS) == 0 {
+                self.unsacked_cursor.set(self.q[i].start);
+                return Some(i);
+            }
+            i += 1;
+        }
+        // Everything scanned below `i` is SACKed or retransmitted.
+        if let Some(s) = self.q.get(i) {
+            self.unsacked_cursor
+                .set(s.start.max(self.unsacked_cursor.get()));
+        } else if let Some(b) = self.q.back() {
+            self.unsacked_cursor
+                .set(b.end.max(self.unsacked_cursor.get()));
+        }
+        None
     }
 
     /// RFC 6675 §4 NextSeg() rule 4: the highest un-SACKed segment.
@@ -510,5 +667,126 @@ mod tests {
         assert_eq!(sb.find(600), Some(0));
         assert_eq!(sb.find(1001), Some(1));
         assert_eq!(sb.find(4001), None);
+    }
+
+    /// The incremental `sack`/`mark_lost` give the same marks as a full
+    /// rescan (the RFC 6675 §4 definitions applied naively) on random
+    /// SACK/ACK/retransmit/RTO sequences.
+    #[test]
+    #[allow(clippy::needless_range_loop)]
+    fn incremental_marks_match_a_full_rescan() {
+        fn naive(sb: &Scoreboard, dupthresh: u32, smss: u64) -> Vec<bool> {
+            let n = sb.len();
+            let mut lost = vec![false; n];
+            for i in 0..n {
+                let s = sb.get(i).unwrap();
+                if s.has(SACKED) {
+                    continue;
+                }
+                let mut bytes = 0;
+                let mut blocks = 0;
+                let mut in_block = false;
+                for j in i + 1..n {
+                    let t = sb.get(j).unwrap();
+                    if t.has(SACKED) {
+                        bytes += t.len();
+                        if !in_block {
+                            blocks += 1;
+                            in_block = true;
+                        }
+                    } else {
+                        in_block = false;
+                    }
+                }
+                lost[i] = blocks >= dupthresh || bytes > (dupthresh as u64 - 1) * smss;
+            }
+            lost
+        }
+        let mut x: u64 = 0x2545_F491_4F6C_DD1D;
+        let mut rnd = move |m: u64| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x % m
+        };
+        for _case in 0..2000 {
+            let mss = 100;
+            let mut sb = Scoreboard::default();
+            let mut next = 1u64;
+            let mut una = 1u64;
+            let mut blocks: Vec<(u64, u64)> = Vec::new();
+            for _ in 0..20 {
+                sb.push(next, next + mss, 0);
+                next += mss;
+            }
+            for _step in 0..60 {
+                match rnd(10) {
+                    0..=5 => {
+                        // a SACK block over whole segments, often growing at the top
+                        let segs = (next - una) / mss;
+                        if segs == 0 {
+                            continue;
+                        }
+                        let a = una + rnd(segs) * mss;
+                        let b = (a + (1 + rnd(6)) * mss).min(next);
+                        sb.sack(a, b);
+                        blocks.push((a, b));
+                    }
+                    6 => {
+                        let segs = (next - una) / mss;
+                        if segs > 0 {
+                            una += rnd(segs.min(3) + 1) * mss;
+                            sb.ack_to(una);
+                        }
+                    }
+                    7 => {
+                        for _ in 0..3 {
+                            sb.push(next, next + mss, 0);
+                            next += mss;
+                        }
+                    }
+                    8 => {
+                        if let Some(i) = sb.next_lost() {
+                            sb.on_retransmit(i, 1);
+                        }
+                    }
+                    _ => {
+                        if rnd(4) == 0 {
+                            sb.mark_all_lost();
+                        } else if rnd(8) == 0 {
+                            sb.clear_lost();
+                        }
+                    }
+                }
+                let before: Vec<bool> = (0..sb.len())
+                    .map(|i| sb.get(i).unwrap().has(LOST))
+                    .collect();
+                sb.mark_lost(3, mss);
+                let want = naive(&sb, 3, mss);
+                for i in 0..sb.len() {
+                    let got = sb.get(i).unwrap().has(LOST);
+                    // marks are never removed by mark_lost; a rescan marks exactly the
+                    // un-SACKed segments IsLost selects, plus those marked before
+                    assert_eq!(got, want[i] || before[i], "segment {i}");
+                }
+                for i in 0..sb.len() {
+                    let t = sb.get(i).unwrap();
+                    let inside = blocks.iter().any(|&(a, b)| a <= t.start && t.end <= b);
+                    assert_eq!(t.has(SACKED), inside, "SACKED mark of segment {i}");
+                }
+                // the cursors give what a scan from the front gives
+                let want_lost = sb
+                    .iter()
+                    .position(|t| t.flags & (SACKED | LOST | RETRANS) == LOST);
+                assert_eq!(sb.next_lost(), want_lost);
+                let hs = sb.high_sacked;
+                let want_unsacked = sb
+                    .iter()
+                    .take_while(|t| t.end <= hs)
+                    .position(|t| t.flags & (SACKED | RETRANS) == 0);
+                assert_eq!(sb.next_unsacked_below_high_sacked(), want_unsacked);
+                sb.check_counters().unwrap();
+            }
+        }
     }
 }
