@@ -15,9 +15,8 @@ import os
 import re
 import tomllib
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final, NoReturn
+from typing import Any, Final, NamedTuple, NoReturn
 
 from tcplab.errors import ScenarioError, field_error, show
 from tcplab.units import U64_MAX, parse_rate, parse_size, parse_time
@@ -343,8 +342,9 @@ class _Table:
 # Links and topology
 
 
-@dataclass(frozen=True)
-class _Topology:
+# NamedTuples rather than frozen dataclasses: importing dataclasses (and inspect) costs
+# ~10 ms of every `tcplab` start.
+class _Topology(NamedTuple):
     hops: list[dict[str, Any]]
     #: Route of each dumbbell pair (None for a chain of hops, which every flow traverses).
     pair_routes: list[list[int]] | None
@@ -1109,8 +1109,7 @@ def _payload(value: object, field: str) -> int:
 # Public API
 
 
-@dataclass(frozen=True)
-class Scenario:
+class Scenario(NamedTuple):
     """A validated scenario.
 
     ``data`` is the TOML table as read (after any overrides); ``config`` the normalized
