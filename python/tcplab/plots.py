@@ -43,10 +43,15 @@ def figure(
 
 
 def mark_paper(
-    ax: Axes, x: Sequence[float] | float, y: Sequence[float] | float, label: str = "paper"
+    ax: Axes,
+    x: Sequence[float] | float,
+    y: Sequence[float] | float,
+    label: str = "paper",
+    marker: str = "s",
 ) -> None:
-    """Draw the paper's values at (x, y)."""
-    ax.plot(x, y, **{**PAPER_STYLE, "label": label})
+    """Draw the paper's values at (x, y); a second series of paper values on the same axes
+    takes another ``marker`` (e.g. ``"D"``) so the legend tells them apart."""
+    ax.plot(x, y, **{**PAPER_STYLE, "label": label, "marker": marker})
 
 
 def save(fig: Figure, path: Path) -> Path:

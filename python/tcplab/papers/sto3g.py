@@ -175,7 +175,7 @@ def fig2(report: Report, jobs: int | None) -> dict[str, Any]:
         label="tcplab, strong field",
     )
     plots.mark_paper(ax, list(PAPER_FIG2), [v * 100 for v in PAPER_FIG2.values()])
-    plots.mark_paper(ax, [4.0], [PAPER_FIG2_STRONG * 100], label="paper, strong")
+    plots.mark_paper(ax, [4.0], [PAPER_FIG2_STRONG * 100], label="paper, strong", marker="D")
     ax.set_xlabel("initial = minimum RTO (s)")
     ax.set_ylabel("connections with ≥ 1 STO (%)")
     ax.set_yscale("symlog", linthresh=1)
@@ -425,6 +425,7 @@ def fig6(report: Report, jobs: int | None) -> dict[str, Any]:
         [x[ENVIRONMENTS.index(e)] + 0.2 for e in PAPER_FIG6_TUNED],
         list(PAPER_FIG6_TUNED.values()),
         label="paper tuned",
+        marker="D",
     )
     ax.set_xticks(x, ENVIRONMENTS)
     ax.set_ylabel("spurious timeouts per MB")
