@@ -72,17 +72,20 @@ fn no_detector_goes_back_n_on_a_spike() {
     assert!(go_back_n(&n) >= 2, "go-back-N resent {}", go_back_n(&n));
 }
 
+/// Every detector, with and without SACK where it can run without it.
+const DETECTOR_CASES: [(DetectorKind, bool); 7] = [
+    (DetectorKind::Frto, true),
+    (DetectorKind::Frto, false),
+    (DetectorKind::FrtoBasic, true),
+    (DetectorKind::FrtoLinux, true),
+    (DetectorKind::FrtoLinux, false),
+    (DetectorKind::Eifel, true),
+    (DetectorKind::Dsack, true),
+];
+
 #[test]
 fn every_detector_flags_the_spike() {
-    for (det, sack) in [
-        (DetectorKind::Frto, true),
-        (DetectorKind::Frto, false),
-        (DetectorKind::FrtoBasic, true),
-        (DetectorKind::FrtoLinux, true),
-        (DetectorKind::FrtoLinux, false),
-        (DetectorKind::Eifel, true),
-        (DetectorKind::Dsack, true),
-    ] {
+    for (det, sack) in DETECTOR_CASES {
         let n = spike(det, ResponseKind::Eifel, sack);
         assert!(timeouts(&n) >= 1, "{det:?}");
         assert_eq!(detected(&n), timeouts(&n), "{det:?} sack={sack}");
@@ -111,15 +114,7 @@ fn frto_and_eifel_avoid_go_back_n() {
 
 #[test]
 fn no_detector_declares_a_genuine_timeout_spurious() {
-    for (det, sack) in [
-        (DetectorKind::Frto, true),
-        (DetectorKind::Frto, false),
-        (DetectorKind::FrtoBasic, true),
-        (DetectorKind::FrtoLinux, true),
-        (DetectorKind::FrtoLinux, false),
-        (DetectorKind::Eifel, true),
-        (DetectorKind::Dsack, true),
-    ] {
+    for (det, sack) in DETECTOR_CASES {
         let n = genuine(det, ResponseKind::Eifel, sack);
         assert!(timeouts(&n) >= 1, "{det:?}");
         assert_eq!(detected(&n), 0, "{det:?} sack={sack}");
