@@ -57,6 +57,22 @@ def test_r3_crossover_is_12ms_and_max_reading_matches() -> None:
     assert tb.bound_nontoe(1500, 1.0, reading="min") / tb.conventional(1500, 1.0) > 50
 
 
+def test_pipelined_bound() -> None:
+    """tcplab's min(MTU/d, W_max·MTU/RTT): the `max` reading of (3.44) below the crossover,
+    above (3.44) beyond it; f = 1 gives the thesis's W_max = 1/√p."""
+    h = {"b_ge": 1e9, "b_fsb": 6.5e9, "b_pci": 1e9, "t_l": 1.2e-6}
+    for rtt in (1e-4, 1e-3, 6e-3):
+        assert tb.bound_pipelined(1500, rtt, **h) == pytest.approx(tb.bound_nontoe(1500, rtt, **h))
+    assert tb.bound_pipelined(1500, 0.024, **h) > 1.2 * tb.bound_nontoe(1500, 0.024, **h)
+    assert tb.bound_pipelined(1500, 1.0, f=1.0, **h) == pytest.approx(tb.conventional(1500, 1.0))
+    reno = tb.bound_pipelined(1500, 1.0, f=0.375, **h) / tb.conventional(1500, 1.0)
+    assert reno == pytest.approx((8 / 3) ** 0.5)
+    toe = {"b_ge": 1e9, "b_fsb": 12e9, "b_pci": 2.5e9, "t_l": 0.1e-6, "f_toe": 32e9}
+    assert tb.bound_pipelined(9000, 1e-4, **toe) == pytest.approx(tb.bound_toe(9000, 1e-4, **toe))
+    with pytest.raises(ValueError, match="f: must be > 0"):
+        tb.bound_pipelined(1500, 0.01, f=0.0)
+
+
 def test_r1_r2_lan_rtt_and_contradiction() -> None:
     assert tb.rtt_lan(1500, 1e9) == pytest.approx(12e-6)
     assert tb.rtt_lan(1500, 100e6) == pytest.approx(120e-6)

@@ -114,7 +114,8 @@ def test_loss_driven_transfer_against_the_bound_below_and_above_the_crossover() 
     Below the crossover (1.17 ms here, 11.7 ms at √p = 1e-3) the transfer is host-limited and
     sits within 10 % under (3.44); above it the loss-driven window (mean ≈ 1.3/√p, not the
     thesis's 1/√p) and the pipelined host take it above the `max` reading — the miss the
-    reproduction reports — while the printed `min` reading (= MTU/d there) still holds."""
+    reproduction reports — while the printed `min` reading (= MTU/d there) and tcplab's
+    pipelined bound min(MTU/d, W_max·MTU/RTT), W_max = 1/√(3p/8), still hold."""
     from tcplab.models import throughput_bound as tb
     from tcplab.papers.throughput_bound import SEC35_NONTOE, host_loss_sweep
 
@@ -127,7 +128,10 @@ def test_loss_driven_transfer_against_the_bound_below_and_above_the_crossover() 
         b_max = tb.bound_nontoe(1500, rtt, sqrt_p=sp, **h)
         b_min = tb.bound_nontoe(1500, rtt, sqrt_p=sp, reading="min", **h)
         assert ip <= 1.0005 * b_min, (rtt, ip, b_min)
+        b_pipe = tb.bound_pipelined(1500, rtt, sqrt_p=sp, **h)
+        assert ip <= 1.0005 * b_pipe, (rtt, ip, b_pipe)
         if rtt < x:
+            assert b_pipe == pytest.approx(b_max, rel=1e-9)
             assert 0.9 * b_max <= ip <= 1.0005 * b_max, (rtt, ip, b_max)
         else:
             assert ip > 1.2 * b_max, (rtt, ip, b_max)

@@ -173,6 +173,36 @@ def bound_toe(
     return 1.0 / (first + host_per_bit(b_fsb, b_pci, f_toe) + t_l / (8 * mtu))
 
 
+@model("tb_bound_pipelined")
+def bound_pipelined(
+    mtu: float,
+    rtt: float,
+    b_ge: float = 1e9,
+    b_fsb: float = 6.5e9,
+    b_pci: float = 1e9,
+    t_l: float = 1.2e-6,
+    sqrt_p: float = 1e-3,
+    f: float = 0.375,
+    f_toe: float | None = None,
+) -> float:
+    """tcplab's correction of (3.44)/(3.45), bit/s: min(MTU/d, W_max·MTU/RTT).
+
+    Not in the thesis. (3.44) *adds* the host's time for a window to RTT/cwnd ((3.29)–(3.30):
+    the receiver works on a burst after it has arrived). A receiver that works while the rest of
+    the window is in flight — every real stack, and tcplab's host component — is limited by the
+    slower of the two stages instead: the host (MTU/d, eq. (3.48)–(3.50)) or the window
+    (W_max·MTU/RTT). W_max is the largest window loss allows, from the thesis's own (3.2)–(3.3):
+    N = f·W_max² packets per loss cycle and p = 1/N, so W_max = 1/√(f·p); f = 3/8 for Reno's
+    sawtooth (the default), f = 1 for the thesis's "ideal" rule (W_max = 1/√p as in (3.4)).
+    Below the crossover it equals the `max` reading of (3.44) when the window term does not bind
+    (both are MTU/d); above it, it is the larger of the two. ``f_toe`` selects the TOE host
+    terms of (3.49)."""
+    _pos(mtu=mtu, rtt=rtt, sqrt_p=sqrt_p, f=f)
+    host = 8 * mtu / transit_time(mtu, b_ge, b_fsb, b_pci, t_l, f_toe)
+    window = 8 * mtu / (sqrt_p * math.sqrt(f) * rtt)
+    return min(host, window)
+
+
 @model("tb_crossover_rtt")
 def crossover_rtt(mtu: float = 1500, b_ge: float = 1e9, sqrt_p: float = 1e-3) -> float:
     """Where the two first-term branches of (3.44)/(3.45) meet, s: B_GE·RTT = MTU/√p."""
