@@ -68,6 +68,43 @@ def _parser() -> argparse.ArgumentParser:
     )
     run.set_defaults(func=_cmd_run)
 
+    sw = sub.add_parser(
+        "sweep",
+        help="run a scenario over a grid of values and seeds",
+        description="Run a scenario at every combination of the --vary values and for every "
+        "seed, on a local process pool; print goodput and loss-recovery counts per grid point "
+        "(mean and 95 %% confidence interval over seeds) and optionally write one row per run and "
+        "flow to a Parquet or CSV file.",
+    )
+    sw.add_argument("scenario", nargs="?", metavar="SCENARIO", help="TOML file or built-in name")
+    sw.add_argument(
+        "--vary",
+        action="append",
+        default=[],
+        metavar="KEY=V1,V2,...",
+        help="a scenario key and its values (read like --set values; commas inside [] or {} "
+        "are kept), e.g. flows[0].cc=reno,cubic; repeatable: the grid is their product",
+    )
+    sw.add_argument(
+        "--set", action="append", default=[], metavar="KEY=VALUE", help="as for tcplab run"
+    )
+    sw.add_argument(
+        "--seeds",
+        type=int,
+        default=1,
+        metavar="N",
+        help="runs per grid point, seeds S..S+N-1 (default 1)",
+    )
+    sw.add_argument(
+        "--seed", type=int, metavar="S", help="first seed (default: the scenario's seed)"
+    )
+    sw.add_argument("--jobs", type=int, metavar="N", help="worker processes (default: CPUs)")
+    sw.add_argument(
+        "--out", metavar="FILE", help="write one row per run and flow to FILE (.parquet or .csv)"
+    )
+    sw.add_argument("--json", action="store_true", help="print the rows as one JSON array")
+    sw.set_defaults(func=_cmd_sweep)
+
     scenarios = sub.add_parser(
         "scenarios",
         help="list the built-in and example scenarios",
@@ -242,6 +279,80 @@ def _render(report: dict[str, Any]) -> str:
 
 
 # -- tcplab scenarios ---------------------------------------------------------------------------
+
+
+def _cmd_sweep(args: argparse.Namespace) -> int:
+    from tcplab.stats import mean_ci95
+    from tcplab.sweep import parse_vary, sweep
+
+    if args.seeds < 1:
+        raise ScenarioError(f"--seeds: must be ≥ 1 (got {args.seeds})")
+    if args.jobs is not None and args.jobs < 1:
+        raise ScenarioError(f"--jobs: must be ≥ 1 (got {args.jobs})")
+    out = Path(args.out) if args.out else None
+    if out is not None and out.suffix not in (".parquet", ".csv"):
+        raise ScenarioError(f"--out: must end in .parquet or .csv (got {args.out})")
+    vary = parse_vary(args.vary)
+    data, source = read_scenario(args.scenario)
+    try:
+        data = apply_overrides(data, args.set)
+    except ScenarioError as err:
+        err.source = source
+        raise
+    first = args.seed
+    if first is None:
+        first = int(parse_scenario(data, source).config["seed"])
+    seeds = list(range(first, first + args.seeds))
+    try:
+        rows = sweep(data, vary, seeds, source=source, jobs=args.jobs)
+    except ScenarioError as err:
+        err.source = err.source or source
+        raise
+    if out is not None:
+        _write_rows(rows, out)
+    if args.json:
+        print(json.dumps(rows))
+        return 0
+    keys = [k for k, _ in vary]
+    groups: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
+    for r in rows:
+        groups.setdefault((*(r[k] for k in keys), r["flow"], r["flow_name"]), []).append(r)
+    body = []
+    for gkey, rs in groups.items():
+        m, ci = mean_ci95([r["goodput_bps"] for r in rs])
+        half = "" if ci != ci else f" ± {ci / 1e6:.3f}"  # NaN for a single seed
+        body.append(
+            [
+                *[str(v) for v in gkey[:-2]],
+                gkey[-1],
+                str(len(rs)),
+                f"{m / 1e6:.3f}{half}",
+                f"{sum(r['retransmitted_segments'] for r in rs) / len(rs):.1f}",
+                f"{sum(r['timeouts'] for r in rs) / len(rs):.2f}",
+                f"{sum(r['spurious_timeouts'] for r in rs) / len(rs):.2f}",
+            ]
+        )
+    heads = [*keys, "flow", "runs", "goodput Mbit/s", "retx/run", "RTOs/run", "spurious/run"]
+    print(_table(heads, body, "l" * (len(keys) + 1) + "r" * 5))
+    if out is not None:
+        print(f"\nwrote {len(rows)} rows to {out}")
+    return 0
+
+
+def _write_rows(rows: list[dict[str, Any]], out: Path) -> None:
+    """One row per run and flow, as Parquet (pyarrow) or CSV."""
+    import pyarrow as pa
+
+    table = pa.Table.from_pylist(rows)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    if out.suffix == ".csv":
+        import pyarrow.csv as pcsv
+
+        pcsv.write_csv(table, out)
+    else:
+        import pyarrow.parquet as pq
+
+        pq.write_table(table, out)
 
 
 def _cmd_scenarios(args: argparse.Namespace) -> int:

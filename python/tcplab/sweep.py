@@ -1,5 +1,8 @@
 """Run many simulations: a local process pool (the default), deterministic result order.
 
+:func:`sweep` (``tcplab sweep``) runs one scenario over a grid of overrides and seeds and returns
+one row per run and flow.
+
 Each job is a normalized configuration (``Scenario.to_config()``, possibly edited); the result of
 each is its summary dict, plus the event and time-series columns when asked for. Results come
 back in job order whatever the pool does, so a sweep with the same seeds gives the same output.
@@ -16,7 +19,20 @@ from collections.abc import Iterable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from typing import Any
 
-__all__ = ["default_jobs", "run_config", "run_configs"]
+__all__ = ["FLOW_METRICS", "default_jobs", "parse_vary", "run_config", "run_configs", "sweep"]
+
+#: Per-flow summary fields a sweep row carries (all of them numeric).
+FLOW_METRICS = (
+    "goodput_bps",
+    "bytes_delivered",
+    "duration_s",
+    "segments_sent",
+    "retransmitted_segments",
+    "fast_retransmits",
+    "timeouts",
+    "spurious_timeouts",
+    "spurious_detected",
+)
 
 
 def default_jobs() -> int:
@@ -68,3 +84,113 @@ def run_configs(
     with ProcessPoolExecutor(max_workers=min(jobs, len(configs))) as pool:
         chunk = max(1, len(configs) // (jobs * 8))
         return list(pool.map(_job, [(c, columns) for c in configs], chunksize=chunk))
+
+
+def _split_top(text: str) -> list[str]:
+    """Split on commas outside brackets, braces and quotes (so TOML arrays and inline tables
+    stay whole)."""
+    parts: list[str] = []
+    depth, quote, cur = 0, "", []
+    for ch in text:
+        if quote:
+            quote = "" if ch == quote else quote
+        elif ch in "\"'":
+            quote = ch
+        elif ch in "[{":
+            depth += 1
+        elif ch in "]}":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            parts.append("".join(cur).strip())
+            cur = []
+            continue
+        cur.append(ch)
+    parts.append("".join(cur).strip())
+    return parts
+
+
+def parse_vary(items: Sequence[str]) -> list[tuple[str, list[str]]]:
+    """``KEY=V1,V2,...`` strings → ``[(KEY, [V1, V2, ...])]`` in the given order (values stay
+    text; they are read like ``--set`` values). Raises ``ValueError`` naming the bad item."""
+    from tcplab.errors import ScenarioError
+
+    out: list[tuple[str, list[str]]] = []
+    for item in items:
+        key, sep, text = item.partition("=")
+        key = key.strip()
+        if not sep or not key:
+            raise ScenarioError(
+                f"--vary {item!r}: expected KEY=V1,V2,..., e.g. flows[0].cc=reno,cubic"
+            )
+        values = _split_top(text)
+        if any(v == "" for v in values):
+            raise ScenarioError(f"--vary {key}: empty value in {text!r}")
+        if any(k == key for k, _ in out):
+            raise ScenarioError(f"--vary {key}: given twice")
+        out.append((key, values))
+    return out
+
+
+def _column_values(values: list[str]) -> dict[str, Any]:
+    """How a varied key's values appear in the rows: numbers when every value is a TOML number
+    (so the column is numeric), else the text as given."""
+    from tcplab.scenario import _literal
+
+    parsed = [_literal(v) for v in values]
+    if all(isinstance(x, int | float) and not isinstance(x, bool) for x in parsed):
+        as_float = any(isinstance(x, float) for x in parsed)
+        return {v: float(x) if as_float else x for v, x in zip(values, parsed, strict=True)}
+    return {v: v for v in values}
+
+
+def sweep(
+    data: dict[str, Any],
+    vary: Sequence[tuple[str, Sequence[str]]],
+    seeds: Sequence[int],
+    source: str = "<dict>",
+    jobs: int | None = None,
+) -> list[dict[str, Any]]:
+    """Run the scenario table ``data`` (as read from TOML, ``--set`` already applied) at every
+    point of the grid ``vary`` (the Cartesian product, first key slowest) and every seed.
+
+    Every point is validated before anything runs (a bad value fails the whole sweep with the
+    field named). Returns one row per run and flow, in grid, seed, flow order: the varied keys
+    (numbers when all of a key's values are TOML numbers, else their text), ``seed``, ``flow``,
+    ``flow_name``, and :data:`FLOW_METRICS`."""
+    import itertools
+
+    from tcplab.errors import ScenarioError
+    from tcplab.scenario import apply_overrides, parse_scenario
+
+    if not seeds:
+        raise ScenarioError("--seeds: must be ≥ 1 (got 0)")
+    keys = [k for k, _ in vary]
+    points = list(itertools.product(*[list(v) for _, v in vary]))
+    configs: list[dict[str, Any]] = []
+    meta: list[tuple[tuple[str, ...], int]] = []
+    for point in points:
+        sets = [f"{k}={v}" for k, v in zip(keys, point, strict=True)]
+        table = apply_overrides(data, sets)
+        where = ", ".join(sets)
+        try:
+            scenario = parse_scenario(table, source)
+        except ScenarioError as err:
+            if where:
+                err.message = f"{err.message} (at {where})"
+            raise
+        for seed in seeds:
+            configs.append(scenario.to_config(seed=seed))
+            meta.append((point, seed))
+    results = run_configs(configs, jobs=jobs)
+    typed = {k: _column_values(list(v)) for k, v in vary}
+    rows: list[dict[str, Any]] = []
+    for (point, seed), summary in zip(meta, results, strict=True):
+        for flow in summary["flows"]:
+            row: dict[str, Any] = {k: typed[k][v] for k, v in zip(keys, point, strict=True)}
+            row["seed"] = seed
+            row["flow"] = flow["id"]
+            row["flow_name"] = flow["name"]
+            for m in FLOW_METRICS:
+                row[m] = flow[m]
+            rows.append(row)
+    return rows

@@ -26,6 +26,7 @@ from tcplab import plots
 from tcplab.models import throughput_bound as tb
 from tcplab.report import Report
 from tcplab.scenario import parse_scenario
+from tcplab.stats import mean_ci95
 from tcplab.sweep import run_configs
 
 __all__ = [
@@ -669,21 +670,6 @@ DUMBBELL_RUNS: list[tuple[str, str, dict[str, float]]] = [
     ("FAST α=10", "fast", {"alpha": 10, "gamma": 0.5}),
     ("bdp-tracking", "bdp-tracking", {}),
 ]
-
-
-#: Two-sided 95 % Student t quantiles by degrees of freedom (normal beyond 30).
-_T975 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306}
-_T975 |= {9: 2.262, 10: 2.228, 11: 2.201, 12: 2.179, 15: 2.131, 20: 2.086, 30: 2.042}
-
-
-def mean_ci95(values: list[float]) -> tuple[float, float]:
-    """Mean and half-width of its 95 % confidence interval (Student t over the values)."""
-    a = np.asarray(values, dtype=float)
-    if len(a) < 2:
-        return float(a.mean()), math.nan
-    df = len(a) - 1
-    t = _T975.get(df) or next((v for k, v in sorted(_T975.items()) if k >= df), 1.96)
-    return float(a.mean()), float(t * a.std(ddof=1) / math.sqrt(len(a)))
 
 
 #: Bernoulli loss + Reno's mean window: under random (Poisson) loss the mean cwnd of an
