@@ -163,13 +163,18 @@ def _pcap_entry(spec: str) -> dict[str, Any]:
     return {"hop": hop, "dir": direction or "both"}
 
 
-def _scenario_for(args: argparse.Namespace) -> Scenario:
-    data, source = read_scenario(args.scenario)
+def _read_with_overrides(scenario: str | None, sets: list[str]) -> tuple[dict[str, Any], str]:
+    """The scenario's table with ``--set`` applied, and its source (for error messages)."""
+    data, source = read_scenario(scenario)
     try:
-        data = apply_overrides(data, args.set)
+        return apply_overrides(data, sets), source
     except ScenarioError as err:
         err.source = source
         raise
+
+
+def _scenario_for(args: argparse.Namespace) -> Scenario:
+    data, source = _read_with_overrides(args.scenario, args.set)
     if args.pcap:
         captures = data.setdefault("pcap", [])
         if isinstance(captures, list):
@@ -293,12 +298,7 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     if out is not None and out.suffix not in (".parquet", ".csv"):
         raise ScenarioError(f"--out: must end in .parquet or .csv (got {args.out})")
     vary = parse_vary(args.vary)
-    data, source = read_scenario(args.scenario)
-    try:
-        data = apply_overrides(data, args.set)
-    except ScenarioError as err:
-        err.source = source
-        raise
+    data, source = _read_with_overrides(args.scenario, args.set)
     first = args.seed
     if first is None:
         first = int(parse_scenario(data, source).config["seed"])
