@@ -20,6 +20,12 @@
 //! loop (NextSeg) and the timer rules with the rest of the sender. Congestion
 //! control, spurious-timeout detection/response, RTO estimation, the ACK
 //! policy and reassembly are separate modules behind their own interfaces.
+//!
+//! Spurious fast retransmits: `enter_recovery` saves the pre-reduction state
+//! (`fr_saved`) and opens an episode on a second detector instance
+//! (`fr_detector`, Eifel or DSACK); `on_spurious_fr` runs the undo
+//! (`spurious::respond_fr`) and, during recovery, clears the loss marks and
+//! leaves recovery. A timeout cancels an open fast-retransmit episode.
 
 use std::collections::VecDeque;
 
