@@ -853,6 +853,9 @@ impl Sim {
                 cwnd,
                 ..
             } => {
+                if side != Side::Sender {
+                    return;
+                }
                 // Ground truth: spurious iff the receiver already holds the
                 // segment, or the first copy of it to arrive later was sent
                 // before the fast retransmit (the retransmission was not needed).
@@ -869,6 +872,8 @@ impl Sim {
                     0,
                     cwnd as f64,
                 );
+                // Rows are indexed by the episode number (`SpuriousFrDetected::id`).
+                debug_assert_eq!(pair.fr_rows.len(), n as usize);
                 pair.fr_rows.push(row);
                 if spurious {
                     pair.spurious_fr += 1;
@@ -887,6 +892,9 @@ impl Sim {
                 cwnd,
                 ..
             } => {
+                if side != Side::Sender {
+                    return;
+                }
                 if let Some(&row) = pair.fr_rows.get(n as usize) {
                     self.out.set_detected(row, 1);
                 }
