@@ -78,6 +78,7 @@ P2P_DIR = {
     "loss": {"kind": "none"},
     "overhead_bytes": 0,
     "bits_per_byte": 8,
+    "reorder": None,
 }
 P2P_CONFIG = {
     "name": "p2p-bulk",
@@ -125,6 +126,8 @@ P2P_CONFIG = {
                 "ack_cc": None,
                 "spurious_detection": "none",
                 "spurious_response": "eifel",
+                "spurious_fr": "none",
+                "spurious_fr_response": "eifel",
             },
             "app": {"kind": "bulk", "bytes": None},
         }
@@ -484,7 +487,7 @@ ERRORS: list[tuple[str, list[str], str]] = [
         BASE,
         ["path[0].up.foo=1"],
         "path[0].up.foo: unknown field "
-        "(allowed: bits_per_byte, delay, loss, loss_model, overhead, queue, rate)",
+        "(allowed: bits_per_byte, delay, loss, loss_model, overhead, queue, rate, reorder)",
     ),
     (BASE, ["path[0].up.rate=0kbps"], 'path[0].up.rate: must be > 0 (got "0kbps")'),
     (BASE, ["path[0].up=1"], "path[0].up: must be a table (got 1)"),

@@ -85,6 +85,9 @@ TCP_PROFILES: Final[dict[str, dict[str, object]]] = {
 }
 SPURIOUS_DETECTORS: Final = ("none", "frto", "frto-basic", "frto-linux", "eifel", "dsack")
 SPURIOUS_RESPONSES: Final = ("eifel", "keep-cwnd", "reno")
+#: Detectors that judge fast retransmits (F-RTO is defined for timeouts only).
+SPURIOUS_FR_DETECTORS: Final = ("none", "eifel", "dsack")
+SPURIOUS_FR_RESPONSES: Final = ("eifel", "undo", "none")
 
 #: Defaults of the links a dumbbell adds around its bottleneck (one per pair and side).
 ACCESS_DEFAULTS: Final[dict[str, object]] = {
@@ -96,7 +99,17 @@ ACCESS_DEFAULTS: Final[dict[str, object]] = {
 LINK_DEFAULTS: Final[dict[str, object]] = {"queue": 100, "overhead": 0}
 
 _REQUIRED: Final = object()
-_DIR_KEYS: Final = ("rate", "delay", "queue", "loss", "loss_model", "overhead", "bits_per_byte")
+_DIR_KEYS: Final = (
+    "rate",
+    "delay",
+    "queue",
+    "loss",
+    "loss_model",
+    "overhead",
+    "bits_per_byte",
+    "reorder",
+)
+_REORDER_KEYS: Final = ("p", "extra")
 _LINK_BODY_KEYS: Final = (*_DIR_KEYS, "up", "down")
 _LINK_KEYS: Final = ("kind", "name", *_LINK_BODY_KEYS, "ack_filter")
 _ACK_FILTER_KEYS: Final = ("threshold",)
@@ -183,6 +196,8 @@ _FLOW_KEYS: Final = (
     "profile",
     "spurious_detection",
     "spurious_response",
+    "spurious_fr",
+    "spurious_fr_response",
 )
 _BULK_ONLY: Final = ("bytes",)
 _DOWNLOADS_ONLY: Final = ("sizes", "think", "downloads")
@@ -405,6 +420,15 @@ def _loss_model(value: object, field: str) -> dict[str, Any]:
     }
 
 
+def _reorder(value: object, field: str) -> dict[str, Any] | None:
+    """``reorder = {p = 0.01, extra = "10ms"}``: each packet that is not lost is, with
+    probability ``p``, held ``extra`` longer in flight (later packets overtake it)."""
+    t = _Table(value, field, _REORDER_KEYS)
+    p = _as_prob(t.raw("p"), t.at("p"))
+    extra = t.get_time("extra", positive=True)
+    return {"p": p, "extra_ns": extra} if p > 0 else None
+
+
 def _missing(field: str) -> NoReturn:
     raise field_error(field, "required field missing")
 
@@ -455,7 +479,12 @@ def _link(t: _Table, name: str, defaults: Mapping[str, object]) -> dict[str, Any
             "loss": loss,
             "overhead_bytes": _as_int(*values["overhead"], 0, 65535),
             "bits_per_byte": _as_int(*values.get("bits_per_byte", (8, "bits_per_byte")), 8, 16),
+            "reorder": _reorder(*values["reorder"]) if "reorder" in values else None,
         }
+    if "ack_filter" in t and t.raw("ack_filter") is not False:
+        for direction in ("fwd", "rev"):
+            if link[direction]["reorder"] is not None:
+                raise field_error(t.at("ack_filter"), "cannot be combined with reorder")
     if "ack_filter" in t:
         link.update(_ack_filter(t.raw("ack_filter"), t.at("ack_filter")))
     return link
@@ -810,7 +839,22 @@ def _tcp(t: _Table) -> dict[str, Any]:
         "spurious_response": t.get_choice(
             "spurious_response", SPURIOUS_RESPONSES, "spurious-timeout response", "eifel"
         ),
+        "spurious_fr": t.get_choice(
+            "spurious_fr", SPURIOUS_FR_DETECTORS, "spurious-fast-retransmit detector", "none"
+        ),
+        "spurious_fr_response": t.get_choice(
+            "spurious_fr_response",
+            SPURIOUS_FR_RESPONSES,
+            "spurious-fast-retransmit response",
+            "eifel",
+        ),
     }
+    if out["spurious_fr"] == "eifel" and not out["timestamps"]:
+        # RFC 3522 §2: Eifel detection needs the timestamps option.
+        raise field_error(t.at("spurious_fr"), '"eifel" needs timestamps = true')
+    if out["spurious_fr"] == "dsack" and not (out["sack"] and out["dsack"]):
+        # RFC 3708 §2: DSACK-based detection needs SACK and DSACK.
+        raise field_error(t.at("spurious_fr"), '"dsack" needs sack = true and dsack = true')
     return out
 
 

@@ -207,6 +207,9 @@ impl Component for AckFilterLink {
                 ctx.drop(p, DropKind::Loss);
             }
             Fate::QueueDrop => ctx.drop(p, DropKind::Queue),
+            Fate::Reordered { .. } => {
+                unreachable!("validate() rejects reorder on an ack_filter_link")
+            }
         }
     }
 

@@ -209,6 +209,21 @@ pub struct LinkDirConfig {
     /// with one start and one stop bit, 8N1: a "9600 bps" line carries 960 B/s).
     #[serde(default = "default_bits_per_byte")]
     pub bits_per_byte: u32,
+    /// Reordering: each packet that is not lost is, with probability `p`,
+    /// held `extra_ns` longer in flight, so later packets overtake it
+    /// (`link` hops only).
+    #[serde(default)]
+    pub reorder: Option<ReorderConfig>,
+}
+
+/// A link direction's reordering process (`LinkDirConfig::reorder`).
+#[derive(Debug, Clone, Copy, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReorderConfig {
+    /// Probability that a packet is delayed.
+    pub p: f64,
+    /// The extra one-way delay of a delayed packet, ns (> 0).
+    pub extra_ns: u64,
 }
 
 fn default_bits_per_byte() -> u32 {
@@ -303,6 +318,12 @@ pub struct TcpConfigJson {
     /// Response to a detected spurious timeout: "eifel" | "keep-cwnd" | "reno".
     #[serde(default = "default_spurious_response")]
     pub spurious_response: String,
+    /// Spurious fast-retransmit detector: "none" | "eifel" | "dsack".
+    #[serde(default = "default_spurious_detection")]
+    pub spurious_fr: String,
+    /// Response to a detected spurious fast retransmit: "eifel" | "undo" | "none".
+    #[serde(default = "default_spurious_response")]
+    pub spurious_fr_response: String,
 }
 
 fn default_abc_l() -> u32 {
@@ -455,6 +476,7 @@ pub fn example_p2p(duration_ns: u64, loss: f64) -> SimConfig {
         },
         overhead_bytes: 0,
         bits_per_byte: 8,
+        reorder: None,
     };
     SimConfig {
         name: "p2p-bulk".into(),
@@ -519,6 +541,8 @@ impl Default for TcpConfigJson {
             ack_cc: None,
             spurious_detection: default_spurious_detection(),
             spurious_response: default_spurious_response(),
+            spurious_fr: default_spurious_detection(),
+            spurious_fr_response: default_spurious_response(),
         }
     }
 }

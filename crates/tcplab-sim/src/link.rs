@@ -7,6 +7,12 @@
 //! a packet is known when it is accepted, so a packet costs one event per hop.
 //! A packet lost on the wire (random or Gilbert–Elliott loss) still occupies
 //! the transmitter for its serialisation time.
+//!
+//! Reordering (`reorder = {p, extra}`): a packet that is not lost is, with
+//! probability `p` (a draw from the direction's own RNG stream, made only
+//! when reordering is configured), held `extra` ns longer after propagation.
+//! Packets so delayed cannot wait in the FIFO pipe: they go to a second pipe,
+//! which is FIFO too because every delayed packet gets the same extra delay.
 
 use std::collections::VecDeque;
 
@@ -24,6 +30,8 @@ pub struct LinkStats {
     pub drops_queue: u64,
     pub drops_loss: u64,
     pub max_queue_packets: u64,
+    /// Packets given the reordering delay.
+    pub reordered: u64,
 }
 
 /// What happened to a packet offered to the link.
@@ -36,6 +44,9 @@ pub enum Fate {
     QueueDrop,
     /// Serialised, then lost on the wire (`tx_start` as above).
     Lost { tx_start: Time },
+    /// It will arrive at `at`, which includes the reordering delay: later
+    /// packets may overtake it.
+    Reordered { at: Time, tx_start: Time },
 }
 
 #[derive(Debug)]
@@ -51,6 +62,8 @@ pub struct LinkDir {
     inq: VecDeque<(Time, u32)>,
     inq_bytes: u64,
     loss: LossProcess,
+    /// (probability, extra delay) of the reordering process, if any.
+    reorder: Option<(f64, Time)>,
     rng: Rng,
     pub stats: LinkStats,
 }
@@ -73,6 +86,7 @@ impl LinkDir {
             inq: VecDeque::with_capacity(limit_pkts.unwrap_or(64).min(4096) as usize + 1),
             inq_bytes: 0,
             loss,
+            reorder: cfg.reorder.map(|r| (r.p, r.extra_ns)),
             rng,
             stats: LinkStats::default(),
         }
@@ -141,6 +155,15 @@ impl LinkDir {
             self.stats.drops_loss += 1;
             return Fate::Lost { tx_start: start };
         }
+        if let Some((p, extra)) = self.reorder {
+            if self.rng.bernoulli(p) {
+                self.stats.reordered += 1;
+                return Fate::Reordered {
+                    at: end + self.delay + extra,
+                    tx_start: start,
+                };
+            }
+        }
         Fate::Arrives {
             at: end + self.delay,
             tx_start: start,
@@ -153,10 +176,25 @@ impl LinkDir {
 /// Packets on the wire wait in a per-direction pipe ordered by arrival time
 /// (the link is FIFO with one delay), and one timer per direction releases
 /// the head: the engine's heap holds two entries per link instead of one per
-/// packet in flight.
+/// packet in flight. Reordered packets wait in a second pipe per direction
+/// (timer tokens 2 and 3), allocated only when reordering is configured.
 pub struct LinkHop {
     dirs: [LinkDir; 2],
     pipes: [VecDeque<(Time, Packet)>; 2],
+    late: [VecDeque<(Time, Packet)>; 2],
+}
+
+/// Release the due head of a pipe; re-arm its timer for the next one.
+#[inline]
+fn release(pipe: &mut VecDeque<(Time, Packet)>, token: u64, ctx: &mut Ctx) {
+    while let Some(&(at, p)) = pipe.front() {
+        if at > ctx.now {
+            ctx.timer(at, token);
+            break;
+        }
+        pipe.pop_front();
+        ctx.forward_now(p);
+    }
 }
 
 impl LinkHop {
@@ -167,6 +205,8 @@ impl LinkHop {
                 LinkDir::new(&cfg.rev, Rng::stream(seed, &format!("link/{idx}/rev"))),
             ],
             pipes: [VecDeque::with_capacity(64), VecDeque::with_capacity(64)],
+            late: [&cfg.fwd, &cfg.rev]
+                .map(|d| VecDeque::with_capacity(if d.reorder.is_some() { 64 } else { 0 })),
         }
     }
 }
@@ -185,6 +225,17 @@ impl Component for LinkHop {
                 }
                 pipe.push_back((at, p));
             }
+            Fate::Reordered { at, tx_start } => {
+                ctx.tap(&p, tx_start);
+                let d = p.dir as usize;
+                let late = &mut self.late[d];
+                // One extra delay per direction: the late pipe is FIFO too.
+                debug_assert!(late.back().is_none_or(|b| b.0 <= at));
+                if late.is_empty() {
+                    ctx.timer(at, 2 + d as u64);
+                }
+                late.push_back((at, p));
+            }
             Fate::Lost { tx_start } => {
                 ctx.tap(&p, tx_start);
                 ctx.drop(p, DropKind::Loss);
@@ -194,19 +245,14 @@ impl Component for LinkHop {
     }
 
     fn on_timer(&mut self, token: u64, ctx: &mut Ctx) {
-        let pipe = &mut self.pipes[token as usize];
-        while let Some(&(at, p)) = pipe.front() {
-            if at > ctx.now {
-                ctx.timer(at, token);
-                break;
-            }
-            pipe.pop_front();
-            ctx.forward_now(p);
+        match token {
+            0 | 1 => release(&mut self.pipes[token as usize], token, ctx),
+            _ => release(&mut self.late[token as usize - 2], token, ctx),
         }
     }
 
     fn held(&self) -> u64 {
-        (self.pipes[0].len() + self.pipes[1].len()) as u64
+        (self.pipes[0].len() + self.pipes[1].len() + self.late[0].len() + self.late[1].len()) as u64
     }
 
     fn stats(&self, name: &str) -> Vec<serde_json::Value> {
@@ -219,6 +265,7 @@ impl Component for LinkHop {
                     "name": name, "kind": "link", "dir": d, "tx_packets": s.tx_packets,
                     "tx_bytes": s.tx_bytes, "drops_queue": s.drops_queue,
                     "drops_loss": s.drops_loss, "max_queue_packets": s.max_queue_packets,
+                    "reordered": s.reordered,
                 })
             })
             .collect()
@@ -245,7 +292,32 @@ mod tests {
             loss: LossConfig::None,
             overhead_bytes: 0,
             bits_per_byte: 8,
+            reorder: None,
         }
+    }
+
+    #[test]
+    fn reordering_delays_a_fraction_by_the_extra_delay() {
+        let mut c = cfg(1_000_000);
+        c.reorder = Some(crate::config::ReorderConfig {
+            p: 0.1,
+            extra_ns: 5_000_000,
+        });
+        let mut l = LinkDir::new(&c, Rng::stream(3, "r"));
+        let (mut late, n) = (0u64, 100_000u64);
+        for i in 0..n {
+            let now = i * 1_000_000;
+            match l.offer(100, now) {
+                Fate::Reordered { at, tx_start } => {
+                    assert_eq!(at, tx_start + 100_000 + 10_000 + 5_000_000);
+                    late += 1;
+                }
+                Fate::Arrives { at, .. } => assert_eq!(at, now + 110_000),
+                f => panic!("{f:?}"),
+            }
+        }
+        assert_eq!(l.stats.reordered, late);
+        assert!((late as f64 / n as f64 - 0.1).abs() < 0.005, "{late}");
     }
 
     #[test]

@@ -39,9 +39,19 @@ pub enum EventKind {
     /// spurious; reason = `tcplab_tcp::MissCause` code or 4 = genuine,
     /// spurious = the timeout's ground truth when known at that time.
     DetectorVerdict = 13,
+    /// A fast retransmit began a recovery episode: seq = the segment's
+    /// offset, len, reason = `RtxReason::FastRetransmit`, spurious = ground
+    /// truth (the receiver already held the segment, or the first copy of it
+    /// to arrive was sent before the fast retransmit), detected = whether the
+    /// `spurious_fr` detector flagged it, value = cwnd before the reduction.
+    FastRetransmit = 14,
+    /// The `spurious_fr` detector declared the connection's fast retransmit
+    /// number `seq` (0-based, in row order) spurious; raw reason code 1 if the
+    /// response undid the reduction, 0 if not; value = cwnd after.
+    SpuriousFrDetected = 15,
 }
 
-pub const EVENT_KIND_NAMES: [&str; 14] = [
+pub const EVENT_KIND_NAMES: [&str; 16] = [
     "timeout",
     "retransmit",
     "enter_recovery",
@@ -56,6 +66,8 @@ pub const EVENT_KIND_NAMES: [&str; 14] = [
     "drop_loss",
     "sender_acked",
     "detector_verdict",
+    "fast_retransmit",
+    "spurious_fr_detected",
 ];
 
 /// Accumulated per-flow counters over all its connections.
@@ -69,6 +81,10 @@ pub struct FlowAgg {
     pub spurious_timeouts: u64,
     pub spurious_detected: u64,
     pub fast_retransmits: u64,
+    /// Fast retransmits whose segment had in fact reached the receiver (ground truth).
+    pub spurious_fast_retransmits: u64,
+    pub spurious_fr_detected: u64,
+    pub fr_undone: u64,
     pub acks_sent: u64,
     pub bytes_delivered: u64,
     pub bytes_written: u64,
@@ -97,6 +113,13 @@ pub struct FlowSummary {
     pub spurious_timeouts: u64,
     pub spurious_detected: u64,
     pub fast_retransmits: u64,
+    /// Fast retransmits whose segment had reached (or later reached) the
+    /// receiver through a copy sent before them: ground truth.
+    pub spurious_fast_retransmits: u64,
+    /// Fast retransmits the `spurious_fr` detector declared spurious.
+    pub spurious_fr_detected: u64,
+    /// Of those, episodes whose cwnd/ssthresh reduction was undone.
+    pub fr_undone: u64,
     pub acks_sent: u64,
     pub dsacks_received: u64,
     pub connections: u64,
@@ -130,6 +153,9 @@ impl FlowSummary {
             spurious_timeouts: a.spurious_timeouts,
             spurious_detected: a.spurious_detected,
             fast_retransmits: a.fast_retransmits,
+            spurious_fast_retransmits: a.spurious_fast_retransmits,
+            spurious_fr_detected: a.spurious_fr_detected,
+            fr_undone: a.fr_undone,
             acks_sent: a.acks_sent,
             dsacks_received: a.dsacks,
             connections: a.connections,

@@ -160,11 +160,13 @@ struct TimerSlot {
     gen: u32,
 }
 
-/// A timeout waiting for its ground truth.
+/// A timeout or fast retransmit waiting for its ground truth.
 struct PendingTruth {
     seq: u64,
     at: Time,
     row: usize,
+    /// A fast retransmit (counted in `spurious_fr`), not a timeout.
+    fr: bool,
 }
 
 struct ConnPair {
@@ -179,6 +181,10 @@ struct ConnPair {
     done_at: Option<Time>,
     truth: Vec<PendingTruth>,
     spurious: u64,
+    /// Spurious fast retransmits (ground truth).
+    spurious_fr: u64,
+    /// Event-log row of each fast retransmit, by episode number.
+    fr_rows: Vec<usize>,
     coverage: Coverage,
     /// When the sender sent its first data segment.
     first_data_at: Option<Time>,
@@ -575,17 +581,29 @@ impl Sim {
                 let off = unwrap(pair.snd_iss, p.seg.seq, pair.snd.snd_una());
                 let (lo, hi) = (off - 1, off - 1 + p.seg.payload_len as u64);
                 pair.coverage.insert(lo, hi);
-                // A pending timeout is spurious if a copy sent before it arrives.
+                // A pending timeout is spurious if a copy sent before it
+                // arrives. A pending fast retransmit is decided by the first
+                // copy to arrive: spurious if it was sent before the fast
+                // retransmit, genuine otherwise (so no entry outlives it).
                 let mut k = 0;
                 while k < pair.truth.len() {
                     let t = &pair.truth[k];
-                    if t.seq >= off && t.seq < off + p.seg.payload_len as u64 && p.sent_at < t.at {
-                        self.out.set_spurious(t.row, 1);
-                        pair.spurious += 1;
-                        pair.truth.swap_remove(k);
-                    } else {
-                        k += 1;
+                    if t.seq >= off && t.seq < off + p.seg.payload_len as u64 {
+                        if p.sent_at < t.at {
+                            self.out.set_spurious(t.row, 1);
+                            if t.fr {
+                                pair.spurious_fr += 1;
+                            } else {
+                                pair.spurious += 1;
+                            }
+                            pair.truth.swap_remove(k);
+                            continue;
+                        } else if t.fr {
+                            pair.truth.swap_remove(k);
+                            continue;
+                        }
                     }
+                    k += 1;
                 }
             }
             if let (Side::Sender, Some(fb)) = (side, &p.feedback) {
@@ -820,8 +838,78 @@ impl Sim {
                 if spurious {
                     pair.spurious += 1;
                 } else {
-                    pair.truth.push(PendingTruth { seq, at: now, row });
+                    pair.truth.push(PendingTruth {
+                        seq,
+                        at: now,
+                        row,
+                        fr: false,
+                    });
                 }
+            }
+            Event::FastRetransmit {
+                id: n,
+                seq,
+                len,
+                cwnd,
+                ..
+            } => {
+                if side != Side::Sender {
+                    return;
+                }
+                // Ground truth: spurious iff the receiver already holds the
+                // segment, or the first copy of it to arrive later was sent
+                // before the fast retransmit (the retransmission was not needed).
+                let spurious = pair.rcv.has_received_byte(seq - 1);
+                let row = self.out.event(
+                    now,
+                    f,
+                    id,
+                    EventKind::FastRetransmit,
+                    seq,
+                    len,
+                    tcplab_tcp::RtxReason::FastRetransmit as u8,
+                    spurious as i8,
+                    0,
+                    cwnd as f64,
+                );
+                // Rows are indexed by the episode number (`SpuriousFrDetected::id`).
+                debug_assert_eq!(pair.fr_rows.len(), n as usize);
+                pair.fr_rows.push(row);
+                if spurious {
+                    pair.spurious_fr += 1;
+                } else {
+                    pair.truth.push(PendingTruth {
+                        seq,
+                        at: now,
+                        row,
+                        fr: true,
+                    });
+                }
+            }
+            Event::SpuriousFrDetected {
+                id: n,
+                undone,
+                cwnd,
+                ..
+            } => {
+                if side != Side::Sender {
+                    return;
+                }
+                if let Some(&row) = pair.fr_rows.get(n as usize) {
+                    self.out.set_detected(row, 1);
+                }
+                self.out.event(
+                    now,
+                    f,
+                    id,
+                    EventKind::SpuriousFrDetected,
+                    n as u64,
+                    0,
+                    undone as u8,
+                    -1,
+                    1,
+                    cwnd as f64,
+                );
             }
             Event::Retransmit { seq, len, reason } => {
                 self.out.event(
@@ -993,6 +1081,8 @@ impl Sim {
             done_at: None,
             truth: Vec::new(),
             spurious: 0,
+            spurious_fr: 0,
+            fr_rows: Vec::new(),
             timeout_rows: Vec::new(),
             verdicts: Vec::new(),
             coverage: Coverage::default(),
@@ -1031,6 +1121,9 @@ impl Sim {
         agg.spurious_timeouts += pair.spurious;
         agg.spurious_detected += s.spurious_detected;
         agg.fast_retransmits += s.fast_retransmits;
+        agg.spurious_fast_retransmits += pair.spurious_fr;
+        agg.spurious_fr_detected += s.spurious_fr_detected;
+        agg.fr_undone += s.fr_undone;
         agg.acks_sent += r.acks_sent;
         agg.dsacks += s.dsacks_rcvd;
         agg.bytes_delivered += r.bytes_delivered;

@@ -4,7 +4,9 @@
 
 use crate::config::{HopConfig, SimConfig, TcpConfigJson};
 use crate::dist;
-use tcplab_tcp::{AckPolicyConfig, CcKind, Config, DetectorKind, ResponseKind, RtoProfile};
+use tcplab_tcp::{
+    AckPolicyConfig, CcKind, Config, DetectorKind, FrResponseKind, ResponseKind, RtoProfile,
+};
 
 pub fn validate(c: &SimConfig) -> Result<(), String> {
     if c.duration_ns == 0 {
@@ -37,7 +39,14 @@ pub fn validate(c: &SimConfig) -> Result<(), String> {
         }
         let (fwd, rev) = match h {
             HopConfig::Link(l) => (&l.fwd, &l.rev),
-            HopConfig::AckFilterLink(l) => (&l.fwd, &l.rev),
+            HopConfig::AckFilterLink(l) => {
+                if l.fwd.reorder.is_some() || l.rev.reorder.is_some() {
+                    return Err(format!(
+                        "hops[{i}].reorder: not supported on an ack_filter_link"
+                    ));
+                }
+                (&l.fwd, &l.rev)
+            }
             _ => continue,
         };
         for (d, ld) in [("fwd", fwd), ("rev", rev)] {
@@ -52,6 +61,12 @@ pub fn validate(c: &SimConfig) -> Result<(), String> {
                 ));
             }
             crate::loss::check(&ld.loss, &format!("{f}.loss"), &format!("{f}.loss"))?;
+            if let Some(r) = ld.reorder {
+                crate::loss::check_prob(r.p, &format!("{f}.reorder.p"))?;
+                if r.extra_ns == 0 {
+                    return Err(format!("{f}.reorder.extra: must be > 0"));
+                }
+            }
         }
     }
     if c.flows.is_empty() && c.cross.is_empty() && c.pings.is_empty() {
@@ -193,6 +208,22 @@ pub fn tcp_config(t: &TcpConfigJson) -> Result<Config, String> {
                 "spurious_response: unknown response {:?} (choose from {})",
                 t.spurious_response,
                 ResponseKind::NAMES.join(", ")
+            )
+        })?,
+        spurious_fr: DetectorKind::parse(&t.spurious_fr)
+            .filter(|d| d.judges_fast_retransmits())
+            .ok_or_else(|| {
+                format!(
+                    "spurious_fr: unknown detector {:?} (choose from {})",
+                    t.spurious_fr,
+                    DetectorKind::FR_NAMES.join(", ")
+                )
+            })?,
+        spurious_fr_response: FrResponseKind::parse(&t.spurious_fr_response).ok_or_else(|| {
+            format!(
+                "spurious_fr_response: unknown response {:?} (choose from {})",
+                t.spurious_fr_response,
+                FrResponseKind::NAMES.join(", ")
             )
         })?,
     };

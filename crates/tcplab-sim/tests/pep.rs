@@ -14,6 +14,7 @@ fn link(name: &str, rate: u64, delay: u64, loss: LossConfig) -> HopConfig {
         loss,
         overhead_bytes: 0,
         bits_per_byte: 8,
+        reorder: None,
     };
     HopConfig::Link(LinkConfig {
         name: name.into(),

@@ -48,7 +48,36 @@ fn random_dir(r: &mut Rng, lossy: bool) -> LinkDirConfig {
         loss,
         overhead_bytes: pick(r, &[0u32, 2, 38]),
         bits_per_byte: pick(r, &[8u32, 10]),
+        reorder: None,
     }
+}
+
+/// Reordering and spurious-fast-retransmit undo, drawn from their own stream
+/// so the rest of each random configuration stays as it was.
+fn add_reordering(seed: u64, c: &mut SimConfig) {
+    let mut r = Rng::stream(seed, "property-reorder");
+    for h in &mut c.hops {
+        if let HopConfig::Link(l) = h {
+            for d in [&mut l.fwd, &mut l.rev] {
+                if r.next_u64().is_multiple_of(3) {
+                    d.reorder = Some(ReorderConfig {
+                        p: pick(&mut r, &[0.005, 0.02, 0.1]),
+                        extra_ns: pick(&mut r, &[1u64, 5, 30]) * 1_000_000,
+                    });
+                }
+            }
+        }
+    }
+    let t = &mut c.flows[0].tcp;
+    let mut fr = vec!["none"];
+    if t.timestamps {
+        fr.push("eifel");
+    }
+    if t.sack && t.dsack {
+        fr.push("dsack");
+    }
+    t.spurious_fr = pick(&mut r, &fr).to_string();
+    t.spurious_fr_response = pick(&mut r, &["eifel", "undo", "none"]).to_string();
 }
 
 fn random_config(seed: u64) -> SimConfig {
@@ -94,7 +123,7 @@ fn random_config(seed: u64) -> SimConfig {
     } else {
         AppConfig::Bulk { bytes: Some(bytes) }
     };
-    SimConfig {
+    let mut cfg = SimConfig {
         name: format!("prop-{seed}"),
         duration_ns: 3_000_000_000_000,
         seed,
@@ -110,7 +139,9 @@ fn random_config(seed: u64) -> SimConfig {
         cross: vec![],
         pcap: vec![],
         pings: vec![],
-    }
+    };
+    add_reordering(seed, &mut cfg);
+    cfg
 }
 
 fn lossless(c: &SimConfig) -> bool {

@@ -1,6 +1,6 @@
 //! Per-connection configuration.
 
-use crate::spurious::{DetectorKind, ResponseKind};
+use crate::spurious::{DetectorKind, FrResponseKind, ResponseKind};
 use crate::{Time, NS_PER_MS, NS_PER_S};
 
 /// RTO profile (RFC 6298 with the knobs real stacks expose).
@@ -137,6 +137,10 @@ pub struct Config {
     /// Spurious-timeout detector (F-RTO, Eifel, DSACK) and response.
     pub spurious_detection: DetectorKind,
     pub spurious_response: ResponseKind,
+    /// Spurious fast-retransmit detector (`None`, `Eifel` RFC 3522 or `Dsack`
+    /// RFC 3708; one verdict per recovery episode) and the undo that follows.
+    pub spurious_fr: DetectorKind,
+    pub spurious_fr_response: FrResponseKind,
 }
 
 impl Default for Config {
@@ -164,6 +168,8 @@ impl Default for Config {
             ack_cc: None,
             spurious_detection: DetectorKind::None,
             spurious_response: ResponseKind::Eifel,
+            spurious_fr: DetectorKind::None,
+            spurious_fr_response: FrResponseKind::Eifel,
         }
     }
 }
@@ -252,6 +258,21 @@ impl Config {
         if self.spurious_detection == DetectorKind::Dsack && !(self.sack && self.dsack) {
             // RFC 3708 §2: DSACK-based detection needs SACK and DSACK.
             return Err("spurious_detection: dsack needs sack = true and dsack = true".into());
+        }
+        if !self.spurious_fr.judges_fast_retransmits() {
+            // RFC 5682 (F-RTO) is defined for retransmission timeouts only.
+            return Err(format!(
+                "spurious_fr: must be one of {} (F-RTO judges timeouts only)",
+                DetectorKind::FR_NAMES.join(", ")
+            ));
+        }
+        if self.spurious_fr == DetectorKind::Eifel && !self.timestamps {
+            // RFC 3522 §2.
+            return Err("spurious_fr: eifel needs timestamps = true".into());
+        }
+        if self.spurious_fr == DetectorKind::Dsack && !(self.sack && self.dsack) {
+            // RFC 3708 §2.
+            return Err("spurious_fr: dsack needs sack = true and dsack = true".into());
         }
         Ok(())
     }

@@ -20,6 +20,12 @@
 //! loop (NextSeg) and the timer rules with the rest of the sender. Congestion
 //! control, spurious-timeout detection/response, RTO estimation, the ACK
 //! policy and reassembly are separate modules behind their own interfaces.
+//!
+//! Spurious fast retransmits: `enter_recovery` saves the pre-reduction state
+//! (`fr_saved`) and opens an episode on a second detector instance
+//! (`fr_detector`, Eifel or DSACK); `on_spurious_fr` runs the undo
+//! (`spurious::respond_fr`) and, during recovery, clears the loss marks and
+//! leaves recovery. A timeout cancels an open fast-retransmit episode.
 
 use std::collections::VecDeque;
 
@@ -69,6 +75,10 @@ pub struct Stats {
     pub fast_retransmits: u64,
     pub recoveries: u64,
     pub spurious_detected: u64,
+    /// Fast retransmits the `spurious_fr` detector declared spurious.
+    pub spurious_fr_detected: u64,
+    /// Of those, the episodes whose reduction the response undid.
+    pub fr_undone: u64,
     pub acks_sent: u64,
     pub dupacks_rcvd: u64,
     pub dsacks_rcvd: u64,
@@ -176,6 +186,14 @@ pub struct Connection {
     /// Id of the first timeout of the current episode (its backed-off
     /// repetitions share the detector's verdict).
     episode_first_id: u32,
+
+    // ---- spurious fast-retransmit detection and undo ----
+    /// A second detector instance that only sees fast-retransmit episodes.
+    fr_detector: Option<Box<dyn Detector>>,
+    /// cwnd, ssthresh, pipe_prev = max(FlightSize, ssthresh) and FlightSize
+    /// before the current fast-recovery reduction (RFC 4015 §3.2 step (0);
+    /// Linux prior_cwnd/prior_ssthresh).
+    fr_saved: Saved,
 
     events: VecDeque<Event>,
     stats: Stats,
@@ -300,6 +318,8 @@ impl Connection {
             detector: spurious::new_detector(cfg.spurious_detection),
             response: spurious::new_response(cfg.spurious_response),
             saved: Saved::default(),
+            fr_detector: spurious::new_detector(cfg.spurious_fr),
+            fr_saved: Saved::default(),
             frto_new_allow: 0,
             rebase: None,
             episode_first_id: 0,
@@ -824,6 +844,10 @@ impl Connection {
         if let Some(d) = self.detector.as_mut() {
             d.on_retransmit(s.start, s.end);
         }
+        if let Some(d) = self.fr_detector.as_mut() {
+            // RFC 3708 §3 step 2: count the episode's retransmissions.
+            d.on_retransmit(s.start, s.end);
+        }
         self.push_event(Event::Retransmit {
             seq: s.start,
             len: len as u32,
@@ -953,6 +977,11 @@ impl Connection {
         }
         self.frto_new_allow = 0;
         self.rebase = None;
+        if let Some(d) = self.fr_detector.as_mut() {
+            // A timeout overtook the fast-retransmit episode: its reduction is
+            // superseded by the timeout's, nothing is left to undo.
+            d.cancel();
+        }
         if let Some(d) = self.detector.as_mut() {
             let ts_val = if self.ts_ok {
                 Some(((now / self.cfg.ts_granularity) as u32).wrapping_add(self.ts_offset))
@@ -1295,10 +1324,10 @@ impl Connection {
                 }
             }
         }
-        // ---- spurious-timeout detection (spurious/) ----
-        // Every ACK is shown to the detector (F-RTO tracks the end of RTO recovery, DSACK
+        // ---- spurious-timeout and spurious-fast-retransmit detection (spurious/) ----
+        // Every ACK is shown to the detectors (F-RTO tracks the end of RTO recovery, DSACK
         // late reports); the costlier fields are only computed while a decision is pending.
-        if self.detector.is_some() {
+        if self.detector.is_some() || self.fr_detector.is_some() {
             let view = AckView {
                 now,
                 ack,
@@ -1316,13 +1345,18 @@ impl Connection {
                 new_data: self.new_data_state(ack),
                 srtt: self.rtt.srtt(),
             };
-            let id = self
-                .detector
-                .as_ref()
-                .and_then(|d| d.pending())
-                .unwrap_or(0);
-            let decision = self.detector.as_mut().unwrap().on_ack(&view);
-            self.apply_decision(id, decision, acked_bytes);
+            if let Some(d) = self.detector.as_mut() {
+                let id = d.pending().unwrap_or(0);
+                let decision = d.on_ack(&view);
+                self.apply_decision(id, decision, acked_bytes);
+            }
+            if let Some(d) = self.fr_detector.as_mut() {
+                let id = d.pending();
+                let decision = d.on_ack(&view);
+                if let (Some(id), Decision::Spurious { .. }) = (id, decision) {
+                    self.on_spurious_fr(id, acked_bytes);
+                }
+            }
         }
 
         // ---- loss detection ----
@@ -1403,10 +1437,60 @@ impl Connection {
         }
     }
 
+    /// A fast retransmit was declared spurious: count it and run the
+    /// `spurious_fr_response`.
+    fn on_spurious_fr(&mut self, id: u32, acked: u64) {
+        self.stats.spurious_fr_detected += 1;
+        let undone = spurious::respond_fr(
+            self.cfg.spurious_fr_response,
+            &mut self.ccs,
+            &self.fr_saved,
+            // FlightSize (RFC 5681 §2) after the detecting ACK.
+            self.sb.outstanding(),
+            acked,
+            self.cfg.initial_window.max(self.mss),
+        );
+        if undone {
+            self.stats.fr_undone += 1;
+            if self.in_recovery {
+                // The hole was filled by the delayed original (Linux
+                // tcp_try_undo_partial -> tcp_undo_cwnd_reduction(sk, true)):
+                // forget the loss marks, cancel a pending NewReno partial-ACK
+                // retransmission and leave recovery. A later loss may start a
+                // new episode at once (no reduction is in effect to protect).
+                self.sb.clear_lost();
+                if matches!(
+                    self.force_rtx,
+                    Some((_, RtxReason::PartialAck | RtxReason::FastRetransmit))
+                ) {
+                    self.force_rtx = None;
+                }
+                self.recover = self.snd_una;
+                self.exit_recovery();
+            }
+        }
+        self.push_event(Event::SpuriousFrDetected {
+            id,
+            undone,
+            cwnd: self.ccs.cwnd,
+            ssthresh: self.ccs.ssthresh,
+        });
+    }
+
     fn enter_recovery(&mut self, now: Time) {
         // RFC 5681 §3.2 step 2 (and RFC 6675 §5 step 4.2): data sent by
         // Limited Transmit is not counted in FlightSize here.
         let flight = self.sb.outstanding().saturating_sub(self.lt_bytes);
+        // RFC 4015 §3.2 step (0), before cwnd and ssthresh are reduced:
+        // pipe_prev = max(FlightSize, ssthresh); Linux keeps prior_cwnd and
+        // prior_ssthresh (tcp_init_cwnd_reduction) for the undo.
+        self.fr_saved = Saved {
+            cwnd: self.ccs.cwnd,
+            ssthresh: self.ccs.ssthresh,
+            pipe_prev: flight.max(self.ccs.ssthresh.min(u64::MAX / 8)),
+            flight,
+            ..Saved::default()
+        };
         let ssthresh = self.cc.ssthresh_on_loss(&self.ccs, flight, now);
         self.ccs.ssthresh = ssthresh;
         self.in_recovery = true;
@@ -1429,6 +1513,27 @@ impl Connection {
             self.ccs.cwnd = ssthresh + 3 * self.mss;
         }
         self.force_rtx = Some((first.start, RtxReason::FastRetransmit));
+        let id = (self.stats.fast_retransmits - 1) as u32;
+        // RFC 3522 §3.2 steps (1)-(2) / RFC 3708 §3 step 1: the episode
+        // starts with this retransmission (sent at `now`, with this TSval).
+        let v = RtoView {
+            now,
+            id,
+            snd_una: self.snd_una,
+            snd_max: self.snd_max,
+            ts_val: self.ts_ok.then(|| self.ts_now(now)),
+            sack: self.sack_ok,
+        };
+        if let Some(d) = self.fr_detector.as_mut() {
+            d.on_fast_retransmit(&v);
+        }
+        self.push_event(Event::FastRetransmit {
+            id,
+            seq: first.start,
+            len: first.len() as u32,
+            cwnd: self.fr_saved.cwnd,
+            ssthresh: self.fr_saved.ssthresh,
+        });
         self.push_event(Event::EnterRecovery {
             kind: self.recovery_kind,
             recover: self.recover,
@@ -1437,12 +1542,11 @@ impl Connection {
         });
     }
 
-    fn exit_recovery(&mut self, now: Time) {
+    fn exit_recovery(&mut self) {
         self.in_recovery = false;
         self.push_event(Event::ExitRecovery {
             cwnd: self.ccs.cwnd,
         });
-        let _ = now;
     }
 
     fn on_ack_in_recovery(&mut self, ack: u64, _prev_una: u64, acked: u64, _prior: u64, now: Time) {
@@ -1460,7 +1564,7 @@ impl Connection {
                 self.cc.on_recovery_exit(&mut self.ccs, now);
                 self.ccs.cwnd = self.ccs.ssthresh.min(flight.max(self.mss) + self.mss);
             }
-            self.exit_recovery(now);
+            self.exit_recovery();
             return;
         }
         if self.sack_ok {
@@ -1470,7 +1574,7 @@ impl Connection {
             // RFC 5681 §3.2 step 6: Reno leaves recovery on the first new ACK.
             self.ccs.cwnd = self.ccs.ssthresh;
             self.recover = self.snd_una; // allow a new fast retransmit
-            self.exit_recovery(now);
+            self.exit_recovery();
             return;
         }
         // RFC 6582 §3.2 step 5: partial ACK — retransmit the first

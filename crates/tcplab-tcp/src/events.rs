@@ -82,6 +82,24 @@ pub enum Event {
     /// A detector finished with timeout `id` without declaring it spurious:
     /// `outcome` is a `spurious::MissCause` code (0..=3) or 4 = genuine.
     DetectorVerdict { id: u32, outcome: u8 },
+    /// A fast retransmit of the segment at `seq` began loss-recovery episode
+    /// `id` (0, 1, ... per connection) so a driver can attach ground truth;
+    /// `cwnd` and `ssthresh` are the values before the reduction.
+    FastRetransmit {
+        id: u32,
+        seq: u64,
+        len: u32,
+        cwnd: u64,
+        ssthresh: u64,
+    },
+    /// The `spurious_fr` detector declared fast retransmit `id` spurious;
+    /// `undone`: the response restored cwnd/ssthresh (and left recovery).
+    SpuriousFrDetected {
+        id: u32,
+        undone: bool,
+        cwnd: u64,
+        ssthresh: u64,
+    },
     /// All data written was acknowledged and both FINs exchanged (or the
     /// connection otherwise finished cleanly).
     Closed,

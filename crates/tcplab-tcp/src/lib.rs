@@ -30,7 +30,7 @@ pub use config::{AckPolicyConfig, CcKind, Config, RtoProfile};
 pub use connection::{Connection, State, Stats};
 pub use events::{Event, RtxReason};
 pub use segment::{Flags, SackBlock, Segment, TcpOptions};
-pub use spurious::{DetectorKind, MissCause, ResponseKind};
+pub use spurious::{DetectorKind, FrResponseKind, MissCause, ResponseKind};
 
 /// Simulated or real time in integer nanoseconds.
 pub type Time = u64;

@@ -37,6 +37,9 @@ pub struct Sent {
 }
 
 pub type Dropper = Box<dyn FnMut(&Sent, usize) -> bool>;
+/// Extra delay (ns) added to a segment on top of its pipe arrival time; a
+/// segment so delayed is overtaken by later ones (reordering).
+pub type Delayer = Box<dyn FnMut(&Sent, usize) -> Time>;
 
 pub struct Net {
     pub a: Connection,
@@ -53,6 +56,8 @@ pub struct Net {
     /// Called for every segment; return true to drop it. The second
     /// argument counts earlier transmissions of the same data offset.
     pub drop: Dropper,
+    /// Called for every segment that is not dropped: extra delay to add.
+    pub extra_delay: Delayer,
     iss_a: u32,
 }
 
@@ -89,6 +94,7 @@ impl Net {
             events_a: Vec::new(),
             events_b: Vec::new(),
             drop: Box::new(|_, _| false),
+            extra_delay: Box::new(|_, _| 0),
             iss_a,
         }
     }
@@ -127,8 +133,9 @@ impl Net {
                     .filter(|x| x.a_to_b == side && x.off == off && x.len == s.len && s.len > 0)
                     .count();
                 s.dropped = (self.drop)(&s, prior);
-                let at = pipe.arrival(self.now, seg.ip_len());
+                let mut at = pipe.arrival(self.now, seg.ip_len());
                 if !s.dropped {
+                    at += (self.extra_delay)(&s, prior);
                     self.n += 1;
                     self.segs.push(seg);
                     self.q

@@ -1,7 +1,10 @@
 //! DSACK-based detection (RFC 3708): a late detector. Every segment
 //! retransmitted in the episode that the receiver reports as a duplicate
 //! (RFC 2883 DSACK) was needlessly resent; when the episode is over and all
-//! its retransmissions were reported, the timeout was spurious.
+//! its retransmissions were reported, the timeout (or fast retransmit) was
+//! spurious. RFC 3708 §3 is the same for both kinds of episode: it starts at
+//! the first retransmission and ends when the cumulative ACK passes SND.MAX
+//! at that time (`recover`).
 
 use super::{AckView, Decision, Detector, MissCause, RtoView};
 use crate::Time;
@@ -37,6 +40,18 @@ impl Detector for DsackDetector {
         self.retrans.clear();
         self.any_retrans = false;
         self.listen_until = None;
+    }
+
+    fn on_fast_retransmit(&mut self, v: &RtoView) {
+        // RFC 3708 §3 step 1: an episode begins at the fast retransmit; the
+        // previous one (if still listening for late DSACKs) is given up.
+        self.active = false;
+        self.on_rto(v);
+    }
+
+    fn cancel(&mut self) {
+        self.active = false;
+        self.retrans.clear();
     }
 
     fn on_retransmit(&mut self, start: u64, end: u64) {
@@ -105,6 +120,56 @@ mod tests {
             ..ack(3001, 3001)
         };
         assert_eq!(d.on_ack(&v), Decision::Spurious { late: true });
+    }
+
+    #[test]
+    fn fast_retransmit_episode_counts_retransmissions_against_dsacks() {
+        // RFC 3708 §3: one fast retransmit + one partial-ACK retransmission;
+        // both DSACKed after the episode ends (ack >= 5001) -> spurious.
+        let mut d = DsackDetector::default();
+        d.on_fast_retransmit(&rto(7, 1001, 5001, None, true));
+        assert_eq!(d.pending(), Some(7));
+        d.on_retransmit(1001, 2001);
+        d.on_retransmit(3001, 4001);
+        let b1 = [(1001u64, 2001u64)];
+        let v = AckView {
+            dsacks: &b1,
+            ..ack(1001, 5001)
+        };
+        assert_eq!(d.on_ack(&v), Decision::Pending);
+        let b2 = [(3001u64, 4001u64)];
+        let v = AckView {
+            dsacks: &b2,
+            ..ack(5001, 5001)
+        };
+        assert_eq!(d.on_ack(&v), Decision::Spurious { late: true });
+
+        // Only one of two retransmissions reported: not spurious (no verdict
+        // once the listening period ends); a cancelled episode says nothing.
+        let mut d = DsackDetector::default();
+        d.on_fast_retransmit(&rto(8, 1001, 5001, None, true));
+        d.on_retransmit(1001, 2001);
+        d.on_retransmit(3001, 4001);
+        let v = AckView {
+            dsacks: &b1,
+            now: 1,
+            ..ack(1001, 5001)
+        };
+        assert_eq!(d.on_ack(&v), Decision::Pending);
+        let v = AckView {
+            now: 10_000_000_000,
+            ..ack(5001, 5001)
+        };
+        assert_eq!(d.on_ack(&v), Decision::NoVerdict(MissCause::Other));
+        d.on_fast_retransmit(&rto(9, 5001, 6001, None, true));
+        d.on_retransmit(5001, 6001);
+        d.cancel();
+        let b = [(5001u64, 6001u64)];
+        let v = AckView {
+            dsacks: &b,
+            ..ack(5001, 6001)
+        };
+        assert_eq!(d.on_ack(&v), Decision::Pending);
     }
 
     #[test]

@@ -1,4 +1,4 @@
-//! Spurious-timeout detection and response.
+//! Spurious-retransmission detection and response.
 //!
 //! A *detector* (F-RTO RFC 5682, Eifel detection RFC 3522, DSACK-based RFC
 //! 3708) watches the ACKs after a retransmission timeout and decides whether
@@ -6,6 +6,15 @@
 //! cwnd, halve ssthresh", plain Reno) decides what the sender does then.
 //! Both are chosen per flow (`Config::spurious_detection`,
 //! `Config::spurious_response`); `connection.rs` calls them at the RFC steps.
+//!
+//! Spurious *fast retransmits* (packet reordering) use the same detector
+//! types on a second, separate instance (`Config::spurious_fr`): RFC 3522 and
+//! RFC 3708 define one algorithm for both kinds of loss-recovery episode, so
+//! the trait gains `on_fast_retransmit` (an episode that began with a fast
+//! retransmit) and `cancel` (a timeout overtook that episode). F-RTO only
+//! judges timeouts and keeps the no-op defaults; `Config::validate` rejects
+//! it for `spurious_fr`. The undo after a spurious fast retransmit is an
+//! `FrResponseKind` (`response.rs`).
 
 mod dsack;
 mod eifel;
@@ -15,7 +24,7 @@ mod response;
 pub use dsack::DsackDetector;
 pub use eifel::EifelDetector;
 pub use frto::Frto;
-pub use response::{EifelResponse, KeepCwndResponse, RenoResponse};
+pub use response::{respond_fr, EifelResponse, KeepCwndResponse, RenoResponse};
 
 use crate::cc::CcState;
 use crate::Time;
@@ -42,6 +51,16 @@ pub enum DetectorKind {
 impl DetectorKind {
     pub const NAMES: [&'static str; 6] =
         ["none", "frto", "frto-basic", "frto-linux", "eifel", "dsack"];
+    /// The detectors that can judge a fast-retransmit episode (`Config::spurious_fr`).
+    pub const FR_NAMES: [&'static str; 3] = ["none", "eifel", "dsack"];
+    /// Can this detector judge a fast-retransmit episode? (F-RTO is defined
+    /// for timeouts only, RFC 5682 §1.)
+    pub fn judges_fast_retransmits(self) -> bool {
+        matches!(
+            self,
+            DetectorKind::None | DetectorKind::Eifel | DetectorKind::Dsack
+        )
+    }
     pub fn parse(s: &str) -> Option<DetectorKind> {
         match s {
             "none" => Some(DetectorKind::None),
@@ -74,6 +93,32 @@ impl ResponseKind {
             "eifel" => Some(ResponseKind::Eifel),
             "keep-cwnd" => Some(ResponseKind::KeepCwnd),
             "reno" => Some(ResponseKind::Reno),
+            _ => None,
+        }
+    }
+}
+
+/// What the sender does once a fast retransmit is declared spurious
+/// (`Config::spurious_fr_response`, `respond_fr`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FrResponseKind {
+    /// RFC 4015's congestion-state step applied to the fast-retransmit case:
+    /// cwnd = FlightSize + min(bytes_acked, IW), ssthresh = pipe_prev.
+    Eifel,
+    /// Linux `tcp_undo_cwnd_reduction` (Reno `undo_cwnd`): cwnd =
+    /// max(cwnd, prior_cwnd), ssthresh = max(ssthresh, prior_ssthresh).
+    Undo,
+    /// Detect and count only; the reduction stays.
+    None,
+}
+
+impl FrResponseKind {
+    pub const NAMES: [&'static str; 3] = ["eifel", "undo", "none"];
+    pub fn parse(s: &str) -> Option<FrResponseKind> {
+        match s {
+            "eifel" => Some(FrResponseKind::Eifel),
+            "undo" => Some(FrResponseKind::Undo),
+            "none" => Some(FrResponseKind::None),
             _ => None,
         }
     }
@@ -128,15 +173,18 @@ pub enum NewData {
     NoWindow,
 }
 
-/// The sender's state at a retransmission timeout.
+/// The sender's state at the first retransmission of a loss-recovery
+/// episode: a retransmission timeout (`Detector::on_rto`) or a fast
+/// retransmit (`Detector::on_fast_retransmit`).
 #[derive(Clone, Copy, Debug)]
 pub struct RtoView {
     pub now: Time,
+    /// The timeout id, or the fast-retransmit number for `on_fast_retransmit`.
     pub id: u32,
     pub snd_una: u64,
     /// Highest sequence sent so far, exclusive (SND.MAX).
     pub snd_max: u64,
-    /// TSval that the timeout retransmission carries (RFC 3522 RetransmitTS).
+    /// TSval that the retransmission carries (RFC 3522 RetransmitTS).
     pub ts_val: Option<u32>,
     /// SACK was negotiated.
     pub sack: bool,
@@ -166,11 +214,22 @@ pub struct AckView<'a> {
     pub srtt: Time,
 }
 
-/// A spurious-timeout detector (one per connection).
+/// A spurious-retransmission detector. A connection holds one instance for
+/// timeouts (`Config::spurious_detection`, fed `on_rto`) and, separately, one
+/// for fast retransmits (`Config::spurious_fr`, fed `on_fast_retransmit`);
+/// an instance only ever sees one kind of episode start.
 pub trait Detector: Send {
     fn name(&self) -> &'static str;
     /// The retransmission timer expired (the timeout retransmission follows).
     fn on_rto(&mut self, v: &RtoView);
+    /// A fast retransmit began a loss-recovery episode (RFC 3522 §3.2 and
+    /// RFC 3708 §3 treat it like a timeout; RFC 3522 §3.2 step (5) adds a
+    /// condition for it). Detectors defined for timeouts only keep the default.
+    fn on_fast_retransmit(&mut self, _v: &RtoView) {}
+    /// Abandon the open episode without a verdict (a retransmission timeout
+    /// overtook a fast-retransmit episode). Detectors that implement
+    /// `on_fast_retransmit` must implement it.
+    fn cancel(&mut self) {}
     /// A segment [start, end) was retransmitted (any reason).
     fn on_retransmit(&mut self, _start: u64, _end: u64) {}
     /// An acceptable ACK arrived. Returns this ACK's decision.
@@ -226,7 +285,8 @@ pub trait Response: Send {
     fn on_spurious(&mut self, c: &mut ResponseCtx) -> ResponseOut;
 }
 
-/// Build a detector by kind (`None` for no detection).
+/// Build a detector by kind (`None` for no detection). The same types serve
+/// fast-retransmit episodes (`DetectorKind::judges_fast_retransmits`).
 pub fn new_detector(kind: DetectorKind) -> Option<Box<dyn Detector>> {
     match kind {
         DetectorKind::None => None,

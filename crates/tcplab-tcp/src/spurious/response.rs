@@ -1,8 +1,48 @@
 //! Responses to a detected spurious timeout (the three compared in
-//! Sekiguchi 2008 Table 2).
+//! Sekiguchi 2008 Table 2), and the undo after a spurious fast retransmit
+//! (`respond_fr`).
 
-use super::{Response, ResponseCtx, ResponseOut};
-use crate::cc::half_flight;
+use super::{FrResponseKind, Response, ResponseCtx, ResponseOut, Saved};
+use crate::cc::{half_flight, CcState};
+
+/// Undo the congestion-control reduction of a fast retransmit declared
+/// spurious. `saved` holds cwnd, ssthresh and pipe_prev from before the
+/// reduction (RFC 4015 §3.2 step (0), taken at recovery entry), `flight` is
+/// FlightSize after the detecting ACK and `acked` the bytes it acknowledged.
+/// Returns whether anything was undone.
+///
+/// RFC 4015 as published specifies the response to spurious *timeouts*; for a
+/// fast retransmit only its congestion-state step applies: there was no
+/// go-back-N to suppress (step (2)) and no timeout to adapt the RTO to
+/// (step (4)). Neither response ever lowers cwnd below its current value (a
+/// late DSACK verdict may come after cwnd has regrown).
+pub fn respond_fr(
+    kind: FrResponseKind,
+    ccs: &mut CcState,
+    saved: &Saved,
+    flight: u64,
+    acked: u64,
+    iw: u64,
+) -> bool {
+    match kind {
+        FrResponseKind::None => false,
+        FrResponseKind::Eifel => {
+            // RFC 4015 §3.2 step (3): cwnd = FlightSize + min(bytes_acked, IW);
+            // ssthresh = pipe_prev. (ECN-Echo is not modelled.)
+            let cwnd = (flight + acked.min(iw)).max(ccs.mss).min(ccs.max_cwnd);
+            ccs.cwnd = ccs.cwnd.max(cwnd);
+            ccs.ssthresh = saved.pipe_prev;
+            true
+        }
+        FrResponseKind::Undo => {
+            // Linux tcp_undo_cwnd_reduction() with Reno's undo_cwnd:
+            // cwnd = max(cwnd, prior_cwnd); ssthresh = prior_ssthresh if larger.
+            ccs.cwnd = ccs.cwnd.max(saved.cwnd).min(ccs.max_cwnd);
+            ccs.ssthresh = ccs.ssthresh.max(saved.ssthresh);
+            true
+        }
+    }
+}
 
 /// Eifel response (RFC 4015).
 pub struct EifelResponse;
@@ -62,7 +102,6 @@ impl Response for RenoResponse {
 
 #[cfg(test)]
 mod tests {
-    use super::super::Saved;
     use super::*;
     use crate::cc::CcState;
 
@@ -123,6 +162,63 @@ mod tests {
         let out = EifelResponse.on_spurious(&mut c);
         assert_eq!(s.cwnd, 4000);
         assert!(!out.resume_new);
+    }
+
+    #[test]
+    fn fast_retransmit_responses_restore_the_pre_recovery_state() {
+        // After a fast retransmit: ssthresh = cwnd = 5000 (RFC 6675 §5 step 4.2).
+        let fr = || CcState {
+            cwnd: 5000,
+            ssthresh: 5000,
+            mss: 1000,
+            max_cwnd: 64_000,
+            ca_at_ssthresh: false,
+        };
+        let sv = Saved {
+            cwnd: 10_000,
+            ssthresh: 64_000,
+            pipe_prev: 64_000,
+            flight: 10_000,
+            ..Saved::default()
+        };
+        // RFC 4015 §3.2 step (3): cwnd = FlightSize + min(acked, IW), ssthresh = pipe_prev.
+        let mut s = fr();
+        assert!(respond_fr(
+            FrResponseKind::Eifel,
+            &mut s,
+            &sv,
+            8000,
+            3000,
+            4000
+        ));
+        assert_eq!((s.cwnd, s.ssthresh), (11_000, 64_000));
+        // Never below the current cwnd (late verdict after regrowth).
+        let mut s = fr();
+        s.cwnd = 20_000;
+        respond_fr(FrResponseKind::Eifel, &mut s, &sv, 2000, 1000, 4000);
+        assert_eq!(s.cwnd, 20_000);
+        // Linux undo: cwnd = max(cwnd, prior_cwnd), ssthresh = prior_ssthresh.
+        let mut s = fr();
+        assert!(respond_fr(
+            FrResponseKind::Undo,
+            &mut s,
+            &sv,
+            8000,
+            3000,
+            4000
+        ));
+        assert_eq!((s.cwnd, s.ssthresh), (10_000, 64_000));
+        // "none": detection only.
+        let mut s = fr();
+        assert!(!respond_fr(
+            FrResponseKind::None,
+            &mut s,
+            &sv,
+            8000,
+            3000,
+            4000
+        ));
+        assert_eq!((s.cwnd, s.ssthresh), (5000, 5000));
     }
 
     #[test]
