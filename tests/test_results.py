@@ -10,7 +10,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from support import EVENT_KINDS, REASONS, SCENARIOS, fake_core_result
+from support import EVENT_KINDS, SCENARIOS, fake_core_result
 from tcplab.results import EVENT_COLUMNS, TABLES, TIMESERIES_COLUMNS, RunResult
 from tcplab.scenario import load_scenario
 
@@ -43,15 +43,47 @@ def test_timeseries_columns_and_dtypes() -> None:
 
 def test_events_decode_kind_and_reason() -> None:
     ev = make_result().events
-    assert tuple(ev.columns) == EVENT_COLUMNS
+    cols = list(EVENT_COLUMNS)
+    assert list(ev.columns) == [
+        *cols[: cols.index("reason") + 1],
+        "reason_name",
+        *cols[cols.index("reason") + 1 :],
+    ]
     assert isinstance(ev["kind"].dtype, pd.CategoricalDtype)
     assert list(ev["kind"].cat.categories) == EVENT_KINDS
     assert list(ev["kind"].astype(str)) == ["connection_open", "timeout", "spurious_detected"]
-    assert list(ev["reason"].astype(str)) == ["none", "rto", "none"]
-    assert list(ev["reason"].cat.categories) == REASONS
+    # raw codes; none of these kinds names its code (a timeout's is its backoff count)
+    assert list(ev["reason"]) == [0, 1, 0]
+    assert ev["reason_name"].isna().all()
     assert list(ev["spurious"]) == [-1, 1, -1]
     assert ev["spurious"].dtype == np.int8
     assert list(ev["value"]) == [0.0, 1.5, 0.25]
+
+
+def test_reason_names_decode_by_kind() -> None:
+    """Each kind's code means something else; a code that is a count is not decoded (a timeout
+    backed off 9 times used to crash the export)."""
+    from tcplab.results import _reason_names
+
+    kinds = ["timeout", "retransmit", "drop_queue", "detector_verdict", "fast_retransmit"]
+    rtx = ["timeout", "after_timeout", "fast_retransmit"]
+    k = np.array([0, 1, 1, 2, 2, 3, 4, 0], "<u1")
+    c = np.array([9, 1, 0, 1, 0, 4, 2, 200], "<u1")
+    got = _reason_names(k, c, kinds, rtx).to_pylist()
+    assert got == [
+        None,
+        "after_timeout",
+        "timeout",
+        "ack",
+        "data",
+        "genuine",
+        "fast_retransmit",
+        None,
+    ]
+    # a code beyond a kind's names is null, not an error
+    assert _reason_names(np.array([2], "<u1"), np.array([7], "<u1"), kinds, rtx).to_pylist() == [
+        None
+    ]
 
 
 def test_arrow_and_polars() -> None:

@@ -6,8 +6,8 @@ Tables:
 - ``links``: one row per link direction (``name``, ``dir``, ``tx_packets``, ...).
 - ``cross``: one row per cross-traffic source.
 - ``timeseries``: per-flow samples every ``sample_interval`` (cwnd, ssthresh, srtt, ...).
-- ``events``: the event log (timeouts with their ground truth, retransmissions, ...); the ``kind``
-  and ``reason`` codes are decoded into categorical strings.
+- ``events``: the event log (timeouts with their ground truth, retransmissions, ...); ``kind`` is
+  categorical, and each row's raw ``reason`` code is decoded by its kind into ``reason_name``.
 """
 
 from __future__ import annotations
@@ -99,6 +99,49 @@ def _rows_table(rows: list[dict[str, Any]]) -> pa.Table:
 
     keys = list(dict.fromkeys(key for row in rows for key in row))
     return pa.table({key: [row.get(key) for row in rows] for key in keys})
+
+
+#: What an event row's raw ``reason`` code names, by event kind (crates/tcplab-sim/src/output.rs
+#: documents each kind's code). ``None``: the code is the retransmission reason
+#: (``RunResult.reasons``, RtxReason). Kinds not listed carry a number or nothing there (a
+#: ``timeout`` row's code is its backoff count) and get no name.
+REASON_NAMES_BY_KIND: dict[str, tuple[str, ...] | None] = {
+    "retransmit": None,
+    "fast_retransmit": None,
+    "enter_recovery": ("fast_recovery", "sack"),
+    "established": ("sender", "receiver"),
+    "drop_queue": ("data", "ack"),
+    "drop_loss": ("data", "ack"),
+    "detector_verdict": ("finished", "no_window", "dupack", "other", "genuine"),
+    "spurious_fr_detected": ("kept", "undone"),
+}
+
+
+def _reason_names(
+    kinds: np.ndarray, codes: np.ndarray, event_kinds: list[str], reasons: list[str]
+) -> pa.DictionaryArray:
+    """The ``reason_name`` column: each row's raw code decoded by its kind
+    (:data:`REASON_NAMES_BY_KIND`), null where the kind's code is not a name or is out of range."""
+    import numpy as np
+    import pyarrow as pa
+
+    names: list[str] = []
+    lut = np.full((max(len(event_kinds), 1), 256), -1, dtype=np.int16)
+    for k, kind in enumerate(event_kinds):
+        if kind not in REASON_NAMES_BY_KIND:
+            continue
+        listed = REASON_NAMES_BY_KIND[kind]
+        for code, name in enumerate(reasons if listed is None else listed):
+            if name not in names:
+                names.append(name)
+            lut[k, code] = names.index(name)
+    k_idx = kinds.astype(np.int64)
+    ok = (k_idx >= 0) & (k_idx < lut.shape[0])
+    idx = np.full(len(kinds), -1, dtype=np.int16)
+    idx[ok] = lut[k_idx[ok], codes.astype(np.int64)[ok]]
+    return pa.DictionaryArray.from_arrays(
+        pa.array(idx, type=pa.int16(), mask=idx < 0), pa.array(names, type=pa.string())
+    )
 
 
 def _categorical(codes: np.ndarray, categories: list[str], column: str) -> pa.DictionaryArray:
@@ -202,13 +245,15 @@ class RunResult:
             key: _rows_table(self.summary.get(key, [])) for key in ("flows", "links", "cross")
         }
         tables["timeseries"] = pa.table(self._timeseries)
-        categories = {"kind": self.event_kinds, "reason": self.reasons}
-        tables["events"] = pa.table(
-            {
-                name: _categorical(a, categories[name], name) if name in categories else a
-                for name, a in self._events.items()
-            }
-        )
+        ev = self._events
+        columns: dict[str, Any] = {}
+        for name, a in ev.items():
+            columns[name] = _categorical(a, self.event_kinds, name) if name == "kind" else a
+            if name == "reason":
+                columns["reason_name"] = _reason_names(
+                    ev["kind"], a, self.event_kinds, self.reasons
+                )
+        tables["events"] = pa.table(columns)
         return tables
 
     def to_arrow(self) -> dict[str, pa.Table]:
