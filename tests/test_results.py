@@ -43,12 +43,7 @@ def test_timeseries_columns_and_dtypes() -> None:
 
 def test_events_decode_kind_and_reason() -> None:
     ev = make_result().events
-    cols = list(EVENT_COLUMNS)
-    assert list(ev.columns) == [
-        *cols[: cols.index("reason") + 1],
-        "reason_name",
-        *cols[cols.index("reason") + 1 :],
-    ]
+    assert tuple(ev.columns) == (*EVENT_COLUMNS, "reason_name")
     assert isinstance(ev["kind"].dtype, pd.CategoricalDtype)
     assert list(ev["kind"].cat.categories) == EVENT_KINDS
     assert list(ev["kind"].astype(str)) == ["connection_open", "timeout", "spurious_detected"]

@@ -249,10 +249,10 @@ class RunResult:
         columns: dict[str, Any] = {}
         for name, a in ev.items():
             columns[name] = _categorical(a, self.event_kinds, name) if name == "kind" else a
-            if name == "reason":
-                columns["reason_name"] = _reason_names(
-                    ev["kind"], a, self.event_kinds, self.reasons
-                )
+        # appended, so the raw columns keep their order (EVENT_COLUMNS)
+        columns["reason_name"] = _reason_names(
+            ev["kind"], ev["reason"], self.event_kinds, self.reasons
+        )
         tables["events"] = pa.table(columns)
         return tables
 
