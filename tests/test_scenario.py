@@ -128,6 +128,7 @@ P2P_CONFIG = {
                 "spurious_response": "eifel",
                 "spurious_fr": "none",
                 "spurious_fr_response": "eifel",
+                "read_rate_bps": None,
             },
             "app": {"kind": "bulk", "bytes": None},
         }

@@ -198,6 +198,7 @@ _FLOW_KEYS: Final = (
     "spurious_response",
     "spurious_fr",
     "spurious_fr_response",
+    "read_rate",
 )
 _BULK_ONLY: Final = ("bytes",)
 _DOWNLOADS_ONLY: Final = ("sizes", "think", "downloads")
@@ -849,6 +850,7 @@ def _tcp(t: _Table) -> dict[str, Any]:
             "eifel",
         ),
     }
+    out["read_rate_bps"] = t.get_rate("read_rate") if "read_rate" in t else None
     if out["spurious_fr"] == "eifel" and not out["timestamps"]:
         # RFC 3522 §2: Eifel detection needs the timestamps option.
         raise field_error(t.at("spurious_fr"), '"eifel" needs timestamps = true')

@@ -324,6 +324,9 @@ pub struct TcpConfigJson {
     /// Response to a detected spurious fast retransmit: "eifel" | "undo" | "none".
     #[serde(default = "default_spurious_response")]
     pub spurious_fr_response: String,
+    /// The receiving application's read rate, bit/s (None: reads at once).
+    #[serde(default)]
+    pub read_rate_bps: Option<u64>,
 }
 
 fn default_abc_l() -> u32 {
@@ -543,6 +546,7 @@ impl Default for TcpConfigJson {
             spurious_response: default_spurious_response(),
             spurious_fr: default_spurious_detection(),
             spurious_fr_response: default_spurious_response(),
+            read_rate_bps: None,
         }
     }
 }

@@ -86,6 +86,8 @@ pub struct FlowAgg {
     pub spurious_fr_detected: u64,
     pub fr_undone: u64,
     pub acks_sent: u64,
+    pub window_probes: u64,
+    pub window_updates: u64,
     pub bytes_delivered: u64,
     pub bytes_written: u64,
     pub connections: u64,
@@ -121,6 +123,10 @@ pub struct FlowSummary {
     /// Of those, episodes whose cwnd/ssthresh reduction was undone.
     pub fr_undone: u64,
     pub acks_sent: u64,
+    /// Zero-window probes the sender sent (RFC 9293 §3.8.6.1).
+    pub window_probes: u64,
+    /// ACKs the receiver sent only to reopen its window after a slow read.
+    pub window_updates: u64,
     pub dsacks_received: u64,
     pub connections: u64,
     pub connections_completed: u64,
@@ -157,6 +163,8 @@ impl FlowSummary {
             spurious_fr_detected: a.spurious_fr_detected,
             fr_undone: a.fr_undone,
             acks_sent: a.acks_sent,
+            window_probes: a.window_probes,
+            window_updates: a.window_updates,
             dsacks_received: a.dsacks,
             connections: a.connections,
             connections_completed: a.completed,

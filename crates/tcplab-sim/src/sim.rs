@@ -673,7 +673,7 @@ impl Sim {
                             pair.id
                         ));
                     }
-                    if delivered == sz && pair.done_at.is_none() {
+                    if pair.rcv.stats().bytes_read == sz && pair.done_at.is_none() {
                         pair.done_at = Some(now);
                         let id = pair.id;
                         let dur = now - pair.opened_at;
@@ -696,7 +696,11 @@ impl Sim {
                 }
             }
             let pair = &mut self.flows[fi].conns[ci];
-            if pair.rcv.peer_finished() && matches!(pair.rcv.state(), State::CloseWait) {
+            // The application closes once it has read everything (EOF).
+            if pair.rcv.peer_finished()
+                && matches!(pair.rcv.state(), State::CloseWait)
+                && pair.rcv.unread() == 0
+            {
                 pair.rcv.close();
             }
         }
@@ -1125,8 +1129,10 @@ impl Sim {
         agg.spurious_fr_detected += s.spurious_fr_detected;
         agg.fr_undone += s.fr_undone;
         agg.acks_sent += r.acks_sent;
+        agg.window_probes += s.window_probes;
+        agg.window_updates += r.window_updates;
         agg.dsacks += s.dsacks_rcvd;
-        agg.bytes_delivered += r.bytes_delivered;
+        agg.bytes_delivered += r.bytes_read;
         agg.bytes_written += match pair.size {
             Some(n) => n,
             None => pair.snd.snd_max().saturating_sub(1),
@@ -1194,7 +1200,7 @@ impl Sim {
                     c.rttvar(),
                     c.rto(),
                     c.in_flight(),
-                    f.agg.bytes_delivered + pair.rcv.stats().bytes_delivered,
+                    f.agg.bytes_delivered + pair.rcv.stats().bytes_read,
                 );
             }
         }
@@ -1280,10 +1286,10 @@ impl Sim {
                 Self::fold(&mut f.agg, pair);
                 Self::classify_misses(&mut f.agg, pair, &self.out, &f.tcp);
                 if let Some(sz) = pair.size {
-                    let d = pair.rcv.stats().bytes_delivered;
+                    let d = pair.rcv.stats().bytes_read;
                     if d < sz {
                         notes.push(format!(
-                            "flow {fi} conn {}: {d} of {sz} bytes delivered when the run ended at {:.3} s",
+                            "flow {fi} conn {}: {d} of {sz} bytes delivered (read by the application) when the run ended at {:.3} s",
                             pair.id,
                             end as f64 * 1e-9
                         ));

@@ -226,6 +226,7 @@ pub fn tcp_config(t: &TcpConfigJson) -> Result<Config, String> {
                 FrResponseKind::NAMES.join(", ")
             )
         })?,
+        read_rate_bps: t.read_rate_bps,
     };
     cfg.validate()?;
     Ok(cfg)

@@ -141,6 +141,12 @@ pub struct Config {
     /// RFC 3708; one verdict per recovery episode) and the undo that follows.
     pub spurious_fr: DetectorKind,
     pub spurious_fr_response: FrResponseKind,
+    /// The receiving application reads at most this many bit/s (None: it
+    /// reads everything as soon as it is delivered). A slower reader fills
+    /// the receive buffer, shrinks the advertised window (receiver SWS
+    /// avoidance, RFC 9293 §3.8.6.2.2) and can close it; the sender then
+    /// probes the zero window (RFC 9293 §3.8.6.1).
+    pub read_rate_bps: Option<u64>,
 }
 
 impl Default for Config {
@@ -170,6 +176,7 @@ impl Default for Config {
             spurious_response: ResponseKind::Eifel,
             spurious_fr: DetectorKind::None,
             spurious_fr_response: FrResponseKind::Eifel,
+            read_rate_bps: None,
         }
     }
 }
@@ -203,6 +210,9 @@ impl Config {
                 "snd_buf: must be at least one MSS (got {})",
                 self.snd_buf
             ));
+        }
+        if self.read_rate_bps == Some(0) {
+            return Err("read_rate: must be > 0 (got 0)".into());
         }
         if self.dupthresh == 0 {
             return Err("dupthresh: must be >= 1 (got 0)".into());

@@ -11,7 +11,10 @@
 //! The application model is a byte counter: the sending application supplies
 //! `app_supply` bytes (u64::MAX = unlimited); the send buffer bounds how far
 //! past SND.UNA data may be taken (`snd_buf`). The receiving application reads
-//! everything delivered at once unless `set_reader_paused` holds it.
+//! everything delivered at once, or at `read_rate_bps` (one MSS-sized chunk
+//! at a time, on this endpoint's timer), unless `set_reader_paused` holds it.
+//! Flow control follows from it: receiver SWS avoidance and window updates
+//! (RFC 9293 §3.8.6.2.2) and the sender's persist timer (§3.8.6.1).
 //!
 //! Departure from DESIGN.md ("loss recovery behind a trait"): the NewReno /
 //! Reno (RFC 6582 / 5681 §3.2) and SACK (RFC 6675) recovery rules live here,
@@ -84,10 +87,17 @@ pub struct Stats {
     pub dsacks_rcvd: u64,
     /// Data bytes cumulatively acknowledged by the peer.
     pub bytes_acked: u64,
-    /// Data bytes delivered in order to our application.
+    /// Data bytes delivered in order (into the receive buffer).
     pub bytes_delivered: u64,
+    /// Of those, the bytes the application has read (equal to
+    /// `bytes_delivered` unless the reader is slow or paused).
+    pub bytes_read: u64,
     /// ACKs that acknowledged data never sent (ignored, RFC 9293 §3.10.7.4).
     pub bad_acks: u64,
+    /// Zero-window probes sent (RFC 9293 §3.8.6.1).
+    pub window_probes: u64,
+    /// ACKs sent only to reopen the window after the application read.
+    pub window_updates: u64,
 }
 
 pub struct Connection {
@@ -157,6 +167,14 @@ pub struct Connection {
     /// Delivered but not yet read by the application.
     app_unread: u64,
     reader_paused: bool,
+    /// A rate-limited reader (`read_rate_bps`) busy with a chunk: (done at, bytes).
+    read_busy: Option<(Time, u64)>,
+    /// Right edge of the window last advertised (RCV.NXT + RCV.WND), bytes.
+    adv_right: u64,
+    /// Persist timer (RFC 9293 §3.8.6.1) and its backoff; a probe to send.
+    persist_deadline: Option<Time>,
+    persist_backoff: u32,
+    probe_pending: bool,
     /// Offset of the peer's FIN, once seen.
     peer_fin: Option<u64>,
     ack_policy: AckPolicy,
@@ -305,6 +323,11 @@ impl Connection {
             rcv_wscale,
             app_unread: 0,
             reader_paused: false,
+            read_busy: None,
+            adv_right: 0,
+            persist_deadline: None,
+            persist_backoff: 0,
+            probe_pending: false,
             peer_fin: None,
             ack_pending: false,
             syn_pending: false,
@@ -355,19 +378,102 @@ impl Connection {
         }
     }
 
-    /// Hold (true) or resume reading delivered data.
-    pub fn set_reader_paused(&mut self, paused: bool) {
+    /// Hold (true) or resume reading delivered data; on resuming, what is
+    /// waiting is read (and the window reopened) as it would have been.
+    pub fn set_reader_paused(&mut self, paused: bool, now: Time) {
         self.reader_paused = paused;
         if !paused {
-            self.read_all();
+            let instant = self.cfg.read_rate_bps.is_none() && self.app_unread > 0;
+            self.read_all(now);
+            if instant {
+                self.maybe_window_update();
+            }
         }
     }
 
-    fn read_all(&mut self) {
-        if !self.reader_paused && self.app_unread > 0 {
-            self.newly_read += self.app_unread;
-            self.app_unread = 0;
+    /// The application reads what was delivered: all of it at once, or, with
+    /// `read_rate_bps`, one chunk (up to an MSS) at a time at that rate.
+    fn read_all(&mut self, now: Time) {
+        if self.reader_paused || self.app_unread == 0 {
+            return;
         }
+        match self.cfg.read_rate_bps {
+            None => {
+                self.newly_read += self.app_unread;
+                self.stats.bytes_read += self.app_unread;
+                self.app_unread = 0;
+            }
+            Some(rate) => {
+                if self.read_busy.is_none() && self.app_unread > 0 {
+                    let chunk = self.app_unread.min(self.mss.max(1));
+                    let ns = (chunk as u128 * 8 * 1_000_000_000).div_ceil(rate as u128);
+                    self.read_busy = Some((now + ns as Time, chunk));
+                }
+            }
+        }
+    }
+
+    /// A rate-limited read finished: free its buffer space, reopen the window
+    /// if that is worth an ACK, go on reading.
+    fn finish_read(&mut self, chunk: u64, now: Time) {
+        self.read_busy = None;
+        self.app_unread -= chunk;
+        self.newly_read += chunk;
+        self.stats.bytes_read += chunk;
+        self.maybe_window_update();
+        self.read_all(now);
+    }
+
+    /// Window update (as Linux's tcp_cleanup_rbuf): ACK at once when the
+    /// window the peer knows is at most half the buffer and the one we can
+    /// now offer is at least twice it and larger by the receiver-SWS step
+    /// (RFC 9293 §3.8.6.2.2).
+    fn maybe_window_update(&mut self) {
+        if self.ack_pending || !self.state_synchronized() {
+            return;
+        }
+        let known = self.adv_right.saturating_sub(self.reasm.rcv_nxt);
+        let avail = self.rcv_window();
+        if known * 2 <= self.cfg.rcv_buf && avail >= 2 * known && avail - known >= self.sws_step() {
+            self.ack_pending = true;
+            self.stats.window_updates += 1;
+        }
+    }
+
+    fn state_synchronized(&self) -> bool {
+        !matches!(
+            self.state,
+            State::Closed | State::Listen | State::SynSent | State::SynRcvd
+        )
+    }
+
+    /// Receiver SWS avoidance step (RFC 9293 §3.8.6.2.2):
+    /// min(Fr · RCV.BUFF, Eff.snd.MSS) with Fr = 1/2.
+    fn sws_step(&self) -> u64 {
+        (self.cfg.rcv_buf / 2).min(self.mss)
+    }
+
+    /// The window to advertise: all free buffer space with an instant reader
+    /// (it is refilled on every read); with a slow or paused reader the
+    /// right edge moves on only in steps of at least `sws_step`
+    /// (RFC 9293 §3.8.6.2.2) and never moves left.
+    fn advertised_window(&self) -> u64 {
+        let avail = self.rcv_window();
+        if self.cfg.read_rate_bps.is_none() && !self.reader_paused {
+            return avail;
+        }
+        let known = self.adv_right.saturating_sub(self.reasm.rcv_nxt);
+        if avail >= known + self.sws_step() {
+            avail
+        } else {
+            known.min(avail)
+        }
+    }
+
+    /// Bytes delivered but not yet read by the application (they occupy the
+    /// receive buffer).
+    pub fn unread(&self) -> u64 {
+        self.app_unread
     }
 
     /// Bytes the receiving application read since the last call.
@@ -536,12 +642,18 @@ impl Connection {
         self.events.pop_front()
     }
 
-    /// Earliest deadline of the retransmission and delayed-ACK timers.
+    /// Earliest deadline of the retransmission, delayed-ACK and persist
+    /// timers and of a rate-limited read.
     pub fn poll_timeout(&self) -> Option<Time> {
-        match (self.rtx_deadline, self.ack_policy.deadline()) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+        [
+            self.rtx_deadline,
+            self.ack_policy.deadline(),
+            self.persist_deadline,
+            self.read_busy.map(|(t, _)| t),
+        ]
+        .into_iter()
+        .flatten()
+        .min()
     }
 
     fn arm_rtx_if_idle(&mut self, now: Time) {
@@ -573,8 +685,9 @@ impl Connection {
         };
         if flags.ack() {
             seg.ack = to_wire(self.irs, self.reasm.rcv_nxt);
-            let wnd = self.rcv_window() >> self.rcv_wscale;
-            seg.window = wnd.min(65535) as u16;
+            let wnd = (self.advertised_window() >> self.rcv_wscale).min(65535);
+            seg.window = wnd as u16;
+            self.adv_right = self.reasm.rcv_nxt + (wnd << self.rcv_wscale);
             self.last_ack_sent = self.reasm.rcv_nxt;
             self.ack_pending = false;
             self.ack_policy.on_ack_sent();
@@ -667,10 +780,23 @@ impl Connection {
         if let Some(seg) = self.maybe_fin(now) {
             return Some(seg);
         }
+        if self.probe_pending && self.zero_window_stalled() {
+            // Zero-window probe (RFC 9293 §3.8.6.1 allows a retransmission;
+            // as Linux's tcp_xmit_probe_skb): an already acknowledged
+            // sequence number, no data, so the peer must answer with an ACK
+            // carrying its current window and nothing enters the flight.
+            self.probe_pending = false;
+            self.stats.window_probes += 1;
+            let seq = self.snd_una - 1;
+            let seg = self.base_segment(Flags::ACK, seq, 0, now);
+            self.update_persist(now);
+            return Some(seg);
+        }
         if self.ack_pending {
             let seq = self.snd_max;
             return Some(self.base_segment(Flags::ACK, seq, 0, now));
         }
+        self.update_persist(now);
         None
     }
 
@@ -903,6 +1029,48 @@ impl Connection {
         if self.rtx_deadline.is_some_and(|d| d <= now) {
             self.rtx_deadline = None;
             self.on_rto(now);
+        }
+        if let Some((t, chunk)) = self.read_busy {
+            if t <= now {
+                self.finish_read(chunk, now);
+            }
+        }
+        if self.persist_deadline.is_some_and(|d| d <= now) {
+            // RFC 9293 §3.8.6.1 / RFC 1122 §4.2.2.17: the persist timer
+            // expired; probe the zero window, back off like the RTO.
+            self.persist_deadline = None;
+            self.probe_pending = true;
+            self.persist_backoff = (self.persist_backoff + 1).min(self.cfg.rto.max_backoff);
+        }
+    }
+
+    /// Data waits, nothing is in flight and the peer's window is zero: the
+    /// only thing that can reopen it is an ACK the peer may never resend
+    /// (RFC 9293 §3.8.6.1), so the persist timer runs.
+    fn zero_window_stalled(&self) -> bool {
+        self.can_send_data_state()
+            && self.snd_wnd == 0
+            && self.snd_max == self.snd_una
+            && self.rtx_deadline.is_none()
+            && !self.fin_sent
+            && self.avail_end() > self.snd_max
+    }
+
+    /// Arm or disarm the persist timer. The interval is the RTO (RFC 6298)
+    /// doubled per unanswered probe, capped at the profile maximum.
+    fn update_persist(&mut self, now: Time) {
+        if !self.zero_window_stalled() {
+            self.persist_deadline = None;
+            self.persist_backoff = 0;
+            self.probe_pending = false;
+            return;
+        }
+        if self.persist_deadline.is_none() && !self.probe_pending {
+            let mut iv = self.rtt.rto();
+            for _ in 0..self.persist_backoff {
+                iv = iv.saturating_mul(2).min(self.cfg.rto.max);
+            }
+            self.persist_deadline = Some(now + iv);
         }
     }
 
@@ -1141,6 +1309,11 @@ impl Connection {
         self.process_ack(seg, now);
         if seg.payload_len > 0 || seg.flags.fin() {
             self.process_data(seg, now);
+        } else if unwrap(self.irs, seg.seq, self.reasm.rcv_nxt) < self.reasm.rcv_nxt {
+            // RFC 9293 §3.10.7.4: an unacceptable segment (here a zero-length
+            // one below RCV.NXT, e.g. a zero-window probe) is answered with
+            // an ACK.
+            self.ack_pending = true;
         }
         self.maybe_finish();
     }
@@ -1619,7 +1792,7 @@ impl Connection {
         let mut urgent = false;
         if seg.payload_len > 0 {
             // RFC 9293 §3.10.7.4: accept what fits in the window.
-            let right = self.reasm.rcv_nxt + self.rcv_window().max(self.mss);
+            let right = self.reasm.rcv_nxt + self.rcv_window();
             let end_in = end.min(right);
             let out = self
                 .reasm
@@ -1627,7 +1800,7 @@ impl Connection {
             if out.delivered > 0 {
                 self.stats.bytes_delivered += out.delivered;
                 self.app_unread += out.delivered;
-                self.read_all();
+                self.read_all(now);
             }
             urgent = out.out_of_order || out.filled_hole || out.duplicate || end_in < end;
         }

@@ -101,7 +101,10 @@ impl Net {
 
     fn flush(&mut self) {
         // B's application closes once it has read A's FIN.
-        if self.b.peer_finished() && self.b.state() == tcplab_tcp::State::CloseWait {
+        if self.b.peer_finished()
+            && self.b.state() == tcplab_tcp::State::CloseWait
+            && self.b.unread() == 0
+        {
             self.b.close();
         }
         for side in [true, false] {
