@@ -744,18 +744,21 @@ impl WlanHop {
 
     /// (Re)arm the cell's next transmission.
     fn schedule(&mut self, c: usize, ctx: &mut Ctx) {
-        let cell = &self.cells[c];
-        if cell.busy || cell.contenders.is_empty() {
+        if self.cells[c].busy {
             return;
         }
-        let k = cell
+        // Any start armed before is stale: its contender may have left (a handover) and left
+        // the cell without contenders.
+        self.cells[c].gen += 1;
+        let cell = &self.cells[c];
+        let Some(k) = cell
             .contenders
             .iter()
             .map(|&x| self.nodes[x as usize].backoff)
             .min()
-            .unwrap();
-        let cell = &mut self.cells[c];
-        cell.gen += 1;
+        else {
+            return;
+        };
         let at = (cell.cs + k * self.t.slot).max(ctx.now);
         ctx.timer(at, token(K_TX_START, c as u64, cell.gen));
     }

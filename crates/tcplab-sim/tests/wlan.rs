@@ -109,3 +109,31 @@ fn saturated_stations_share_transmissions_equally() {
         .sum();
     assert!(coll > 100, "{coll}");
 }
+
+#[test]
+fn a_station_leaving_an_otherwise_idle_cell_during_its_backoff() {
+    // One saturated station alone in cell a walks to cell b: whenever the handover starts while
+    // its backoff counts down (no frame on the air), cell a is left without contenders but with
+    // a transmission start armed for the departed station. That start must be void (it once hit
+    // an empty contender list). Several seeds so some handovers land in a backoff.
+    for seed in 1..=12u64 {
+        let secs = 3u64;
+        let cfg = json!({
+            "name": "leave", "duration_ns": secs * 1_000_000_000, "seed": seed,
+            "sample_interval_ns": 0,
+            "hops": [{"kind": "wlan", "name": "cell", "sta_queue": 50, "handover_ns": 5_000_000u64,
+                      "aps": [{"name": "a", "x": 0.0}, {"name": "b", "x": 20.0}],
+                      "stations": [{"name": "walker", "cross": [0], "ap": 0,
+                                    "path": [{"t_ns": 0, "x": 0.0, "y": 0.0},
+                                             {"t_ns": 2_000_000_000u64, "x": 20.0, "y": 0.0}]}]}],
+            "flows": [],
+            "cross": [{"name": "cbr", "path": [0], "rate_bps": 60_000_000u64,
+                       "packet_bytes": 1500, "start_ns": 0, "stop_ns": secs * 1_000_000_000}],
+        });
+        let s = run_json(&cfg.to_string(), None).unwrap().summary.unwrap();
+        let sta = s.hops.iter().find(|h| h["role"] == "station").unwrap();
+        assert_eq!(sta["handover_ap"], json!([1]), "{sta}");
+        // It keeps sending in cell b: about 2 s of a saturated single station (~27 Mbit/s).
+        assert!(sta["tx_packets"].as_u64().unwrap() > 4000, "{sta}");
+    }
+}
