@@ -137,3 +137,61 @@ fn a_station_leaving_an_otherwise_idle_cell_during_its_backoff() {
         assert!(sta["tx_packets"].as_u64().unwrap() > 4000, "{sta}");
     }
 }
+
+#[test]
+fn cell_interference_bursts_hit_every_station_at_once() {
+    // Four saturated stations, retry limit 5, a cell-wide burst of 30 ms on average every 1 s:
+    // every station loses frames at the retry limit inside the bursts; without the bursts
+    // (collisions only) a run of 5 collisions practically never happens at 4 stations.
+    let secs = 20;
+    let mut cfg = saturated(4, secs);
+    cfg["hops"][0]["retry_limit"] = json!(5);
+    cfg["hops"][0]["aps"][0]["interference"] =
+        json!({"mean_gap_ns": 1_000_000_000u64, "mean_burst_ns": 30_000_000u64});
+    let s = run_json(&cfg.to_string(), None).unwrap().summary.unwrap();
+    let ap = s.hops.iter().find(|h| h["role"] == "ap").unwrap();
+    let bursts = ap["interference_bursts"].as_u64().unwrap();
+    assert!((10..=32).contains(&bursts), "{bursts}");
+    let mut quiet = cfg.clone();
+    quiet["hops"][0]["aps"][0]
+        .as_object_mut()
+        .unwrap()
+        .remove("interference");
+    let q = run_json(&quiet.to_string(), None).unwrap().summary.unwrap();
+    let stations = |x: &tcplab_sim::output::Summary| -> Vec<(u64, u64)> {
+        x.hops
+            .iter()
+            .filter(|h| h["role"] == "station")
+            .map(|h| {
+                (
+                    h["frame_errors"].as_u64().unwrap(),
+                    h["drops_retry_data"].as_u64().unwrap(),
+                )
+            })
+            .collect()
+    };
+    let (with, without) = (stations(&s), stations(&q));
+    eprintln!("bursts {bursts}; (frame errors, discards) with {with:?}, without {without:?}");
+    for (w, wo) in with.iter().zip(&without) {
+        // Frame errors only from the bursts; each burst discards frames of every station.
+        assert_eq!(wo.0, 0);
+        assert!(w.0 > 5 * bursts, "{w:?}");
+        assert!(w.1 >= wo.1 + bursts, "{w:?} vs {wo:?}, {bursts} bursts");
+    }
+    // Validation names the field.
+    let mut bad = saturated(1, 1);
+    bad["hops"][0]["aps"][0]["interference"] =
+        json!({"mean_gap_ns": 0, "mean_burst_ns": 1_000_000u64});
+    let e = run_json(&bad.to_string(), None).unwrap_err();
+    assert!(
+        e.starts_with("hops[0].aps[0].interference: mean_gap"),
+        "{e}"
+    );
+    bad["hops"][0]["aps"][0]["interference"] =
+        json!({"mean_gap_ns": 1, "mean_burst_ns": 1, "loss": 1.5});
+    let e = run_json(&bad.to_string(), None).unwrap_err();
+    assert!(
+        e.starts_with("hops[0].aps[0].interference.loss: must be a probability"),
+        "{e}"
+    );
+}
