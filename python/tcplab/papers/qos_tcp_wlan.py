@@ -844,8 +844,9 @@ fair share, the simulator channel still starving QoS-TCP): {n_repro} of {len(gri
 
 With NewReno hosts, retry limit 5 and the ERP CWmin 15, AP2 stays unloaded whatever the bursts:
 its ACK-drop share is {lo_drop:.2f} to {hi_drop:.2f} in those rows, against {drop_sim:.2f} on the
-simulator channel. The cell-wide bursts knock every window down together, which lets a window-1
-newcomer in, not out: normal TCP is unhappy in at most {hi_intf:.0%} of the seeds with them. The
+simulator channel. The cell-wide bursts discard frames of every station at once, and that lets a
+window-1 newcomer in rather than keeping it out: normal TCP is unhappy in at most {hi_intf:.0%} of
+the seeds with them. The
 weaker background station does not become the victim in place of the QoS-TCP terminal (QoS-TCP
 unhappy {gk["qos_unhappy"]:.0%}). Two rows keep AP2 overloaded: CUBIC hosts (ACK drop
 {gc["ap2_ack_drop"]:.2f}) and CWmin 31, the contention window of a BSS with 802.11b rates in its
