@@ -54,6 +54,18 @@ def test_wlan_scenario_builds_one_station_per_flow() -> None:
             lambda d: d["path"][0].update(data_rate="50Mbps"),
             "path[0].data_rate: must be an 802.11g OFDM rate",
         ),
+        (
+            lambda d: d["path"][0].update(
+                aps=[{"interference": {"mean_gap": "10s", "mean_burst": "0s"}}]
+            ),
+            "path[0].aps[0].interference.mean_burst:",
+        ),
+        (
+            lambda d: d["path"][0].update(
+                aps=[{"interference": {"mean_gap": "10s", "mean_burst": "1ms", "loss": 2}}]
+            ),
+            "path[0].aps[0].interference.loss: must be a probability",
+        ),
     ],
 )
 def test_wlan_field_errors(change: Callable[[dict[str, Any]], object], message: str) -> None:
@@ -67,6 +79,17 @@ def test_qos_tcp_target_reaches_the_config() -> None:
     d["flows"][0].update(cc="qos_tcp", qos_target="4Mbps")
     tcp = parse_scenario(d).config["flows"][0]["tcp"]
     assert tcp["cc"] == "qos_tcp" and tcp["qos_target_bps"] == 4_000_000
+
+
+def test_interference_reaches_the_config() -> None:
+    d = copy.deepcopy(BASE)
+    d["path"][0]["aps"] = [{"interference": {"mean_gap": "10s", "mean_burst": "200ms"}}]
+    ap = parse_scenario(d).config["hops"][0]["aps"][0]
+    assert ap["interference"] == {
+        "mean_gap_ns": 10_000_000_000,
+        "mean_burst_ns": 200_000_000,
+        "loss": 1.0,
+    }
 
 
 def test_wlan_scenario_runs() -> None:

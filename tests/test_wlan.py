@@ -136,3 +136,47 @@ def test_a_station_carries_several_flows_and_a_downlink_flow() -> None:
     assert sta0["tx_data"] > 1000 and sta0["tx_ack"] < 10
     assert sta1["tx_data"] < 10 and sta1["tx_ack"] > 500
     assert ap["tx_data"] > 1000 and ap["tx_ack"] > 1000
+
+
+def test_handover_testbed_options_reach_the_cell() -> None:
+    # Cell-wide interference bursts, a weaker AP2 station and CWmin: testbed-only options except
+    # CWmin; the bursts hit every station of each cell (every AP2 station sees frame errors
+    # although the per-station chains are off).
+    kw = {
+        "burst": {"p_gb": 0.0},
+        "fade_m": None,
+        "interference": {"mean_gap_s": 2.0, "mean_burst_ms": 100.0},
+        "weak_p": 0.2,
+        "cw_min": 31,
+        "n_ap1": 1,
+        "n_ap2": 3,
+        "duration_s": 30.0,
+    }
+    sim = handover_config("newreno", channel="simulator", **kw)
+    hop = sim["hops"][0]
+    assert hop["cw_min"] == 31 and hop["retry_limit"] == 7
+    assert all("interference" not in a for a in hop["aps"])
+    assert all(st["errors"] == {"kind": "none"} for st in hop["stations"])
+    tb = handover_config("newreno", channel="testbed", **kw)
+    hop = tb["hops"][0]
+    assert hop["retry_limit"] == 5
+    assert hop["aps"][1]["interference"] == {
+        "mean_gap_ns": 2_000_000_000,
+        "mean_burst_ns": 100_000_000,
+        "loss": 1.0,
+    }
+    assert hop["stations"][1]["errors"] == {"kind": "bernoulli", "p": 0.2}
+    assert hop["stations"][2]["errors"]["kind"] == "gilbert_elliott"
+    s = run_config(tb)
+    rows = [r for r in s["links"] if r.get("kind") == "wlan"]
+    aps = [r for r in rows if r["role"] == "ap"]
+    assert all(8 <= a["interference_bursts"] <= 30 for a in aps), aps
+    ap2_stations = [r for r in rows if r["role"] == "station" and r["cell"] == 1]
+    assert len(ap2_stations) == 3  # the terminal is still on AP1 (its handover is at ~40 s)
+    assert all(r["frame_errors"] > 0 for r in ap2_stations), ap2_stations
+    quiet = run_config(
+        handover_config("newreno", channel="testbed", **{**kw, "interference": None})
+    )
+    quiet_rows = [r for r in quiet["links"] if r.get("role") == "station" and r["cell"] == 1]
+    # Without the bursts only the weak station (and the terminal's fade, off here) has errors.
+    assert [r["frame_errors"] > 0 for r in quiet_rows] == [True, False, False]

@@ -9,7 +9,8 @@ retry_limit = 7         # dot11ShortRetryLimit
 # data_rate = "54Mbps", basic_rate = "24Mbps", cw_min = 15, cw_max = 1023, slot = "9us",
 # sifs = "10us", handover = "2s", handover_margin = 0 (m),
 # handover_flush = true (a station's uplink frames are lost while it is not associated)
-# aps = [{name = "ap1", x = 0, y = 0, errors = {kind = "gilbert_elliott", ...}}]
+# aps = [{name = "ap1", x = 0, y = 0, errors = {kind = "gilbert_elliott", ...},
+#         interference = {mean_gap = "10s", mean_burst = "200ms", loss = 1.0}}]
 [[path.stations]]       # optional: by default every flow gets its own station on AP 0
 flows = [0, 1]          # flow indices whose sender is on this station
 ap = 0
@@ -45,7 +46,7 @@ WLAN_KEYS: Final = (
     "aps",
     "stations",
 )
-_AP_KEYS: Final = ("name", "x", "y", "errors")
+_AP_KEYS: Final = ("name", "x", "y", "errors", "interference")
 _STA_KEYS: Final = ("name", "flows", "cross", "ap", "path", "errors", "distance_errors")
 _OFDM: Final = (6, 9, 12, 18, 24, 36, 48, 54)
 
@@ -124,6 +125,18 @@ def wlan_hop(hop: object, field: str, name: str) -> dict[str, Any]:
         }
         if "errors" in at:
             ap["errors"] = _errors(at.raw("errors"), at.at("errors"))
+        if "interference" in at:
+            it = _Table(
+                at.raw("interference"), at.at("interference"), ("mean_gap", "mean_burst", "loss")
+            )
+            loss = _number(it.raw("loss", 1.0), it.at("loss"), 0)
+            if loss > 1:
+                raise field_error(it.at("loss"), f"must be a probability ≤ 1 (got {show(loss)})")
+            ap["interference"] = {
+                "mean_gap_ns": it.get_time("mean_gap", positive=True),
+                "mean_burst_ns": it.get_time("mean_burst", positive=True),
+                "loss": loss,
+            }
         aps.append(ap)
     out["aps"] = aps
     stations = []

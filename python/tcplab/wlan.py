@@ -133,7 +133,11 @@ def handover_config(
     seed: int = 1,
     burst: dict[str, float] | None = None,
     cell_burst: dict[str, float] | None = None,
+    interference: dict[str, float] | None = None,
+    weak_p: float | None = None,
     fade_m: tuple[float, float] | None = (5.0, 15.0),
+    cw_min: int = 15,
+    retry_limit: int | None = None,
     tcp_cfg: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The paper's handover experiment: APs 20 m apart, ``n_ap1`` background stations on AP1 and
@@ -145,6 +149,24 @@ def handover_config(
     limit is 5 (the paper's devices). ``handover_flush``: the terminal's uplink frames are lost
     while it is not associated (default; ``False`` holds them for re-association). ``burst``
     overrides the chain (``p_gb``, ``p_bg``, ``loss_good``, ``loss_bad``, per frame attempt).
+
+    Options of the testbed channel, off by default (sensitivity rows of the reproduction; none of
+    them reproduces the paper's testbed regime, see its report):
+
+    * ``cell_burst``: a Gilbert-Elliott chain per AP cell, stepped per frame attempt in the cell.
+    * ``interference``: cell-wide interference bursts in *time* (``mean_gap_s`` between bursts,
+      ``mean_burst_ms`` per burst, both exponential, frame error ``loss`` during a burst, default
+      1): every frame of every station of the cell fails together while a burst lasts (an
+      interferer jamming the channel). The paper's §6: bursts that exceed the retry limit,
+      "temporary", no effect on long-term throughput, every flow briefly with a small window.
+    * ``weak_p``: the first background station on AP2 has independent frame errors with this
+      probability per attempt, in place of the per-station chain (the paper's §5:
+      device-specific differences, a station with a slightly lower throughput from the start).
+    * ``fade_m``: the moving terminal's distance term (``None``: off).
+
+    ``cw_min`` (both channels): 15 is 802.11g in an ERP-only BSS (short slot); 31 is the value
+    of a BSS with 802.11b rates in its basic rate set (b/g mixed mode) and ns-2's default.
+    ``retry_limit`` overrides the channel's retry limit (diagnostics).
     """
     if channel not in ("simulator", "testbed"):
         raise ValueError(f'channel: must be "simulator" or "testbed" (got {channel!r})')
@@ -156,7 +178,14 @@ def handover_config(
     cell_errors: dict[str, Any] = {"kind": "none"}
     if channel == "testbed" and cell_burst is not None:
         cell_errors = {"kind": "gilbert_elliott", **cell_burst}
-    retry = 7 if channel == "simulator" else 5
+    ap_extra: dict[str, Any] = {}
+    if channel == "testbed" and interference is not None:
+        ap_extra["interference"] = {
+            "mean_gap_ns": int(interference["mean_gap_s"] * S),
+            "mean_burst_ns": int(interference["mean_burst_ms"] * MS),
+            "loss": float(interference.get("loss", 1.0)),
+        }
+    retry = retry_limit if retry_limit is not None else (7 if channel == "simulator" else 5)
     stations = []
     flows = []
     for i in range(n_ap1 + n_ap2):
@@ -171,6 +200,8 @@ def handover_config(
                 "errors": errors,
             }
         )
+        if channel == "testbed" and weak_p is not None and i == n_ap1:
+            stations[-1]["errors"] = {"kind": "bernoulli", "p": float(weak_p)}
         flows.append(_flow(i, f"bg{i}-ap{ap + 1}", int(i * 0.1 * S), base))
     k = len(stations)
     t0 = int(walk_start_s * S)
@@ -207,12 +238,13 @@ def handover_config(
                 "name": "wlan",
                 "ap_queue": ap_queue,
                 "retry_limit": retry,
+                "cw_min": cw_min,
                 "sta_queue": sta_queue,
                 "handover_ns": int(handover_s * S),
                 "handover_flush": handover_flush,
                 "aps": [
-                    {"name": "ap1", "x": 0.0, "y": 0.0, "errors": cell_errors},
-                    {"name": "ap2", "x": 20.0, "y": 0.0, "errors": cell_errors},
+                    {"name": "ap1", "x": 0.0, "y": 0.0, "errors": cell_errors, **ap_extra},
+                    {"name": "ap2", "x": 20.0, "y": 0.0, "errors": cell_errors, **ap_extra},
                 ],
                 "stations": stations,
             },

@@ -65,6 +65,20 @@
 //! outage: its RTO backs off across it and it resumes only at its next timeout after
 //! re-association, with cwnd = 1 SMSS. `handover_flush = false` keeps the frames queued and
 //! sends them on re-association (an idealised zero-loss handover).
+//!
+//! ## Cell-wide interference
+//! Two cell-wide processes can add frame errors on top of the stations' own:
+//! * `aps[].errors`: a loss process stepped once per non-collided attempt in the cell (its
+//!   bursts are counted in frame attempts, so they stretch in time when the cell backs off);
+//! * `aps[].interference`: bursts in *time*. Quiet spells (mean `mean_gap_ns`) and bursts (mean
+//!   `mean_burst_ns`) alternate, each exponentially distributed; while a burst lasts, every
+//!   non-collided attempt in the cell, to or from any station, is corrupted with probability
+//!   `loss`. It stands for an interferer (another network, a microwave oven) that jams the whole
+//!   channel for a while, so every contender's head frame fails together and a burst longer than
+//!   the retry limit's backoff ladder discards frames of every station at once. The schedule is
+//!   drawn interval by interval from its own random stream (independent of the traffic); the
+//!   AP's stats row counts the bursts started (`interference_bursts`). A modelling choice, not a
+//!   PHY model.
 
 use std::collections::VecDeque;
 
@@ -173,10 +187,33 @@ pub struct ApConfig {
     /// per non-collided attempt in the cell; applied on top of the stations' own processes.
     #[serde(default)]
     pub errors: LossConfig,
+    /// Time-based interference bursts over the whole cell (module notes); none by default.
+    #[serde(default)]
+    pub interference: Option<Interference>,
     #[serde(default)]
     pub x: f64,
     #[serde(default)]
     pub y: f64,
+}
+
+/// An on/off interference process over one cell, in time: quiet spells and bursts alternate,
+/// each of exponentially distributed length (a continuous-time two-state Markov chain); while a
+/// burst lasts, every non-collided frame attempt in the cell (uplink and downlink, every
+/// station) is corrupted with probability `loss`.
+#[derive(Debug, Clone, Copy, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Interference {
+    /// Mean length of a quiet spell, ns (the mean time between bursts).
+    pub mean_gap_ns: u64,
+    /// Mean length of a burst, ns.
+    pub mean_burst_ns: u64,
+    /// Frame error probability during a burst.
+    #[serde(default = "d_one")]
+    pub loss: f64,
+}
+
+fn d_one() -> f64 {
+    1.0
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -278,6 +315,16 @@ pub fn validate(w: &WlanConfig, i: usize, c: &SimConfig) -> Result<(), String> {
     }
     for (a, ap) in w.aps.iter().enumerate() {
         check_errors(&ap.errors, &format!("{f}.aps[{a}].errors"))?;
+        if let Some(i) = ap.interference {
+            let fi = format!("{f}.aps[{a}].interference");
+            if i.mean_gap_ns == 0 || i.mean_burst_ns == 0 {
+                return Err(format!(
+                    "{fi}: mean_gap and mean_burst must be > 0 ns (got {} and {})",
+                    i.mean_gap_ns, i.mean_burst_ns
+                ));
+            }
+            crate::loss::check_prob(i.loss, &format!("{fi}.loss"))?;
+        }
     }
     let mut flow_owner = vec![None; c.flows.len()];
     let mut cross_owner = vec![None; c.cross.len()];
@@ -511,6 +558,55 @@ struct Cell {
     tx: Vec<(u16, bool)>,
     err: LossProcess,
     err_rng: Rng,
+    intf: Option<IntfState>,
+}
+
+/// The state of a cell's interference process: the schedule is drawn lazily, interval by
+/// interval, from its own stream, so it does not depend on the traffic; the per-frame draws
+/// during a burst come from a second stream.
+struct IntfState {
+    cfg: Interference,
+    on: bool,
+    /// When the current quiet spell or burst ends.
+    until: Time,
+    sched: Rng,
+    hit: Rng,
+    bursts: u64,
+}
+
+impl IntfState {
+    fn new(cfg: Interference, seed: u64, idx: usize, a: usize) -> IntfState {
+        let mut sched = Rng::stream(seed, &format!("wlan/{idx}/interference/ap/{a}"));
+        let until = sched.exponential(cfg.mean_gap_ns as f64).ceil() as Time;
+        IntfState {
+            cfg,
+            on: false,
+            until,
+            sched,
+            hit: Rng::stream(seed, &format!("wlan/{idx}/interference-hits/ap/{a}")),
+            bursts: 0,
+        }
+    }
+
+    /// Whether a burst is on at `now` (times queried never decrease).
+    fn on_at(&mut self, now: Time) -> bool {
+        while now >= self.until {
+            self.on = !self.on;
+            let mean = if self.on {
+                self.bursts += 1;
+                self.cfg.mean_burst_ns
+            } else {
+                self.cfg.mean_gap_ns
+            };
+            self.until += (self.sched.exponential(mean as f64).ceil() as Time).max(1);
+        }
+        self.on
+    }
+
+    /// One frame attempt at `now`: corrupted by the interference?
+    fn lost(&mut self, now: Time) -> bool {
+        self.on_at(now) && self.hit.bernoulli(self.cfg.loss)
+    }
 }
 
 struct StaRt {
@@ -638,6 +734,7 @@ impl WlanHop {
                 tx: Vec::with_capacity(n_sta + 1),
                 err: LossProcess::new(&ap.errors),
                 err_rng: Rng::stream(seed, &format!("wlan/{idx}/errors/ap/{a}")),
+                intf: ap.interference.map(|i| IntfState::new(i, seed, idx, a)),
             })
             .collect();
         let ap_pos: Vec<(f64, f64)> = w.aps.iter().map(|a| (a.x, a.y)).collect();
@@ -744,18 +841,21 @@ impl WlanHop {
 
     /// (Re)arm the cell's next transmission.
     fn schedule(&mut self, c: usize, ctx: &mut Ctx) {
-        let cell = &self.cells[c];
-        if cell.busy || cell.contenders.is_empty() {
+        if self.cells[c].busy {
             return;
         }
-        let k = cell
+        // Any start armed before is stale: its contender may have left (a handover) and left
+        // the cell without contenders.
+        self.cells[c].gen += 1;
+        let cell = &self.cells[c];
+        let Some(k) = cell
             .contenders
             .iter()
             .map(|&x| self.nodes[x as usize].backoff)
             .min()
-            .unwrap();
-        let cell = &mut self.cells[c];
-        cell.gen += 1;
+        else {
+            return;
+        };
         let at = (cell.cs + k * self.t.slot).max(ctx.now);
         ctx.timer(at, token(K_TX_START, c as u64, cell.gen));
     }
@@ -766,6 +866,8 @@ impl WlanHop {
         let s = &mut self.stas[sta];
         let cell = &mut self.cells[self.nodes[sta].cell];
         let cell_hit = cell.err.lost(&mut cell.err_rng);
+        let intf_hit = cell.intf.as_mut().is_some_and(|i| i.lost(now));
+        let cell_hit = cell_hit || intf_hit;
         let lost = s.err.lost(&mut s.err_rng) || cell_hit;
         if let Some(d) = s.dist_err {
             let (x, y) = position(&s.path, now).unwrap_or(ap_pos);
@@ -1070,6 +1172,14 @@ impl Component for WlanHop {
                 } else {
                     &[]
                 };
+                let bursts = if i < self.n_sta {
+                    0
+                } else {
+                    self.cells[i - self.n_sta]
+                        .intf
+                        .as_ref()
+                        .map_or(0, |x| x.bursts)
+                };
                 let ho_t: Vec<f64> = ho.iter().map(|&(t, _)| t as f64 * 1e-9).collect();
                 let ho_ap: Vec<usize> = ho.iter().map(|&(_, a)| a).collect();
                 serde_json::json!({
@@ -1085,6 +1195,7 @@ impl Component for WlanHop {
                     "attempts": s.attempts, "collisions": s.collisions,
                     "frame_errors": s.frame_errors, "max_queue_packets": s.max_queue,
                     "handover_t_s": ho_t, "handover_ap": ho_ap,
+                    "interference_bursts": bursts,
                 })
             })
             .collect()
@@ -1138,18 +1249,64 @@ mod tests {
     }
 
     #[test]
+    fn interference_schedule_alternates_with_the_configured_means() {
+        let cfg = Interference {
+            mean_gap_ns: 10_000_000,
+            mean_burst_ns: 2_000_000,
+            loss: 1.0,
+        };
+        let mut a = IntfState::new(cfg, 3, 0, 1);
+        // Sample every 10 µs for 200 s: the share of time on is burst / (gap + burst) = 1/6,
+        // and about 200 s / 12 ms bursts start.
+        let step = 10_000;
+        let n = 20_000_000u64;
+        let mut on = 0u64;
+        for k in 0..n {
+            on += u64::from(a.on_at(k * step));
+        }
+        let share = on as f64 / n as f64;
+        assert!((share - 1.0 / 6.0).abs() < 0.01, "{share}");
+        let expect = 200e9 / 12e6;
+        assert!(
+            (a.bursts as f64 - expect).abs() < 0.05 * expect,
+            "{}",
+            a.bursts
+        );
+        // The schedule does not depend on how often it is queried, and loss 1 hits every frame
+        // of a burst.
+        let mut b = IntfState::new(cfg, 3, 0, 1);
+        let mut c = IntfState::new(cfg, 3, 0, 1);
+        for k in 0..200_000u64 {
+            let t = k * 1_000_000;
+            if k % 7 == 0 {
+                assert_eq!(b.on_at(t), c.lost(t));
+            } else {
+                c.on_at(t);
+            }
+            b.on_at(t);
+        }
+        assert_eq!(b.bursts, c.bursts);
+        // Another AP's stream gives another schedule.
+        let mut d = IntfState::new(cfg, 3, 0, 0);
+        d.on_at(200_000_000_000);
+        assert_ne!(d.bursts, b.bursts);
+    }
+
+    #[test]
     fn handover_schedule_midpoint() {
         let mut w = cfg();
         w.aps = vec![
             ApConfig {
                 name: "a".into(),
                 errors: LossConfig::None,
+                interference: None,
                 x: 0.0,
                 y: 0.0,
             },
             ApConfig {
                 name: "b".into(),
                 errors: LossConfig::None,
+                interference: None,
                 x: 20.0,
                 y: 0.0,
             },

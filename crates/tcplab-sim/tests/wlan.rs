@@ -109,3 +109,89 @@ fn saturated_stations_share_transmissions_equally() {
         .sum();
     assert!(coll > 100, "{coll}");
 }
+
+#[test]
+fn a_station_leaving_an_otherwise_idle_cell_during_its_backoff() {
+    // One saturated station alone in cell a walks to cell b: whenever the handover starts while
+    // its backoff counts down (no frame on the air), cell a is left without contenders but with
+    // a transmission start armed for the departed station. That start must be void (it once hit
+    // an empty contender list). Several seeds so some handovers land in a backoff.
+    for seed in 1..=12u64 {
+        let secs = 3u64;
+        let cfg = json!({
+            "name": "leave", "duration_ns": secs * 1_000_000_000, "seed": seed,
+            "sample_interval_ns": 0,
+            "hops": [{"kind": "wlan", "name": "cell", "sta_queue": 50, "handover_ns": 5_000_000u64,
+                      "aps": [{"name": "a", "x": 0.0}, {"name": "b", "x": 20.0}],
+                      "stations": [{"name": "walker", "cross": [0], "ap": 0,
+                                    "path": [{"t_ns": 0, "x": 0.0, "y": 0.0},
+                                             {"t_ns": 2_000_000_000u64, "x": 20.0, "y": 0.0}]}]}],
+            "flows": [],
+            "cross": [{"name": "cbr", "path": [0], "rate_bps": 60_000_000u64,
+                       "packet_bytes": 1500, "start_ns": 0, "stop_ns": secs * 1_000_000_000}],
+        });
+        let s = run_json(&cfg.to_string(), None).unwrap().summary.unwrap();
+        let sta = s.hops.iter().find(|h| h["role"] == "station").unwrap();
+        assert_eq!(sta["handover_ap"], json!([1]), "{sta}");
+        // It keeps sending in cell b: about 2 s of a saturated single station (~27 Mbit/s).
+        assert!(sta["tx_packets"].as_u64().unwrap() > 4000, "{sta}");
+    }
+}
+
+#[test]
+fn cell_interference_bursts_hit_every_station_at_once() {
+    // Four saturated stations, retry limit 5, a cell-wide burst of 30 ms on average every 1 s:
+    // every station loses frames at the retry limit inside the bursts; without the bursts
+    // (collisions only) a run of 5 collisions practically never happens at 4 stations.
+    let secs = 20;
+    let mut cfg = saturated(4, secs);
+    cfg["hops"][0]["retry_limit"] = json!(5);
+    cfg["hops"][0]["aps"][0]["interference"] =
+        json!({"mean_gap_ns": 1_000_000_000u64, "mean_burst_ns": 30_000_000u64});
+    let s = run_json(&cfg.to_string(), None).unwrap().summary.unwrap();
+    let ap = s.hops.iter().find(|h| h["role"] == "ap").unwrap();
+    let bursts = ap["interference_bursts"].as_u64().unwrap();
+    assert!((10..=32).contains(&bursts), "{bursts}");
+    let mut quiet = cfg.clone();
+    quiet["hops"][0]["aps"][0]
+        .as_object_mut()
+        .unwrap()
+        .remove("interference");
+    let q = run_json(&quiet.to_string(), None).unwrap().summary.unwrap();
+    let stations = |x: &tcplab_sim::output::Summary| -> Vec<(u64, u64)> {
+        x.hops
+            .iter()
+            .filter(|h| h["role"] == "station")
+            .map(|h| {
+                (
+                    h["frame_errors"].as_u64().unwrap(),
+                    h["drops_retry_data"].as_u64().unwrap(),
+                )
+            })
+            .collect()
+    };
+    let (with, without) = (stations(&s), stations(&q));
+    eprintln!("bursts {bursts}; (frame errors, discards) with {with:?}, without {without:?}");
+    for (w, wo) in with.iter().zip(&without) {
+        // Frame errors only from the bursts; each burst discards frames of every station.
+        assert_eq!(wo.0, 0);
+        assert!(w.0 > 5 * bursts, "{w:?}");
+        assert!(w.1 >= wo.1 + bursts, "{w:?} vs {wo:?}, {bursts} bursts");
+    }
+    // Validation names the field.
+    let mut bad = saturated(1, 1);
+    bad["hops"][0]["aps"][0]["interference"] =
+        json!({"mean_gap_ns": 0, "mean_burst_ns": 1_000_000u64});
+    let e = run_json(&bad.to_string(), None).unwrap_err();
+    assert!(
+        e.starts_with("hops[0].aps[0].interference: mean_gap"),
+        "{e}"
+    );
+    bad["hops"][0]["aps"][0]["interference"] =
+        json!({"mean_gap_ns": 1, "mean_burst_ns": 1, "loss": 1.5});
+    let e = run_json(&bad.to_string(), None).unwrap_err();
+    assert!(
+        e.starts_with("hops[0].aps[0].interference.loss: must be a probability"),
+        "{e}"
+    );
+}
