@@ -731,7 +731,7 @@ def reproduce(report: Report, jobs: int | None) -> None:
             fair.append(_mean(ho[(ch, cc)], "fair_share_after_bps") / 1e6)
     x = np.arange(len(labels))
     axes[1].bar(x, vals, color=["C0", "C1", "C0", "C1"], label="moving terminal after handover")
-    axes[1].plot(x, fair, "k_", markersize=30, label="fair share at AP2")
+    axes[1].hlines(fair, x - 0.35, x + 0.35, colors="k", label="fair share at AP2")
     # The paper gives ratios, not rates: QoS-TCP ≈ the fair share, TCP ≈ 1/20 of QoS-TCP.
     plots.mark_paper(axes[1], [3, 2], [fair[3], fair[3] / PAPER_RATIO], label="paper (testbed)")
     axes[1].set_xticks(x, labels, fontsize=8)
