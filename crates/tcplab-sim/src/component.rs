@@ -96,7 +96,10 @@ impl Ctx<'_> {
     /// Record `p` in this hop's pcap tap (if any) as leaving at `t`.
     #[inline]
     pub fn tap(&mut self, p: &Packet, t: Time) {
-        self.taps.record(self.hop, p, t);
+        // Runs without pcap (nearly all) skip the call.
+        if !self.taps.writers.is_empty() {
+            self.taps.record(self.hop, p, t);
+        }
     }
 }
 

@@ -187,13 +187,15 @@ pub struct LinkHop {
 /// Release the due head of a pipe; re-arm its timer for the next one.
 #[inline]
 fn release(pipe: &mut VecDeque<(Time, Packet)>, token: u64, ctx: &mut Ctx) {
-    while let Some(&(at, p)) = pipe.front() {
+    // Peek at the time only: the packet is moved out once, by pop_front.
+    while let Some(&(at, _)) = pipe.front() {
         if at > ctx.now {
             ctx.timer(at, token);
             break;
         }
-        pipe.pop_front();
-        ctx.forward_now(p);
+        if let Some((_, p)) = pipe.pop_front() {
+            ctx.forward_now(p);
+        }
     }
 }
 

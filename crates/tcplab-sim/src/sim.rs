@@ -444,16 +444,19 @@ impl Sim {
             emitted: &mut self.emitted,
         };
         f(self.hops[hi].as_mut(), &mut ctx);
-        self.log_drops(hi);
-        self.route_emitted(hi);
+        // Most calls neither drop nor create packets: test here, inline,
+        // before calling out.
+        if !self.drops.is_empty() {
+            self.log_drops(hi);
+        }
+        if !self.emitted.is_empty() {
+            self.route_emitted(hi);
+        }
     }
 
     /// Send the packets hop `hi` created: each continues from `hi`'s position
     /// on its flow's route in its direction.
     fn route_emitted(&mut self, hi: usize) {
-        if self.emitted.is_empty() {
-            return;
-        }
         for k in 0..self.emitted.len() {
             let (mut p, at) = self.emitted[k];
             let route: &[usize] = if p.udp {
@@ -485,7 +488,6 @@ impl Sim {
     }
 
     /// Count and log the drops a component reported.
-    #[inline]
     fn log_drops(&mut self, hi: usize) {
         for i in 0..self.drops.len() {
             let (p, kind) = self.drops[i];
