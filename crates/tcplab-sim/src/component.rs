@@ -28,7 +28,8 @@ pub struct Ctx<'a> {
     pub hop: usize,
     pub(crate) q: &'a mut EventQueue,
     pub(crate) slab: &'a mut Slab,
-    pub(crate) immediate: &'a mut VecDeque<Packet>,
+    /// Slab indices of the packets that arrive now, after the current event.
+    pub(crate) immediate: &'a mut VecDeque<u32>,
     /// Drops are logged after the call (the log needs the flow tables).
     pub(crate) drops: &'a mut Vec<(Packet, DropKind)>,
     pub(crate) absorbed: &'a mut u64,
@@ -55,7 +56,23 @@ impl Ctx<'_> {
     #[inline]
     pub fn forward_now(&mut self, mut p: Packet) {
         p.hop += 1;
-        self.immediate.push_back(p);
+        let i = self.slab.put(p);
+        self.immediate.push_back(i);
+    }
+
+    /// Park a packet in the engine's slab; a component that holds packets in
+    /// a FIFO keeps the returned handle (4 bytes) instead of the packet
+    /// (128 bytes), and hands it back with `forward_parked_now`.
+    #[inline]
+    pub(crate) fn park(&mut self, p: Packet) -> Parked {
+        Parked(self.slab.put(p))
+    }
+
+    /// `forward_now` for a parked packet: it is not copied on the way.
+    #[inline]
+    pub(crate) fn forward_parked_now(&mut self, h: Parked) {
+        self.slab.get_mut(h.0).hop += 1;
+        self.immediate.push_back(h.0);
     }
 
     /// Discard a packet (it is counted and logged).
@@ -102,6 +119,11 @@ impl Ctx<'_> {
         }
     }
 }
+
+/// A packet parked in the engine's slab (`Ctx::park`). Each handle is used
+/// once: `forward_parked_now` releases it.
+#[derive(Debug)]
+pub(crate) struct Parked(u32);
 
 pub trait Component {
     /// A packet reached this hop (direction in `p.dir`).

@@ -16,7 +16,7 @@
 
 use std::collections::VecDeque;
 
-use crate::component::{Component, Ctx, DropKind};
+use crate::component::{Component, Ctx, DropKind, Parked};
 use crate::config::{LinkConfig, LinkDirConfig, QueueConfig};
 use crate::loss::LossProcess;
 use crate::rng::Rng;
@@ -178,23 +178,23 @@ impl LinkDir {
 /// the head: the engine's heap holds two entries per link instead of one per
 /// packet in flight. Reordered packets wait in a second pipe per direction
 /// (timer tokens 2 and 3), allocated only when reordering is configured.
+/// The pipes hold the packets parked in the engine's slab, not the packets.
 pub struct LinkHop {
     dirs: [LinkDir; 2],
-    pipes: [VecDeque<(Time, Packet)>; 2],
-    late: [VecDeque<(Time, Packet)>; 2],
+    pipes: [VecDeque<(Time, Parked)>; 2],
+    late: [VecDeque<(Time, Parked)>; 2],
 }
 
 /// Release the due head of a pipe; re-arm its timer for the next one.
 #[inline]
-fn release(pipe: &mut VecDeque<(Time, Packet)>, token: u64, ctx: &mut Ctx) {
-    // Peek at the time only: the packet is moved out once, by pop_front.
+fn release(pipe: &mut VecDeque<(Time, Parked)>, token: u64, ctx: &mut Ctx) {
     while let Some(&(at, _)) = pipe.front() {
         if at > ctx.now {
             ctx.timer(at, token);
             break;
         }
-        if let Some((_, p)) = pipe.pop_front() {
-            ctx.forward_now(p);
+        if let Some((_, h)) = pipe.pop_front() {
+            ctx.forward_parked_now(h);
         }
     }
 }
@@ -225,7 +225,7 @@ impl Component for LinkHop {
                 if pipe.is_empty() {
                     ctx.timer(at, d as u64);
                 }
-                pipe.push_back((at, p));
+                pipe.push_back((at, ctx.park(p)));
             }
             Fate::Reordered { at, tx_start } => {
                 ctx.tap(&p, tx_start);
@@ -236,7 +236,7 @@ impl Component for LinkHop {
                 if late.is_empty() {
                     ctx.timer(at, 2 + d as u64);
                 }
-                late.push_back((at, p));
+                late.push_back((at, ctx.park(p)));
             }
             Fate::Lost { tx_start } => {
                 ctx.tap(&p, tx_start);

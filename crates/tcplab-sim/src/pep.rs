@@ -971,7 +971,7 @@ mod tests {
     struct Harness {
         q: EventQueue,
         slab: Slab,
-        imm: VecDeque<Packet>,
+        imm: VecDeque<u32>,
         drops: Vec<(Packet, DropKind)>,
         absorbed: u64,
         taps: Taps,
@@ -1004,7 +1004,7 @@ mod tests {
             };
             f(&mut ctx);
             let out = Out {
-                forwarded: self.imm.drain(..).collect(),
+                forwarded: self.imm.drain(..).map(|i| self.slab.take(i)).collect(),
                 emitted: self.emitted.drain(..).map(|(p, _)| p).collect(),
                 dropped: self.drops.len(),
                 absorbed: self.absorbed - before,

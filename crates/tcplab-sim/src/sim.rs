@@ -130,9 +130,13 @@ impl Slab {
         }
     }
     #[inline]
-    fn take(&mut self, i: u32) -> Packet {
+    pub(crate) fn take(&mut self, i: u32) -> Packet {
         self.free.push(i);
         self.items[i as usize]
+    }
+    #[inline]
+    pub(crate) fn get_mut(&mut self, i: u32) -> &mut Packet {
+        &mut self.items[i as usize]
     }
 }
 
@@ -229,8 +233,9 @@ pub struct Sim {
     taps: Taps,
     /// Scratch list of a component call's requests (reused: no allocation).
     drops: Vec<(Packet, DropKind)>,
-    /// Arrivals due now, processed after the current event in FIFO order.
-    immediate: std::collections::VecDeque<Packet>,
+    /// Arrivals due now, processed after the current event in FIFO order
+    /// (slab indices: a 4-byte entry instead of a 128-byte packet).
+    immediate: std::collections::VecDeque<u32>,
     absorbed: u64,
     /// Scratch list of packets a component created (reused).
     emitted: Vec<(Packet, Time)>,
@@ -381,7 +386,8 @@ impl Sim {
                 Ev::HopTimer { hop, token } => self.hop_timer(hop, token),
                 Ev::Ping { idx } => self.ping_send(idx as usize),
             }
-            while let Some(p) = self.immediate.pop_front() {
+            while let Some(i) = self.immediate.pop_front() {
+                let p = self.slab.take(i);
                 self.on_arrive(p);
             }
             if self.events_processed & 0xFFFF == 0 {
@@ -477,10 +483,10 @@ impl Sim {
                 Dir::Rev => route.len() - 1 - pos,
             };
             p.hop = (pos + 1) as u16;
+            let i = self.slab.put(p);
             if at <= self.now {
-                self.immediate.push_back(p);
+                self.immediate.push_back(i);
             } else {
-                let i = self.slab.put(p);
                 self.q.push(at, Ev::Arrive(i));
             }
         }
