@@ -21,23 +21,31 @@ pub enum DropKind {
     Loss,
 }
 
+/// The engine state a component call may touch (one pointer in `Ctx`
+/// instead of one per field: a `Ctx` is built twice per packet per hop).
+#[derive(Default)]
+pub(crate) struct Engine {
+    pub(crate) q: EventQueue,
+    pub(crate) slab: Slab,
+    /// Slab indices of the packets that arrive now, after the current event.
+    pub(crate) immediate: VecDeque<u32>,
+    /// Drops are logged after the call (the log needs the flow tables).
+    pub(crate) drops: Vec<(Packet, DropKind)>,
+    pub(crate) absorbed: u64,
+    pub(crate) taps: Taps,
+    /// Packet ids handed out so far.
+    pub(crate) uid: u64,
+    /// Packets the component created, each leaving this hop in its `dir`
+    /// (the engine resolves the route position after the call).
+    pub(crate) emitted: Vec<(Packet, Time)>,
+}
+
 /// The engine's side of a component call.
 pub struct Ctx<'a> {
     pub now: Time,
     /// This component's index.
     pub hop: usize,
-    pub(crate) q: &'a mut EventQueue,
-    pub(crate) slab: &'a mut Slab,
-    /// Slab indices of the packets that arrive now, after the current event.
-    pub(crate) immediate: &'a mut VecDeque<u32>,
-    /// Drops are logged after the call (the log needs the flow tables).
-    pub(crate) drops: &'a mut Vec<(Packet, DropKind)>,
-    pub(crate) absorbed: &'a mut u64,
-    pub(crate) taps: &'a mut Taps,
-    pub(crate) uid: &'a mut u64,
-    /// Packets the component created, each leaving this hop in its `dir`
-    /// (the engine resolves the route position after the call).
-    pub(crate) emitted: &'a mut Vec<(Packet, Time)>,
+    pub(crate) eng: &'a mut Engine,
 }
 
 impl Ctx<'_> {
@@ -45,8 +53,8 @@ impl Ctx<'_> {
     #[inline]
     pub fn forward(&mut self, mut p: Packet, at: Time) {
         p.hop += 1;
-        let i = self.slab.put(p);
-        self.q.push(at, Ev::Arrive(i));
+        let i = self.eng.slab.put(p);
+        self.eng.q.push(at, Ev::Arrive(i));
     }
 
     /// The packet leaves this hop and reaches the next hop now, after the
@@ -56,8 +64,8 @@ impl Ctx<'_> {
     #[inline]
     pub fn forward_now(&mut self, mut p: Packet) {
         p.hop += 1;
-        let i = self.slab.put(p);
-        self.immediate.push_back(i);
+        let i = self.eng.slab.put(p);
+        self.eng.immediate.push_back(i);
     }
 
     /// Park a packet in the engine's slab; a component that holds packets in
@@ -65,39 +73,39 @@ impl Ctx<'_> {
     /// (128 bytes), and hands it back with `forward_parked_now`.
     #[inline]
     pub(crate) fn park(&mut self, p: Packet) -> Parked {
-        Parked(self.slab.put(p))
+        Parked(self.eng.slab.put(p))
     }
 
     /// `forward_now` for a parked packet: it is not copied on the way.
     #[inline]
     pub(crate) fn forward_parked_now(&mut self, h: Parked) {
-        self.slab.get_mut(h.0).hop += 1;
-        self.immediate.push_back(h.0);
+        self.eng.slab.get_mut(h.0).hop += 1;
+        self.eng.immediate.push_back(h.0);
     }
 
     /// Discard a packet (it is counted and logged).
     #[inline]
     pub fn drop(&mut self, p: Packet, kind: DropKind) {
-        self.drops.push((p, kind));
+        self.eng.drops.push((p, kind));
     }
 
     /// The component keeps the packet's content and ends its life as a
     /// packet (a PEP acknowledging data it will resend itself).
     pub fn absorb(&mut self) {
-        *self.absorbed += 1;
+        self.eng.absorbed += 1;
     }
 
     /// Call `on_timer(token)` on this component at `at`.
     #[inline]
     pub fn timer(&mut self, at: Time, token: u64) {
         let hop = self.hop;
-        self.q.push(at, Ev::HopTimer { hop, token });
+        self.eng.q.push(at, Ev::HopTimer { hop, token });
     }
 
     /// A fresh packet id for a packet the component creates.
     pub fn new_uid(&mut self) -> u64 {
-        let u = *self.uid;
-        *self.uid += 1;
+        let u = self.eng.uid;
+        self.eng.uid += 1;
         u
     }
 
@@ -107,15 +115,15 @@ impl Ctx<'_> {
     /// `p.hop` is set by the engine. A PEP uses it for pseudo-ACKs toward the
     /// sender (`Dir::Rev`) and for its own segments toward the receiver.
     pub fn emit(&mut self, p: Packet, at: Time) {
-        self.emitted.push((p, at));
+        self.eng.emitted.push((p, at));
     }
 
     /// Record `p` in this hop's pcap tap (if any) as leaving at `t`.
     #[inline]
     pub fn tap(&mut self, p: &Packet, t: Time) {
         // Runs without pcap (nearly all) skip the call.
-        if !self.taps.writers.is_empty() {
-            self.taps.record(self.hop, p, t);
+        if !self.eng.taps.writers.is_empty() {
+            self.eng.taps.record(self.hop, p, t);
         }
     }
 }

@@ -13,7 +13,7 @@ use std::path::Path;
 use tcplab_tcp::seq::unwrap;
 use tcplab_tcp::{Config, Connection, Event, Segment, State, Time};
 
-use crate::component::{Component, Ctx, DropKind, Taps};
+use crate::component::{Component, Ctx, DropKind, Engine, Taps};
 use crate::config::{AppConfig, FlowConfig, HopConfig, SimConfig};
 use crate::coverage::Coverage;
 use crate::dist;
@@ -224,24 +224,14 @@ struct CrossRt {
 
 pub struct Sim {
     cfg: SimConfig,
-    q: EventQueue,
-    slab: Slab,
+    /// The queue, slab and scratch lists components reach through `Ctx`.
+    eng: Engine,
     hops: Vec<Box<dyn Component>>,
     flows: Vec<FlowRt>,
     cross: Vec<CrossRt>,
     pings: Vec<PingRt>,
-    taps: Taps,
-    /// Scratch list of a component call's requests (reused: no allocation).
-    drops: Vec<(Packet, DropKind)>,
-    /// Arrivals due now, processed after the current event in FIFO order
-    /// (slab indices: a 4-byte entry instead of a 128-byte packet).
-    immediate: std::collections::VecDeque<u32>,
-    absorbed: u64,
-    /// Scratch list of packets a component created (reused).
-    emitted: Vec<(Packet, Time)>,
     out: Output,
     now: Time,
-    uid: u64,
     events_processed: u64,
     packets_delivered: u64,
     packets_dropped: u64,
@@ -320,20 +310,22 @@ impl Sim {
             }
         }
         let mut sim = Sim {
-            q: EventQueue::default(),
-            slab: Slab::default(),
+            eng: Engine {
+                q: EventQueue::default(),
+                slab: Slab::default(),
+                taps,
+                drops: Vec::with_capacity(16),
+                immediate: std::collections::VecDeque::with_capacity(16),
+                absorbed: 0,
+                emitted: Vec::with_capacity(16),
+                uid: 0,
+            },
             hops,
             flows,
             cross,
             pings: cfg.pings.iter().cloned().map(PingRt::new).collect(),
-            taps,
-            drops: Vec::with_capacity(16),
-            immediate: std::collections::VecDeque::with_capacity(16),
-            absorbed: 0,
-            emitted: Vec::with_capacity(16),
             out: Output::default(),
             now: 0,
-            uid: 0,
             events_processed: 0,
             packets_delivered: 0,
             packets_dropped: 0,
@@ -342,16 +334,16 @@ impl Sim {
             cfg,
         };
         for (i, f) in sim.cfg.flows.iter().enumerate() {
-            sim.q.push(f.start_ns, Ev::OpenConn { flow: i as u32 });
+            sim.eng.q.push(f.start_ns, Ev::OpenConn { flow: i as u32 });
         }
         for (i, c) in sim.cfg.cross.iter().enumerate() {
-            sim.q.push(c.start_ns, Ev::Cbr { cross: i as u32 });
+            sim.eng.q.push(c.start_ns, Ev::Cbr { cross: i as u32 });
         }
         for (i, p) in sim.cfg.pings.iter().enumerate() {
-            sim.q.push(p.start_ns, Ev::Ping { idx: i as u32 });
+            sim.eng.q.push(p.start_ns, Ev::Ping { idx: i as u32 });
         }
         if sim.cfg.sample_interval_ns > 0 {
-            sim.q.push(0, Ev::Sample);
+            sim.eng.q.push(0, Ev::Sample);
         }
         Ok(sim)
     }
@@ -362,16 +354,16 @@ impl Sim {
     pub fn run(mut self, progress: Option<Progress>) -> Result<Output, String> {
         let end = self.cfg.duration_ns;
         let mut progress = progress;
-        while let Some(top) = self.q.heap.peek() {
+        while let Some(top) = self.eng.q.heap.peek() {
             if top.at > end {
                 break;
             }
-            let Entry { at, ev, .. } = self.q.heap.pop().unwrap();
+            let Entry { at, ev, .. } = self.eng.q.heap.pop().unwrap();
             self.now = at;
             self.events_processed += 1;
             match ev {
                 Ev::Arrive(i) => {
-                    let p = self.slab.take(i);
+                    let p = self.eng.slab.take(i);
                     self.on_arrive(p)
                 }
                 Ev::Timer {
@@ -386,8 +378,8 @@ impl Sim {
                 Ev::HopTimer { hop, token } => self.hop_timer(hop, token),
                 Ev::Ping { idx } => self.ping_send(idx as usize),
             }
-            while let Some(i) = self.immediate.pop_front() {
-                let p = self.slab.take(i);
+            while let Some(i) = self.eng.immediate.pop_front() {
+                let p = self.eng.slab.take(i);
                 self.on_arrive(p);
             }
             if self.events_processed & 0xFFFF == 0 {
@@ -440,22 +432,15 @@ impl Sim {
         let mut ctx = Ctx {
             now: self.now,
             hop: hi,
-            q: &mut self.q,
-            slab: &mut self.slab,
-            immediate: &mut self.immediate,
-            drops: &mut self.drops,
-            absorbed: &mut self.absorbed,
-            taps: &mut self.taps,
-            uid: &mut self.uid,
-            emitted: &mut self.emitted,
+            eng: &mut self.eng,
         };
         f(self.hops[hi].as_mut(), &mut ctx);
         // Most calls neither drop nor create packets: test here, inline,
         // before calling out.
-        if !self.drops.is_empty() {
+        if !self.eng.drops.is_empty() {
             self.log_drops(hi);
         }
-        if !self.emitted.is_empty() {
+        if !self.eng.emitted.is_empty() {
             self.route_emitted(hi);
         }
     }
@@ -463,8 +448,8 @@ impl Sim {
     /// Send the packets hop `hi` created: each continues from `hi`'s position
     /// on its flow's route in its direction.
     fn route_emitted(&mut self, hi: usize) {
-        for k in 0..self.emitted.len() {
-            let (mut p, at) = self.emitted[k];
+        for k in 0..self.eng.emitted.len() {
+            let (mut p, at) = self.eng.emitted[k];
             let route: &[usize] = if p.udp {
                 &self.cross[p.flow as usize].route
             } else {
@@ -475,7 +460,7 @@ impl Sim {
                     "hop {hi} emitted a packet for flow {} whose route does not contain it",
                     p.flow
                 ));
-                self.absorbed += 1;
+                self.eng.absorbed += 1;
                 continue;
             };
             let pos = match p.dir {
@@ -483,23 +468,23 @@ impl Sim {
                 Dir::Rev => route.len() - 1 - pos,
             };
             p.hop = (pos + 1) as u16;
-            let i = self.slab.put(p);
+            let i = self.eng.slab.put(p);
             if at <= self.now {
-                self.immediate.push_back(i);
+                self.eng.immediate.push_back(i);
             } else {
-                self.q.push(at, Ev::Arrive(i));
+                self.eng.q.push(at, Ev::Arrive(i));
             }
         }
-        self.emitted.clear();
+        self.eng.emitted.clear();
     }
 
     /// Count and log the drops a component reported.
     fn log_drops(&mut self, hi: usize) {
-        for i in 0..self.drops.len() {
-            let (p, kind) = self.drops[i];
+        for i in 0..self.eng.drops.len() {
+            let (p, kind) = self.eng.drops[i];
             self.on_drop(p, kind, hi);
         }
-        self.drops.clear();
+        self.eng.drops.clear();
     }
 
     fn on_drop(&mut self, p: Packet, kind: DropKind, hi: usize) {
@@ -560,10 +545,10 @@ impl Sim {
         }
         self.packets_delivered += 1;
         if is_ping(&p) {
-            let uid = self.uid;
+            let uid = self.eng.uid;
             let pr = &mut self.pings[(p.flow - PING_FLOW_BASE) as usize];
             if let Some(reply) = pr.on_arrive(&p, uid, self.now) {
-                self.uid += 1;
+                self.eng.uid += 1;
                 self.forward(reply);
             }
             return;
@@ -726,7 +711,7 @@ impl Sim {
                 pair.first_data_at = Some(now);
             }
             let p = Packet {
-                uid: self.uid,
+                uid: self.eng.uid,
                 flow: fi as u32,
                 conn: pair.id,
                 dir: if side == Side::Sender {
@@ -741,7 +726,7 @@ impl Sim {
                 seg,
                 feedback: None,
             };
-            self.uid += 1;
+            self.eng.uid += 1;
             self.forward(p);
             if side == Side::Receiver && self.flows[fi].conns[ci].rcv.ack_cc_enabled() {
                 self.report_uplink_backlog(fi, ci);
@@ -785,7 +770,7 @@ impl Sim {
             self.record_event(fi, ci, side, e);
         }
         // Timer.
-        let q = &mut self.q;
+        let q = &mut self.eng.q;
         let pair = &mut self.flows[fi].conns[ci];
         let conn = match side {
             Side::Sender => &pair.snd,
@@ -1041,7 +1026,7 @@ impl Sim {
         {
             if count.is_none_or(|c| f.opened < c) {
                 let think = dist::sample(think_ns, &mut f.rng) as Time;
-                self.q.push(now + think, Ev::OpenConn { flow: fi as u32 });
+                self.eng.q.push(now + think, Ev::OpenConn { flow: fi as u32 });
             }
         }
     }
@@ -1212,7 +1197,7 @@ impl Sim {
                 );
             }
         }
-        self.q.push(now + self.cfg.sample_interval_ns, Ev::Sample);
+        self.eng.q.push(now + self.cfg.sample_interval_ns, Ev::Sample);
     }
 
     fn cbr_send(&mut self, ci: usize) {
@@ -1224,7 +1209,7 @@ impl Sim {
         c.sent += 1;
         let gap = (c.packet_bytes as u64 * 8 * 1_000_000_000).div_ceil(c.rate_bps);
         let p = Packet {
-            uid: self.uid,
+            uid: self.eng.uid,
             flow: ci as u32,
             conn: 0,
             dir: Dir::Fwd,
@@ -1235,8 +1220,8 @@ impl Sim {
             seg: Segment::default(),
             feedback: None,
         };
-        self.uid += 1;
-        self.q.push(now + gap, Ev::Cbr { cross: ci as u32 });
+        self.eng.uid += 1;
+        self.eng.q.push(now + gap, Ev::Cbr { cross: ci as u32 });
         self.forward(p);
     }
 
@@ -1255,9 +1240,9 @@ impl Sim {
 
     fn ping_send(&mut self, idx: usize) {
         let now = self.now;
-        if let Some((p, next)) = self.pings[idx].request(idx, self.uid, now) {
-            self.uid += 1;
-            self.q.push(next, Ev::Ping { idx: idx as u32 });
+        if let Some((p, next)) = self.pings[idx].request(idx, self.eng.uid, now) {
+            self.eng.uid += 1;
+            self.eng.q.push(next, Ev::Ping { idx: idx as u32 });
             self.forward(p);
         }
     }
@@ -1265,7 +1250,7 @@ impl Sim {
     fn finish(mut self) -> Result<Output, String> {
         let end = self.now;
         let mut in_flight = 0u64;
-        for e in self.q.heap.iter() {
+        for e in self.eng.q.heap.iter() {
             if matches!(e.ev, Ev::Arrive(_)) {
                 in_flight += 1;
             }
@@ -1274,14 +1259,14 @@ impl Sim {
         // Packet conservation: every packet is delivered, dropped, absorbed
         // by a middlebox, held in a component, or in flight.
         let accounted =
-            self.packets_delivered + self.packets_dropped + self.absorbed + held + in_flight;
-        if self.uid != accounted {
+            self.packets_delivered + self.packets_dropped + self.eng.absorbed + held + in_flight;
+        if self.eng.uid != accounted {
             self.violations.push(format!(
                 "packet conservation: {} created != {} delivered + {} dropped + {} absorbed + {} held + {} in flight",
-                self.uid, self.packets_delivered, self.packets_dropped, self.absorbed, held, in_flight
+                self.eng.uid, self.packets_delivered, self.packets_dropped, self.eng.absorbed, held, in_flight
             ));
         }
-        self.violations.append(&mut self.taps.errors);
+        self.violations.append(&mut self.eng.taps.errors);
         for h in &self.hops {
             self.violations.extend(h.violations());
         }
@@ -1308,7 +1293,7 @@ impl Sim {
                 }
             }
         }
-        for w in &mut self.taps.writers {
+        for w in &mut self.eng.taps.writers {
             w.flush().map_err(|e| format!("pcap flush failed: {e}"))?;
         }
         if self.violations.len() > 20 {
@@ -1346,7 +1331,7 @@ impl Sim {
                 .collect(),
             violations: self.violations,
             notes,
-            pcaps: self.taps.paths,
+            pcaps: self.eng.taps.paths,
             pings: self.pings.iter().map(|p| p.summary()).collect(),
         });
         Ok(out)
