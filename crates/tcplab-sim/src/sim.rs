@@ -636,13 +636,16 @@ impl Sim {
     fn service(&mut self, fi: usize, ci: usize, side: Side) {
         let now = self.now;
         // Application on the receiving side: read, then close after the peer's FIN.
+        // One lookup of the connection per block (service runs for every
+        // packet an endpoint receives); calls that need all of `self` are on
+        // rare paths, after the borrow ends.
         if side == Side::Receiver {
-            let pair = &mut self.flows[fi].conns[ci];
+            let f = &mut self.flows[fi];
+            let pair = &mut f.conns[ci];
+            let mut transfer_done = false;
             let read = pair.rcv.take_read();
             if read > 0 {
-                let f = &mut self.flows[fi];
                 f.agg.last_delivery = now;
-                let pair = &mut f.conns[ci];
                 let delivered = pair.rcv.stats().bytes_delivered;
                 // Invariant: the receiver never delivers bytes that did not arrive.
                 if delivered > pair.coverage.prefix() {
@@ -684,11 +687,10 @@ impl Sim {
                             -1,
                             dur as f64 * 1e-9,
                         );
-                        self.schedule_next_conn(fi);
+                        transfer_done = true;
                     }
                 }
             }
-            let pair = &mut self.flows[fi].conns[ci];
             // The application closes once it has read everything (EOF).
             if pair.rcv.peer_finished()
                 && matches!(pair.rcv.state(), State::CloseWait)
@@ -696,45 +698,15 @@ impl Sim {
             {
                 pair.rcv.close();
             }
-        }
-        // Transmit.
-        loop {
-            let pair = &mut self.flows[fi].conns[ci];
-            let conn = match side {
-                Side::Sender => &mut pair.snd,
-                Side::Receiver => &mut pair.rcv,
-            };
-            let Some(seg) = conn.poll_transmit(now) else {
-                break;
-            };
-            if side == Side::Sender && seg.payload_len > 0 && pair.first_data_at.is_none() {
-                pair.first_data_at = Some(now);
-            }
-            let p = Packet {
-                uid: self.eng.uid,
-                flow: fi as u32,
-                conn: pair.id,
-                dir: if side == Side::Sender {
-                    Dir::Fwd
-                } else {
-                    Dir::Rev
-                },
-                hop: 0,
-                udp: false,
-                size: seg.ip_len() as u32,
-                sent_at: now,
-                seg,
-                feedback: None,
-            };
-            self.eng.uid += 1;
-            self.forward(p);
-            if side == Side::Receiver && self.flows[fi].conns[ci].rcv.ack_cc_enabled() {
-                self.report_uplink_backlog(fi, ci);
+            if transfer_done {
+                // (Only draws the think time and queues the next OpenConn.)
+                self.schedule_next_conn(fi);
             }
         }
+        self.transmit(fi, ci, side);
         // The sender's view of completion (Yagiu 2001 §3.1 measures throughput
         // at the sender, up to the ACK of the last data).
-        {
+        let first_event = {
             let pair = &mut self.flows[fi].conns[ci];
             if side == Side::Sender && !pair.sender_acked {
                 if let (Some(sz), Some(t0)) = (pair.size, pair.first_data_at) {
@@ -756,18 +728,25 @@ impl Sim {
                     }
                 }
             }
-        }
-        // Events.
-        loop {
-            let pair = &mut self.flows[fi].conns[ci];
-            let conn = match side {
-                Side::Sender => &mut pair.snd,
-                Side::Receiver => &mut pair.rcv,
-            };
-            let Some(e) = conn.poll_event() else {
-                break;
-            };
+            match side {
+                Side::Sender => pair.snd.poll_event(),
+                Side::Receiver => pair.rcv.poll_event(),
+            }
+        };
+        // Events (most calls have none).
+        if let Some(e) = first_event {
             self.record_event(fi, ci, side, e);
+            loop {
+                let pair = &mut self.flows[fi].conns[ci];
+                let conn = match side {
+                    Side::Sender => &mut pair.snd,
+                    Side::Receiver => &mut pair.rcv,
+                };
+                let Some(e) = conn.poll_event() else {
+                    break;
+                };
+                self.record_event(fi, ci, side, e);
+            }
         }
         // Timer.
         let q = &mut self.eng.q;
@@ -793,11 +772,85 @@ impl Sim {
             }
         }
         // Retire a connection once both directions are closed.
-        let pair = &self.flows[fi].conns[ci];
         let snd_done = matches!(pair.snd.state(), State::TimeWait | State::Closed);
         let rcv_done = matches!(pair.rcv.state(), State::Closed | State::TimeWait);
         if snd_done && rcv_done {
             self.retire(fi, ci);
+        }
+    }
+
+    /// Send every segment the endpoint has for the network now, each to the
+    /// first hop of its route in its direction.
+    ///
+    /// The flow, the hops and the engine state are borrowed apart so one
+    /// lookup serves a whole burst. A hop that drops or creates packets
+    /// (rare) ends the burst: its drops are logged and its packets routed
+    /// before the next segment, as `forward` does.
+    fn transmit(&mut self, fi: usize, ci: usize, side: Side) {
+        let now = self.now;
+        let dir = match side {
+            Side::Sender => Dir::Fwd,
+            Side::Receiver => Dir::Rev,
+        };
+        loop {
+            let Sim {
+                flows, hops, eng, ..
+            } = self;
+            let f = &mut flows[fi];
+            let pair = &mut f.conns[ci];
+            let route = &f.route;
+            let hi = Self::hop_of(route, dir, 0);
+            // Receiver ACK congestion control watches the first hop of the
+            // reverse route (`uplink_backlog`); on or off for the whole connection.
+            let ack_cc = side == Side::Receiver && pair.rcv.ack_cc_enabled();
+            let mut call_out = false;
+            loop {
+                let conn = match side {
+                    Side::Sender => &mut pair.snd,
+                    Side::Receiver => &mut pair.rcv,
+                };
+                let Some(seg) = conn.poll_transmit(now) else {
+                    break;
+                };
+                if side == Side::Sender && seg.payload_len > 0 && pair.first_data_at.is_none() {
+                    pair.first_data_at = Some(now);
+                }
+                let p = Packet {
+                    uid: eng.uid,
+                    flow: fi as u32,
+                    conn: pair.id,
+                    dir,
+                    hop: 0,
+                    udp: false,
+                    size: seg.ip_len() as u32,
+                    sent_at: now,
+                    seg,
+                    feedback: None,
+                };
+                eng.uid += 1;
+                let mut ctx = Ctx { now, hop: hi, eng };
+                hops[hi].on_packet(p, &mut ctx);
+                if !eng.drops.is_empty() || !eng.emitted.is_empty() {
+                    call_out = true;
+                    break;
+                }
+                if ack_cc {
+                    Self::uplink_backlog(hops, route, &mut pair.rcv, now);
+                }
+            }
+            if !call_out {
+                return;
+            }
+            if !self.eng.drops.is_empty() {
+                self.log_drops(hi);
+            }
+            if !self.eng.emitted.is_empty() {
+                self.route_emitted(hi);
+            }
+            let f = &mut self.flows[fi];
+            if side == Side::Receiver && f.conns[ci].rcv.ack_cc_enabled() {
+                Self::uplink_backlog(&mut self.hops, &f.route, &mut f.conns[ci].rcv, now);
+            }
         }
     }
 
@@ -1228,13 +1281,18 @@ impl Sim {
     /// Receiver ACK congestion control (RFC 3449 §4.3): tell the receiver
     /// how many packets wait ahead of its ACK in its uplink queue — the
     /// first hop of the flow's reverse route.
-    fn report_uplink_backlog(&mut self, fi: usize, ci: usize) {
-        let Some(&hop) = self.flows[fi].route.last() else {
+    fn uplink_backlog(
+        hops: &mut [Box<dyn Component>],
+        route: &[usize],
+        rcv: &mut Connection,
+        now: Time,
+    ) {
+        let Some(&hop) = route.last() else {
             return;
         };
-        if let Some(b) = self.hops[hop].backlog(Dir::Rev, self.now) {
+        if let Some(b) = hops[hop].backlog(Dir::Rev, now) {
             let ahead = b.saturating_sub(1).min(u32::MAX as u64) as u32;
-            self.flows[fi].conns[ci].rcv.on_uplink_backlog(ahead);
+            rcv.on_uplink_backlog(ahead);
         }
     }
 
