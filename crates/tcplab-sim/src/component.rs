@@ -98,7 +98,7 @@ impl Ctx<'_> {
     /// Call `on_timer(token)` on this component at `at`.
     #[inline]
     pub fn timer(&mut self, at: Time, token: u64) {
-        let hop = self.hop;
+        let hop = self.hop as u32;
         self.eng.q.push(at, Ev::HopTimer { hop, token });
     }
 
