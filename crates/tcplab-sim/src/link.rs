@@ -61,6 +61,10 @@ pub struct LinkDir {
     /// (transmission end time, bytes) of packets waiting or in service.
     inq: VecDeque<(Time, u32)>,
     inq_bytes: u64,
+    /// The last (size, tx_time) computed: a direction mostly carries one
+    /// size (full segments one way, ACKs the other), so this saves a
+    /// 64-bit division per packet.
+    last_tx: (u32, Time),
     loss: LossProcess,
     /// (probability, extra delay) of the reordering process, if any.
     reorder: Option<(f64, Time)>,
@@ -75,7 +79,7 @@ impl LinkDir {
             QueueConfig::Bytes { limit } => (None, Some(limit)),
         };
         let loss = LossProcess::new(&cfg.loss);
-        LinkDir {
+        let mut l = LinkDir {
             rate_bps: cfg.rate_bps,
             delay: cfg.delay_ns,
             overhead: cfg.overhead_bytes,
@@ -85,11 +89,14 @@ impl LinkDir {
             busy_until: 0,
             inq: VecDeque::with_capacity(limit_pkts.unwrap_or(64).min(4096) as usize + 1),
             inq_bytes: 0,
+            last_tx: (0, 0),
             loss,
             reorder: cfg.reorder.map(|r| (r.p, r.extra_ns)),
             rng,
             stats: LinkStats::default(),
-        }
+        };
+        l.last_tx = (0, l.tx_time(0));
+        l
     }
 
     /// Serialisation time of `bytes` (IP datagram) plus framing, rounded up to 1 ns.
@@ -122,8 +129,10 @@ impl LinkDir {
         }
     }
 
+    #[inline]
     pub(crate) fn lost_on_wire(&mut self) -> bool {
-        self.loss.lost(&mut self.rng)
+        // Loss-free links (most) skip the out-of-line call.
+        !matches!(self.loss, LossProcess::None) && self.loss.lost(&mut self.rng)
     }
 
     /// Offer a packet of `bytes` (IP datagram length) at `now`.
@@ -144,7 +153,10 @@ impl LinkDir {
             }
         }
         let start = self.busy_until.max(now);
-        let end = start + self.tx_time(bytes);
+        if bytes != self.last_tx.0 {
+            self.last_tx = (bytes, self.tx_time(bytes));
+        }
+        let end = start + self.last_tx.1;
         self.busy_until = end;
         self.inq.push_back((end, bytes));
         self.inq_bytes += bytes as u64;
