@@ -719,8 +719,8 @@ impl Sim {
         self.transmit(fi, ci, side);
         // The sender's view of completion (Yagiu 2001 §3.1 measures throughput
         // at the sender, up to the ACK of the last data).
+        let mut pair = &mut self.flows[fi].conns[ci];
         let first_event = {
-            let pair = &mut self.flows[fi].conns[ci];
             if side == Side::Sender && !pair.sender_acked {
                 if let (Some(sz), Some(t0)) = (pair.size, pair.first_data_at) {
                     if pair.snd.snd_una() > sz {
@@ -746,7 +746,7 @@ impl Sim {
                 Side::Receiver => pair.rcv.poll_event(),
             }
         };
-        // Events (most calls have none).
+        // Events (most calls have none: then `pair` is still the lookup above).
         if let Some(e) = first_event {
             self.record_event(fi, ci, side, e);
             loop {
@@ -760,10 +760,10 @@ impl Sim {
                 };
                 self.record_event(fi, ci, side, e);
             }
+            pair = &mut self.flows[fi].conns[ci];
         }
         // Timer.
         let q = &mut self.eng.q;
-        let pair = &mut self.flows[fi].conns[ci];
         let conn = match side {
             Side::Sender => &pair.snd,
             Side::Receiver => &pair.rcv,
