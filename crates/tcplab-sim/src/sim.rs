@@ -147,6 +147,16 @@ impl Slab {
         self.free.push(i);
         self.items[i as usize]
     }
+    /// Read a packet in place (no copy).
+    #[inline]
+    fn get(&self, i: u32) -> &Packet {
+        &self.items[i as usize]
+    }
+    /// Free slot `i` without reading it.
+    #[inline]
+    fn release(&mut self, i: u32) {
+        self.free.push(i);
+    }
     #[inline]
     pub(crate) fn get_mut(&mut self, i: u32) -> &mut Packet {
         &mut self.items[i as usize]
@@ -375,10 +385,7 @@ impl Sim {
             self.now = at;
             self.events_processed += 1;
             match ev {
-                Ev::Arrive(i) => {
-                    let p = self.eng.slab.take(i);
-                    self.on_arrive(p)
-                }
+                Ev::Arrive(i) => self.on_arrive(i),
                 Ev::Timer {
                     flow,
                     conn,
@@ -392,8 +399,7 @@ impl Sim {
                 Ev::Ping { idx } => self.ping_send(idx as usize),
             }
             while let Some(i) = self.eng.immediate.pop_front() {
-                let p = self.eng.slab.take(i);
-                self.on_arrive(p);
+                self.on_arrive(i);
             }
             if self.events_processed & 0xFFFF == 0 {
                 if let Some(cb) = progress.as_mut() {
@@ -541,8 +547,12 @@ impl Sim {
         }
     }
 
-    fn on_arrive(&mut self, p: Packet) {
-        let route_len = if is_ping(&p) {
+    /// The packet in slab slot `i` reaches its next hop or its endpoint. A
+    /// TCP segment for an endpoint is read in place, not copied out of the
+    /// slab; its slot is freed before the endpoint sends anything.
+    fn on_arrive(&mut self, i: u32) {
+        let p = self.eng.slab.get(i);
+        let route_len = if is_ping(p) {
             self.pings[(p.flow - PING_FLOW_BASE) as usize]
                 .cfg
                 .path
@@ -553,11 +563,13 @@ impl Sim {
             self.flows[p.flow as usize].route.len()
         };
         if (p.hop as usize) < route_len {
+            let p = self.eng.slab.take(i);
             self.forward(p);
             return;
         }
         self.packets_delivered += 1;
-        if is_ping(&p) {
+        if is_ping(p) {
+            let p = self.eng.slab.take(i);
             let uid = self.eng.uid;
             let pr = &mut self.pings[(p.flow - PING_FLOW_BASE) as usize];
             if let Some(reply) = pr.on_arrive(&p, uid, self.now) {
@@ -568,11 +580,13 @@ impl Sim {
         }
         if p.udp {
             self.cross[p.flow as usize].received += 1;
+            self.eng.slab.release(i);
             return;
         }
         let fi = p.flow as usize;
         let Some(ci) = self.flows[fi].conns.iter().position(|c| c.id == p.conn) else {
             self.stray += 1;
+            self.eng.slab.release(i);
             return;
         };
         let now = self.now;
@@ -620,6 +634,7 @@ impl Sim {
                 Side::Sender => pair.snd.handle_segment(&p.seg, now),
             }
         }
+        self.eng.slab.release(i);
         self.service(fi, ci, side);
     }
 
