@@ -337,7 +337,7 @@ impl Sim {
                 slab: Slab::default(),
                 taps,
                 drops: Vec::with_capacity(16),
-                immediate: std::collections::VecDeque::with_capacity(16),
+                immediate: Vec::with_capacity(16),
                 absorbed: 0,
                 emitted: Vec::with_capacity(16),
                 uid: 0,
@@ -398,9 +398,13 @@ impl Sim {
                 Ev::HopTimer { hop, token } => self.hop_timer(hop as usize, token),
                 Ev::Ping { idx } => self.ping_send(idx as usize),
             }
-            while let Some(i) = self.eng.immediate.pop_front() {
+            let mut k = 0;
+            while k < self.eng.immediate.len() {
+                let i = self.eng.immediate[k];
+                k += 1;
                 self.on_arrive(i);
             }
+            self.eng.immediate.clear();
             if self.events_processed & 0xFFFF == 0 {
                 if let Some(cb) = progress.as_mut() {
                     if !cb(self.now as f64 / end.max(1) as f64) {
@@ -489,7 +493,7 @@ impl Sim {
             p.hop = (pos + 1) as u16;
             let i = self.eng.slab.put(p);
             if at <= self.now {
-                self.eng.immediate.push_back(i);
+                self.eng.immediate.push(i);
             } else {
                 self.eng.q.push(at, Ev::Arrive(i));
             }
