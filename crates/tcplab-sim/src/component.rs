@@ -6,7 +6,6 @@
 //! drops them, sets timers, taps them into pcap files, or injects new packets
 //! (a PEP's pseudo-ACKs). A hop never sees the endpoints or other hops.
 
-
 use crate::pcap::PcapWriter;
 use crate::sim::{Dir, Ev, EventQueue, Packet, Slab};
 use tcplab_tcp::Time;

@@ -1111,7 +1111,9 @@ impl Sim {
         {
             if count.is_none_or(|c| f.opened < c) {
                 let think = dist::sample(think_ns, &mut f.rng) as Time;
-                self.eng.q.push(now + think, Ev::OpenConn { flow: fi as u32 });
+                self.eng
+                    .q
+                    .push(now + think, Ev::OpenConn { flow: fi as u32 });
             }
         }
     }
@@ -1282,7 +1284,9 @@ impl Sim {
                 );
             }
         }
-        self.eng.q.push(now + self.cfg.sample_interval_ns, Ev::Sample);
+        self.eng
+            .q
+            .push(now + self.cfg.sample_interval_ns, Ev::Sample);
     }
 
     fn cbr_send(&mut self, ci: usize) {
