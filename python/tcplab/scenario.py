@@ -9,7 +9,6 @@ raises :class:`ScenarioError` with one line naming the field path and the rule, 
 from __future__ import annotations
 
 import copy
-import difflib
 import math
 import os
 import re
@@ -226,6 +225,10 @@ def _join(parent: str, key: str) -> str:
 
 
 def _unknown_rule(key: str, allowed: Iterable[str]) -> str:
+    # Imported here: only an invalid scenario needs it, and every `tcplab
+    # run` would pay its import (with heapq) at start-up.
+    import difflib
+
     allowed = sorted(allowed)
     close = difflib.get_close_matches(key, allowed, n=1)
     if close:

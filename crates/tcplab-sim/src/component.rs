@@ -6,8 +6,6 @@
 //! drops them, sets timers, taps them into pcap files, or injects new packets
 //! (a PEP's pseudo-ACKs). A hop never sees the endpoints or other hops.
 
-use std::collections::VecDeque;
-
 use crate::pcap::PcapWriter;
 use crate::sim::{Dir, Ev, EventQueue, Packet, Slab};
 use tcplab_tcp::Time;
@@ -21,22 +19,34 @@ pub enum DropKind {
     Loss,
 }
 
+/// The engine state a component call may touch (one pointer in `Ctx`
+/// instead of one per field: a `Ctx` is built twice per packet per hop).
+#[derive(Default)]
+pub(crate) struct Engine {
+    pub(crate) q: EventQueue,
+    pub(crate) slab: Slab,
+    /// Slab indices of the packets that arrive now, after the current event,
+    /// in FIFO order. The engine drains it after every event by walking it
+    /// front to back (arrivals may append more) and then clearing it, so a
+    /// Vec does what a VecDeque did, with cheaper pushes and reads.
+    pub(crate) immediate: Vec<u32>,
+    /// Drops are logged after the call (the log needs the flow tables).
+    pub(crate) drops: Vec<(Packet, DropKind)>,
+    pub(crate) absorbed: u64,
+    pub(crate) taps: Taps,
+    /// Packet ids handed out so far.
+    pub(crate) uid: u64,
+    /// Packets the component created, each leaving this hop in its `dir`
+    /// (the engine resolves the route position after the call).
+    pub(crate) emitted: Vec<(Packet, Time)>,
+}
+
 /// The engine's side of a component call.
 pub struct Ctx<'a> {
     pub now: Time,
     /// This component's index.
     pub hop: usize,
-    pub(crate) q: &'a mut EventQueue,
-    pub(crate) slab: &'a mut Slab,
-    pub(crate) immediate: &'a mut VecDeque<Packet>,
-    /// Drops are logged after the call (the log needs the flow tables).
-    pub(crate) drops: &'a mut Vec<(Packet, DropKind)>,
-    pub(crate) absorbed: &'a mut u64,
-    pub(crate) taps: &'a mut Taps,
-    pub(crate) uid: &'a mut u64,
-    /// Packets the component created, each leaving this hop in its `dir`
-    /// (the engine resolves the route position after the call).
-    pub(crate) emitted: &'a mut Vec<(Packet, Time)>,
+    pub(crate) eng: &'a mut Engine,
 }
 
 impl Ctx<'_> {
@@ -44,8 +54,8 @@ impl Ctx<'_> {
     #[inline]
     pub fn forward(&mut self, mut p: Packet, at: Time) {
         p.hop += 1;
-        let i = self.slab.put(p);
-        self.q.push(at, Ev::Arrive(i));
+        let i = self.eng.slab.put(p);
+        self.eng.q.push(at, Ev::Arrive(i));
     }
 
     /// The packet leaves this hop and reaches the next hop now, after the
@@ -55,32 +65,48 @@ impl Ctx<'_> {
     #[inline]
     pub fn forward_now(&mut self, mut p: Packet) {
         p.hop += 1;
-        self.immediate.push_back(p);
+        let i = self.eng.slab.put(p);
+        self.eng.immediate.push(i);
+    }
+
+    /// Park a packet in the engine's slab; a component that holds packets in
+    /// a FIFO keeps the returned handle (4 bytes) instead of the packet
+    /// (128 bytes), and hands it back with `forward_parked_now`.
+    #[inline]
+    pub(crate) fn park(&mut self, p: Packet) -> Parked {
+        Parked(self.eng.slab.put(p))
+    }
+
+    /// `forward_now` for a parked packet: it is not copied on the way.
+    #[inline]
+    pub(crate) fn forward_parked_now(&mut self, h: Parked) {
+        self.eng.slab.get_mut(h.0).hop += 1;
+        self.eng.immediate.push(h.0);
     }
 
     /// Discard a packet (it is counted and logged).
     #[inline]
     pub fn drop(&mut self, p: Packet, kind: DropKind) {
-        self.drops.push((p, kind));
+        self.eng.drops.push((p, kind));
     }
 
     /// The component keeps the packet's content and ends its life as a
     /// packet (a PEP acknowledging data it will resend itself).
     pub fn absorb(&mut self) {
-        *self.absorbed += 1;
+        self.eng.absorbed += 1;
     }
 
     /// Call `on_timer(token)` on this component at `at`.
     #[inline]
     pub fn timer(&mut self, at: Time, token: u64) {
-        let hop = self.hop;
-        self.q.push(at, Ev::HopTimer { hop, token });
+        let hop = self.hop as u32;
+        self.eng.q.push(at, Ev::HopTimer { hop, token });
     }
 
     /// A fresh packet id for a packet the component creates.
     pub fn new_uid(&mut self) -> u64 {
-        let u = *self.uid;
-        *self.uid += 1;
+        let u = self.eng.uid;
+        self.eng.uid += 1;
         u
     }
 
@@ -90,15 +116,23 @@ impl Ctx<'_> {
     /// `p.hop` is set by the engine. A PEP uses it for pseudo-ACKs toward the
     /// sender (`Dir::Rev`) and for its own segments toward the receiver.
     pub fn emit(&mut self, p: Packet, at: Time) {
-        self.emitted.push((p, at));
+        self.eng.emitted.push((p, at));
     }
 
     /// Record `p` in this hop's pcap tap (if any) as leaving at `t`.
     #[inline]
     pub fn tap(&mut self, p: &Packet, t: Time) {
-        self.taps.record(self.hop, p, t);
+        // Runs without pcap (nearly all) skip the call.
+        if !self.eng.taps.writers.is_empty() {
+            self.eng.taps.record(self.hop, p, t);
+        }
     }
 }
+
+/// A packet parked in the engine's slab (`Ctx::park`). Each handle is used
+/// once: `forward_parked_now` releases it.
+#[derive(Debug)]
+pub(crate) struct Parked(u32);
 
 pub trait Component {
     /// A packet reached this hop (direction in `p.dir`).

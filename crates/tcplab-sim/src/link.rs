@@ -16,7 +16,7 @@
 
 use std::collections::VecDeque;
 
-use crate::component::{Component, Ctx, DropKind};
+use crate::component::{Component, Ctx, DropKind, Parked};
 use crate::config::{LinkConfig, LinkDirConfig, QueueConfig};
 use crate::loss::LossProcess;
 use crate::rng::Rng;
@@ -61,6 +61,10 @@ pub struct LinkDir {
     /// (transmission end time, bytes) of packets waiting or in service.
     inq: VecDeque<(Time, u32)>,
     inq_bytes: u64,
+    /// The last (size, tx_time) computed: a direction mostly carries one
+    /// size (full segments one way, ACKs the other), so this saves a
+    /// 64-bit division per packet.
+    last_tx: (u32, Time),
     loss: LossProcess,
     /// (probability, extra delay) of the reordering process, if any.
     reorder: Option<(f64, Time)>,
@@ -75,7 +79,7 @@ impl LinkDir {
             QueueConfig::Bytes { limit } => (None, Some(limit)),
         };
         let loss = LossProcess::new(&cfg.loss);
-        LinkDir {
+        let mut l = LinkDir {
             rate_bps: cfg.rate_bps,
             delay: cfg.delay_ns,
             overhead: cfg.overhead_bytes,
@@ -85,11 +89,14 @@ impl LinkDir {
             busy_until: 0,
             inq: VecDeque::with_capacity(limit_pkts.unwrap_or(64).min(4096) as usize + 1),
             inq_bytes: 0,
+            last_tx: (0, 0),
             loss,
             reorder: cfg.reorder.map(|r| (r.p, r.extra_ns)),
             rng,
             stats: LinkStats::default(),
-        }
+        };
+        l.last_tx = (0, l.tx_time(0));
+        l
     }
 
     /// Serialisation time of `bytes` (IP datagram) plus framing, rounded up to 1 ns.
@@ -122,11 +129,16 @@ impl LinkDir {
         }
     }
 
+    #[inline]
     pub(crate) fn lost_on_wire(&mut self) -> bool {
-        self.loss.lost(&mut self.rng)
+        // Loss-free links (most) skip the out-of-line call.
+        !matches!(self.loss, LossProcess::None) && self.loss.lost(&mut self.rng)
     }
 
     /// Offer a packet of `bytes` (IP datagram length) at `now`.
+    /// (Inlined into its callers, `LinkHop::on_packet` above all: one
+    /// call and one `Fate` through memory less per packet.)
+    #[inline(always)]
     pub fn offer(&mut self, bytes: u32, now: Time) -> Fate {
         self.purge(now);
         let n = self.inq.len() as u64;
@@ -144,7 +156,10 @@ impl LinkDir {
             }
         }
         let start = self.busy_until.max(now);
-        let end = start + self.tx_time(bytes);
+        if bytes != self.last_tx.0 {
+            self.last_tx = (bytes, self.tx_time(bytes));
+        }
+        let end = start + self.last_tx.1;
         self.busy_until = end;
         self.inq.push_back((end, bytes));
         self.inq_bytes += bytes as u64;
@@ -178,22 +193,24 @@ impl LinkDir {
 /// the head: the engine's heap holds two entries per link instead of one per
 /// packet in flight. Reordered packets wait in a second pipe per direction
 /// (timer tokens 2 and 3), allocated only when reordering is configured.
+/// The pipes hold the packets parked in the engine's slab, not the packets.
 pub struct LinkHop {
     dirs: [LinkDir; 2],
-    pipes: [VecDeque<(Time, Packet)>; 2],
-    late: [VecDeque<(Time, Packet)>; 2],
+    pipes: [VecDeque<(Time, Parked)>; 2],
+    late: [VecDeque<(Time, Parked)>; 2],
 }
 
 /// Release the due head of a pipe; re-arm its timer for the next one.
 #[inline]
-fn release(pipe: &mut VecDeque<(Time, Packet)>, token: u64, ctx: &mut Ctx) {
-    while let Some(&(at, p)) = pipe.front() {
+fn release(pipe: &mut VecDeque<(Time, Parked)>, token: u64, ctx: &mut Ctx) {
+    while let Some(&(at, _)) = pipe.front() {
         if at > ctx.now {
             ctx.timer(at, token);
             break;
         }
-        pipe.pop_front();
-        ctx.forward_now(p);
+        if let Some((_, h)) = pipe.pop_front() {
+            ctx.forward_parked_now(h);
+        }
     }
 }
 
@@ -223,7 +240,7 @@ impl Component for LinkHop {
                 if pipe.is_empty() {
                     ctx.timer(at, d as u64);
                 }
-                pipe.push_back((at, p));
+                pipe.push_back((at, ctx.park(p)));
             }
             Fate::Reordered { at, tx_start } => {
                 ctx.tap(&p, tx_start);
@@ -234,7 +251,7 @@ impl Component for LinkHop {
                 if late.is_empty() {
                     ctx.timer(at, 2 + d as u64);
                 }
-                late.push_back((at, p));
+                late.push_back((at, ctx.park(p)));
             }
             Fate::Lost { tx_start } => {
                 ctx.tap(&p, tx_start);

@@ -958,9 +958,7 @@ impl Component for Pep {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::component::Taps;
-    use crate::sim::{EventQueue, Slab};
-    use std::collections::VecDeque;
+    use crate::component::Engine;
 
     const MSS: u32 = 1000;
     const ISS: u32 = 5000;
@@ -969,14 +967,7 @@ mod tests {
     /// Drives a `Pep` directly and collects what it did with each input.
     #[derive(Default)]
     struct Harness {
-        q: EventQueue,
-        slab: Slab,
-        imm: VecDeque<Packet>,
-        drops: Vec<(Packet, DropKind)>,
-        absorbed: u64,
-        taps: Taps,
-        uid: u64,
-        emitted: Vec<(Packet, Time)>,
+        eng: Engine,
     }
 
     #[derive(Default, Debug)]
@@ -989,27 +980,21 @@ mod tests {
 
     impl Harness {
         fn ctx_call(&mut self, now: Time, f: impl FnOnce(&mut Ctx)) -> Out {
-            let before = self.absorbed;
+            let before = self.eng.absorbed;
             let mut ctx = Ctx {
                 now,
                 hop: 0,
-                q: &mut self.q,
-                slab: &mut self.slab,
-                immediate: &mut self.imm,
-                drops: &mut self.drops,
-                absorbed: &mut self.absorbed,
-                taps: &mut self.taps,
-                uid: &mut self.uid,
-                emitted: &mut self.emitted,
+                eng: &mut self.eng,
             };
             f(&mut ctx);
+            let e = &mut self.eng;
             let out = Out {
-                forwarded: self.imm.drain(..).collect(),
-                emitted: self.emitted.drain(..).map(|(p, _)| p).collect(),
-                dropped: self.drops.len(),
-                absorbed: self.absorbed - before,
+                forwarded: e.immediate.drain(..).map(|i| e.slab.take(i)).collect(),
+                emitted: e.emitted.drain(..).map(|(p, _)| p).collect(),
+                dropped: e.drops.len(),
+                absorbed: e.absorbed - before,
             };
-            self.drops.clear();
+            e.drops.clear();
             out
         }
         fn send(&mut self, pep: &mut Pep, p: Packet, now: Time) -> Out {

@@ -13,7 +13,7 @@ use std::path::Path;
 use tcplab_tcp::seq::unwrap;
 use tcplab_tcp::{Config, Connection, Event, Segment, State, Time};
 
-use crate::component::{Component, Ctx, DropKind, Taps};
+use crate::component::{Component, Ctx, DropKind, Engine, Taps};
 use crate::config::{AppConfig, FlowConfig, HopConfig, SimConfig};
 use crate::coverage::Coverage;
 use crate::dist;
@@ -76,7 +76,8 @@ pub(crate) enum Ev {
         cross: u32,
     },
     HopTimer {
-        hop: usize,
+        // u32 keeps `Ev` at 16 bytes (heap entries at 32).
+        hop: u32,
         token: u64,
     },
     Ping {
@@ -84,15 +85,26 @@ pub(crate) enum Ev {
     },
 }
 
+// Heap entries are moved on every push and pop: keep them at 32 bytes.
+const _: () = assert!(std::mem::size_of::<Ev>() == 16);
+
 struct Entry {
-    at: Time,
-    seq: u64,
+    /// (time << 64) | sequence number: the heap compares one u128 instead
+    /// of two u64s in turn (same order: earliest first, FIFO on ties).
+    key: u128,
     ev: Ev,
+}
+
+impl Entry {
+    #[inline]
+    fn at(&self) -> Time {
+        (self.key >> 64) as Time
+    }
 }
 
 impl PartialEq for Entry {
     fn eq(&self, o: &Self) -> bool {
-        self.at == o.at && self.seq == o.seq
+        self.key == o.key
     }
 }
 impl Eq for Entry {}
@@ -102,9 +114,10 @@ impl PartialOrd for Entry {
     }
 }
 impl Ord for Entry {
+    #[inline]
     fn cmp(&self, o: &Self) -> Ordering {
         // BinaryHeap is a max-heap: invert for earliest-first, FIFO on ties.
-        o.at.cmp(&self.at).then(o.seq.cmp(&self.seq))
+        o.key.cmp(&self.key)
     }
 }
 
@@ -130,9 +143,23 @@ impl Slab {
         }
     }
     #[inline]
-    fn take(&mut self, i: u32) -> Packet {
+    pub(crate) fn take(&mut self, i: u32) -> Packet {
         self.free.push(i);
         self.items[i as usize]
+    }
+    /// Read a packet in place (no copy).
+    #[inline]
+    fn get(&self, i: u32) -> &Packet {
+        &self.items[i as usize]
+    }
+    /// Free slot `i` without reading it.
+    #[inline]
+    fn release(&mut self, i: u32) {
+        self.free.push(i);
+    }
+    #[inline]
+    pub(crate) fn get_mut(&mut self, i: u32) -> &mut Packet {
+        &mut self.items[i as usize]
     }
 }
 
@@ -147,8 +174,7 @@ impl EventQueue {
     pub(crate) fn push(&mut self, at: Time, ev: Ev) {
         self.seq += 1;
         self.heap.push(Entry {
-            at,
-            seq: self.seq,
+            key: ((at as u128) << 64) | self.seq as u128,
             ev,
         });
     }
@@ -220,23 +246,14 @@ struct CrossRt {
 
 pub struct Sim {
     cfg: SimConfig,
-    q: EventQueue,
-    slab: Slab,
+    /// The queue, slab and scratch lists components reach through `Ctx`.
+    eng: Engine,
     hops: Vec<Box<dyn Component>>,
     flows: Vec<FlowRt>,
     cross: Vec<CrossRt>,
     pings: Vec<PingRt>,
-    taps: Taps,
-    /// Scratch list of a component call's requests (reused: no allocation).
-    drops: Vec<(Packet, DropKind)>,
-    /// Arrivals due now, processed after the current event in FIFO order.
-    immediate: std::collections::VecDeque<Packet>,
-    absorbed: u64,
-    /// Scratch list of packets a component created (reused).
-    emitted: Vec<(Packet, Time)>,
     out: Output,
     now: Time,
-    uid: u64,
     events_processed: u64,
     packets_delivered: u64,
     packets_dropped: u64,
@@ -315,20 +332,22 @@ impl Sim {
             }
         }
         let mut sim = Sim {
-            q: EventQueue::default(),
-            slab: Slab::default(),
+            eng: Engine {
+                q: EventQueue::default(),
+                slab: Slab::default(),
+                taps,
+                drops: Vec::with_capacity(16),
+                immediate: Vec::with_capacity(16),
+                absorbed: 0,
+                emitted: Vec::with_capacity(16),
+                uid: 0,
+            },
             hops,
             flows,
             cross,
             pings: cfg.pings.iter().cloned().map(PingRt::new).collect(),
-            taps,
-            drops: Vec::with_capacity(16),
-            immediate: std::collections::VecDeque::with_capacity(16),
-            absorbed: 0,
-            emitted: Vec::with_capacity(16),
             out: Output::default(),
             now: 0,
-            uid: 0,
             events_processed: 0,
             packets_delivered: 0,
             packets_dropped: 0,
@@ -337,16 +356,16 @@ impl Sim {
             cfg,
         };
         for (i, f) in sim.cfg.flows.iter().enumerate() {
-            sim.q.push(f.start_ns, Ev::OpenConn { flow: i as u32 });
+            sim.eng.q.push(f.start_ns, Ev::OpenConn { flow: i as u32 });
         }
         for (i, c) in sim.cfg.cross.iter().enumerate() {
-            sim.q.push(c.start_ns, Ev::Cbr { cross: i as u32 });
+            sim.eng.q.push(c.start_ns, Ev::Cbr { cross: i as u32 });
         }
         for (i, p) in sim.cfg.pings.iter().enumerate() {
-            sim.q.push(p.start_ns, Ev::Ping { idx: i as u32 });
+            sim.eng.q.push(p.start_ns, Ev::Ping { idx: i as u32 });
         }
         if sim.cfg.sample_interval_ns > 0 {
-            sim.q.push(0, Ev::Sample);
+            sim.eng.q.push(0, Ev::Sample);
         }
         Ok(sim)
     }
@@ -357,18 +376,16 @@ impl Sim {
     pub fn run(mut self, progress: Option<Progress>) -> Result<Output, String> {
         let end = self.cfg.duration_ns;
         let mut progress = progress;
-        while let Some(top) = self.q.heap.peek() {
-            if top.at > end {
+        while let Some(top) = self.eng.q.heap.peek() {
+            if top.at() > end {
                 break;
             }
-            let Entry { at, ev, .. } = self.q.heap.pop().unwrap();
+            let e = self.eng.q.heap.pop().unwrap();
+            let (at, ev) = (e.at(), e.ev);
             self.now = at;
             self.events_processed += 1;
             match ev {
-                Ev::Arrive(i) => {
-                    let p = self.slab.take(i);
-                    self.on_arrive(p)
-                }
+                Ev::Arrive(i) => self.on_arrive(i),
                 Ev::Timer {
                     flow,
                     conn,
@@ -378,12 +395,16 @@ impl Sim {
                 Ev::OpenConn { flow } => self.open_conn(flow as usize),
                 Ev::Sample => self.sample(),
                 Ev::Cbr { cross } => self.cbr_send(cross as usize),
-                Ev::HopTimer { hop, token } => self.hop_timer(hop, token),
+                Ev::HopTimer { hop, token } => self.hop_timer(hop as usize, token),
                 Ev::Ping { idx } => self.ping_send(idx as usize),
             }
-            while let Some(p) = self.immediate.pop_front() {
-                self.on_arrive(p);
+            let mut k = 0;
+            while k < self.eng.immediate.len() {
+                let i = self.eng.immediate[k];
+                k += 1;
+                self.on_arrive(i);
             }
+            self.eng.immediate.clear();
             if self.events_processed & 0xFFFF == 0 {
                 if let Some(cb) = progress.as_mut() {
                     if !cb(self.now as f64 / end.max(1) as f64) {
@@ -434,28 +455,24 @@ impl Sim {
         let mut ctx = Ctx {
             now: self.now,
             hop: hi,
-            q: &mut self.q,
-            slab: &mut self.slab,
-            immediate: &mut self.immediate,
-            drops: &mut self.drops,
-            absorbed: &mut self.absorbed,
-            taps: &mut self.taps,
-            uid: &mut self.uid,
-            emitted: &mut self.emitted,
+            eng: &mut self.eng,
         };
         f(self.hops[hi].as_mut(), &mut ctx);
-        self.log_drops(hi);
-        self.route_emitted(hi);
+        // Most calls neither drop nor create packets: test here, inline,
+        // before calling out.
+        if !self.eng.drops.is_empty() {
+            self.log_drops(hi);
+        }
+        if !self.eng.emitted.is_empty() {
+            self.route_emitted(hi);
+        }
     }
 
     /// Send the packets hop `hi` created: each continues from `hi`'s position
     /// on its flow's route in its direction.
     fn route_emitted(&mut self, hi: usize) {
-        if self.emitted.is_empty() {
-            return;
-        }
-        for k in 0..self.emitted.len() {
-            let (mut p, at) = self.emitted[k];
+        for k in 0..self.eng.emitted.len() {
+            let (mut p, at) = self.eng.emitted[k];
             let route: &[usize] = if p.udp {
                 &self.cross[p.flow as usize].route
             } else {
@@ -466,7 +483,7 @@ impl Sim {
                     "hop {hi} emitted a packet for flow {} whose route does not contain it",
                     p.flow
                 ));
-                self.absorbed += 1;
+                self.eng.absorbed += 1;
                 continue;
             };
             let pos = match p.dir {
@@ -474,24 +491,23 @@ impl Sim {
                 Dir::Rev => route.len() - 1 - pos,
             };
             p.hop = (pos + 1) as u16;
+            let i = self.eng.slab.put(p);
             if at <= self.now {
-                self.immediate.push_back(p);
+                self.eng.immediate.push(i);
             } else {
-                let i = self.slab.put(p);
-                self.q.push(at, Ev::Arrive(i));
+                self.eng.q.push(at, Ev::Arrive(i));
             }
         }
-        self.emitted.clear();
+        self.eng.emitted.clear();
     }
 
     /// Count and log the drops a component reported.
-    #[inline]
     fn log_drops(&mut self, hi: usize) {
-        for i in 0..self.drops.len() {
-            let (p, kind) = self.drops[i];
+        for i in 0..self.eng.drops.len() {
+            let (p, kind) = self.eng.drops[i];
             self.on_drop(p, kind, hi);
         }
-        self.drops.clear();
+        self.eng.drops.clear();
     }
 
     fn on_drop(&mut self, p: Packet, kind: DropKind, hi: usize) {
@@ -535,8 +551,12 @@ impl Sim {
         }
     }
 
-    fn on_arrive(&mut self, p: Packet) {
-        let route_len = if is_ping(&p) {
+    /// The packet in slab slot `i` reaches its next hop or its endpoint. A
+    /// TCP segment for an endpoint is read in place, not copied out of the
+    /// slab; its slot is freed before the endpoint sends anything.
+    fn on_arrive(&mut self, i: u32) {
+        let p = self.eng.slab.get(i);
+        let route_len = if is_ping(p) {
             self.pings[(p.flow - PING_FLOW_BASE) as usize]
                 .cfg
                 .path
@@ -547,26 +567,30 @@ impl Sim {
             self.flows[p.flow as usize].route.len()
         };
         if (p.hop as usize) < route_len {
+            let p = self.eng.slab.take(i);
             self.forward(p);
             return;
         }
         self.packets_delivered += 1;
-        if is_ping(&p) {
-            let uid = self.uid;
+        if is_ping(p) {
+            let p = self.eng.slab.take(i);
+            let uid = self.eng.uid;
             let pr = &mut self.pings[(p.flow - PING_FLOW_BASE) as usize];
             if let Some(reply) = pr.on_arrive(&p, uid, self.now) {
-                self.uid += 1;
+                self.eng.uid += 1;
                 self.forward(reply);
             }
             return;
         }
         if p.udp {
             self.cross[p.flow as usize].received += 1;
+            self.eng.slab.release(i);
             return;
         }
         let fi = p.flow as usize;
         let Some(ci) = self.flows[fi].conns.iter().position(|c| c.id == p.conn) else {
             self.stray += 1;
+            self.eng.slab.release(i);
             return;
         };
         let now = self.now;
@@ -614,6 +638,7 @@ impl Sim {
                 Side::Sender => pair.snd.handle_segment(&p.seg, now),
             }
         }
+        self.eng.slab.release(i);
         self.service(fi, ci, side);
     }
 
@@ -643,13 +668,16 @@ impl Sim {
     fn service(&mut self, fi: usize, ci: usize, side: Side) {
         let now = self.now;
         // Application on the receiving side: read, then close after the peer's FIN.
+        // One lookup of the connection per block (service runs for every
+        // packet an endpoint receives); calls that need all of `self` are on
+        // rare paths, after the borrow ends.
         if side == Side::Receiver {
-            let pair = &mut self.flows[fi].conns[ci];
+            let f = &mut self.flows[fi];
+            let pair = &mut f.conns[ci];
+            let mut transfer_done = false;
             let read = pair.rcv.take_read();
             if read > 0 {
-                let f = &mut self.flows[fi];
                 f.agg.last_delivery = now;
-                let pair = &mut f.conns[ci];
                 let delivered = pair.rcv.stats().bytes_delivered;
                 // Invariant: the receiver never delivers bytes that did not arrive.
                 if delivered > pair.coverage.prefix() {
@@ -691,11 +719,10 @@ impl Sim {
                             -1,
                             dur as f64 * 1e-9,
                         );
-                        self.schedule_next_conn(fi);
+                        transfer_done = true;
                     }
                 }
             }
-            let pair = &mut self.flows[fi].conns[ci];
             // The application closes once it has read everything (EOF).
             if pair.rcv.peer_finished()
                 && matches!(pair.rcv.state(), State::CloseWait)
@@ -703,46 +730,16 @@ impl Sim {
             {
                 pair.rcv.close();
             }
-        }
-        // Transmit.
-        loop {
-            let pair = &mut self.flows[fi].conns[ci];
-            let conn = match side {
-                Side::Sender => &mut pair.snd,
-                Side::Receiver => &mut pair.rcv,
-            };
-            let Some(seg) = conn.poll_transmit(now) else {
-                break;
-            };
-            if side == Side::Sender && seg.payload_len > 0 && pair.first_data_at.is_none() {
-                pair.first_data_at = Some(now);
-            }
-            let p = Packet {
-                uid: self.uid,
-                flow: fi as u32,
-                conn: pair.id,
-                dir: if side == Side::Sender {
-                    Dir::Fwd
-                } else {
-                    Dir::Rev
-                },
-                hop: 0,
-                udp: false,
-                size: seg.ip_len() as u32,
-                sent_at: now,
-                seg,
-                feedback: None,
-            };
-            self.uid += 1;
-            self.forward(p);
-            if side == Side::Receiver && self.flows[fi].conns[ci].rcv.ack_cc_enabled() {
-                self.report_uplink_backlog(fi, ci);
+            if transfer_done {
+                // (Only draws the think time and queues the next OpenConn.)
+                self.schedule_next_conn(fi);
             }
         }
+        self.transmit(fi, ci, side);
         // The sender's view of completion (Yagiu 2001 §3.1 measures throughput
         // at the sender, up to the ACK of the last data).
-        {
-            let pair = &mut self.flows[fi].conns[ci];
+        let mut pair = &mut self.flows[fi].conns[ci];
+        let first_event = {
             if side == Side::Sender && !pair.sender_acked {
                 if let (Some(sz), Some(t0)) = (pair.size, pair.first_data_at) {
                     if pair.snd.snd_una() > sz {
@@ -763,22 +760,29 @@ impl Sim {
                     }
                 }
             }
-        }
-        // Events.
-        loop {
-            let pair = &mut self.flows[fi].conns[ci];
-            let conn = match side {
-                Side::Sender => &mut pair.snd,
-                Side::Receiver => &mut pair.rcv,
-            };
-            let Some(e) = conn.poll_event() else {
-                break;
-            };
+            match side {
+                Side::Sender => pair.snd.poll_event(),
+                Side::Receiver => pair.rcv.poll_event(),
+            }
+        };
+        // Events (most calls have none: then `pair` is still the lookup above).
+        if let Some(e) = first_event {
             self.record_event(fi, ci, side, e);
+            loop {
+                let pair = &mut self.flows[fi].conns[ci];
+                let conn = match side {
+                    Side::Sender => &mut pair.snd,
+                    Side::Receiver => &mut pair.rcv,
+                };
+                let Some(e) = conn.poll_event() else {
+                    break;
+                };
+                self.record_event(fi, ci, side, e);
+            }
+            pair = &mut self.flows[fi].conns[ci];
         }
         // Timer.
-        let q = &mut self.q;
-        let pair = &mut self.flows[fi].conns[ci];
+        let q = &mut self.eng.q;
         let conn = match side {
             Side::Sender => &pair.snd,
             Side::Receiver => &pair.rcv,
@@ -800,11 +804,85 @@ impl Sim {
             }
         }
         // Retire a connection once both directions are closed.
-        let pair = &self.flows[fi].conns[ci];
         let snd_done = matches!(pair.snd.state(), State::TimeWait | State::Closed);
         let rcv_done = matches!(pair.rcv.state(), State::Closed | State::TimeWait);
         if snd_done && rcv_done {
             self.retire(fi, ci);
+        }
+    }
+
+    /// Send every segment the endpoint has for the network now, each to the
+    /// first hop of its route in its direction.
+    ///
+    /// The flow, the hops and the engine state are borrowed apart so one
+    /// lookup serves a whole burst. A hop that drops or creates packets
+    /// (rare) ends the burst: its drops are logged and its packets routed
+    /// before the next segment, as `forward` does.
+    fn transmit(&mut self, fi: usize, ci: usize, side: Side) {
+        let now = self.now;
+        let dir = match side {
+            Side::Sender => Dir::Fwd,
+            Side::Receiver => Dir::Rev,
+        };
+        loop {
+            let Sim {
+                flows, hops, eng, ..
+            } = self;
+            let f = &mut flows[fi];
+            let pair = &mut f.conns[ci];
+            let route = &f.route;
+            let hi = Self::hop_of(route, dir, 0);
+            // Receiver ACK congestion control watches the first hop of the
+            // reverse route (`uplink_backlog`); on or off for the whole connection.
+            let ack_cc = side == Side::Receiver && pair.rcv.ack_cc_enabled();
+            let mut call_out = false;
+            loop {
+                let conn = match side {
+                    Side::Sender => &mut pair.snd,
+                    Side::Receiver => &mut pair.rcv,
+                };
+                let Some(seg) = conn.poll_transmit(now) else {
+                    break;
+                };
+                if side == Side::Sender && seg.payload_len > 0 && pair.first_data_at.is_none() {
+                    pair.first_data_at = Some(now);
+                }
+                let p = Packet {
+                    uid: eng.uid,
+                    flow: fi as u32,
+                    conn: pair.id,
+                    dir,
+                    hop: 0,
+                    udp: false,
+                    size: seg.ip_len() as u32,
+                    sent_at: now,
+                    seg,
+                    feedback: None,
+                };
+                eng.uid += 1;
+                let mut ctx = Ctx { now, hop: hi, eng };
+                hops[hi].on_packet(p, &mut ctx);
+                if !eng.drops.is_empty() || !eng.emitted.is_empty() {
+                    call_out = true;
+                    break;
+                }
+                if ack_cc {
+                    Self::uplink_backlog(hops, route, &mut pair.rcv, now);
+                }
+            }
+            if !call_out {
+                return;
+            }
+            if !self.eng.drops.is_empty() {
+                self.log_drops(hi);
+            }
+            if !self.eng.emitted.is_empty() {
+                self.route_emitted(hi);
+            }
+            let f = &mut self.flows[fi];
+            if side == Side::Receiver && f.conns[ci].rcv.ack_cc_enabled() {
+                Self::uplink_backlog(&mut self.hops, &f.route, &mut f.conns[ci].rcv, now);
+            }
         }
     }
 
@@ -1033,7 +1111,9 @@ impl Sim {
         {
             if count.is_none_or(|c| f.opened < c) {
                 let think = dist::sample(think_ns, &mut f.rng) as Time;
-                self.q.push(now + think, Ev::OpenConn { flow: fi as u32 });
+                self.eng
+                    .q
+                    .push(now + think, Ev::OpenConn { flow: fi as u32 });
             }
         }
     }
@@ -1204,7 +1284,9 @@ impl Sim {
                 );
             }
         }
-        self.q.push(now + self.cfg.sample_interval_ns, Ev::Sample);
+        self.eng
+            .q
+            .push(now + self.cfg.sample_interval_ns, Ev::Sample);
     }
 
     fn cbr_send(&mut self, ci: usize) {
@@ -1216,7 +1298,7 @@ impl Sim {
         c.sent += 1;
         let gap = (c.packet_bytes as u64 * 8 * 1_000_000_000).div_ceil(c.rate_bps);
         let p = Packet {
-            uid: self.uid,
+            uid: self.eng.uid,
             flow: ci as u32,
             conn: 0,
             dir: Dir::Fwd,
@@ -1227,29 +1309,34 @@ impl Sim {
             seg: Segment::default(),
             feedback: None,
         };
-        self.uid += 1;
-        self.q.push(now + gap, Ev::Cbr { cross: ci as u32 });
+        self.eng.uid += 1;
+        self.eng.q.push(now + gap, Ev::Cbr { cross: ci as u32 });
         self.forward(p);
     }
 
     /// Receiver ACK congestion control (RFC 3449 §4.3): tell the receiver
     /// how many packets wait ahead of its ACK in its uplink queue — the
     /// first hop of the flow's reverse route.
-    fn report_uplink_backlog(&mut self, fi: usize, ci: usize) {
-        let Some(&hop) = self.flows[fi].route.last() else {
+    fn uplink_backlog(
+        hops: &mut [Box<dyn Component>],
+        route: &[usize],
+        rcv: &mut Connection,
+        now: Time,
+    ) {
+        let Some(&hop) = route.last() else {
             return;
         };
-        if let Some(b) = self.hops[hop].backlog(Dir::Rev, self.now) {
+        if let Some(b) = hops[hop].backlog(Dir::Rev, now) {
             let ahead = b.saturating_sub(1).min(u32::MAX as u64) as u32;
-            self.flows[fi].conns[ci].rcv.on_uplink_backlog(ahead);
+            rcv.on_uplink_backlog(ahead);
         }
     }
 
     fn ping_send(&mut self, idx: usize) {
         let now = self.now;
-        if let Some((p, next)) = self.pings[idx].request(idx, self.uid, now) {
-            self.uid += 1;
-            self.q.push(next, Ev::Ping { idx: idx as u32 });
+        if let Some((p, next)) = self.pings[idx].request(idx, self.eng.uid, now) {
+            self.eng.uid += 1;
+            self.eng.q.push(next, Ev::Ping { idx: idx as u32 });
             self.forward(p);
         }
     }
@@ -1257,7 +1344,7 @@ impl Sim {
     fn finish(mut self) -> Result<Output, String> {
         let end = self.now;
         let mut in_flight = 0u64;
-        for e in self.q.heap.iter() {
+        for e in self.eng.q.heap.iter() {
             if matches!(e.ev, Ev::Arrive(_)) {
                 in_flight += 1;
             }
@@ -1266,14 +1353,14 @@ impl Sim {
         // Packet conservation: every packet is delivered, dropped, absorbed
         // by a middlebox, held in a component, or in flight.
         let accounted =
-            self.packets_delivered + self.packets_dropped + self.absorbed + held + in_flight;
-        if self.uid != accounted {
+            self.packets_delivered + self.packets_dropped + self.eng.absorbed + held + in_flight;
+        if self.eng.uid != accounted {
             self.violations.push(format!(
                 "packet conservation: {} created != {} delivered + {} dropped + {} absorbed + {} held + {} in flight",
-                self.uid, self.packets_delivered, self.packets_dropped, self.absorbed, held, in_flight
+                self.eng.uid, self.packets_delivered, self.packets_dropped, self.eng.absorbed, held, in_flight
             ));
         }
-        self.violations.append(&mut self.taps.errors);
+        self.violations.append(&mut self.eng.taps.errors);
         for h in &self.hops {
             self.violations.extend(h.violations());
         }
@@ -1300,7 +1387,7 @@ impl Sim {
                 }
             }
         }
-        for w in &mut self.taps.writers {
+        for w in &mut self.eng.taps.writers {
             w.flush().map_err(|e| format!("pcap flush failed: {e}"))?;
         }
         if self.violations.len() > 20 {
@@ -1338,7 +1425,7 @@ impl Sim {
                 .collect(),
             violations: self.violations,
             notes,
-            pcaps: self.taps.paths,
+            pcaps: self.eng.taps.paths,
             pings: self.pings.iter().map(|p| p.summary()).collect(),
         });
         Ok(out)

@@ -645,15 +645,19 @@ impl Connection {
     /// Earliest deadline of the retransmission, delayed-ACK and persist
     /// timers and of a rate-limited read.
     pub fn poll_timeout(&self) -> Option<Time> {
-        [
-            self.rtx_deadline,
-            self.ack_policy.deadline(),
-            self.persist_deadline,
-            self.read_busy.map(|(t, _)| t),
-        ]
-        .into_iter()
-        .flatten()
-        .min()
+        // Called after every input. A plain fold over the four options: an
+        // array iterator with flatten().min() did not optimise to this
+        // (~40 instead of ~14 instructions a call, measured with callgrind).
+        fn earlier(a: Option<Time>, b: Option<Time>) -> Option<Time> {
+            match (a, b) {
+                (Some(x), Some(y)) => Some(x.min(y)),
+                (x, None) => x,
+                (None, y) => y,
+            }
+        }
+        let t = earlier(self.rtx_deadline, self.ack_policy.deadline());
+        let t = earlier(t, self.persist_deadline);
+        earlier(t, self.read_busy.map(|(t, _)| t))
     }
 
     fn arm_rtx_if_idle(&mut self, now: Time) {

@@ -1,0 +1,110 @@
+"""Check that a change to the simulator leaves every result byte-identical.
+
+Runs `tcplab run SCENARIO --out DIR` for each scenario in scenarios/ (plus one
+run with a pcap tap) and records a SHA-256 of every file written (the Parquet
+tables, summary.json, the pcap). Save the digests on the commit before a
+change, then check them after it:
+
+    python bench/same_outputs.py --save /tmp/ref.json     # before
+    python bench/same_outputs.py --check /tmp/ref.json    # after
+
+It also checks the p2p-bulk reference numbers (goodput 9,644,916 bit/s, 131
+retransmissions). Exit status 0 only if everything matches.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# (label, extra tcplab-run arguments); scenario paths are relative to the repo root.
+RUNS: list[tuple[str, list[str]]] = [
+    (str(p.relative_to(ROOT)), [str(p)]) for p in sorted((ROOT / "scenarios").rglob("*.toml"))
+] + [
+    # The pcap writer sits on the hot path too: a short capture of both directions.
+    (
+        "p2p-bulk pcap",
+        [str(ROOT / "scenarios/p2p-bulk.toml"), "--set", "duration=20s", "--pcap", "0:both"],
+    ),
+]
+
+P2P_GOODPUT_BPS = 9_644_916
+P2P_RETRANSMISSIONS = 131
+
+
+def digests(args: list[str], tcplab: list[str]) -> dict[str, str]:
+    """Run one scenario into a fresh directory; SHA-256 of each file in it
+    (the directory's own name, which summary.json lists pcap paths under, masked)."""
+    with tempfile.TemporaryDirectory() as d:
+        subprocess.run([*tcplab, "run", *args, "--out", d, "--quiet"], check=True, cwd=d)
+        return {
+            p.name: hashlib.sha256(p.read_bytes().replace(d.encode(), b"OUT")).hexdigest()
+            for p in sorted(Path(d).iterdir())
+            if p.is_file()
+        }
+
+
+def check_p2p(tcplab: list[str]) -> list[str]:
+    out = subprocess.run(
+        [*tcplab, "run", str(ROOT / "scenarios/p2p-bulk.toml"), "--json", "--quiet"],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
+    res = json.loads(out.strip().splitlines()[-1])
+    flow = res["flows"][0]
+    goodput = round(flow["goodput_bps"])
+    rtx = flow["retransmitted_segments"]
+    errors = []
+    if goodput != P2P_GOODPUT_BPS:
+        errors.append(f"p2p-bulk goodput {goodput} != {P2P_GOODPUT_BPS}")
+    if rtx != P2P_RETRANSMISSIONS:
+        errors.append(f"p2p-bulk retransmissions {rtx} != {P2P_RETRANSMISSIONS}")
+    print(f"p2p-bulk: goodput {goodput} bit/s, {rtx} retransmissions")
+    return errors
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    g = ap.add_mutually_exclusive_group(required=True)
+    g.add_argument("--save", metavar="FILE", help="write the digests to FILE")
+    g.add_argument("--check", metavar="FILE", help="compare the digests with FILE")
+    ap.add_argument("--tcplab", default=f"{sys.executable} -m tcplab", help="tcplab command")
+    a = ap.parse_args()
+    tcplab = a.tcplab.split()
+
+    errors = check_p2p(tcplab)
+    got = {}
+    for label, args in RUNS:
+        got[label] = digests(args, tcplab)
+        print(f"{label}: {len(got[label])} files")
+    if a.save:
+        Path(a.save).write_text(json.dumps(got, indent=1, sort_keys=True) + "\n")
+        print(f"saved digests of {len(got)} runs to {a.save}")
+    else:
+        ref = json.loads(Path(a.check).read_text())
+        for label in sorted(set(ref) | set(got)):
+            want, have = ref.get(label), got.get(label)
+            if want is None or have is None:
+                errors.append(f"{label}: only in {'reference' if have is None else 'this run'}")
+                continue
+            for name in sorted(set(want) | set(have)):
+                if want.get(name) != have.get(name):
+                    errors.append(f"{label}: {name} differs")
+        n_files = sum(len(v) for v in got.values())
+        print(f"compared {n_files} files of {len(got)} runs with {a.check}")
+    for e in errors:
+        print("MISMATCH:", e)
+    print("identical" if not errors else f"{len(errors)} mismatches")
+    return 1 if errors else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
