@@ -22,7 +22,15 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["CC_TCPLAB", "Case", "Run", "linux_run", "slow_start_exit", "tcplab_runs"]
+__all__ = [
+    "CC_TCPLAB",
+    "Case",
+    "Run",
+    "cwnd_dynamics",
+    "linux_run",
+    "slow_start_exit",
+    "tcplab_runs",
+]
 
 #: Linux congestion control name -> tcplab's.
 CC_TCPLAB = {"reno": "newreno", "cubic": "cubic"}
@@ -121,6 +129,8 @@ def tcplab_runs(case: Case, seeds: list[int], rate_scale: float = 1.0) -> list[R
                 cwnd=np.asarray(ts["cwnd"], dtype=float) / 1448,
                 ssthresh=np.asarray(ts["ssthresh"], dtype=float) / 1448,
                 extra={
+                    "rto_ms_median": _median_after(t_s, np.asarray(ts["rto_ns"]) / 1e6, case),
+                    "srtt_ms_median": _median_after(t_s, np.asarray(ts["srtt_ns"]) / 1e6, case),
                     "timeouts": int(flow["timeouts"]),
                     "fast_retransmits": int(flow["fast_retransmits"]),
                     "drops_queue": int(summary["links"][0]["drops_queue"]),
@@ -144,15 +154,22 @@ def linux_run(transfer: Any, case: Case) -> Run:
         cwnd=np.array([s["snd_cwnd"] for s in samples], dtype=float),
         ssthresh=np.array([s["snd_ssthresh"] for s in samples], dtype=float),
         extra={
+            "rto_ms_median": _median_after(t_s, np.array([x["rto"] for x in samples]) / 1e3, case),
+            "srtt_ms_median": _median_after(t_s, np.array([x["rtt"] for x in samples]) / 1e3, case),
             "drops_queue": fwd["drops_queue"],
             "drops_loss": fwd["drops_loss"],
             "max_packet": fwd["max_packet"],
             "dsack_dups": int(final["dsack_dups"]),
+            "timeouts": int(final["total_rto"]),
+            "rto_recoveries": int(final["total_rto_recoveries"]),
             "rwnd_limited_us": int(final["rwnd_limited"]),
             "sndbuf_limited_us": int(final["sndbuf_limited"]),
             "min_rtt_us": int(final["min_rtt"]),
             "snd_mss": int(final["snd_mss"]),
             "cc": transfer.sender["cc"],
+            "recovery_fraction": float(
+                np.mean([x["ca_state"] >= 3 for x in samples if x["t_ns"] >= case.warmup_s * 1e9])
+            ),
         },
     )
 
@@ -166,3 +183,24 @@ def slow_start_exit(run: Run) -> tuple[float, float]:
         return math.nan, math.nan
     i = int(np.argmax(run.cwnd[: finite[0]]))
     return float(run.t_s[i]), float(run.cwnd[i])
+
+
+def _median_after(t_s: np.ndarray, values: np.ndarray, case: Case) -> float:
+    """Median of ``values`` sampled after the warm-up."""
+    keep = values[t_s >= case.warmup_s]
+    return float(np.median(keep)) if len(keep) else math.nan
+
+
+def cwnd_dynamics(run: Run, case: Case) -> dict[str, float]:
+    """After the warm-up: mean cwnd, the rate at which cwnd rises and falls (sum of the sampled
+    increases, resp. decreases, per second; segments/s) and the number of sampled decreases."""
+    keep = run.t_s >= case.warmup_s
+    t, c = run.t_s[keep], run.cwnd[keep]
+    d = np.diff(c)
+    span = float(t[-1] - t[0]) if len(t) > 1 else math.nan
+    return {
+        "cwnd_mean": float(c.mean()),
+        "rise_per_s": float(d[d > 0].sum() / span),
+        "fall_per_s": float(-d[d < 0].sum() / span),
+        "decreases": int((d < 0).sum()),
+    }

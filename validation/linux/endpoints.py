@@ -103,10 +103,16 @@ KEEP = [
     "sndbuf_limited",
     "reordering",
     "dsack_dups",
+    "total_rto",
 ]
 # linux/tcp.h: TCP_CONGESTION = 13, TCP_INFO = 11
 TCP_CONGESTION = getattr(socket, "TCP_CONGESTION", 13)
 TCP_INFO = getattr(socket, "TCP_INFO", 11)
+
+
+#: Fields added in Linux 6.7 after tcpi_snd_wnd (parsed when the kernel returns them; -1 if not).
+TCP_INFO_FIELDS_67 = ["rcv_wnd", "rehash", "total_rto", "total_rto_recoveries", "total_rto_time"]
+TCP_INFO_FORMAT_67 = "<2I2HI"
 
 
 def parse_tcp_info(raw: bytes) -> dict[str, int]:
@@ -114,7 +120,13 @@ def parse_tcp_info(raw: bytes) -> dict[str, int]:
     if len(raw) < TCP_INFO_SIZE:
         raise ValueError(f"tcp_info is {len(raw)} bytes, expected >= {TCP_INFO_SIZE}")
     values = struct.unpack_from(TCP_INFO_FORMAT, raw)
-    return dict(zip(TCP_INFO_FIELDS, values, strict=True))
+    info = dict(zip(TCP_INFO_FIELDS, values, strict=True))
+    if len(raw) >= TCP_INFO_SIZE + struct.calcsize(TCP_INFO_FORMAT_67):
+        more = struct.unpack_from(TCP_INFO_FORMAT_67, raw, TCP_INFO_SIZE)
+        info |= dict(zip(TCP_INFO_FIELDS_67, more, strict=True))
+    else:
+        info |= dict.fromkeys(TCP_INFO_FIELDS_67, -1)
+    return info
 
 
 def tcp_info(sock: socket.socket) -> dict[str, int]:

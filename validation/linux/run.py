@@ -25,7 +25,14 @@ HERE = Path(__file__).resolve().parent
 if str(HERE) not in sys.path:
     sys.path.insert(0, str(HERE))
 
-from compare import Case, Run, linux_run, slow_start_exit, tcplab_runs  # noqa: E402
+from compare import (  # noqa: E402
+    Case,
+    Run,
+    cwnd_dynamics,
+    linux_run,
+    slow_start_exit,
+    tcplab_runs,
+)
 from netlab import KEY_SYSCTLS, Testbed, available  # noqa: E402
 from tcplab.stats import mean_ci95  # noqa: E402
 
@@ -153,6 +160,16 @@ def run_matrix(quick: bool, out: Path) -> dict[str, Any]:
                 "linux_ss_exit_s": float(np.nanmean([t for t, _ in lss])),
                 "tcplab_ss_exit_s": float(np.nanmean([t for t, _ in sss])),
                 "tcplab_timeouts": float(np.mean([r.extra["timeouts"] for r in sim])),
+                "linux_timeouts": float(np.mean([r.extra["timeouts"] for r in linux])),
+                "linux_rto_ms": float(np.nanmean([r.extra["rto_ms_median"] for r in linux])),
+                "tcplab_rto_ms": float(np.nanmean([r.extra["rto_ms_median"] for r in sim])),
+                "linux_srtt_ms": float(np.nanmean([r.extra["srtt_ms_median"] for r in linux])),
+                "tcplab_srtt_ms": float(np.nanmean([r.extra["srtt_ms_median"] for r in sim])),
+                "linux_rwnd_limited_s": float(
+                    np.mean([r.extra["rwnd_limited_us"] for r in linux]) / 1e6
+                ),
+                "linux_cwnd_mean": float(np.mean([_mean_after(r, case) for r in linux])),
+                "tcplab_cwnd_mean": float(np.mean([_mean_after(r, case) for r in sim])),
                 "linux_extra": [r.extra for r in linux],
                 "tcplab_extra": [r.extra for r in sim],
                 "linux_goodputs": [r.goodput_bps for r in linux],
@@ -230,6 +247,24 @@ def write_report(res: dict[str, Any], out: Path, command: str) -> None:
         )
     lines += [
         "",
+        "Per case, after the warm-up: mean cwnd (segments), median smoothed RTT and median RTO "
+        "(ms), RTOs per run, and the time Linux's sender was limited by the receive window "
+        "(`tcpi_rwnd_limited`, s per run).",
+        "",
+        "| case | cwnd Linux / tcplab | SRTT Linux / tcplab | RTO Linux / tcplab "
+        "| RTOs Linux / tcplab | Linux rwnd-limited |",
+        "|---|---|---|---|---|---|",
+    ]
+    for row in rows:
+        lines.append(
+            f"| {row['case']} | {row['linux_cwnd_mean']:.1f} / {row['tcplab_cwnd_mean']:.1f} | "
+            f"{row['linux_srtt_ms']:.1f} / {row['tcplab_srtt_ms']:.1f} | "
+            f"{row['linux_rto_ms']:.0f} / {row['tcplab_rto_ms']:.0f} | "
+            f"{row['linux_timeouts']:.1f} / {row['tcplab_timeouts']:.1f} | "
+            f"{row['linux_rwnd_limited_s']:.2f} |"
+        )
+    lines += [
+        "",
         "## Forwarder timing error",
         "",
         "Lateness of each packet written to a TUN device relative to its intended release time "
@@ -256,19 +291,63 @@ def write_report(res: dict[str, Any], out: Path, command: str) -> None:
     (out / "report.md").write_text("\n".join(lines))
 
 
+def _mean_after(run: Run, case: Case) -> float:
+    """Mean cwnd (segments) sampled after the warm-up."""
+    return float(run.cwnd[run.t_s >= case.warmup_s].mean())
+
+
 def _warm(res: dict[str, Any]) -> float:
     return 2.0 if res["quick"] else 3.0
+
+
+def diagnose(spec: str, duration: float, seeds: int) -> None:
+    """One case, ``CC,RTT_MS,LOSS``: one Linux run and ``seeds`` tcplab runs; prints goodput and
+    cwnd dynamics (how fast cwnd rises and falls) side by side."""
+    cc, rtt, loss = spec.split(",")
+    case = Case(rtt_ms=float(rtt), loss=float(loss), cc=cc, duration_s=duration, warmup_s=3.0)
+    with Testbed() as tb:
+        tr = tb.transfer(
+            rate_bps=case.rate_bps,
+            delay_ns=case.delay_ns,
+            queue=case.queue,
+            loss=case.loss,
+            cc=case.cc,
+            duration_s=case.duration_s,
+            seed=1000,
+        )
+    linux = linux_run(tr, case)
+    sim = tcplab_runs(case, list(range(1, seeds + 1)))
+    print(f"{case.label}, {duration:g} s, goodput after {case.warmup_s:g} s")
+    print(
+        f"linux : {linux.goodput_bps / 1e6:.3f} Mbit/s, {linux.retrans} retrans, "
+        f"{linux.extra['timeouts']} RTOs, recovery {100 * linux.extra['recovery_fraction']:.1f} % "
+        f"of samples, {cwnd_dynamics(linux, case)}"
+    )
+    for seed, r in enumerate(sim, 1):
+        print(
+            f"tcplab seed {seed}: {r.goodput_bps / 1e6:.3f} Mbit/s, {r.retrans} retrans, "
+            f"{r.extra['timeouts']} RTOs, {r.extra['fast_retransmits']} fast retransmits, "
+            f"{cwnd_dynamics(r, case)}"
+        )
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--quick", action="store_true", help="one Linux run and 5 seeds per case, 10 s")
     ap.add_argument("--out", type=Path, default=Path("out/validation-linux"))
+    ap.add_argument(
+        "--case", metavar="CC,RTT_MS,LOSS", help="diagnose one case instead (e.g. reno,40,0.01)"
+    )
+    ap.add_argument("--duration", type=float, default=20.0, help="with --case: seconds")
+    ap.add_argument("--seeds", type=int, default=3, help="with --case: tcplab seeds")
     a = ap.parse_args(argv)
     why = available()
     if why is not None:
         print(f"validation/linux: cannot run: {why}", file=sys.stderr)
         return 1
+    if a.case:
+        diagnose(a.case, a.duration, a.seeds)
+        return 0
     a.out.mkdir(parents=True, exist_ok=True)
     res = run_matrix(a.quick, a.out)
     command = "python validation/linux/run.py" + (" --quick" if a.quick else "")
