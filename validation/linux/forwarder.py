@@ -169,9 +169,11 @@ def forward(
             wait = min(heap[0][0] if heap else next_check, next_check) - now
             if wait <= 0:
                 ready = ep.poll(0)
-            elif wait < _SPIN_NS and not _input_pending(ep):
-                time.sleep(wait / 1e9)
+            elif wait < _SPIN_NS:
                 ready = ep.poll(0)
+                if not ready:
+                    time.sleep(wait / 1e9)
+                    ready = ep.poll(0)
             else:
                 # epoll rounds its timeout up to whole milliseconds: wake up to 1 ms early and
                 # finish the wait with nanosleep (the branch above)
@@ -201,8 +203,3 @@ def forward(
             "min_packet": d.min_packet if d.max_packet else 0,
         }
     return stats
-
-
-def _input_pending(ep: select.epoll) -> bool:
-    """Whether a packet is waiting to be read (a zero-timeout poll)."""
-    return bool(ep.poll(0))

@@ -157,6 +157,8 @@ class Testbed:
     mtu: int = 1500
     #: Run the forwarder loop under SCHED_FIFO (a busy machine delays it much less).
     realtime: bool = True
+    #: Extra sysctls set in both namespaces (``{"net.ipv4.tcp_wmem": "4096 4194304 4194304"}``).
+    settings: dict[str, str] = field(default_factory=dict)
     fds: dict[str, int] = field(default_factory=dict)
     namespaces: list[str] = field(default_factory=list)
     procs: list[_Proc] = field(default_factory=list)
@@ -201,6 +203,8 @@ class Testbed:
             _run(*ex, "ip", "link", "set", dev, "mtu", str(self.mtu), "up")
             _run(*ex, "ip", "addr", "add", local, "peer", peer, "dev", dev)
             _run(*ex, "sysctl", "-q", "-w", "net.ipv4.tcp_no_metrics_save=1")
+            for key, value in self.settings.items():
+                _run(*ex, "sysctl", "-q", "-w", f"{key}={value}")
 
     def device(self, ns: str) -> str:
         return f"{self.prefix}{'s' if ns == self.snd else 'r'}"[:15]

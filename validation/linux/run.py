@@ -300,12 +300,12 @@ def _warm(res: dict[str, Any]) -> float:
     return 2.0 if res["quick"] else 3.0
 
 
-def diagnose(spec: str, duration: float, seeds: int) -> None:
+def diagnose(spec: str, duration: float, seeds: int, settings: dict[str, str]) -> None:
     """One case, ``CC,RTT_MS,LOSS``: one Linux run and ``seeds`` tcplab runs; prints goodput and
     cwnd dynamics (how fast cwnd rises and falls) side by side."""
     cc, rtt, loss = spec.split(",")
     case = Case(rtt_ms=float(rtt), loss=float(loss), cc=cc, duration_s=duration, warmup_s=3.0)
-    with Testbed() as tb:
+    with Testbed(settings=settings) as tb:
         tr = tb.transfer(
             rate_bps=case.rate_bps,
             delay_ns=case.delay_ns,
@@ -340,13 +340,21 @@ def main(argv: list[str] | None = None) -> int:
     )
     ap.add_argument("--duration", type=float, default=20.0, help="with --case: seconds")
     ap.add_argument("--seeds", type=int, default=3, help="with --case: tcplab seeds")
+    ap.add_argument(
+        "--sysctl",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="with --case: set a sysctl in both namespaces (repeatable)",
+    )
     a = ap.parse_args(argv)
     why = available()
     if why is not None:
         print(f"validation/linux: cannot run: {why}", file=sys.stderr)
         return 1
     if a.case:
-        diagnose(a.case, a.duration, a.seeds)
+        settings = dict(item.split("=", 1) for item in a.sysctl)
+        diagnose(a.case, a.duration, a.seeds, settings)
         return 0
     a.out.mkdir(parents=True, exist_ok=True)
     res = run_matrix(a.quick, a.out)
