@@ -4,7 +4,7 @@
 
 Needs root (network namespaces, TUN devices) and the built simulator (``tcplab._core``). Writes
 ``DIR/report.md``, ``DIR/results.json`` and the cwnd figures (default DIR:
-``out/validation-linux``). The full matrix takes about 14 minutes of wall time (Linux runs in
+``out/validation-linux``). The full matrix takes about 21 minutes of wall time (Linux runs in
 real time), ``--quick`` about 2.5 minutes.
 """
 
@@ -50,7 +50,7 @@ def matrix(quick: bool) -> tuple[list[Case], int, int]:
         for loss in LOSSES
         for cc in CCS
     ]
-    return cases, (1 if quick else 3), (5 if quick else 10)
+    return cases, (1 if quick else 5), (5 if quick else 10)
 
 
 def quantiles_us(lateness_ns: list[int]) -> dict[str, float]:
