@@ -53,6 +53,12 @@ def matrix(quick: bool) -> tuple[list[Case], int, int]:
     return cases, (1 if quick else 5), (5 if quick else 10)
 
 
+def cubic_parameters() -> dict[str, str]:
+    """tcp_cubic's module parameters (global, not per namespace), e.g. HyStart's switches."""
+    d = Path("/sys/module/tcp_cubic/parameters")
+    return {f.name: f.read_text().strip() for f in sorted(d.iterdir())} if d.is_dir() else {}
+
+
 def quantiles_us(lateness_ns: list[int]) -> dict[str, float]:
     a = np.asarray(lateness_ns, dtype=float) / 1e3
     qs = {"p50": 50, "p90": 90, "p99": 99, "p99.9": 99.9}
@@ -124,6 +130,7 @@ def run_matrix(quick: bool, out: Path) -> dict[str, Any]:
         env["sysctls_sender"] = tb.sysctls(tb.snd)
         env["sysctls_receiver"] = tb.sysctls(tb.rcv)
         env["link_sender"] = tb.link_info(tb.snd)
+        env["cubic_module"] = cubic_parameters()
         for case in cases:
             linux: list[Run] = []
             for rep in range(reps):
@@ -283,7 +290,11 @@ def write_report(res: dict[str, Any], out: Path, command: str) -> None:
         lines.append(f"| net.ipv4.{k} | {s.get(k, 'n/a')} | {r.get(k, 'n/a')} |")
     lines += [
         "",
-        f"TUN device: `{res['env']['link_sender']['qdisc']}`.",
+        f"TUN device: `{res['env']['link_sender']['qdisc']}`. The namespaces' default congestion "
+        "control does not matter: the sender sets reno or cubic on its socket (and reports "
+        "what it got). tcp_cubic module parameters (global): "
+        + (", ".join(f"{k}={v}" for k, v in res["env"].get("cubic_module", {}).items()) or "n/a")
+        + ".",
         "",
         "Figures: " + ", ".join(f"[{f}]({f})" for f in res["figures"]) + ".",
         "",
