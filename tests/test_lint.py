@@ -9,7 +9,7 @@ import pytest
 
 from support import REPO
 
-PATHS = ["python", "tests"]
+PATHS = ["python", "tests", "validation"]
 
 
 @pytest.mark.parametrize("command", [["check"], ["format", "--check"]], ids=" ".join)
