@@ -302,7 +302,8 @@ def test_rto_profiles(profile: str) -> None:
         "linux": (1_000_000_000, 200_000_000, 120_000_000_000),
     }[profile]
     assert (rto["initial_ns"], rto["min_ns"], rto["max_ns"]) == expected
-    assert (rto["granularity_ns"], rto["max_backoff"]) == (1_000_000, 16)
+    granularity = 200_000_000 if profile == "linux" else 1_000_000
+    assert (rto["granularity_ns"], rto["max_backoff"]) == (granularity, 16)
 
 
 def test_rto_table_with_profile_and_overrides() -> None:
@@ -311,7 +312,7 @@ def test_rto_table_with_profile_and_overrides() -> None:
         "initial_ns": 1_000_000_000,
         "min_ns": 300_000_000,
         "max_ns": 120_000_000_000,
-        "granularity_ns": 1_000_000,
+        "granularity_ns": 200_000_000,
         "max_backoff": 16,
     }
 
