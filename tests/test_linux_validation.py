@@ -22,7 +22,7 @@ from support import REPO
 pytest.importorskip("tcplab._core")
 sys.path.insert(0, str(REPO / "validation" / "linux"))
 
-from compare import Case, linux_run, slow_start_exit, tcplab_runs
+from compare import Case, linux_run, linux_transfer, slow_start_exit, tcplab_runs
 from netlab import Testbed as LinuxTestbed
 from netlab import available
 
@@ -49,15 +49,7 @@ def linux_and_tcplab() -> tuple:
     case = Case(rtt_ms=40.0, loss=0.0, cc="reno", duration_s=8.0, warmup_s=2.0)
     scale = float(os.environ.get("TCPLAB_VALIDATION_RATE_SCALE", "1"))
     with LinuxTestbed() as tb:
-        tr = tb.transfer(
-            rate_bps=case.rate_bps,
-            delay_ns=case.delay_ns,
-            queue=case.queue,
-            loss=case.loss,
-            cc=case.cc,
-            duration_s=case.duration_s,
-            rate_scale=scale,
-        )
+        tr = linux_transfer(tb, case, seed=1, rate_scale=scale)
     return case, tr, linux_run(tr, case), tcplab_runs(case, [1])[0]
 
 

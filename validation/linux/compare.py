@@ -148,6 +148,20 @@ def tcplab_runs(case: Case, seeds: list[int], rate_scale: float = 1.0) -> list[R
     return out
 
 
+def linux_transfer(testbed: Any, case: Case, seed: int = 1000, rate_scale: float = 1.0) -> Any:
+    """Run ``case`` once on the Linux testbed (a ``netlab.Testbed``): its ``Transfer``."""
+    return testbed.transfer(
+        rate_bps=case.rate_bps,
+        delay_ns=case.delay_ns,
+        queue=case.queue,
+        loss=case.loss,
+        cc=case.cc,
+        duration_s=case.duration_s,
+        seed=seed,
+        rate_scale=rate_scale,
+    )
+
+
 def linux_run(transfer: Any, case: Case) -> Run:
     """A :class:`Run` from a ``netlab.Transfer``."""
     samples = transfer.sender["samples"]

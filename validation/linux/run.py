@@ -30,6 +30,7 @@ from compare import (  # noqa: E402
     Run,
     cwnd_dynamics,
     linux_run,
+    linux_transfer,
     slow_start_exit,
     tcplab_runs,
 )
@@ -134,15 +135,7 @@ def run_matrix(quick: bool, out: Path) -> dict[str, Any]:
         for case in cases:
             linux: list[Run] = []
             for rep in range(reps):
-                tr = tb.transfer(
-                    rate_bps=case.rate_bps,
-                    delay_ns=case.delay_ns,
-                    queue=case.queue,
-                    loss=case.loss,
-                    cc=case.cc,
-                    duration_s=case.duration_s,
-                    seed=1000 + rep,
-                )
+                tr = linux_transfer(tb, case, seed=1000 + rep)
                 lateness.extend(tr.forward.lateness_ns)
                 env["realtime"] = tr.forward.realtime
                 linux.append(linux_run(tr, case))
@@ -317,15 +310,7 @@ def diagnose(spec: str, duration: float, seeds: int, settings: dict[str, str]) -
     cc, rtt, loss = spec.split(",")
     case = Case(rtt_ms=float(rtt), loss=float(loss), cc=cc, duration_s=duration, warmup_s=3.0)
     with Testbed(settings=settings) as tb:
-        tr = tb.transfer(
-            rate_bps=case.rate_bps,
-            delay_ns=case.delay_ns,
-            queue=case.queue,
-            loss=case.loss,
-            cc=case.cc,
-            duration_s=case.duration_s,
-            seed=1000,
-        )
+        tr = linux_transfer(tb, case)
     linux = linux_run(tr, case)
     sim = tcplab_runs(case, list(range(1, seeds + 1)))
     print(f"{case.label}, {duration:g} s, goodput after {case.warmup_s:g} s")
