@@ -181,11 +181,17 @@ def test_bad_keys_one_line_errors(over: dict[str, Any], message: str) -> None:
     assert message in str(err.value) and "\n" not in str(err.value)
 
 
-def test_rust_rechecks_abc_with_cubic() -> None:
+def test_abc_l_with_cubic_and_not_vegas() -> None:
+    """CUBIC's slow start does byte counting like Reno (RFC 3465 §2.2); a delay-based
+    controller rejects abc_l, in Python and again in Rust."""
     pytest.importorskip("tcplab._core")
     from tcplab import _core
 
     cfg = parse_scenario(_table(**{"flows.0.abc_l": 2, "flows.0.cc": "cubic"})).config
+    assert cfg["flows"][0]["tcp"]["abc_l"] == 2
+    with pytest.raises(ScenarioError, match=r"flows\[0\]\.abc_l: the byte-counting limit"):
+        parse_scenario(_table(**{"flows.0.abc_l": 2, "flows.0.cc": "vegas"}))
+    cfg["flows"][0]["tcp"]["cc"] = "vegas"
     with pytest.raises(ValueError, match="abc_l: the byte-counting limit applies to reno"):
         _core.run(json.dumps(cfg), None)
 

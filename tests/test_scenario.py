@@ -123,6 +123,7 @@ P2P_CONFIG = {
                     "periodic": False,
                 },
                 "abc_l": 1,
+                "hystart": False,
                 "ack_cc": None,
                 "spurious_detection": "none",
                 "spurious_response": "eifel",

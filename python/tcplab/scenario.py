@@ -189,6 +189,7 @@ _FLOW_KEYS: Final = (
     "rto",
     "ack",
     "abc_l",
+    "hystart",
     "ack_cc",
     "app",
     "bytes",
@@ -839,6 +840,7 @@ def _tcp(t: _Table) -> dict[str, Any]:
         "rto": _rto(t.raw("rto", DEFAULT_RTO_PROFILE), t.at("rto")),
         "ack": _ack(t.raw("ack", {}), t.at("ack")),
         "abc_l": t.get_int("abc_l", 1, 1, 2),  # RFC 3465 §2.2: L MUST NOT exceed 2*SMSS
+        "hystart": t.get_bool("hystart", False),  # HyStart++ (RFC 9406)
         "ack_cc": _ack_cc(t.raw("ack_cc", False), t.at("ack_cc")),
         "spurious_detection": t.get_choice(
             "spurious_detection", SPURIOUS_DETECTORS, "spurious-timeout detector", "none"
@@ -863,6 +865,14 @@ def _tcp(t: _Table) -> dict[str, Any]:
     if out["spurious_fr"] == "dsack" and not (out["sack"] and out["dsack"]):
         # RFC 3708 §2: DSACK-based detection needs SACK and DSACK.
         raise field_error(t.at("spurious_fr"), '"dsack" needs sack = true and dsack = true')
+    loss_based = cc in ("reno", "newreno", "cubic")
+    if out["abc_l"] != 1 and not loss_based:
+        raise field_error(
+            t.at("abc_l"), "the byte-counting limit applies to reno/newreno/cubic only"
+        )
+    if out["hystart"] and not loss_based:
+        # RFC 9406 modifies the slow start of loss-based controllers.
+        raise field_error(t.at("hystart"), "HyStart++ applies to reno/newreno/cubic only")
     return out
 
 

@@ -309,6 +309,9 @@ pub struct TcpConfigJson {
     /// RFC 3465 ABC limit L in SMSS for slow start (1 = RFC 5681).
     #[serde(default = "default_abc_l")]
     pub abc_l: u32,
+    /// HyStart++ (RFC 9406) in the initial slow start.
+    #[serde(default)]
+    pub hystart: bool,
     /// Receiver-side ACK congestion control (RFC 3449 §4.3), None = off.
     #[serde(default)]
     pub ack_cc: Option<AckCcJson>,
@@ -541,6 +544,7 @@ impl Default for TcpConfigJson {
                 periodic: false,
             },
             abc_l: 1,
+            hystart: false,
             ack_cc: None,
             spurious_detection: default_spurious_detection(),
             spurious_response: default_spurious_response(),

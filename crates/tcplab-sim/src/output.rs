@@ -97,6 +97,14 @@ pub struct FlowAgg {
     pub last_delivery: Time,
     /// Spurious timeouts the flow's detector missed, by `tcplab_tcp::MissCause`.
     pub spurious_missed: [u64; 4],
+    /// HyStart++ is on for this flow (`hystart = true`).
+    pub hystart: bool,
+    /// HyStart++ exits from slow start to CSS (RFC 9406 §4.2).
+    pub hystart_css_entries: u64,
+    /// The first of them: (time ns, cwnd bytes).
+    pub hystart_first_css: Option<(Time, u64)>,
+    /// CSS ends in congestion avoidance.
+    pub hystart_ca_entries: u64,
 }
 
 #[derive(Serialize, Debug)]
@@ -135,6 +143,17 @@ pub struct FlowSummary {
     pub spurious_missed_no_window: u64,
     pub spurious_missed_dupack: u64,
     pub spurious_missed_other: u64,
+    /// HyStart++ (flows with `hystart = true` only): exits from slow start
+    /// to Conservative Slow Start, the first one's time (s) and cwnd
+    /// (bytes), and CSS ends in congestion avoidance (RFC 9406 §4.2).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hystart_css_entries: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hystart_first_css_s: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hystart_first_css_cwnd: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hystart_ca_entries: Option<u64>,
 }
 
 impl FlowSummary {
@@ -172,6 +191,10 @@ impl FlowSummary {
             spurious_missed_no_window: a.spurious_missed[1],
             spurious_missed_dupack: a.spurious_missed[2],
             spurious_missed_other: a.spurious_missed[3],
+            hystart_css_entries: a.hystart.then_some(a.hystart_css_entries),
+            hystart_first_css_s: a.hystart_first_css.map(|(t, _)| t as f64 * 1e-9),
+            hystart_first_css_cwnd: a.hystart_first_css.map(|(_, c)| c),
+            hystart_ca_entries: a.hystart.then_some(a.hystart_ca_entries),
         }
     }
 }

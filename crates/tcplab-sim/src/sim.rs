@@ -295,7 +295,10 @@ impl Sim {
                 conns: Vec::with_capacity(2),
                 next_conn: 0,
                 rng: Rng::stream(seed, &format!("flow/{i}")),
-                agg: FlowAgg::default(),
+                agg: FlowAgg {
+                    hystart: f.tcp.hystart,
+                    ..FlowAgg::default()
+                },
                 opened: 0,
                 receiver_opens: matches!(f.app, AppConfig::Downloads { .. }),
                 cfg: f.clone(),
@@ -1090,6 +1093,18 @@ impl Sim {
                     0,
                     0.0,
                 );
+            }
+            Event::HyStart { css, ca, cwnd, .. } => {
+                // Summary counters only (no event row: the events table and
+                // its kind dictionary stay as they were).
+                let agg = &mut self.flows[fi].agg;
+                if css {
+                    agg.hystart_css_entries += 1;
+                    agg.hystart_first_css.get_or_insert((now, cwnd));
+                }
+                if ca {
+                    agg.hystart_ca_entries += 1;
+                }
             }
             Event::Closed => {
                 self.out

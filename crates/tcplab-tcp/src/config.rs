@@ -132,6 +132,8 @@ pub struct Config {
     /// Appropriate Byte Counting limit L in SMSS (RFC 3465 §2.2): slow start
     /// grows cwnd by min(bytes acked, L·SMSS) per ACK. 1 = RFC 5681 §3.1.
     pub abc_l: u32,
+    /// HyStart++ (RFC 9406) in the initial slow start (reno/newreno/cubic).
+    pub hystart: bool,
     /// Receiver-side ACK congestion control (RFC 3449 §4.3), if enabled.
     pub ack_cc: Option<crate::ack_cc::AckCcConfig>,
     /// Spurious-timeout detector (F-RTO, Eifel, DSACK) and response.
@@ -171,6 +173,7 @@ impl Default for Config {
             ack: AckPolicyConfig::default(),
             ts_granularity: NS_PER_MS,
             abc_l: 1,
+            hystart: false,
             ack_cc: None,
             spurious_detection: DetectorKind::None,
             spurious_response: ResponseKind::Eifel,
@@ -243,8 +246,13 @@ impl Config {
                 self.abc_l
             ));
         }
-        if self.abc_l != 1 && self.cc == CcKind::Cubic {
-            return Err("abc_l: the byte-counting limit applies to reno/newreno only".into());
+        let loss_based = matches!(self.cc, CcKind::Reno | CcKind::NewReno | CcKind::Cubic);
+        if self.abc_l != 1 && !loss_based {
+            return Err("abc_l: the byte-counting limit applies to reno/newreno/cubic only".into());
+        }
+        if self.hystart && !loss_based {
+            // RFC 9406 modifies the slow start of loss-based controllers.
+            return Err("hystart: HyStart++ applies to reno/newreno/cubic only".into());
         }
         if let Some(a) = self.ack_cc {
             if a.queue_threshold == 0 {

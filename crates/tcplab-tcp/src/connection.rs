@@ -30,6 +30,7 @@
 //! (`spurious::respond_fr`) and, during recovery, clears the loss marks and
 //! leaves recovery. A timeout cancels an open fast-retransmit episode.
 
+use crate::cc::hystart::Phase as HyPhase;
 use std::collections::VecDeque;
 
 use crate::ack_cc::AckRatioController;
@@ -266,12 +267,17 @@ impl Connection {
         };
         let mut cc = new_cc_with(cfg.cc, &cfg.cc_params);
         if cfg.abc_l != 1 {
-            // RFC 3465 §2.2 limit L (Config::validate allows it for Reno only).
+            // RFC 3465 §2.2 limit L (Config::validate allows it for reno/newreno/cubic).
             let supported = cc.set_abc_limit(cfg.abc_l);
             debug_assert!(
                 supported,
                 "abc_l set for a controller without byte counting"
             );
+        }
+        if cfg.hystart {
+            // RFC 9406 (Config::validate allows it for reno/newreno/cubic).
+            let supported = cc.set_hystart(true);
+            debug_assert!(supported, "hystart set for a controller without it");
         }
         let ack_cc = cfg
             .ack_cc
@@ -1464,7 +1470,19 @@ impl Connection {
                     snd_una: self.snd_una,
                     snd_nxt: self.snd_max,
                 };
+                let before = self.cc.hystart().map(|h| h.phase());
                 self.cc.on_ack(&mut self.ccs, &info);
+                let after = self.cc.hystart().map(|h| h.phase());
+                if before != after {
+                    if let Some(p) = after {
+                        self.push_event(Event::HyStart {
+                            css: p == HyPhase::Css,
+                            ca: p == HyPhase::Done,
+                            cwnd: self.ccs.cwnd,
+                            ssthresh: self.ccs.ssthresh,
+                        });
+                    }
+                }
             }
             // RFC 6298 §5.2 / §5.3.
             if self.sb.is_empty() && (!self.fin_sent || self.fin_acked) {

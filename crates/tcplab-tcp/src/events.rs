@@ -100,6 +100,16 @@ pub enum Event {
         cwnd: u64,
         ssthresh: u64,
     },
+    /// HyStart++ (RFC 9406 §4.2) changed phase on an ACK: `css` = it left
+    /// slow start for Conservative Slow Start (false: back to slow start, or
+    /// CSS ended in congestion avoidance, `ca` true). `cwnd`/`ssthresh` after
+    /// the ACK.
+    HyStart {
+        css: bool,
+        ca: bool,
+        cwnd: u64,
+        ssthresh: u64,
+    },
     /// All data written was acknowledged and both FINs exchanged (or the
     /// connection otherwise finished cleanly).
     Closed,

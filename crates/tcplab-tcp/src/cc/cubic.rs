@@ -21,6 +21,7 @@
 //! * Application-limited ACKs do not grow cwnd, and the time between the
 //!   previous ACK and an application-limited ACK is removed from t (§4.2).
 
+use super::hystart::HyStart;
 use super::{AckInfo, CcState, CongestionControl};
 use crate::Time;
 
@@ -78,6 +79,12 @@ pub struct Cubic {
     /// RFC 9438 §4.7: fast convergence SHOULD be implemented (and SHOULD be
     /// disabled for a single flow with no competing traffic).
     fast_convergence: bool,
+    /// ABC limit L in SMSS for slow start (RFC 3465 §2.2); 1 = RFC 5681 eq. 2.
+    abc_l: u64,
+    /// In the slow start that follows a retransmission timeout (RFC 3465 §2.3).
+    ss_after_rto: bool,
+    /// HyStart++ for the initial slow start (RFC 9406), if enabled.
+    hystart: Option<HyStart>,
 }
 
 impl Default for Cubic {
@@ -93,6 +100,9 @@ impl Cubic {
             saved: None,
             last_ack: None,
             fast_convergence: on,
+            abc_l: 1,
+            ss_after_rto: false,
+            hystart: None,
         }
     }
 
@@ -156,6 +166,10 @@ impl Cubic {
     /// A congestion event (fast retransmit or first RTO): save undo state,
     /// update W_max and cwnd_prior, end the epoch; return the new ssthresh.
     fn congestion_event(&mut self, st: &CcState, flight: u64) -> u64 {
+        // RFC 9406 §4.2: HyStart++ is for the initial slow start only.
+        if let Some(h) = self.hystart.as_mut() {
+            h.on_congestion();
+        }
         // RFC 9438 §4.9: save the state to restore if the event was spurious.
         self.saved = Some(self.s);
         let mss = st.mss.max(1) as f64;
@@ -201,11 +215,31 @@ impl CongestionControl for Cubic {
         let mss = st.mss.max(1) as f64;
         let cwnd_b = self.cwnd_bytes(st);
         if st.in_slow_start() {
+            if let Some(step) = self
+                .hystart
+                .as_mut()
+                .and_then(|h| h.on_slow_start_ack(st, ack))
+            {
+                // RFC 9406 §4.2: HyStart++ slow start / CSS growth (L = 8);
+                // ssthresh = cwnd when CSS ends (RFC 9438 §4.10 then starts
+                // CA with W_max = cwnd_epoch, K = 0).
+                self.set_cwnd(st, cwnd_b + step.increase as f64);
+                if step.enter_ca {
+                    st.ssthresh = st.cwnd;
+                }
+                return;
+            }
             // RFC 9438 §4.10: slow start while cwnd <= ssthresh, Reno style
-            // (RFC 5681 §3.1 eq. 2, ABC L = 1 SMSS): cwnd += min(N, SMSS).
-            self.set_cwnd(st, cwnd_b + ack.acked.min(st.mss) as f64);
+            // with Appropriate Byte Counting as the crate's Reno: RFC 3465
+            // §2.2 cwnd += min(N, L*SMSS) per ACK (L = abc_l; L = 1 is
+            // RFC 5681 §3.1 eq. 2), and RFC 3465 §2.3 L = 1 in the slow start
+            // after an RTO.
+            let l = if self.ss_after_rto { 1 } else { self.abc_l };
+            self.set_cwnd(st, cwnd_b + ack.acked.min(l * st.mss) as f64);
             return;
         }
+        // RFC 3465 §2.3: the post-RTO slow start is over.
+        self.ss_after_rto = false;
 
         let cwnd = cwnd_b / mss;
         let t_epoch = match self.s.t_epoch {
@@ -265,6 +299,25 @@ impl CongestionControl for Cubic {
         // CA stage afterwards uses K = 0, W_max = W_est = cwnd_epoch.
         self.s.t_epoch = None;
         self.s.after_rto = true;
+        // RFC 3465 §2.3: L = 1 SMSS in the slow start after an RTO.
+        self.ss_after_rto = true;
+        if let Some(h) = self.hystart.as_mut() {
+            h.on_congestion();
+        }
+    }
+
+    fn set_abc_limit(&mut self, l: u32) -> bool {
+        self.abc_l = l.max(1) as u64;
+        true
+    }
+
+    fn set_hystart(&mut self, on: bool) -> bool {
+        self.hystart = on.then(HyStart::default);
+        true
+    }
+
+    fn hystart(&self) -> Option<&HyStart> {
+        self.hystart.as_ref()
     }
 
     fn undo(&mut self) {
@@ -338,6 +391,38 @@ mod tests {
             cc.on_ack(st, &ack(now, MSS, rtt));
         }
         now
+    }
+
+    /// RFC 3465 §2.2 in CUBIC's slow start (as Reno): with L = 2 an ACK for
+    /// 2 segments opens cwnd by 2 SMSS (1 with L = 1), a stretch ACK by at
+    /// most 2; §2.3: L = 1 in the slow start after an RTO.
+    #[test]
+    fn slow_start_byte_counting() {
+        let mut cc = Cubic::default();
+        let mut st = state(10, 1000);
+        cc.on_ack(&mut st, &ack(0, 2 * MSS, 100 * MS));
+        assert_eq!(st.cwnd, 11 * MSS, "L = 1 by default");
+        assert!(cc.set_abc_limit(2));
+        cc.on_ack(&mut st, &ack(1, 2 * MSS, 100 * MS));
+        assert_eq!(st.cwnd, 13 * MSS);
+        cc.on_ack(&mut st, &ack(2, 5 * MSS, 100 * MS));
+        assert_eq!(st.cwnd, 15 * MSS, "capped at L*SMSS per ACK");
+        cc.on_rto(&mut st, 15 * MSS, true, 3);
+        st.cwnd = MSS;
+        cc.on_ack(&mut st, &ack(4, 2 * MSS, 100 * MS));
+        assert_eq!(st.cwnd, 2 * MSS, "L = 1 after an RTO");
+    }
+
+    /// HyStart++ through CUBIC: slow-start ACKs grow by min(N, 8 SMSS).
+    #[test]
+    fn hystart_slow_start_uses_l_8() {
+        let mut cc = Cubic::default();
+        assert!(cc.set_hystart(true));
+        let mut st = state(10, 1000);
+        cc.on_ack(&mut st, &ack(0, 10 * MSS, 100 * MS));
+        assert_eq!(st.cwnd, 18 * MSS);
+        cc.ssthresh_on_loss(&st, st.cwnd, 1);
+        assert!(!cc.hystart().unwrap().active(), "initial slow start only");
     }
 
     #[test]

@@ -8,6 +8,7 @@
 mod bdp_tracking;
 mod cubic;
 mod fast;
+pub mod hystart;
 mod params;
 mod qos_tcp;
 mod reno;
@@ -144,6 +145,17 @@ pub trait CongestionControl: Send {
     /// Returns false if this controller does not do byte counting.
     fn set_abc_limit(&mut self, _l: u32) -> bool {
         false
+    }
+
+    /// Use HyStart++ (RFC 9406) in the initial slow start (see `hystart`).
+    /// Returns false if this controller does not support it.
+    fn set_hystart(&mut self, _on: bool) -> bool {
+        false
+    }
+
+    /// HyStart++ state, if this controller runs it (diagnostics / tests).
+    fn hystart(&self) -> Option<&hystart::HyStart> {
+        None
     }
 }
 

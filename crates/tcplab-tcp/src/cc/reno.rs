@@ -2,6 +2,7 @@
 //! (RFC 3465). NewReno differs from Reno only in loss recovery (RFC 6582),
 //! which lives in the connection.
 
+use super::hystart::HyStart;
 use super::{half_flight, AckInfo, CcState, CongestionControl};
 use crate::Time;
 
@@ -13,6 +14,8 @@ pub struct Reno {
     abc_l: u64,
     /// In the slow start that follows a retransmission timeout (RFC 3465 §2.3).
     after_rto: bool,
+    /// HyStart++ for the initial slow start (RFC 9406), if enabled.
+    hystart: Option<HyStart>,
 }
 
 impl Default for Reno {
@@ -21,6 +24,7 @@ impl Default for Reno {
             bytes_acked: 0,
             abc_l: 1,
             after_rto: false,
+            hystart: None,
         }
     }
 }
@@ -35,6 +39,20 @@ impl CongestionControl for Reno {
             return;
         }
         if st.in_slow_start() {
+            if let Some(step) = self
+                .hystart
+                .as_mut()
+                .and_then(|h| h.on_slow_start_ack(st, ack))
+            {
+                // RFC 9406 §4.2: HyStart++ slow start / CSS growth (L = 8);
+                // ssthresh = cwnd when CSS ends.
+                st.cwnd = (st.cwnd + step.increase).min(st.max_cwnd);
+                if step.enter_ca {
+                    st.ssthresh = st.cwnd;
+                }
+                self.bytes_acked = 0;
+                return;
+            }
             // RFC 3465 §2.2: cwnd += min(N, L*SMSS) per ACK; RFC 3465 §2.3:
             // L = 1 SMSS in the slow start after an RTO. With L = 1 this is
             // RFC 5681 §3.1 eq. 2.
@@ -55,6 +73,9 @@ impl CongestionControl for Reno {
 
     fn ssthresh_on_loss(&mut self, st: &CcState, flight: u64, _now: Time) -> u64 {
         self.bytes_acked = 0;
+        if let Some(h) = self.hystart.as_mut() {
+            h.on_congestion();
+        }
         // RFC 5681 §3.2 step 2 / eq. 4.
         half_flight(flight, st.mss)
     }
@@ -64,11 +85,23 @@ impl CongestionControl for Reno {
             st.ssthresh = self.ssthresh_on_loss(st, flight, now);
         }
         self.after_rto = true;
+        if let Some(h) = self.hystart.as_mut() {
+            h.on_congestion();
+        }
     }
 
     fn set_abc_limit(&mut self, l: u32) -> bool {
         self.abc_l = l.max(1) as u64;
         true
+    }
+
+    fn set_hystart(&mut self, on: bool) -> bool {
+        self.hystart = on.then(HyStart::default);
+        true
+    }
+
+    fn hystart(&self) -> Option<&HyStart> {
+        self.hystart.as_ref()
     }
 }
 
