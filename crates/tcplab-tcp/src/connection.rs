@@ -410,7 +410,7 @@ impl Connection {
                 self.app_unread = 0;
             }
             Some(rate) => {
-                if self.read_busy.is_none() && self.app_unread > 0 {
+                if self.read_busy.is_none() {
                     let chunk = self.app_unread.min(self.mss.max(1));
                     let ns = (chunk as u128 * 8 * 1_000_000_000).div_ceil(rate as u128);
                     self.read_busy = Some((now + ns as Time, chunk));
@@ -438,7 +438,7 @@ impl Connection {
         if self.ack_pending || !self.state_synchronized() {
             return;
         }
-        let known = self.adv_right.saturating_sub(self.reasm.rcv_nxt);
+        let known = self.known_window();
         let avail = self.rcv_window();
         if known * 2 <= self.cfg.rcv_buf && avail >= 2 * known && avail - known >= self.sws_step() {
             self.ack_pending = true;
@@ -451,6 +451,11 @@ impl Connection {
             self.state,
             State::Closed | State::Listen | State::SynSent | State::SynRcvd
         )
+    }
+
+    /// The window the peer was last told: advertised right edge − RCV.NXT.
+    fn known_window(&self) -> u64 {
+        self.adv_right.saturating_sub(self.reasm.rcv_nxt)
     }
 
     /// Receiver SWS avoidance step (RFC 9293 §3.8.6.2.2):
@@ -468,7 +473,7 @@ impl Connection {
         if self.cfg.read_rate_bps.is_none() && !self.reader_paused {
             return avail;
         }
-        let known = self.adv_right.saturating_sub(self.reasm.rcv_nxt);
+        let known = self.known_window();
         if avail >= known + self.sws_step() {
             avail
         } else {
@@ -1076,11 +1081,7 @@ impl Connection {
             return;
         }
         if self.persist_deadline.is_none() && !self.probe_pending {
-            let mut iv = self.rtt.rto();
-            for _ in 0..self.persist_backoff {
-                iv = iv.saturating_mul(2).min(self.cfg.rto.max);
-            }
-            self.persist_deadline = Some(now + iv);
+            self.persist_deadline = Some(now + self.rtt.rto_backed_off(self.persist_backoff));
         }
     }
 

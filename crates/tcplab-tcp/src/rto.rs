@@ -84,8 +84,14 @@ impl RttEstimator {
 
     /// The current timeout including backoff, capped at the profile maximum.
     pub fn rto(&self) -> Time {
+        self.rto_backed_off(0)
+    }
+
+    /// The current timeout doubled `extra` more times (e.g. per unanswered
+    /// zero-window probe), capped at the profile maximum.
+    pub fn rto_backed_off(&self, extra: u32) -> Time {
         let mut rto = self.base_rto;
-        for _ in 0..self.backoff {
+        for _ in 0..self.backoff.saturating_add(extra) {
             rto = rto.saturating_mul(2);
             if rto >= self.profile.max {
                 return self.profile.max;
