@@ -195,6 +195,27 @@ struct PendingTruth {
     fr: bool,
 }
 
+impl ConnPair {
+    /// Count a retransmission (timeout or fast retransmit) found spurious.
+    fn count_spurious(&mut self, fr: bool) {
+        if fr {
+            self.spurious_fr += 1;
+        } else {
+            self.spurious += 1;
+        }
+    }
+
+    /// Ground truth for the retransmission logged at `row`: spurious now, or
+    /// decided later by the copies that reach the receiver (`on_arrive`).
+    fn note_truth(&mut self, spurious: bool, seq: u64, at: Time, row: usize, fr: bool) {
+        if spurious {
+            self.count_spurious(fr);
+        } else {
+            self.truth.push(PendingTruth { seq, at, row, fr });
+        }
+    }
+}
+
 struct ConnPair {
     id: u32,
     snd: Connection,
@@ -618,11 +639,8 @@ impl Sim {
                     if t.seq >= off && t.seq < off + p.seg.payload_len as u64 {
                         if p.sent_at < t.at {
                             self.out.set_spurious(t.row, 1);
-                            if t.fr {
-                                pair.spurious_fr += 1;
-                            } else {
-                                pair.spurious += 1;
-                            }
+                            let fr = t.fr;
+                            pair.count_spurious(fr);
                             pair.truth.swap_remove(k);
                             continue;
                         } else if t.fr {
@@ -920,16 +938,7 @@ impl Sim {
                     rto as f64 * 1e-9,
                 );
                 pair.timeout_rows.push(row);
-                if spurious {
-                    pair.spurious += 1;
-                } else {
-                    pair.truth.push(PendingTruth {
-                        seq,
-                        at: now,
-                        row,
-                        fr: false,
-                    });
-                }
+                pair.note_truth(spurious, seq, now, row, false);
             }
             Event::FastRetransmit {
                 id: n,
@@ -960,16 +969,7 @@ impl Sim {
                 // Rows are indexed by the episode number (`SpuriousFrDetected::id`).
                 debug_assert_eq!(pair.fr_rows.len(), n as usize);
                 pair.fr_rows.push(row);
-                if spurious {
-                    pair.spurious_fr += 1;
-                } else {
-                    pair.truth.push(PendingTruth {
-                        seq,
-                        at: now,
-                        row,
-                        fr: true,
-                    });
-                }
+                pair.note_truth(spurious, seq, now, row, true);
             }
             Event::SpuriousFrDetected {
                 id: n,
