@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -320,7 +321,7 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     body = []
     for gkey, rs in groups.items():
         m, ci = mean_ci95([r["goodput_bps"] for r in rs])
-        half = "" if ci != ci else f" ± {ci / 1e6:.3f}"  # NaN for a single seed
+        half = "" if math.isnan(ci) else f" ± {ci / 1e6:.3f}"  # NaN for a single seed
         body.append(
             [
                 *[str(v) for v in gkey[:-2]],
@@ -350,9 +351,9 @@ def _write_rows(rows: list[dict[str, Any]], out: Path) -> None:
 
         pcsv.write_csv(table, out)
     else:
-        import pyarrow.parquet as pq
+        from tcplab.results import write_parquet
 
-        pq.write_table(table, out)
+        write_parquet(table, out)
 
 
 def _cmd_scenarios(args: argparse.Namespace) -> int:

@@ -61,6 +61,13 @@ REPORT_FIELDS = ("events", "packets", "sim_time_s")
 _PARQUET_OPTIONS: dict[str, Any] = {"compression": "zstd", "compression_level": 3}
 
 
+def write_parquet(table: pa.Table, path: str | os.PathLike[str]) -> None:
+    """Write ``table`` as Parquet with tcplab's options (the bytes depend only on the data)."""
+    import pyarrow.parquet as pq
+
+    pq.write_table(table, path, **_PARQUET_OPTIONS)
+
+
 def _check_columns(columns: Mapping[str, Any], table: str, expected: tuple[str, ...]) -> None:
     """Check the raw columns without numpy: every expected column present, equal lengths
     (the item size is the digits of the dtype string, e.g. ``"<u8"`` → 8 bytes)."""
@@ -315,8 +322,6 @@ class RunResult:
         The bytes depend only on the run's data (no wall time, no timestamps), so the same
         scenario and seed give identical files.
         """
-        import pyarrow.parquet as pq
-
         out = Path(out_dir)
         out.mkdir(parents=True, exist_ok=True)
         summary = {"scenario": self.scenario, "seed": self.seed, **self.summary}
@@ -324,6 +329,6 @@ class RunResult:
         paths[0].write_text(json.dumps(summary, indent=2, ensure_ascii=False) + "\n", "utf-8")
         for name in TABLES:
             path = out / f"{name}.parquet"
-            pq.write_table(self._arrow[name], path, **_PARQUET_OPTIONS)
+            write_parquet(self._arrow[name], path)
             paths.append(path)
         return paths
