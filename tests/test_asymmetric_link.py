@@ -1,6 +1,6 @@
-"""The asymmetric-link paper (seed 002) at reduced scale: Table 1 ping RTTs, the 32 kbps point,
-the saturation uplink rate, the ACK-interval optimum, the analytic bound, and one small case per
-RFC 3449 mitigation showing its effect."""
+"""The asymmetric-link paper (docs/papers.md §3) at reduced scale: Table 1 ping RTTs, the 32 kbps
+point, the saturation uplink rate, the ACK-interval optimum, the analytic bound, and one small
+case per RFC 3449 mitigation showing its effect."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
 # ruff: noqa: RUF002, RUF003  (the thesis's notation: −, –, α, μ)
-"""Thesis targets R1–R6, R8, R10, R12, R13, R15, R18 from the analytic models (seed 004)."""
+"""Thesis targets R1–R6, R8, R10, R12, R13, R15, R18 (docs/throughput-bound-notes.md §5) from
+the analytic models."""
 
 from __future__ import annotations
 
@@ -124,7 +125,8 @@ def test_r13_buffer_sizing() -> None:
     assert tb.ip2n(opt["tx"], rtt, b) == pytest.approx(b)
     assert tb.ip2n(opt["tx"] / 2, rtt, b) < b and tb.ip2n(opt["tx"] * 2, rtt, b) < b
     assert tb.thr_ip_net(opt["tx"], 0, rtt, b) == pytest.approx(b)
-    assert tb.thr_ip_net(opt["tx"], -opt["tx"] / 4, rtt, b) < b  # notes §6.2
+    # docs/throughput-bound-notes.md §6.2: the Δ < 0 branch read as Tx − |Δ|
+    assert tb.thr_ip_net(opt["tx"], -opt["tx"] / 4, rtt, b) < b
     assert tb.send_buffer_curve(1.0) == pytest.approx(1.0)
     assert tb.send_buffer_curve(1e-6) == pytest.approx(0.5, abs=1e-3)
     assert tb.send_buffer_curve(2.0) == pytest.approx(0.75)

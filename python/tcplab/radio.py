@@ -2,7 +2,7 @@
 
 The paper describes its five environments only qualitatively (§2, §6): strong field near the
 base station, weak field at the cell edge (static), pedestrian, car and express train. The
-numbers below are tcplab's calibration (see ``papers/sto3g.py`` and the README): the static
+numbers below are tcplab's calibration (see ``papers/sto3g.py`` and docs/scenarios.md): the static
 presets differ in block error rate (how many RLC retransmissions, hence how large and how
 variable the steady delay is); the moving presets add radio stalls (handover, shadowing,
 channel reallocation) whose rate rises with speed. Calibrated on Fig. 2 (STO incidence vs RTO
@@ -31,7 +31,7 @@ handshake RTT (0.82 s). A 2-PDU SYN rarely waits for an RLC retransmission (1 - 
 17%), while a 36-PDU data packet almost always does (1 - 0.91^36 = 97%, 25% of them twice). So
 the handshake sample under-states the data RTT at every connection start. A power-limited
 cell-edge link cannot follow slow fades: block errors come in bursts (a two-state
-Gilbert-Elliott channel, algorithms.md §8.2), and handshake and first flight then see the
+Gilbert-Elliott channel, docs/algorithms.md §8.2), and handshake and first flight then see the
 same state. The fit puts 0.5% BLER outside a fade, where power control holds its target, and
 30% in fades of 5-20 s covering ~35% of the time. That halves the conflict (standard
 0.34/MB; first-flight STOs 0.64 -> 0.20/MB; median RTO at an STO 0.82 -> 1.33 s) but does not

@@ -2,7 +2,7 @@
 
 Tables:
 
-- ``flows``: one row per flow, from the simulator's summary (see the README, "Outputs").
+- ``flows``: one row per flow, from the simulator's summary (see docs/outputs.md).
 - ``links``: one row per link direction (``name``, ``dir``, ``tx_packets``, ...).
 - ``cross``: one row per cross-traffic source.
 - ``timeseries``: per-flow samples every ``sample_interval`` (cwnd, ssthresh, srtt, ...).

@@ -1,7 +1,7 @@
 """TOML scenarios: loading, validation with field-naming errors, and conversion to the
 normalized simulator configuration (the serde structs of ``crates/tcplab-sim/src/config.rs``).
 
-Every rule lives here, once; the README's "Scenario reference" documents each key. A bad value
+Every rule lives here, once; docs/scenarios.md documents each key. A bad value
 raises :class:`ScenarioError` with one line naming the field path and the rule, e.g.
 ``flows[0].mss: must be between 64 and 65495 (got 10)``. Nothing is silently clamped.
 """

@@ -1,5 +1,5 @@
 //! An end host's NIC→memory path as a path component (Ito's thesis ch. 3;
-//! seed 004, notes/throughput-bound-thesis.md §2.4–§2.5).
+//! docs/papers.md §5, docs/throughput-bound-notes.md §2.4–§2.5).
 //!
 //! Data packets (forward direction) pass one at a time through the host's
 //! receive path (NIC buffer → PCI → backlog → socket buffer → application

@@ -34,12 +34,12 @@
 //!   capture and hidden terminals are not modelled.
 //!
 //! ## Constants (defaults) and sources
-//! ERP-OFDM short-slot BSS (IEEE 802.11-2007 §19.8.4, Table 19-8 via algorithms.md §9.1 [V]):
+//! ERP-OFDM short-slot BSS (IEEE 802.11-2007 §19.8.4, Table 19-8 via docs/algorithms.md §9.1 [V]):
 //! aSlotTime 9 µs, SIFS 10 µs plus 6 µs signal extension after each OFDM frame (§19.3.2.3),
 //! DIFS = SIFS + 2·slot = 28 µs, CWmin 15, CWmax 1023. OFDM frame time (§17.4.3 TXTIME):
 //! 16 µs preamble + 4 µs SIGNAL + 4 µs · ceil((16 + 8·L + 6) / N_DBPS) with N_DBPS = rate · 4 µs.
 //! MAC overhead per MSDU: 24 B header + 4 B FCS + 8 B LLC/SNAP = 36 B; ACK frame 14 B. Worked
-//! check (algorithms.md §9.1): a 1500-B IP packet at 54 Mbit/s lasts 254 µs, an ACK at 24 Mbit/s
+//! check (docs/algorithms.md §9.1): a 1500-B IP packet at 54 Mbit/s lasts 254 µs, an ACK at 24 Mbit/s
 //! 34 µs (tests below).
 //! Checked against standard-derived sources: the retry rule as quoted from the standard in INET's
 //! `RecoveryProcedure` ("retries ... shall continue until the SRC ... is equal to
@@ -1222,7 +1222,7 @@ mod tests {
     #[test]
     fn erp_ofdm_frame_times() {
         let t = Timing::new(&cfg());
-        // algorithms.md §9.1 worked numbers: 1500-B IP packet at 54 Mbit/s = 254 µs,
+        // docs/algorithms.md §9.1 worked numbers: 1500-B IP packet at 54 Mbit/s = 254 µs,
         // ACK at 24 Mbit/s = 34 µs, DIFS = 28 µs.
         assert_eq!(t.data(1500), 254_000);
         assert_eq!(t.ack, 34_000);

@@ -16,7 +16,7 @@
 //! Flow control follows from it: receiver SWS avoidance and window updates
 //! (RFC 9293 §3.8.6.2.2) and the sender's persist timer (§3.8.6.1).
 //!
-//! Departure from DESIGN.md ("loss recovery behind a trait"): the NewReno /
+//! Departure from docs/design.md §4 (one mechanism, one module): the NewReno /
 //! Reno (RFC 6582 / 5681 §3.2) and SACK (RFC 6675) recovery rules live here,
 //! in `enter_recovery`, `on_ack_in_recovery` and `next_data_segment`, over the
 //! shared `scoreboard::Scoreboard`, because they share the transmit-selection

@@ -1,5 +1,5 @@
 # ruff: noqa: RUF002, RUF003  (the thesis's notation: −, –, α, μ)
-"""The end-host TCP throughput bound of Ito's thesis (seed 004, notes/throughput-bound-thesis.md).
+"""The end-host TCP throughput bound of Ito's thesis (docs/throughput-bound-notes.md).
 
 Masaya Ito, *A study on the upper bound of TCP throughput in a combined network–terminal system*,
 PhD thesis, Osaka University, 2008. Equation numbers below are the thesis's.
@@ -8,7 +8,8 @@ Units: every function takes SI quantities — bandwidths in bit/s, times in s, M
 and returns bit/s (or a dimensionless ratio) unless the thesis's closed forms (3.57)–(3.59) are
 asked for, which return Mbps with the thesis's "1024 ≈ 1 Gbps" convention.
 
-Assumptions where the thesis is ambiguous (numbers refer to §6 of the notes):
+Assumptions where the thesis is ambiguous (numbers refer to §6 of
+docs/throughput-bound-notes.md):
 
 - §6.7: (3.44)/(3.45) are printed with ``min`` in the first term; ``reading="max"`` is the reading
   that makes the bound approach the conventional model (3.5) above the 12 ms crossover.
@@ -91,8 +92,8 @@ def small_rtt_limit(b_ge: float, b_fsb: float) -> float:
 
 @model("tb_table31_ratio")
 def table31_ratio(mtu: float, b_ge: float, b_fsb: float, t_l: float) -> float:
-    """Table 3.1's normalised ratio 1/(1 + 2B_GE/B_FSB + t_L·B_GE/MTU) (MTU in bits; notes §6.3:
-    the table's form, not (3.12)'s)."""
+    """Table 3.1's normalised ratio 1/(1 + 2B_GE/B_FSB + t_L·B_GE/MTU) (MTU in bits; the table's
+    form, not (3.12)'s: docs/throughput-bound-notes.md §6.3)."""
     _pos(mtu=mtu, b_ge=b_ge, b_fsb=b_fsb)
     return 1.0 / (1 + 2 * b_ge / b_fsb + t_l * b_ge / (8 * mtu))
 
@@ -101,7 +102,8 @@ def table31_ratio(mtu: float, b_ge: float, b_fsb: float, t_l: float) -> float:
 
 
 def frag_alpha(mtu: float, mss: float = 1460) -> int:
-    """Thesis eq. (3.43): MTU fragments per MSS slot; 1 for MTU ≥ 1000 B (notes §6.6)."""
+    """Thesis eq. (3.43): MTU fragments per MSS slot; 1 for MTU ≥ 1000 B
+    (docs/throughput-bound-notes.md §6.6)."""
     _pos(mtu=mtu, mss=mss)
     if mtu >= 1000:
         return 1
@@ -134,7 +136,7 @@ def _first_term(mtu: float, rtt: float, b_ge: float, sqrt_p: float, reading: str
     if reading == "min":
         return min(link, loss)  # as printed in (3.44)/(3.45)
     if reading == "max":
-        return max(link, loss)  # notes §6.7
+        return max(link, loss)  # docs/throughput-bound-notes.md §6.7
     raise ValueError(f"reading: must be 'min' or 'max' (got {reading!r})")
 
 
@@ -244,7 +246,7 @@ def closed_form_constant(
 def closed_nontoe(mtu: float, mss: float = 1460, const: float = 1.36, lat: float = 1.2) -> float:
     """Thesis eq. (3.57), Mbps: the non-TOE curve; ``const`` is the per-bit constant (1.36 as
     printed; :func:`closed_form_constant` derives it), ``lat`` the latency coefficient (1.2).
-    Reproduced as printed, including its jump at MTU = MSS (notes §6.8)."""
+    Reproduced as printed, including its jump at MTU = MSS (docs/throughput-bound-notes.md §6.8)."""
     _pos(mtu=mtu, mss=mss, const=const)
     if mtu < mss:
         return 1024 * mtu / mss * frag_alpha(mtu, mss)
@@ -277,7 +279,7 @@ def estimate_bandwidth(
     d: float, mtu: float, b_fsb: float, b_pci: float, t_ptr: float, e: float = 0.0
 ) -> float:
     """Thesis eq. (3.60), bit/s: the link bandwidth from the measured transit time ``d`` (s),
-    with timestamp error ``e`` (s); t_ptr = t_L (notes §6.10)."""
+    with timestamp error ``e`` (s); t_ptr = t_L (docs/throughput-bound-notes.md §6.10)."""
     _pos(d=d, mtu=mtu, b_fsb=b_fsb, b_pci=b_pci)
     bits = 8 * mtu
     inv = d / bits - 1.25 / b_fsb - 1 / (4 * b_pci) - (t_ptr + e) / bits - 2.5e-11
@@ -327,7 +329,7 @@ def fit_loopback(mtus: list[float], inv_d: list[float]) -> tuple[float, float]:
 @model("tb_thr_ip_net")
 def thr_ip_net(tx: float, delta: float, rtt: float, b_ge: float) -> float:
     """Thesis eq. (2.1), bit/s: IP send buffer ``tx`` bytes over/under-sized by ``delta`` bytes
-    (Δ < 0 read as Tx − |Δ|, notes §6.2)."""
+    (Δ < 0 read as Tx − |Δ|, docs/throughput-bound-notes.md §6.2)."""
     _pos(tx=tx, rtt=rtt, b_ge=b_ge)
     tx_b, d_b = 8 * tx, 8 * delta
     if delta > 0:

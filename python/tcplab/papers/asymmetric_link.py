@@ -1,6 +1,6 @@
 """Reproduction of Kato, Kamagata, Ito (Toshiba R&D, ~1996), "TCP/IP suitable for asymmetric
-wireless link" (seed 002): a bulk download over 10 Mbps Ethernet whose ACKs return over a slow
-PPP serial uplink.
+wireless link" (docs/papers.md §3): a bulk download over 10 Mbps Ethernet whose ACKs return
+over a slow PPP serial uplink.
 
 Settings from the paper: window 8760 B (simulation and testbed), MSS 1460, BSD/OS 2.1 receivers
 that ACK every 2nd segment (with BSD's 200 ms delayed-ACK timer), data 1500 B IP = 1526 B

@@ -1,4 +1,4 @@
-"""QoS-TCP on a moving WLAN terminal (Ando, Murase, Oguchi, ~2011; seed 003).
+"""QoS-TCP on a moving WLAN terminal (Ando, Murase, Oguchi, ~2011; docs/papers.md §4).
 
 Three parts:
 
@@ -869,6 +869,6 @@ on timeout) and an AP that is "not a simple FIFO" (the paper's ref. [7]). The pa
 are single testbed measurements; tcplab reports means over seeds.
 
 **QoS-TCP** is a labelled reconstruction (`crates/tcplab-tcp/src/cc/qos_tcp.rs`,
-algorithms.md §5.5): the equations of Shimonishi et al. (2006) were not available.
+docs/algorithms.md §5.5): the equations of Shimonishi et al. (2006) were not available.
 """,
     )

@@ -1,16 +1,17 @@
 # ruff: noqa: RUF001, RUF002, RUF003  (the thesis's notation: −, –, α, μ, ×)
-"""Reproduction of Ito's thesis (seed 004): the end-host TCP throughput bound, transit-time
-bandwidth estimation and BDP-tracking window control (notes/throughput-bound-thesis.md).
+"""Reproduction of Ito's thesis (docs/papers.md §5): the end-host TCP throughput bound, transit-time
+bandwidth estimation and BDP-tracking window control (docs/throughput-bound-notes.md).
 
 Analytic targets come from :mod:`tcplab.models.throughput_bound`; simulated ones run the
 simulator with the end-host component (``[[path]] kind = "host"``) and the congestion controls
 ``vegas``, ``fast`` and ``bdp-tracking``.
 
-Settings the thesis leaves open (notes §6.18), each a knob of :func:`dumbbell_config`:
+Settings the thesis leaves open (docs/throughput-bound-notes.md §6.18), each a knob of
+:func:`dumbbell_config`:
 access links 1 Gbps / 1 ms, bottleneck 1 Gbps / 10 ms (RTT_min ≈ 24 ms) with a 40-packet DropTail
 queue, 100 Mbps CBR UDP (1000 B) over 0–125 s, TCP from 1 s with 552 B packets (MSS 512, no
-timestamps), Vegas α/β/γ = 1/3/1 (ns-2), FAST γ = 0.5 with α = 200 (large) or 20 (small, the
-notes' value) and 10: FIFO queue holds the CBR's packets too, so FAST's α TCP packets come with
+timestamps), Vegas α/β/γ = 1/3/1 (ns-2), FAST γ = 0.5 with α = 200 (large) or 20 (small, the value
+§6.18 suggests) and 10: FIFO queue holds the CBR's packets too, so FAST's α TCP packets come with
 about α·(CBR packet rate / TCP packet rate) CBR packets; at 155 Mbps the rates are equal and α = 20
 already fills the 40-packet queue.
 """
@@ -41,7 +42,8 @@ __all__ = [
 ]
 
 GBPS = 1e9
-#: When the dumbbell's TCP flows open (s), after the CBR has started (notes §6.18).
+#: When the dumbbell's TCP flows open (s), after the CBR has started
+#: (docs/throughput-bound-notes.md §6.18).
 TCP_START = 1.0
 #: Thesis §3.5 constants.
 NONTOE = {"b_fsb": 9.8e9, "b_pci": 1.06e9}
@@ -257,8 +259,8 @@ def jain(xs: list[float]) -> float:
 def _analytic(report: Report) -> None:
     out = report.out_dir
     # R5/R6: closed forms (3.57)–(3.59)
-    # α (3.43) is defined at 500 B and for MTU ≥ 1000 B only (notes §6.6): the curves start at
-    # 1000 B, the 500 B values are drawn as points
+    # α (3.43) is defined at 500 B and for MTU ≥ 1000 B only (docs/throughput-bound-notes.md
+    # §6.6): the curves start at 1000 B, the 500 B values are drawn as points
     mtus = np.concatenate([np.linspace(1000, 1459.9, 50), np.linspace(1460, 16000, 400)])
     fig, ax = plots.figure()
     for f, lab in (
@@ -275,7 +277,8 @@ def _analytic(report: Report) -> None:
     allp = paper_nt + paper_toe + paper_off
     plots.mark_paper(ax, [x for x, _ in allp], [y for _, y in allp])
     ax.annotate(
-        "jumps at MTU = MSS and 2048 B\nare in the printed forms (notes §6.8)",
+        "jumps at MTU = MSS and 2048 B are in the printed\n"
+        "forms (docs/throughput-bound-notes.md §6.8)",
         (1460, 1000),
         (3500, 1000),
         fontsize=7,
@@ -447,7 +450,7 @@ def _analytic(report: Report) -> None:
             round(v, 3),
             rule="±0.015",
             ok=abs(v - pv) <= 0.015,
-            note="B_FSB = 4.2 Gbps, t_L = 9.5 µs (notes §6.3)",
+            note="B_FSB = 4.2 Gbps, t_L = 9.5 µs (docs/throughput-bound-notes.md §6.3)",
         )
     bint = 552.648e6 * 8 / 1.1 / 1e9
     report.compare(
@@ -457,7 +460,10 @@ def _analytic(report: Report) -> None:
         unit="Gbps",
         rule="±0.05",
         ok=abs(bint - 4.2) <= 0.05,
-        note="552.648·8/1.1 = 4.02: the thesis's arithmetic is off (notes §6.5)",
+        note=(
+            "552.648·8/1.1 = 4.02: the thesis's arithmetic is off "
+            "(docs/throughput-bound-notes.md §6.5)"
+        ),
     )
     n = 0.12e-3 * 1e9 / (1500 * 8)
     report.compare(
@@ -1119,8 +1125,9 @@ def _dumbbell_case(
 
 
 def _dumbbell(report: Report, jobs: int | None) -> None:
-    # Quick: the 155 Mbps sweep point (60 s). Full: the notes' default (1 Gbps / 10 ms) and the
-    # sweep of §6.18 (155 and 200 Mbps, and a longer delay), 125 s each.
+    # Quick: the 155 Mbps sweep point (60 s). Full: the default of
+    # docs/throughput-bound-notes.md §6.18 (1 Gbps / 10 ms) and its sweep (155 and 200 Mbps, and
+    # a longer delay), 125 s each.
     if report.quick:
         cases = [(155e6, 0.010, 60.0, "155M")]
     else:
@@ -1155,12 +1162,12 @@ def _dumbbell(report: Report, jobs: int | None) -> None:
 
 
 NOTES = """
-- **Readings.** (3.44)/(3.45) are evaluated as printed (`min`) and with `max` (notes §6.7). Both
-  change branch at the same RTT (12 ms for √p = 1e-3, 1 Gbps, 1500 B), but only `max` approaches
-  the conventional model (3.5) above it, as the thesis says: the printed `min` is reported as a
-  miss of that claim.
-- **R8.** 552.648·8/1.1 = 4.02 Gbps, not the thesis's 4.2 (notes §6.5): a miss of the thesis's
-  arithmetic, not of tcplab.
+- **Readings.** (3.44)/(3.45) are evaluated as printed (`min`) and with `max`
+  (docs/throughput-bound-notes.md §6.7). Both change branch at the same RTT (12 ms for √p = 1e-3,
+  1 Gbps, 1500 B), but only `max` approaches the conventional model (3.5) above it, as the thesis
+  says: the printed `min` is reported as a miss of that claim.
+- **R8.** 552.648·8/1.1 = 4.02 Gbps, not the thesis's 4.2 (docs/throughput-bound-notes.md
+  §6.5): a miss of the thesis's arithmetic, not of tcplab.
 - **Host component.** A serial server per packet: MTU/B_GE (store-and-forward from the wire) +
   the (3.39)/(3.40) transfer terms + t_L, so a bulk transfer with a large enough window runs at
   MTU/d by construction; the §3.5 hosts (B_FSB 9.8/21 G, B_PCI 1.06/2.5 G, F_TOE 32 G, G = 1.024
@@ -1207,17 +1214,18 @@ NOTES = """
 - **Estimation (R10).** tcplab's estimate inverts (3.60) on the host's measured train transit
   time plus a uniform timestamp error in [0, Δe]; the thesis's extra 2.5e-11 s/bit term has no
   counterpart in the simulated host and is left out there.
-- **Dumbbell (§4.5).** Link rates, delays, start times and parameters are the notes' §6.18
-  defaults (see the module docstring), swept in the full run. "After convergence" is the last
-  quarter of the run. With a 40-packet queue against a 4900-packet BDP (1 Gbps / 10 ms), every
-  control's start-up overshoot ends in a loss far below the BDP and the +1/RTT growth takes about
-  90 s to reach it: bdp-tracking settles only at about 92 s there (Vegas about when the run ends),
-  at 155 and 200 Mbps within seconds. FAST's α must
-  fit the router queue, shared with the CBR: α = 200 oscillates everywhere; α = 20 already fills
-  the queue at 155/200 Mbps (the CBR sends as many packets as the TCP flow), α = 10 settles.
+- **Dumbbell (§4.5).** Link rates, delays, start times and parameters are the defaults of
+  docs/throughput-bound-notes.md §6.18 (see the module docstring), swept in the full run. "After
+  convergence" is the last quarter of the run. With a 40-packet queue against a 4900-packet BDP
+  (1 Gbps / 10 ms), every control's start-up overshoot ends in a loss far below the BDP and the
+  +1/RTT growth takes about 90 s to reach it: bdp-tracking settles only at about 92 s there (Vegas
+  about when the run ends), at 155 and 200 Mbps within seconds. FAST's α must fit the router
+  queue, shared with the CBR: α = 200 oscillates everywhere; α = 20 already fills the queue at
+  155/200 Mbps (the CBR sends as many packets as the TCP flow), α = 10 settles.
 - **bdp-tracking assumptions** are listed in `crates/tcplab-tcp/src/cc/bdp_tracking.rs`
-  (notes §6.1, 6.11, 6.13–6.16, plus: congestion = every RTT sample of a round above RTT_min +
-  tolerance; Acquisition steps capped at doubling; B = largest train rate since the start).
+  (docs/throughput-bound-notes.md §6.1, 6.11, 6.13–6.16, plus: congestion = every RTT sample of
+  a round above RTT_min + tolerance; Acquisition steps capped at doubling; B = largest train rate
+  since the start).
 """
 
 

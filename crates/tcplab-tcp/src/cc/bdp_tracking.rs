@@ -1,5 +1,5 @@
-//! BDP-tracking window control (Ito's thesis ch. 4, §4.3–§4.4; seed 004,
-//! notes/throughput-bound-thesis.md §2.9–§2.10): drive cwnd to the
+//! BDP-tracking window control (Ito's thesis ch. 4, §4.3–§4.4;
+//! docs/throughput-bound-notes.md §2.9–§2.10): drive cwnd to the
 //! bandwidth-delay product B·RTT_min, with B measured by the receiving host
 //! from the transit time of a packet train (`on_transit_feedback`).
 //!
@@ -14,7 +14,7 @@
 //!   eq. (4.17) decrease if this round was congested. RTO: W = P_init and
 //!   back to Acquisition (re-acquiring from the loss window).
 //!
-//! Assumptions where the thesis is silent or inconsistent (notes §6):
+//! Assumptions where the thesis is silent or inconsistent (docs/throughput-bound-notes.md §6):
 //! - §6.1: W in packets, B in payload bytes/s inside the controller.
 //! - §6.11: B = (P−1)·size/(t_last − t_first) over the receiver's train
 //!   (the host computes it); the controller keeps the largest estimate
@@ -26,11 +26,11 @@
 //!   Until the first feedback arrives W stays at the initial window.
 //! - §6.13/§6.14: a round is congested when the fraction ε of its RTT
 //!   samples above RTT_min + tol exceeds `eps` (default 0.99, i.e. every
-//!   sample: a standing queue; the notes suggest ½, but then the queueing a
+//!   sample: a standing queue; §6.14 suggests ½, but then the queueing a
 //!   flow's own initial 10-packet burst causes at the bottleneck already
 //!   reads as congestion and ends Acquisition in the first round),
 //!   tol = max(tol_frac·RTT_min,
-//!   tol_pkts·MSS/B). The notes suggest tol_frac = 0.05; the default here is
+//!   tol_pkts·MSS/B). §6.13 suggests tol_frac = 0.05; the default here is
 //!   0.002 with tol_pkts = 4, because §4.5's 40-packet router queue holds at
 //!   most 0.7 % of a 24 ms RTT at 1 Gbps and a 5 % tolerance never fires.
 //!   ε weights are decisions, not random draws.

@@ -1,4 +1,4 @@
-//! FAST TCP (Jin, Wei, Low, INFOCOM 2004; thesis eq. (2.7); notes/algorithms.md §5.3).
+//! FAST TCP (Jin, Wei, Low, INFOCOM 2004; thesis eq. (2.7); docs/algorithms.md §5.3).
 //!
 //! Once per RTT: `w ← min(2w, (1−γ)·w + γ·(baseRTT/avgRTT·w + α))`, with
 //! baseRTT the smallest RTT seen and avgRTT a per-ACK EWMA of the RTT with
@@ -8,7 +8,7 @@
 //! a decrease applies at once. Loss: Reno's halving (thesis §2.5).
 //!
 //! Parameters: `alpha` (packets, default 200: the ns-2 module's value,
-//! notes §6.18), `gamma` in (0, 1] (default 0.5).
+//! docs/throughput-bound-notes.md §6.18), `gamma` in (0, 1] (default 0.5).
 
 use super::{half_flight, AckInfo, CcParams, CcState, CongestionControl};
 use crate::Time;

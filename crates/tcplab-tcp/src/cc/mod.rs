@@ -93,7 +93,7 @@ pub struct TransitFeedback {
 }
 
 impl TransitFeedback {
-    /// Delivery rate of the train, bytes per second (notes §6.11:
+    /// Delivery rate of the train, bytes per second (docs/throughput-bound-notes.md §6.11:
     /// B = (P_init − 1)·size / (t_last − t_first)).
     pub fn rate_bytes_per_s(&self) -> Option<f64> {
         (self.span > 0 && self.pkts >= 2).then(|| self.bytes as f64 * 1e9 / self.span as f64)

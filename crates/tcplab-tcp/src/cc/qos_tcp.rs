@@ -3,12 +3,12 @@
 //! IEICE Trans. Commun. E89-B(9), pp. 2280–2291, 2006).
 //!
 //! **Reconstruction.** The 2006 paper's equations could not be retrieved (no copy, abstract with
-//! formulas or implementation was found; see algorithms.md §5.5 [R]). What is known from the QoS-TCP
+//! formulas or implementation was found; see docs/algorithms.md §5.5 [R]). What is known from the QoS-TCP
 //! paper being reproduced (Ando, Murase, Oguchi, §1.1 and §6): QoS-TCP (i) sets the slow-start
 //! threshold from the target bandwidth and steers cwnd to the target, (ii) keeps cwnd as high as
 //! possible on packet loss, (iii) keeps TCP's congestion-collapse protection, and (iv) after a
 //! window collapse it regrows faster than Reno because its ssthresh is higher. This module
-//! implements algorithms.md §5.5:
+//! implements docs/algorithms.md §5.5:
 //!
 //! * `W_t = R_target · SRTT / 8` bytes (the window that carries the target rate at the current
 //!   RTT; SRTT rather than the minimum RTT so that queueing delay is paid for).
@@ -25,7 +25,7 @@
 use super::{half_flight, AckInfo, CcState, CongestionControl};
 use crate::Time;
 
-/// δ of the gentle window reduction (algorithms.md §5.5 [R]).
+/// δ of the gentle window reduction (docs/algorithms.md §5.5 [R]).
 const DELTA_NUM: u64 = 1;
 const DELTA_DEN: u64 = 8;
 

@@ -1,5 +1,5 @@
 //! TCP Vegas (Brakmo & Peterson, IEEE JSAC 13(8), 1995), in the form of
-//! Linux `tcp_vegas.c` (notes/algorithms.md §5.1): once per RTT compare the
+//! Linux `tcp_vegas.c` (docs/algorithms.md §5.1): once per RTT compare the
 //! expected and actual rates through `diff = cwnd·(rtt − baseRTT)/baseRTT`,
 //! the number of this flow's packets queued in the path.
 //!

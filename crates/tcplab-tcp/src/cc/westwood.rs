@@ -1,5 +1,5 @@
-//! TCP Westwood+ (Mascolo et al.; Linux `tcp_westwood.c`, notes/algorithms.md
-//! §5.2): Reno growth; a bandwidth estimate sampled once per RTT (at least
+//! TCP Westwood+ (Mascolo et al.; Linux `tcp_westwood.c`; docs/algorithms.md §5.2):
+//! Reno growth; a bandwidth estimate sampled once per RTT (at least
 //! 50 ms) through two cascaded 7/8 EWMA stages sets ssthresh = BWE·RTTmin
 //! after loss recovery and after a timeout.
 

@@ -9,7 +9,7 @@
 //! cumulatively or by SACK, data sent before the timeout and never retransmitted
 //! (`FLAG_ORIG_SACK_ACKED` -> `tcp_try_undo_loss(sk, true)`), in step 2 as well
 //! as in step 3. It needs no new data to probe with, so a timeout at the tail
-//! of a transfer is still decided (algorithms.md §3.2 "Linux extras (b)").
+//! of a transfer is still decided (docs/algorithms.md §3.2 "Linux extras (b)").
 
 use super::{AckView, Decision, Detector, MissCause, NewData, RtoView};
 
