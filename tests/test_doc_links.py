@@ -78,13 +78,17 @@ def repo_files() -> tuple[Path, ...]:
     return tuple(sorted(found))
 
 
+@cache
 def _text(rel: Path) -> str:
     return (REPO / rel).read_text(encoding="utf-8", errors="replace")
 
 
 def _hits(pattern: re.Pattern[str], rel: Path) -> list[str]:
+    text = _text(rel)
+    if not pattern.search(text):
+        return []
     out = []
-    for n, line in enumerate(_text(rel).splitlines(), 1):
+    for n, line in enumerate(text.splitlines(), 1):
         if pattern.search(line):
             out.append(f"{rel}:{n}: {line.strip()[:120]}")
     return out
