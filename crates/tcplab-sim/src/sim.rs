@@ -370,7 +370,11 @@ impl Sim {
             flows,
             cross,
             pings: cfg.pings.iter().cloned().map(PingRt::new).collect(),
-            out: Output::default(),
+            out: Output::new(
+                cfg.record.timeseries,
+                cfg.record.events,
+                cfg.record.spill_dir.clone(),
+            ),
             now: 0,
             events_processed: 0,
             packets_delivered: 0,
@@ -406,6 +410,13 @@ impl Sim {
             }
             let e = self.eng.q.heap.pop().unwrap();
             let (at, ev) = (e.at(), e.ev);
+            if at < self.now {
+                // Cannot happen with bounded settings and saturating sums;
+                // a wrapped time would otherwise run silently backwards.
+                self.violations
+                    .push(format!("time ran backwards: {at} ns after {} ns", self.now));
+                break;
+            }
             self.now = at;
             self.events_processed += 1;
             match ev {
@@ -1128,7 +1139,7 @@ impl Sim {
                 let think = dist::sample(think_ns, &mut f.rng) as Time;
                 self.eng
                     .q
-                    .push(now + think, Ev::OpenConn { flow: fi as u32 });
+                    .push(now.saturating_add(think), Ev::OpenConn { flow: fi as u32 });
             }
         }
     }
@@ -1273,7 +1284,7 @@ impl Sim {
             return;
         }
         for (id, &row) in pair.timeout_rows.iter().enumerate() {
-            if out.ev_spurious[row] == 1 && out.ev_detected[row] != 1 {
+            if out.spurious(row) == 1 && out.detected(row) != 1 {
                 let v = pair.verdicts.get(id).copied().unwrap_or(255);
                 agg.spurious_missed[(v as usize).min(3)] += 1;
             }
@@ -1301,7 +1312,7 @@ impl Sim {
         }
         self.eng
             .q
-            .push(now + self.cfg.sample_interval_ns, Ev::Sample);
+            .push(now.saturating_add(self.cfg.sample_interval_ns), Ev::Sample);
     }
 
     fn cbr_send(&mut self, ci: usize) {
@@ -1325,7 +1336,9 @@ impl Sim {
             feedback: None,
         };
         self.eng.uid += 1;
-        self.eng.q.push(now + gap, Ev::Cbr { cross: ci as u32 });
+        self.eng
+            .q
+            .push(now.saturating_add(gap), Ev::Cbr { cross: ci as u32 });
         self.forward(p);
     }
 
@@ -1412,6 +1425,9 @@ impl Sim {
                 .push(format!("... and {more} more violations"));
         }
         let mut out = self.out;
+        if let Some(e) = out.spill_error.take() {
+            return Err(e);
+        }
         out.summary = Some(Summary {
             name: self.cfg.name.clone(),
             seed: self.cfg.seed,
