@@ -108,6 +108,14 @@ def run(
     core = _core()
     if out is not None:
         _prepare_out(Path(out))
+    for i, pcap in enumerate(config["pcap"]):
+        try:
+            Path(pcap["path"]).open("wb").close()
+        except OSError as err:
+            raise OSError(
+                f"{scenario.source}: pcap[{i}].file: cannot create {pcap['path']}: "
+                f"{err.strerror or err}"
+            ) from None
     record: dict[str, Any] = {"timeseries": tables, "events": tables}
     if out is not None:
         # Long tables stream to files in the output directory (output.rs, SPILL_ROWS).

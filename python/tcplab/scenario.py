@@ -1193,6 +1193,12 @@ def _pcaps(top: _Table, topo: _Topology) -> list[dict[str, Any]]:
     for i, entry in enumerate(top.tables("pcap", required=False)):
         t = _Table(entry, f"pcap[{i}]", _PCAP_KEYS)
         link = topo.link_index(t.raw("hop"), t.at("hop"))
+        if topo.hops[link]["kind"] in ("pep", "dropper"):
+            raise field_error(
+                t.at("hop"),
+                f"a {topo.hops[link]['kind']} hop transmits nothing itself: capture on a link "
+                f"next to it (got {show(t.raw('hop'))})",
+            )
         direction = t.get_choice("dir", ("fwd", "rev", "both"), "direction", "both")
         file = t.get_str("file", f"{topo.names[link]}-{direction}.pcap")
         for j, earlier in enumerate(out):

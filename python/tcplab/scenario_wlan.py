@@ -203,6 +203,14 @@ def assign_stations(config: dict[str, Any]) -> None:
                         f"{key[:-1] if key == 'flows' else 'cross source'} {bad[0]} does not "
                         f"exist ({n} defined)",
                     )
+        on_station = {c for st in hop["stations"] for c in st["cross"]}
+        for k, cross in enumerate(config["cross"]):
+            if i in cross["path"] and k not in on_station:
+                raise field_error(
+                    f"path[{i}].stations",
+                    f"cross-traffic source {show(cross['name'])} passes this WLAN hop but no "
+                    f"station sends it (add cross = [{k}] to a [[path.stations]] entry)",
+                )
         listed = [f for st in hop["stations"] for f in st["flows"]]
         for f in range(len(config["flows"])):
             if listed.count(f) != 1:

@@ -339,20 +339,26 @@ impl Sim {
             })
             .collect();
         let mut taps = Taps {
-            map: vec![[None, None]; cfg.hops.len()],
+            map: vec![[Vec::new(), Vec::new()]; cfg.hops.len()],
             ..Default::default()
         };
         for (i, p) in cfg.pcap.iter().enumerate() {
-            let w = PcapWriter::create(Path::new(&p.path), p.payload_snaplen)
+            let mut w = PcapWriter::create(Path::new(&p.path), p.payload_snaplen)
                 .map_err(|e| format!("pcap[{i}].file: cannot create {:?}: {e}", p.path))?;
+            if p.dir == "both" {
+                w = w.ordered();
+            }
             let idx = taps.writers.len();
             taps.writers.push(w);
             taps.paths.push(p.path.clone());
             let m = &mut taps.map[p.hop];
             match p.dir.as_str() {
-                "fwd" => m[0] = Some(idx),
-                "rev" => m[1] = Some(idx),
-                _ => *m = [Some(idx), Some(idx)],
+                "fwd" => m[0].push(idx),
+                "rev" => m[1].push(idx),
+                _ => {
+                    m[0].push(idx);
+                    m[1].push(idx);
+                }
             }
         }
         let mut sim = Sim {

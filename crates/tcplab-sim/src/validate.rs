@@ -145,6 +145,11 @@ pub fn validate(c: &SimConfig) -> Result<(), String> {
         if p.hop >= n {
             return Err(format!("pcap[{i}].hop: hop {} does not exist", p.hop));
         }
+        if matches!(c.hops[p.hop], HopConfig::Pep(_) | HopConfig::Dropper(_)) {
+            return Err(format!(
+                "pcap[{i}].hop: a pep or dropper hop transmits nothing itself (capture on a link next to it)"
+            ));
+        }
         if !matches!(p.dir.as_str(), "fwd" | "rev" | "both") {
             return Err(format!(
                 "pcap[{i}].dir: must be fwd, rev or both (got {:?})",
