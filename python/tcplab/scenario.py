@@ -1006,7 +1006,7 @@ def _dist(value: object, field: str, unit: str) -> dict[str, Any]:
         if weight <= 0:
             raise field_error(f"{bf}[2]", f"weight must be > 0 (got {show(b[2])})")
         bins.append([lo, hi, weight])
-    if not math.isfinite(math.fsum(b[2] for b in bins)):
+    if not math.isfinite(sum(b[2] for b in bins)):
         raise field_error(t.at("bins"), "the weights must sum to a finite number")
     return {"kind": kind, "bins": bins}
 
