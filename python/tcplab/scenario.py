@@ -1297,12 +1297,13 @@ def parse_scenario(data: Mapping[str, Any], source: str = "<dict>") -> Scenario:
             from tcplab.scenario_wlan import assign_stations
 
             assign_stations(config)
+        copied = copy.deepcopy(table)
     except ScenarioError as err:
         err.source = err.source or source
         raise
     except RecursionError:
-        raise ScenarioError("nested too deeply", source=source) from None
-    return Scenario(name, source, copy.deepcopy(table), config, description)
+        raise ScenarioError("a value is nested too deeply", source=source) from None
+    return Scenario(name, source, copied, config, description)
 
 
 #: Scenarios shipped inside the package (a plain directory: tcplab is never run zipped,
@@ -1418,7 +1419,10 @@ def apply_overrides(data: Mapping[str, Any], overrides: Iterable[str]) -> dict[s
         raise ScenarioError(
             f"--set: overrides must be a list of KEY=VALUE strings (got {show(overrides)})"
         )
-    result = copy.deepcopy(dict(data))
+    try:
+        result = copy.deepcopy(dict(data))
+    except RecursionError:
+        raise ScenarioError("--set: the scenario table is nested too deeply") from None
     for item in overrides:
         if not isinstance(item, str):
             raise ScenarioError(f"--set {show(item)}: must be a KEY=VALUE string")
