@@ -140,6 +140,7 @@ def test_a_spilled_time_series_is_written_whole(tmp_path: Path) -> None:
     sc = load_scenario(P2P, ["duration=70s", "sample_interval=1ms"])
     in_memory = tcplab.run(sc).timeseries
     result = tcplab.run(sc, out=tmp_path)
+    assert result._spilled["timeseries"][1] == 65_536  # the first rows went through the disk
     import pandas as pd
 
     written = pd.read_parquet(tmp_path / "timeseries.parquet")

@@ -168,6 +168,8 @@ def _categorical(codes: np.ndarray, categories: list[str], column: str) -> pa.Di
 #: Rows per Parquet row group (Arrow's default): a spilled table is written in groups of this
 #: size, so its file is the one an in-memory table of the same rows gives.
 ROW_GROUP = 1 << 20
+#: Rows the simulator holds before it spills a table (``output.rs``: ``SPILL_ROWS``).
+_SPILL_ROWS = 1 << 16
 
 #: Record layouts of the files a long run spills its tables to (``output.rs``: ``TS_RECORD``,
 #: ``EV_RECORD``): packed little-endian, in the tables' column order.
@@ -324,15 +326,21 @@ class RunResult:
         total = spilled + len(next(iter(held.values())))
         for start in range(0, total, ROW_GROUP):
             stop = min(start + ROW_GROUP, total)
-            parts: list[dict[str, np.ndarray]] = []
-            if start < spilled:
-                n = min(stop, spilled) - start
-                rec = np.fromfile(path, dtype=dtype, count=n, offset=start * dtype.itemsize)
-                parts.append({c: rec[c].astype(rec[c].dtype.newbyteorder("=")) for c in held})
+            cols = {c: np.empty(stop - start, dtype=a.dtype) for c, a in held.items()}
+            pos = 0
+            # From the file in slices of SPILL_ROWS records, so a row group's columns are the
+            # only full-size copy in memory.
+            for first in range(start, min(stop, spilled), _SPILL_ROWS):
+                n = min(_SPILL_ROWS, min(stop, spilled) - first)
+                rec = np.fromfile(path, dtype=dtype, count=n, offset=first * dtype.itemsize)
+                for c, col in cols.items():
+                    col[pos : pos + n] = rec[c]
+                pos += n
             if stop > spilled:
                 lo = max(start, spilled) - spilled
-                parts.append({c: a[lo : stop - spilled] for c, a in held.items()})
-            yield {c: np.concatenate([p[c] for p in parts]) for c in held}
+                for c, col in cols.items():
+                    col[pos:] = held[c][lo : stop - spilled]
+            yield cols
 
     def _write_spilled(self, name: str, path: Path) -> None:
         import pyarrow as pa

@@ -110,7 +110,9 @@ def run(
         _prepare_out(Path(out))
     for i, pcap in enumerate(config["pcap"]):
         try:
+            # created here to fail before the run, not after it; the simulator recreates it
             Path(pcap["path"]).open("wb").close()
+            Path(pcap["path"]).unlink()
         except OSError as err:
             raise OSError(
                 f"{scenario.source}: pcap[{i}].file: cannot create {pcap['path']}: "
