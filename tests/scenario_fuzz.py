@@ -263,9 +263,10 @@ def run_cases(cases: int, seed: int, workdir: Path) -> Outcome:
     texts = {f: f.read_text(encoding="utf-8") for f in files}
     outcome = Outcome()
     start = time.perf_counter()
-    faulthandler.dump_traceback_later(HANG_S, repeat=True, exit=True)
     try:
         for case in range(cases):
+            # re-armed per case: one case stuck for HANG_S dumps the stacks and exits
+            faulthandler.dump_traceback_later(HANG_S, exit=True)
             file = rng.choice(files)
             source = str(file)
             label = f"case {case} ({file.name})"

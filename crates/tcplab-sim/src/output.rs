@@ -256,6 +256,10 @@ impl Summary {
 
 /// Rows kept in memory before they are spilled to disk (`Record::spill_dir`).
 pub const SPILL_ROWS: usize = 1 << 16;
+/// Most rows of one table held in memory when there is nowhere to spill to
+/// (about 1.2 GB of time series): past it the run stops with an error
+/// saying how to record less or stream to disk.
+pub const MEMORY_ROWS: usize = 1 << 24;
 /// Bytes of one spilled time-series row: flow u32, conn u32, then t, cwnd,
 /// ssthresh, srtt, rttvar, rto, inflight, delivered as 8-byte integers,
 /// little-endian and packed (the column order of the Parquet table).
@@ -353,6 +357,8 @@ pub struct Output {
     /// later (timeouts, fast retransmits), which the summary still needs.
     marks: Vec<[i8; 2]>,
     spill_dir: Option<String>,
+    /// `MEMORY_ROWS` (smaller in tests).
+    memory_rows: usize,
     ts_spill: Option<Spill>,
     ev_spill: Option<Spill>,
     /// The first error writing a spill file (the run fails with it).
@@ -370,6 +376,7 @@ impl Output {
             skip_timeseries: !timeseries,
             skip_events: !events,
             spill_dir,
+            memory_rows: MEMORY_ROWS,
             ..Output::default()
         }
     }
@@ -383,6 +390,21 @@ impl Output {
             })
         };
         (f(&self.ts_spill), f(&self.ev_spill))
+    }
+
+    fn over_cap(&mut self, table: &str) {
+        if self.spill_error.is_none() {
+            self.spill_error = Some(format!(
+                "the {table} table reached {} rows in memory: write the outputs to a \
+                 directory (--out; they stream to disk) or record only the summary (tcplab.run(..., tables=False))",
+                self.memory_rows
+            ));
+        }
+    }
+
+    /// The run must stop: a spill file failed or a table is over `MEMORY_ROWS`.
+    pub fn failed(&self) -> bool {
+        self.spill_error.is_some()
     }
 
     fn spill_failed(&mut self, e: std::io::Error) {
@@ -498,6 +520,9 @@ impl Output {
         }
         if self.ev_t.len() >= SPILL_ROWS && self.spill_dir.is_some() {
             self.spill_events();
+        } else if self.ev_t.len() >= self.memory_rows {
+            self.over_cap("events");
+            return NO_ROW;
         }
         self.ev_t.push(t as i64);
         self.ev_flow.push(flow);
@@ -594,6 +619,8 @@ impl Output {
         }
         if self.ts_t.len() >= SPILL_ROWS && self.spill_dir.is_some() {
             self.spill_timeseries();
+        } else if self.ts_t.len() >= self.memory_rows {
+            return self.over_cap("timeseries");
         }
         self.ts_t.push(t as i64);
         self.ts_flow.push(flow);
@@ -626,6 +653,23 @@ mod tests {
         assert_eq!((o.spurious(r), o.detected(r)), (1, -1));
         o.sample(0, 0, 0, 1, 1, 1, 1, 1, 1, 1);
         assert!(o.ev_t.is_empty() && o.ts_t.is_empty());
+    }
+
+    #[test]
+    fn without_a_spill_dir_a_table_stops_at_the_memory_cap() {
+        let mut o = Output::new(true, true, None);
+        o.memory_rows = 100;
+        for i in 0..150 {
+            ev(&mut o, i, EventKind::Retransmit);
+            o.sample(i, 0, 0, 1, 1, 1, 1, 1, 1, 1);
+        }
+        assert_eq!((o.ev_t.len(), o.ts_t.len()), (100, 100));
+        assert!(o.failed());
+        let e = o.spill_error.unwrap();
+        assert!(
+            e.starts_with("the events table reached 100 rows in memory"),
+            "{e}"
+        );
     }
 
     #[test]

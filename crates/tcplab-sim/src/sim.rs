@@ -455,6 +455,9 @@ impl Sim {
                 if !self.violations.is_empty() && self.violations.len() > 100 {
                     break;
                 }
+                if self.out.failed() {
+                    break; // finish() returns the error
+                }
             }
         }
         self.now = end;

@@ -281,7 +281,7 @@ pub fn time_bounds(v: &Value) -> Result<(), String> {
                 Ok(())
             }
             Value::Number(n) => match (limit, n.as_f64()) {
-                (Some(lim), Some(x)) if !(x <= lim) => Err(format!(
+                (Some(lim), Some(x)) if x.is_nan() || x > lim => Err(format!(
                     "{path}: must be at most 1000000h, the longest time tcplab takes (got {n})"
                 )),
                 _ => Ok(()),
