@@ -126,13 +126,16 @@ def test_a_first_rto_below_1ms_is_rejected() -> None:
 # -- 3. only the tables that are output are kept; long ones stream to disk -------------------------
 
 
-def test_without_tables_the_summary_is_the_same_and_nothing_is_kept() -> None:
-    sc = load_scenario(str(SCENARIOS / "reordering-undo.toml"), ["duration=20s"])
+@pytest.mark.parametrize(
+    "path", sorted(SCENARIOS.rglob("*.toml")), ids=lambda p: str(p.relative_to(SCENARIOS))
+)
+def test_without_tables_the_summary_is_the_same_and_nothing_is_kept(path: Path) -> None:
+    sc = load_scenario(path)
     full = tcplab.run(sc)
     lean = tcplab.run(sc, tables=False)
     assert lean.summary == full.summary
     assert len(lean.timeseries) == 0 and len(lean.events) == 0
-    assert len(full.timeseries) > 0 and len(full.events) > 0
+    assert len(full.events) > 0
 
 
 def test_a_spilled_time_series_is_written_whole(tmp_path: Path) -> None:
