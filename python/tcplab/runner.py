@@ -55,8 +55,6 @@ class _ProgressBar:
 def _prepare_out(out: Path) -> None:
     """Create ``out`` and make sure it is writable before the run (not after it); remove a
     previous run's outputs there first, so an interrupted run never looks complete."""
-    if str(out) == "":
-        raise OSError('--out: must name a directory (got "")')
     try:
         out.mkdir(parents=True, exist_ok=True)
         (out / "summary.json").unlink(missing_ok=True)  # the completion marker goes first
@@ -102,6 +100,8 @@ def run(
     """
     if not isinstance(scenario, Scenario):
         scenario = load_scenario(scenario)
+    if out is not None and not os.fspath(out).strip():
+        raise ScenarioError('out: must name a directory (got "")')
     if out is not None and not tables:
         raise ValueError("run(): tables=False cannot write outputs (out is set)")
     config = scenario.to_config(seed=seed, out_dir=out)
