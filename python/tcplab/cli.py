@@ -332,6 +332,8 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     except ScenarioError as err:
         err.source = err.source or source
         raise
+    except ValueError as err:  # the core's own validation (validate.rs), from a worker
+        raise ScenarioError(str(err), source=source) from None
     if out is not None:
         _write_rows(rows, out)
     if args.json:
