@@ -28,7 +28,7 @@ def test_model_list_and_eval(capsys: pytest.CaptureFixture[str]) -> None:
     [
         (["model", "nosuch"], 'unknown model "nosuch"'),
         (["model", "mathis", "mss"], "model parameter: must be KEY=VALUE"),
-        (["model", "mathis", "mss=abc"], "mss: not a number or a quantity with units"),
+        (["model", "mathis", "mss=abc"], "mss: must be a size like"),
         (["model", "mathis", "mss=1448", "rtt=0.1"], "missing 1 required positional argument"),
         (["model", "mathis", "mss=1448", "rtt=0.1", "p=2"], "0 < p < 1"),
         (["reproduce", "nosuch"], 'unknown paper "nosuch"'),

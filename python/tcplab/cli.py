@@ -1,7 +1,8 @@
 """The ``tcplab`` command line.
 
 Exit status: 0 success; 1 environment problem (simulator not built, file not writable);
-2 bad input (scenario, ``--set``, arguments); 3 a run violated an invariant; 130 interrupted.
+2 bad input (scenario, ``--set``, arguments); 3 a run violated an invariant; 130 interrupted
+(SIGINT), 143 terminated (SIGTERM); an interrupted run writes no ``summary.json``.
 Errors are one line on stderr: ``tcplab: error: <message>``.
 """
 
@@ -13,7 +14,7 @@ import math
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from tcplab.errors import InvariantError, ScenarioError, show
 from tcplab.scenario import (
@@ -30,8 +31,15 @@ __all__ = ["main"]
 PROG = "tcplab"
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse with its errors on one line, like every other tcplab error."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{PROG}: error: {message} (see {self.prog} --help)\n")
+
+
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog=PROG,
         description="Simulate TCP on hard links (3G, satellite, asymmetric, WLAN, host-limited).",
     )
@@ -186,10 +194,14 @@ def _scenario_for(args: argparse.Namespace) -> Scenario:
 def _cmd_run(args: argparse.Namespace) -> int:
     from tcplab.runner import run
 
+    if args.out is not None and not args.out.strip():
+        raise ScenarioError('--out: must name a directory (got "")')
     scenario = _scenario_for(args)
     progress = not args.quiet and sys.stderr.isatty()
     try:
-        result = run(scenario, seed=args.seed, out=args.out, progress=progress)
+        # Without --out only the summary is printed: no time series or event log is kept.
+        tables = args.out is not None
+        result = run(scenario, seed=args.seed, out=args.out, progress=progress, tables=tables)
     except InvariantError as err:
         if err.result is not None and args.json:
             print(json.dumps(err.result.report()))
@@ -299,16 +311,29 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     if out is not None and out.suffix not in (".parquet", ".csv"):
         raise ScenarioError(f"--out: must end in .parquet or .csv (got {args.out})")
     vary = parse_vary(args.vary)
+    runs = args.seeds * math.prod(len(v) for _, v in vary)
+    if runs > MAX_SWEEP_RUNS:
+        raise ScenarioError(
+            f"--seeds/--vary: the grid has {runs} runs; at most {MAX_SWEEP_RUNS:,} per sweep"
+        )
+    if args.out is not None and not args.out.strip():
+        raise ScenarioError('--out: must name a file (got "")')
+    if out is not None:
+        _check_writable(out)
     data, source = _read_with_overrides(args.scenario, args.set)
     first = args.seed
     if first is None:
         first = int(parse_scenario(data, source).config["seed"])
+    if not 0 <= first <= first + args.seeds - 1 <= 2**64 - 1:
+        raise ScenarioError(f"--seed: seeds {first}..{first + args.seeds - 1} leave 0 … 2^64-1")
     seeds = list(range(first, first + args.seeds))
     try:
         rows = sweep(data, vary, seeds, source=source, jobs=args.jobs)
     except ScenarioError as err:
         err.source = err.source or source
         raise
+    except ValueError as err:  # the core's own validation (validate.rs), from a worker
+        raise ScenarioError(str(err), source=source) from None
     if out is not None:
         _write_rows(rows, out)
     if args.json:
@@ -338,6 +363,25 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     if out is not None:
         print(f"\nwrote {len(rows)} rows to {out}")
     return 0
+
+
+#: The most runs one ``tcplab sweep`` takes (its grid and rows are held in memory).
+MAX_SWEEP_RUNS = 1_000_000
+
+
+def _check_writable(out: Path) -> None:
+    """Fail before a sweep, not after it, when its output file cannot be written."""
+    import os
+
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        probe = out.parent / f".{out.name}.tcplab-probe"
+        probe.write_bytes(b"")
+        probe.unlink()
+        if out.is_dir() or (out.exists() and not os.access(out, os.W_OK)):
+            raise PermissionError(13, "not a writable file")
+    except OSError as err:
+        raise OSError(f"{out}: cannot write: {err.strerror or err}") from None
 
 
 def _write_rows(rows: list[dict[str, Any]], out: Path) -> None:
@@ -406,21 +450,31 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
     return status
 
 
+#: What a model parameter with units is, by name (the rest take plain numbers only).
+_MODEL_TIMES = frozenset({"rtt", "rto", "t0", "t_l", "slot", "sifs", "t_ptr", "t_csum"})
+_MODEL_RATES = frozenset({"data_rate", "basic_rate", "b_ge", "b_fsb", "b_pci", "f_toe", "b_int"})
+_MODEL_SIZES = frozenset({"mss", "mtu", "size", "ip_bytes"})
+
+
 def _model_value(text: str, key: str) -> float:
     from tcplab.units import parse_rate, parse_size, parse_time
 
     try:
-        return float(text)
+        value = float(text)
     except ValueError:
         pass
-    for parse in (parse_rate, parse_time, parse_size):
-        try:
-            value = parse(text, key)
-        except ScenarioError:
-            continue
+    else:
+        if not math.isfinite(value):
+            raise ScenarioError(f"{key}: must be a finite number (got {show(text)})")
+        return value
+    if key in _MODEL_TIMES:
         # times come back in ns: models take seconds
-        return value / 1e9 if parse is parse_time else float(value)
-    raise ScenarioError(f"{key}: not a number or a quantity with units (got {show(text)})")
+        return parse_time(text, key) / 1e9
+    if key in _MODEL_RATES or key.endswith("_bps"):
+        return float(parse_rate(text, key))
+    if key in _MODEL_SIZES:
+        return float(parse_size(text, key))
+    raise ScenarioError(f"{key}: must be a plain number (got {show(text)})")
 
 
 def _cmd_model(args: argparse.Namespace) -> int:
@@ -440,6 +494,8 @@ def _cmd_model(args: argparse.Namespace) -> int:
         key, sep, text = item.partition("=")
         if not sep or not key:
             raise ScenarioError(f"model parameter: must be KEY=VALUE (got {show(item)})")
+        if key in params:
+            raise ScenarioError(f"model parameter {key}: given twice")
         params[key] = _model_value(text, key)
     func = models.get(args.name)
     try:
@@ -448,7 +504,17 @@ def _cmd_model(args: argparse.Namespace) -> int:
         raise ScenarioError(
             f"{args.name}: {err} (signature: {models.signature(args.name)})"
         ) from None
-    print(json.dumps({"model": args.name, "params": params, "result": result}, default=str))
+    except (ValueError, ArithmeticError) as err:  # a model's own domain check, 1/0, overflow
+        raise ScenarioError(f"{args.name}: {err or type(err).__name__}") from None
+    try:
+        text = json.dumps(
+            {"model": args.name, "params": params, "result": result}, default=str, allow_nan=False
+        )
+    except ValueError:
+        raise ScenarioError(
+            f"{args.name}: the result is not finite (NaN or infinity) for these parameters"
+        ) from None
+    print(text)
     return 0
 
 
@@ -461,10 +527,24 @@ def _fail(message: str, status: int) -> int:
     return status
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised where the run is, to stop as Ctrl-C does (exit status 143)."""
+
+
+def _on_sigterm(signum: int, frame: object) -> None:
+    raise Terminated()
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status."""
+    import signal
+
     args = _parser().parse_args(argv)
     func: Callable[[argparse.Namespace], int] = args.func
+    try:
+        previous = signal.signal(signal.SIGTERM, _on_sigterm)
+    except ValueError:  # not the main thread: leave SIGTERM alone
+        previous = None
     try:
         return func(args)
     except ScenarioError as err:
@@ -475,8 +555,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _fail(str(err), 2)
     except (ImportError, OSError) as err:
         return _fail(str(err), 1)
+    except Terminated:
+        return _fail("terminated (SIGTERM)", 143)
     except KeyboardInterrupt:
         return _fail("interrupted", 130)
+    except RecursionError:
+        return _fail("input nested too deeply", 2)
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
 
 
 if __name__ == "__main__":

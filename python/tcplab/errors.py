@@ -61,3 +61,5 @@ def show(value: object) -> str:
         return json.dumps(value, ensure_ascii=False, default=str)
     except ValueError:
         return repr(value)
+    except RecursionError:
+        return f"a {type(value).__name__} nested too deeply"

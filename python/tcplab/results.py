@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -165,6 +165,53 @@ def _categorical(codes: np.ndarray, categories: list[str], column: str) -> pa.Di
     )
 
 
+#: Rows per Parquet row group (Arrow's default): a spilled table is written in groups of this
+#: size, so its file is the one an in-memory table of the same rows gives.
+ROW_GROUP = 1 << 20
+#: Rows the simulator holds before it spills a table (``output.rs``: ``SPILL_ROWS``).
+_SPILL_ROWS = 1 << 16
+
+#: Record layouts of the files a long run spills its tables to (``output.rs``: ``TS_RECORD``,
+#: ``EV_RECORD``): packed little-endian, in the tables' column order.
+_SPILL_DTYPES: dict[str, list[tuple[str, str]]] = {
+    "timeseries": [
+        ("flow", "<u4"),
+        ("conn", "<u4"),
+        ("t_ns", "<i8"),
+        ("cwnd", "<u8"),
+        ("ssthresh", "<u8"),
+        ("srtt_ns", "<i8"),
+        ("rttvar_ns", "<i8"),
+        ("rto_ns", "<i8"),
+        ("inflight", "<u8"),
+        ("delivered", "<u8"),
+    ],
+    "events": [
+        ("t_ns", "<i8"),
+        ("flow", "<u4"),
+        ("conn", "<u4"),
+        ("kind", "<u1"),
+        ("seq", "<u8"),
+        ("len", "<u4"),
+        ("reason", "<u1"),
+        ("spurious", "<i1"),
+        ("detected", "<i1"),
+        ("value", "<f8"),
+    ],
+}
+
+
+def _events_table(ev: Mapping[str, np.ndarray], kinds: list[str], reasons: list[str]) -> pa.Table:
+    import pyarrow as pa
+
+    columns: dict[str, Any] = {}
+    for name, a in ev.items():
+        columns[name] = _categorical(a, kinds, name) if name == "kind" else a
+    # appended, so the raw columns keep their order (EVENT_COLUMNS)
+    columns["reason_name"] = _reason_names(ev["kind"], ev["reason"], kinds, reasons)
+    return pa.table(columns)
+
+
 class RunResult:
     """The outcome of one run: the summary and the tables.
 
@@ -189,6 +236,9 @@ class RunResult:
     ) -> None:
         self.summary = summary
         self._raw = raw
+        #: Tables whose first rows the simulator spilled to a file: name → (path, rows).
+        self._spilled: dict[str, tuple[str, int]] = dict(raw.get("spilled", {})) if raw else {}
+        self._written: Path | None = None
         if timeseries is not None:
             self._timeseries = dict(timeseries)
         if events is not None:
@@ -246,22 +296,69 @@ class RunResult:
 
     @cached_property
     def _arrow(self) -> dict[str, pa.Table]:
+        return {name: self._table(name) for name in TABLES}
+
+    def _table(self, name: str) -> pa.Table:
+        """One table as Arrow (see :data:`TABLES`)."""
         import pyarrow as pa
 
-        tables = {
-            key: _rows_table(self.summary.get(key, [])) for key in ("flows", "links", "cross")
-        }
-        tables["timeseries"] = pa.table(self._timeseries)
-        ev = self._events
-        columns: dict[str, Any] = {}
-        for name, a in ev.items():
-            columns[name] = _categorical(a, self.event_kinds, name) if name == "kind" else a
-        # appended, so the raw columns keep their order (EVENT_COLUMNS)
-        columns["reason_name"] = _reason_names(
-            ev["kind"], ev["reason"], self.event_kinds, self.reasons
-        )
-        tables["events"] = pa.table(columns)
-        return tables
+        if name in ("flows", "links", "cross"):
+            return _rows_table(self.summary.get(name, []))
+        if name in self._spilled:
+            # A spilled table is read back from the Parquet file write() made of it.
+            import pyarrow.parquet as pq
+
+            if self._written is None:
+                raise RuntimeError(f"{name}: a spilled table is read after write()")
+            return pq.read_table(self._written / f"{name}.parquet", memory_map=True)
+        if name == "timeseries":
+            return pa.table(self._timeseries)
+        return _events_table(self._events, self.event_kinds, self.reasons)
+
+    def _chunks(self, name: str) -> Iterator[dict[str, np.ndarray]]:
+        """A spilled table in pieces of :data:`ROW_GROUP` rows: the rows in its spill file,
+        then those the simulator still held in memory."""
+        import numpy as np
+
+        path, spilled = self._spilled[name]
+        dtype = np.dtype(_SPILL_DTYPES[name])
+        held = self._timeseries if name == "timeseries" else self._events
+        total = spilled + len(next(iter(held.values())))
+        for start in range(0, total, ROW_GROUP):
+            stop = min(start + ROW_GROUP, total)
+            cols = {c: np.empty(stop - start, dtype=a.dtype) for c, a in held.items()}
+            pos = 0
+            # From the file in slices of SPILL_ROWS records, so a row group's columns are the
+            # only full-size copy in memory.
+            for first in range(start, min(stop, spilled), _SPILL_ROWS):
+                n = min(_SPILL_ROWS, min(stop, spilled) - first)
+                rec = np.fromfile(path, dtype=dtype, count=n, offset=first * dtype.itemsize)
+                for c, col in cols.items():
+                    col[pos : pos + n] = rec[c]
+                pos += n
+            if stop > spilled:
+                lo = max(start, spilled) - spilled
+                for c, col in cols.items():
+                    col[pos:] = held[c][lo : stop - spilled]
+            yield cols
+
+    def _write_spilled(self, name: str, path: Path) -> None:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        writer = None
+        try:
+            for chunk in self._chunks(name):
+                if name == "timeseries":
+                    table = pa.table(chunk)
+                else:
+                    table = _events_table(chunk, self.event_kinds, self.reasons)
+                if writer is None:
+                    writer = pq.ParquetWriter(path, table.schema, **_PARQUET_OPTIONS)
+                writer.write_table(table, row_group_size=ROW_GROUP)
+        finally:
+            if writer is not None:
+                writer.close()
 
     def to_arrow(self) -> dict[str, pa.Table]:
         """``{"flows", "links", "cross", "timeseries", "events"}`` → pyarrow Tables."""
@@ -320,15 +417,35 @@ class RunResult:
         """Write ``summary.json`` and one Parquet file per table into ``out_dir``.
 
         The bytes depend only on the run's data (no wall time, no timestamps), so the same
-        scenario and seed give identical files.
+        scenario and seed give identical files. Each file is written under a temporary name
+        and renamed into place; ``summary.json`` comes last and marks the output complete.
         """
         out = Path(out_dir)
         out.mkdir(parents=True, exist_ok=True)
-        summary = {"scenario": self.scenario, "seed": self.seed, **self.summary}
-        paths = [out / "summary.json"]
-        paths[0].write_text(json.dumps(summary, indent=2, ensure_ascii=False) + "\n", "utf-8")
-        for name in TABLES:
-            path = out / f"{name}.parquet"
-            write_parquet(self._arrow[name], path)
-            paths.append(path)
-        return paths
+        paths = []
+        try:
+            for name in TABLES:
+                path = out / f"{name}.parquet"
+                tmp = out / f".{name}.parquet.tmp"
+                if name in self._spilled:
+                    self._write_spilled(name, tmp)
+                else:
+                    write_parquet(self._table(name), tmp)
+                os.replace(tmp, path)
+                paths.append(path)
+            summary = {"scenario": self.scenario, "seed": self.seed, **self.summary}
+            text = json.dumps(summary, indent=2, ensure_ascii=False) + "\n"
+            tmp = out / ".summary.json.tmp"
+            tmp.write_text(text, "utf-8")
+            os.replace(tmp, out / "summary.json")
+        finally:
+            for leftover in out.glob(".*.tmp"):
+                leftover.unlink(missing_ok=True)
+        self._written = out
+        self.discard_spill()
+        return [out / "summary.json", *paths]
+
+    def discard_spill(self) -> None:
+        """Delete the files the simulator spilled tables to (after :meth:`write`)."""
+        for path, _ in self._spilled.values():
+            Path(path).unlink(missing_ok=True)

@@ -9,9 +9,10 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
-from tcplab.errors import InvariantError
-from tcplab.results import RunResult
+from tcplab.errors import InvariantError, ScenarioError
+from tcplab.results import TABLES, RunResult
 from tcplab.scenario import Scenario, load_scenario
 
 __all__ = ["run"]
@@ -51,34 +52,91 @@ class _ProgressBar:
         self._bar.close()
 
 
+def _prepare_out(out: Path) -> None:
+    """Create ``out`` and make sure it is writable before the run (not after it); remove a
+    previous run's outputs there first, so an interrupted run never looks complete."""
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "summary.json").unlink(missing_ok=True)  # the completion marker goes first
+        for name in TABLES:
+            (out / f"{name}.parquet").unlink(missing_ok=True)
+        probe = out / ".tcplab-write-test"
+        probe.write_bytes(b"")
+        probe.unlink()
+    except OSError as err:
+        raise OSError(f"{out}: cannot write the outputs there: {err.strerror or err}") from None
+
+
+def _mark_incomplete(config: dict[str, Any]) -> None:
+    """After an interrupted run, rename each capture to ``<file>.incomplete``."""
+    for pcap in config.get("pcap", []):
+        path = Path(pcap["path"])
+        if path.exists():
+            os.replace(path, path.with_name(path.name + ".incomplete"))
+
+
 def run(
     scenario: Scenario | str | os.PathLike[str] | None = None,
     seed: int | None = None,
     out: str | os.PathLike[str] | None = None,
     progress: bool | ProgressCallback = False,
+    *,
+    tables: bool = True,
 ) -> RunResult:
     """Run ``scenario`` (a :class:`Scenario`, a TOML path, a built-in name; None = p2p-bulk).
 
     ``seed`` overrides the scenario's seed. With ``out``, the tables and ``summary.json`` are
-    written there (and relative pcap files go there). ``progress=True`` shows a progress bar on
-    stderr for runs longer than 2 s; a callable receives the fraction of simulated time done.
+    written there (and relative pcap files go there); ``summary.json`` is written last and
+    marks a complete output. ``progress=True`` shows a progress bar on stderr for runs longer
+    than 2 s; a callable receives the fraction of simulated time done. ``tables=False``
+    records only the summary (no time series or event log; memory stays flat however long the
+    run), and is refused with ``out``.
 
-    Raises :class:`InvariantError` if the simulator reports a violated invariant (after writing
-    the outputs, which the exception carries as ``.result``).
+    An invalid configuration raises :class:`ScenarioError` naming the scenario's source. An
+    interrupted run (KeyboardInterrupt, or SIGTERM under the CLI) renames its pcap files to
+    ``<file>.incomplete`` and writes no ``summary.json``. Raises :class:`InvariantError` if the
+    simulator reports a violated invariant (after writing the outputs, which the exception
+    carries as ``.result``).
     """
     if not isinstance(scenario, Scenario):
         scenario = load_scenario(scenario)
+    if out is not None and not os.fspath(out).strip():
+        raise ScenarioError('out: must name a directory (got "")')
+    if out is not None and not tables:
+        raise ValueError("run(): tables=False cannot write outputs (out is set)")
     config = scenario.to_config(seed=seed, out_dir=out)
     core = _core()
     if out is not None:
-        Path(out).mkdir(parents=True, exist_ok=True)
+        _prepare_out(Path(out))
+    for i, pcap in enumerate(config["pcap"]):
+        try:
+            # created here to fail before the run, not after it; the simulator recreates it
+            Path(pcap["path"]).open("wb").close()
+            Path(pcap["path"]).unlink()
+        except OSError as err:
+            raise OSError(
+                f"{scenario.source}: pcap[{i}].file: cannot create {pcap['path']}: "
+                f"{err.strerror or err}"
+            ) from None
+    record: dict[str, Any] = {"timeseries": tables, "events": tables}
+    if out is not None:
+        # Long tables stream to files in the output directory (output.rs, SPILL_ROWS).
+        record["spill_dir"] = str(Path(out))
     bar = _ProgressBar(scenario.name) if progress is True else None
     callback = bar if bar is not None else (progress if callable(progress) else None)
     start = time.perf_counter()
     try:
-        raw = core.run(json.dumps(config), callback)
+        raw = core.run(json.dumps({**config, "record": record}), callback)
+    except ValueError as err:  # the simulator's own validation (validate.rs)
+        raise ScenarioError(str(err), source=scenario.source) from None
     except RuntimeError as err:
         raise InvariantError([str(err)]) from err
+    except BaseException:
+        _mark_incomplete(config)
+        if out is not None:
+            for name in _SPILL_FILES:
+                (Path(out) / name).unlink(missing_ok=True)
+        raise
     finally:
         if bar is not None:
             bar.close()
@@ -87,8 +145,16 @@ def run(
         raw, scenario=scenario.name, seed=config["seed"], wall_s=wall_s, config=config
     )
     if out is not None:
-        result.write(out)
+        try:
+            result.write(out)
+        except BaseException:
+            result.discard_spill()
+            raise
     violations = result.summary["invariants"]["violations"]
     if violations:
         raise InvariantError(violations, result)
     return result
+
+
+#: The files the simulator spills long tables to (output.rs).
+_SPILL_FILES = (".timeseries.spill", ".events.spill")

@@ -51,6 +51,10 @@ CC_PARAMS: Final[dict[str, tuple[str, ...]]] = {
     "fast": ("alpha", "gamma"),
     "bdp-tracking": ("k", "p_init", "mu", "tol_frac", "tol_pkts", "eps", "b_rounds"),
 }
+#: The smallest first retransmission timeout (``rto.initial``, a PEP's ``rto_initial``).
+RTO_FLOOR_NS: Final = 1_000_000
+RCV_BUF_MAX: Final = 2**30
+ACK_DELAY_MAX_NS: Final = 500_000_000
 MSS_MIN: Final = 64
 MSS_MAX: Final = 65495  # largest IPv4 payload (65535) minus the 40 bytes of IP+TCP headers
 HEADER_BYTES: Final = 28  # IPv4 + UDP headers: the smallest cross-traffic datagram
@@ -567,7 +571,20 @@ def _topology(top: _Table) -> _Topology:
             links.append(_host(t, name))
         else:
             links.append(_link(t, name, LINK_DEFAULTS))
+    _duplicate_hop(links)
     return _Topology(links, None, list(range(len(links))))
+
+
+def _duplicate_hop(links: list[dict[str, Any]]) -> None:
+    """Every hop's name is unique (``--pcap NAME`` and ``cross.hops`` pick hops by name)."""
+    seen: dict[str, int] = {}
+    for i, hop in enumerate(links):
+        j = seen.setdefault(hop["name"], i)
+        if j != i:
+            raise field_error(
+                f"path[{i}].name",
+                f"duplicate link name {show(hop['name'])} (also used by path[{j}])",
+            )
 
 
 def _satellite(t: _Table, name: str) -> dict[str, Any]:
@@ -598,6 +615,11 @@ def _pep(t: _Table, name: str) -> dict[str, Any]:
             t.at("rto_initial"),
             f"must be between rto_min and rto_max "
             f"(got {show(t.raw('rto_initial', d['rto_initial']))})",
+        )
+    if rto["rto_initial"] < RTO_FLOOR_NS:
+        raise field_error(
+            t.at("rto_initial"),
+            f"must be ≥ 1ms (got {show(t.raw('rto_initial', d['rto_initial']))})",
         )
     buffer = t.get_size("buffer", d["buffer"])
     if buffer < 536:
@@ -735,6 +757,10 @@ def _rto(value: object, field: str) -> dict[str, Any]:
         "granularity_ns": parse_time(raw["granularity"], t.at("granularity")),
         "max_backoff": _as_int(raw["max_backoff"], t.at("max_backoff"), 0, 32),
     }
+    if out["initial_ns"] < RTO_FLOOR_NS:
+        # A smaller first timeout retransmits the SYN every few ns until it is answered:
+        # millions of timeouts (and events) per simulated millisecond.
+        raise field_error(t.at("initial"), f"must be ≥ 1ms (got {show(raw['initial'])})")
     for low in ("min", "initial"):
         if out[f"{low}_ns"] > out["max_ns"]:
             if "max" in t and low not in t:
@@ -751,9 +777,15 @@ def _rto(value: object, field: str) -> dict[str, Any]:
 
 def _ack(value: object, field: str) -> dict[str, Any]:
     t = _Table(value, field, _ACK_KEYS)
+    max_delay = t.get_time("max_delay", "200ms")
+    if max_delay > ACK_DELAY_MAX_NS:
+        # RFC 5681 §4.2: an ACK MUST NOT be delayed more than 500 ms.
+        raise field_error(
+            t.at("max_delay"), f"must be at most 500ms (got {show(t.raw('max_delay'))})"
+        )
     return {
         "every_n": t.get_int("every", 2, 1, U32_MAX),
-        "max_delay_ns": t.get_time("max_delay", "200ms"),
+        "max_delay_ns": max_delay,
         "immediate_on_ooo": t.get_bool("immediate_on_ooo", True),
         "quickack": t.get_int("quickack", 0, 0, U32_MAX),
         "periodic": _ack_timer(t),
@@ -795,6 +827,14 @@ def _tcp(t: _Table) -> dict[str, Any]:
     def buf(key: str) -> int:
         return _at_least_mss(t.get_size(key, "4MiB"), t.raw(key, "4MiB"), t.at(key), mss)
 
+    rcv_buf = buf("rcv_buf")
+    if rcv_buf > RCV_BUF_MAX:
+        # RFC 7323 §2.3: a shift of at most 14 → a window of at most 2^30 bytes.
+        raise field_error(
+            t.at("rcv_buf"),
+            f"must be at most 1GiB, the largest scaled window (got {show(t.raw('rcv_buf'))})",
+        )
+
     iw_raw = t.raw("initial_window", 10)
     if isinstance(iw_raw, int) and not isinstance(iw_raw, bool):
         iw = _as_int(iw_raw, t.at("initial_window"), 1, U32_MAX) * mss
@@ -829,7 +869,7 @@ def _tcp(t: _Table) -> dict[str, Any]:
         "timestamps": t.get_bool("timestamps", True),
         "window_scaling": t.get_bool("window_scaling", True),
         "mss": mss,
-        "rcv_buf": buf("rcv_buf"),
+        "rcv_buf": rcv_buf,
         "snd_buf": buf("snd_buf"),
         "initial_window_bytes": iw,
         "initial_ssthresh": _size_or_inf(t, "initial_ssthresh", mss),
@@ -901,6 +941,8 @@ def _dist(value: object, field: str, unit: str) -> dict[str, Any]:
     """
     if not isinstance(value, dict):
         v = _dist_value(value, field, unit)
+        if unit == "size" and v < 1:
+            raise field_error(field, f"must be ≥ 1 byte (got {show(value)})")
         return {"kind": "const", "value": v}
     kind = _kind(value, field, _DIST_KEYS, "distribution")
     t = _Table(value, field, ("kind", *_DIST_KEYS[kind]))
@@ -918,6 +960,8 @@ def _dist(value: object, field: str, unit: str) -> dict[str, Any]:
         return x
 
     if kind == "const":
+        if unit == "size" and val("value") < 1:
+            raise field_error(t.at("value"), f"must be ≥ 1 byte (got {show(t.raw('value'))})")
         return {"kind": kind, "value": val("value")}
     if kind == "uniform":
         lo, hi = val("lo"), val("hi")
@@ -962,6 +1006,8 @@ def _dist(value: object, field: str, unit: str) -> dict[str, Any]:
         if weight <= 0:
             raise field_error(f"{bf}[2]", f"weight must be > 0 (got {show(b[2])})")
         bins.append([lo, hi, weight])
+    if not math.isfinite(sum(b[2] for b in bins)):
+        raise field_error(t.at("bins"), "the weights must sum to a finite number")
     return {"kind": kind, "bins": bins}
 
 
@@ -1147,6 +1193,12 @@ def _pcaps(top: _Table, topo: _Topology) -> list[dict[str, Any]]:
     for i, entry in enumerate(top.tables("pcap", required=False)):
         t = _Table(entry, f"pcap[{i}]", _PCAP_KEYS)
         link = topo.link_index(t.raw("hop"), t.at("hop"))
+        if topo.hops[link]["kind"] in ("pep", "dropper"):
+            raise field_error(
+                t.at("hop"),
+                f"a {topo.hops[link]['kind']} hop transmits nothing itself: capture on a link "
+                f"next to it (got {show(t.raw('hop'))})",
+            )
         direction = t.get_choice("dir", ("fwd", "rev", "both"), "direction", "both")
         file = t.get_str("file", f"{topo.names[link]}-{direction}.pcap")
         for j, earlier in enumerate(out):
@@ -1218,7 +1270,11 @@ class Scenario(NamedTuple):
 
 def parse_scenario(data: Mapping[str, Any], source: str = "<dict>") -> Scenario:
     """Validate a scenario table (as read from TOML) and build its configuration."""
+    if not isinstance(source, str):
+        raise TypeError(f"parse_scenario: source must be a string (got {type(source).__name__})")
     try:
+        if not isinstance(data, Mapping):
+            raise field_error("", f"a scenario must be a table of keys (got {show(data)})")
         table = dict(data)
         top = _Table(table, "", _TOP_KEYS)
         default_name = "scenario" if source.startswith("<") else Path(source).stem
@@ -1241,10 +1297,13 @@ def parse_scenario(data: Mapping[str, Any], source: str = "<dict>") -> Scenario:
             from tcplab.scenario_wlan import assign_stations
 
             assign_stations(config)
+        copied = copy.deepcopy(table)
     except ScenarioError as err:
         err.source = err.source or source
         raise
-    return Scenario(name, source, copy.deepcopy(table), config, description)
+    except RecursionError:
+        raise ScenarioError("a value is nested too deeply", source=source) from None
+    return Scenario(name, source, copied, config, description)
 
 
 #: Scenarios shipped inside the package (a plain directory: tcplab is never run zipped,
@@ -1263,8 +1322,12 @@ def read_scenario(path: str | os.PathLike[str] | None = None) -> tuple[dict[str,
 
     ``path`` is a TOML file, or the name of a built-in scenario (None = ``p2p-bulk``).
     """
+    if path is not None and not isinstance(path, str | os.PathLike):
+        raise ScenarioError(f"scenario: must be a file path or a built-in name (got {show(path)})")
     name = "p2p-bulk" if path is None else str(path)
     file = Path(name)
+    if file.is_dir():
+        raise ScenarioError("is a directory, not a scenario file", source=name)
     if file.is_file():
         source = name
         try:
@@ -1278,20 +1341,25 @@ def read_scenario(path: str | os.PathLike[str] | None = None) -> tuple[dict[str,
         builtins = ", ".join(builtin_scenarios())
         raise ScenarioError(f"no such scenario file (built-in scenarios: {builtins})", source=name)
     try:
-        return tomllib.loads(text), source
+        # A UTF-8 byte-order mark (some Windows editors write one) is not part of the TOML.
+        return tomllib.loads(text.removeprefix("\ufeff")), source
     except tomllib.TOMLDecodeError as err:
         raise ScenarioError(f"invalid TOML: {err}", source=source) from None
+    except RecursionError:
+        raise ScenarioError(
+            "invalid TOML: nested too deeply (arrays or tables inside each other)", source=source
+        ) from None
 
 
 def load_scenario(
-    path: str | os.PathLike[str] | None = None, overrides: Iterable[str] = ()
+    path: str | os.PathLike[str] | None = None, overrides: Iterable[str] | None = ()
 ) -> Scenario:
     """Load and validate a scenario from a TOML file, or a built-in one by name (None =
     ``p2p-bulk``). ``overrides`` are ``KEY=VALUE`` strings applied before validation (see
     :func:`apply_overrides`)."""
     data, source = read_scenario(path)
     try:
-        data = apply_overrides(data, overrides)
+        data = apply_overrides(data, () if overrides is None else overrides)
     except ScenarioError as err:
         err.source = source
         raise
@@ -1323,6 +1391,8 @@ def _literal(text: str) -> object:
         value = tomllib.loads(f"v = {text}")["v"]
     except tomllib.TOMLDecodeError:
         return text
+    except RecursionError:
+        raise ScenarioError(f"--set value nested too deeply: {show(text[:40])}...") from None
     if isinstance(value, float) and not math.isfinite(value):
         return text  # "inf" means "no limit" to tcplab, not a float
     return value
@@ -1345,8 +1415,19 @@ def apply_overrides(data: Mapping[str, Any], overrides: Iterable[str]) -> dict[s
     ``true``, ``[0, 2]``, ``{kind = "exponential", mean = "2s"}``), else as a string
     (``20s``, ``cubic``).
     """
-    result = copy.deepcopy(dict(data))
+    if isinstance(overrides, str) or not isinstance(overrides, Iterable):
+        raise ScenarioError(
+            f"--set: overrides must be a list of KEY=VALUE strings (got {show(overrides)})"
+        )
+    try:
+        result = copy.deepcopy(dict(data))
+    except RecursionError:
+        raise ScenarioError("--set: the scenario table is nested too deeply") from None
     for item in overrides:
+        if not isinstance(item, str):
+            raise ScenarioError(f"--set {show(item)}: must be a KEY=VALUE string")
+        if "\n" in item or "\r" in item:
+            raise ScenarioError(f"--set {show(item)}: must be one line (a line break in KEY=VALUE)")
         key, sep, text = item.partition("=")
         if not sep or not key.strip():
             raise ScenarioError(f"--set {show(item)}: expected KEY=VALUE, e.g. flows[0].cc=cubic")

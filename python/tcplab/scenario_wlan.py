@@ -28,6 +28,9 @@ from tcplab.errors import field_error, show
 
 __all__ = ["WLAN_KEYS", "assign_stations", "wlan_hop"]
 
+#: Most stations on a WLAN hop (``wlan.rs`` re-checks it).
+MAX_STATIONS = 4096
+
 WLAN_KEYS: Final = (
     "kind",
     "name",
@@ -194,6 +197,12 @@ def assign_stations(config: dict[str, Any]) -> None:
                 {"name": f"sta{k}", "flows": [k], "cross": [], "ap": 0}
                 for k in range(len(config["flows"]))
             ]
+        if len(hop["stations"]) > MAX_STATIONS:
+            raise field_error(
+                f"path[{i}].stations",
+                f"at most {MAX_STATIONS} stations (one per flow unless listed; "
+                f"got {len(hop['stations'])})",
+            )
         for k, st in enumerate(hop["stations"]):
             for key, n in (("flows", len(config["flows"])), ("cross", len(config["cross"]))):
                 bad = [v for v in st[key] if v >= n]
@@ -203,6 +212,14 @@ def assign_stations(config: dict[str, Any]) -> None:
                         f"{key[:-1] if key == 'flows' else 'cross source'} {bad[0]} does not "
                         f"exist ({n} defined)",
                     )
+        on_station = {c for st in hop["stations"] for c in st["cross"]}
+        for k, cross in enumerate(config["cross"]):
+            if i in cross["path"] and k not in on_station:
+                raise field_error(
+                    f"path[{i}].stations",
+                    f"cross-traffic source {show(cross['name'])} passes this WLAN hop but no "
+                    f"station sends it (add cross = [{k}] to a [[path.stations]] entry)",
+                )
         listed = [f for st in hop["stations"] for f in st["flows"]]
         for f in range(len(config["flows"])):
             if listed.count(f) != 1:

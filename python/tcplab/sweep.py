@@ -49,7 +49,9 @@ def run_config(config: dict[str, Any], columns: bool = False) -> dict[str, Any]:
     from tcplab import _core
     from tcplab.errors import InvariantError
 
-    raw = _core.run(json.dumps(config), None)
+    # Only the summary is needed unless the columns are asked for.
+    record = {"timeseries": columns, "events": columns}
+    raw = _core.run(json.dumps({**config, "record": record}), None)
     summary = json.loads(raw["summary"])
     violations = summary["invariants"]["violations"]
     if violations:
@@ -81,9 +83,19 @@ def run_configs(
     jobs = default_jobs() if jobs is None else jobs
     if jobs <= 1 or len(configs) <= 1:
         return [run_config(c, columns) for c in configs]
-    with ProcessPoolExecutor(max_workers=min(jobs, len(configs))) as pool:
+    pool = ProcessPoolExecutor(max_workers=min(jobs, len(configs)))
+    try:
         chunk = max(1, len(configs) // (jobs * 8))
-        return list(pool.map(_job, [(c, columns) for c in configs], chunksize=chunk))
+        results = list(pool.map(_job, [(c, columns) for c in configs], chunksize=chunk))
+    except BaseException:
+        # Interrupted (Ctrl-C, SIGTERM) or failed: stop the workers now rather than let them
+        # finish their queue.
+        for proc in list(getattr(pool, "_processes", {}).values()):
+            proc.terminate()
+        pool.shutdown(wait=True, cancel_futures=True)
+        raise
+    pool.shutdown()
+    return results
 
 
 def _split_top(text: str) -> list[str]:

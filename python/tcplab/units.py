@@ -4,7 +4,7 @@
   SI (k = 10³, M = 10⁶, G = 10⁹, T = 10¹²); the unit is case-insensitive (``"10mbps"`` is 10 Mbit/s,
   there being no millibit); ``"Mbit/s"`` spellings are accepted too. A bare number is rejected.
 - Times → ns (int). Units ``ns``, ``us`` (or ``µs``), ``ms``, ``s``, ``min``, ``h``; case-sensitive.
-  A bare number is rejected, except ``0``.
+  A bare number is rejected, except ``0``. At most 10⁶ h (:data:`TIME_MAX_NS`).
 - Sizes → bytes (int). ``B``; SI ``KB``/``kB`` = 1000 B, ``MB`` = 10⁶ B, ``GB`` = 10⁹ B; binary
   ``KiB`` = 1024 B, ``MiB`` = 2²⁰ B, ``GiB`` = 2³⁰ B; case-sensitive (``"64kb"`` would be kilobits
   and is rejected). A bare integer (or a string of digits) is a number of bytes.
@@ -25,6 +25,10 @@ from tcplab.errors import field_error, show
 __all__ = ["parse_rate", "parse_size", "parse_time"]
 
 U64_MAX = 2**64 - 1
+#: The longest time any setting may take: 10⁶ hours (``MAX_TIME_NS`` in the Rust core). With
+#: every time at most this, no sum of times the simulator forms can overflow its 64-bit clock.
+TIME_MAX_NS = 10**6 * 3600 * 10**9
+TIME_MAX_TEXT = "1000000h"
 
 _RATE_UNITS: dict[str, int] = {
     "bps": 1,
@@ -85,7 +89,11 @@ def _finish(
         raise field_error(field, f"must be a whole number of {base} (got {show(value)})")
     result = int(amount)
     if result > maximum:
-        raise field_error(field, f"must be at most {maximum} {base} (got {show(value)})")
+        if base == "ns" and maximum == TIME_MAX_NS:
+            rule = f"must be at most {TIME_MAX_TEXT}, the longest time tcplab takes"
+        else:
+            rule = f"must be at most {maximum} {base}"
+        raise field_error(field, f"{rule} (got {show(value)})")
     return result
 
 
@@ -106,9 +114,10 @@ def parse_time(
     field: str = "time",
     *,
     positive: bool = False,
-    maximum: int = U64_MAX,
+    maximum: int = TIME_MAX_NS,
 ) -> int:
-    """A time string (or the integer 0) → ns. Times must be ≥ 0, or > 0 if ``positive``."""
+    """A time string (or the integer 0) → ns. Times must be ≥ 0, or > 0 if ``positive``, and
+    at most ``maximum`` (default :data:`TIME_MAX_NS`, 10⁶ h)."""
     rule = f'must be a time like "50ms" (got {show(value)})'
     if isinstance(value, int) and not isinstance(value, bool) and value == 0:
         return _finish(Decimal(0), value, field, "ns", positive, maximum)

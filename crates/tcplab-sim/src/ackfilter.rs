@@ -99,7 +99,7 @@ impl RevDir {
         }
         if let Some(p) = self.waiting.pop_front() {
             self.waiting_bytes -= p.size as u64;
-            let end = ctx.now + self.wire.tx_time(p.size);
+            let end = ctx.now.saturating_add(self.wire.tx_time(p.size));
             self.wire.stats.tx_packets += 1;
             self.wire.stats.tx_bytes += p.size as u64;
             self.in_service = Some((p, ctx.now));
@@ -138,7 +138,7 @@ impl RevDir {
             self.wire.stats.drops_loss += 1;
             ctx.drop(p, DropKind::Loss);
         } else {
-            let at = ctx.now + self.wire.delay();
+            let at = ctx.now.saturating_add(self.wire.delay());
             if self.pipe.is_empty() {
                 ctx.timer(at, REV_PIPE);
             }

@@ -124,7 +124,7 @@ impl Ctx<'_> {
     pub fn tap(&mut self, p: &Packet, t: Time) {
         // Runs without pcap (nearly all) skip the call.
         if !self.eng.taps.writers.is_empty() {
-            self.eng.taps.record(self.hop, p, t);
+            self.eng.taps.record(self.hop, p, t, self.now);
         }
     }
 }
@@ -169,7 +169,8 @@ pub trait Component {
 /// pcap taps: hop × direction → writer.
 #[derive(Default)]
 pub struct Taps {
-    pub(crate) map: Vec<[Option<usize>; 2]>,
+    /// hop → direction → the captures that see it (several may overlap).
+    pub(crate) map: Vec<[Vec<usize>; 2]>,
     pub(crate) writers: Vec<PcapWriter>,
     pub(crate) paths: Vec<String>,
     pub(crate) errors: Vec<String>,
@@ -184,13 +185,37 @@ pub fn addr(net: u8, idx: u32) -> [u8; 4] {
 }
 
 impl Taps {
+    /// Record `p`, leaving hop `hop` at `t` (≥ `now`: no packet tapped
+    /// later leaves before `now`), in every capture of its direction there.
     #[inline]
-    fn record(&mut self, hop: usize, p: &Packet, t: Time) {
-        let Some(w) = self.map.get(hop).and_then(|m| m[p.dir as usize]) else {
+    fn record(&mut self, hop: usize, p: &Packet, t: Time, now: Time) {
+        let Some(m) = self.map.get(hop) else {
             return;
         };
+        if m[p.dir as usize].is_empty() {
+            return;
+        }
         self.ip_id = self.ip_id.wrapping_add(1);
         let ttl = 64u8.saturating_sub(p.hop as u8);
+        for k in 0..self.map[hop][p.dir as usize].len() {
+            let w = self.map[hop][p.dir as usize][k];
+            if let Err(e) = self.record_one(w, p, t, ttl, now) {
+                self.errors
+                    .push(format!("pcap write failed at hop {hop}: {e}"));
+                self.map[hop] = [Vec::new(), Vec::new()];
+                return;
+            }
+        }
+    }
+
+    fn record_one(
+        &mut self,
+        w: usize,
+        p: &Packet,
+        t: Time,
+        ttl: u8,
+        now: Time,
+    ) -> std::io::Result<()> {
         let res = if p.udp {
             self.writers[w].write_udp(
                 t,
@@ -209,10 +234,7 @@ impl Taps {
             };
             self.writers[w].write_tcp(t, s, d, self.ip_id, ttl, &p.seg)
         };
-        if let Err(e) = res {
-            self.errors
-                .push(format!("pcap write failed at hop {hop}: {e}"));
-            self.map[hop] = [None, None];
-        }
+        res?;
+        self.writers[w].release_until(now)
     }
 }

@@ -29,6 +29,37 @@ pub struct SimConfig {
     /// ICMP-echo-like probes (`ping.rs`).
     #[serde(default)]
     pub pings: Vec<PingConfig>,
+    /// Which tables the run records (all by default).
+    #[serde(default)]
+    pub record: Record,
+}
+
+/// The tables a run records besides its summary. A caller that outputs only
+/// the summary turns both off and the run's memory no longer grows with
+/// simulated time; `spill_dir` streams long tables to files there.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Record {
+    #[serde(default = "yes")]
+    pub timeseries: bool,
+    #[serde(default = "yes")]
+    pub events: bool,
+    #[serde(default)]
+    pub spill_dir: Option<String>,
+}
+
+impl Default for Record {
+    fn default() -> Record {
+        Record {
+            timeseries: true,
+            events: true,
+            spill_dir: None,
+        }
+    }
+}
+
+fn yes() -> bool {
+    true
 }
 
 fn default_dupthresh() -> u32 {
@@ -507,6 +538,7 @@ pub fn example_p2p(duration_ns: u64, loss: f64) -> SimConfig {
         cross: vec![],
         pcap: vec![],
         pings: vec![],
+        record: Default::default(),
     }
 }
 

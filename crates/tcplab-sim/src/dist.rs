@@ -24,7 +24,12 @@ pub fn check(d: &Dist) -> Result<(), String> {
                     return Err("empirical: each bin needs 0 <= lo <= hi and weight > 0".into());
                 }
             }
-            Ok(())
+            // An infinite total would put every draw in the last bin.
+            let total: f64 = bins.iter().map(|b| b.2).sum();
+            ok(
+                total.is_finite(),
+                "empirical: the weights must sum to a finite number",
+            )
         }
     }
 }

@@ -26,6 +26,9 @@ pub use sim::Sim;
 
 /// Parse a JSON configuration and run it.
 pub fn run_json(json: &str, progress: Option<sim::Progress>) -> Result<Output, String> {
-    let cfg: SimConfig = serde_json::from_str(json).map_err(|e| format!("config: {e}"))?;
+    let value: serde_json::Value =
+        serde_json::from_str(json).map_err(|e| format!("config: {e}"))?;
+    validate::time_bounds(&value)?;
+    let cfg: SimConfig = serde_json::from_value(value).map_err(|e| format!("config: {e}"))?;
     Sim::new(cfg)?.run(progress)
 }

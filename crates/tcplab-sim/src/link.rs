@@ -159,7 +159,7 @@ impl LinkDir {
         if bytes != self.last_tx.0 {
             self.last_tx = (bytes, self.tx_time(bytes));
         }
-        let end = start + self.last_tx.1;
+        let end = start.saturating_add(self.last_tx.1);
         self.busy_until = end;
         self.inq.push_back((end, bytes));
         self.inq_bytes += bytes as u64;
@@ -174,13 +174,13 @@ impl LinkDir {
             if self.rng.bernoulli(p) {
                 self.stats.reordered += 1;
                 return Fate::Reordered {
-                    at: end + self.delay + extra,
+                    at: end.saturating_add(self.delay).saturating_add(extra),
                     tx_start: start,
                 };
             }
         }
         Fate::Arrives {
-            at: end + self.delay,
+            at: end.saturating_add(self.delay),
             tx_start: start,
         }
     }

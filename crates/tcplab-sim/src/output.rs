@@ -254,6 +254,77 @@ impl Summary {
     }
 }
 
+/// Rows kept in memory before they are spilled to disk (`Record::spill_dir`).
+pub const SPILL_ROWS: usize = 1 << 16;
+/// Most rows of one table held in memory when there is nowhere to spill to
+/// (about 1.2 GB of time series): past it the run stops with an error
+/// saying how to record less or stream to disk.
+pub const MEMORY_ROWS: usize = 1 << 24;
+/// Bytes of one spilled time-series row: flow u32, conn u32, then t, cwnd,
+/// ssthresh, srtt, rttvar, rto, inflight, delivered as 8-byte integers,
+/// little-endian and packed (the column order of the Parquet table).
+pub const TS_RECORD: u64 = 72;
+/// Bytes of one spilled event row: t i64, flow u32, conn u32, kind u8,
+/// seq u64, len u32, reason u8, spurious i8, detected i8, value f64.
+pub const EV_RECORD: u64 = 40;
+const EV_SPURIOUS_AT: u64 = 30;
+const EV_DETECTED_AT: u64 = 31;
+
+/// A table's rows written to a file as fixed-size records once more than
+/// `SPILL_ROWS` are held (Python turns the file into Parquet row groups);
+/// a late amendment of a written row is a write at its offset.
+#[derive(Debug)]
+struct Spill {
+    file: std::fs::File,
+    path: String,
+    rows: u64,
+}
+
+impl Spill {
+    fn create(dir: &str, name: &str) -> std::io::Result<Spill> {
+        let path = std::path::Path::new(dir).join(name);
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(&path)?;
+        Ok(Spill {
+            file,
+            path: path.to_string_lossy().into_owned(),
+            rows: 0,
+        })
+    }
+
+    fn append(&mut self, bytes: &[u8], rows: usize) -> std::io::Result<()> {
+        use std::io::{Seek, SeekFrom, Write};
+        self.file.seek(SeekFrom::End(0))?;
+        self.file.write_all(bytes)?;
+        self.rows += rows as u64;
+        Ok(())
+    }
+
+    fn put_byte(&self, offset: u64, v: u8) -> std::io::Result<()> {
+        use std::os::unix::fs::FileExt;
+        self.file.write_all_at(&[v], offset)
+    }
+
+    fn get_byte(&self, offset: u64) -> std::io::Result<u8> {
+        use std::os::unix::fs::FileExt;
+        let mut b = [0u8];
+        self.file.read_exact_at(&mut b, offset)?;
+        Ok(b[0])
+    }
+}
+
+/// Where a spilled table is: the file and how many of the table's rows it
+/// holds (they come before the rows still in memory).
+#[derive(Debug, Clone)]
+pub struct Spilled {
+    pub path: String,
+    pub rows: u64,
+}
+
 #[derive(Default, Debug)]
 pub struct Output {
     // time series
@@ -279,10 +350,153 @@ pub struct Output {
     pub ev_detected: Vec<i8>,
     pub ev_value: Vec<f64>,
     pub summary: Option<Summary>,
+    /// Tables not asked for are not recorded (`Record`).
+    skip_timeseries: bool,
+    skip_events: bool,
+    /// With events off: (spurious, detected) of the rows that are amended
+    /// later (timeouts, fast retransmits), which the summary still needs.
+    marks: Vec<[i8; 2]>,
+    spill_dir: Option<String>,
+    /// `MEMORY_ROWS` (smaller in tests).
+    memory_rows: usize,
+    ts_spill: Option<Spill>,
+    ev_spill: Option<Spill>,
+    /// The first error writing a spill file (the run fails with it).
+    pub spill_error: Option<String>,
 }
 
+/// A row that is never amended (events are not recorded).
+const NO_ROW: usize = usize::MAX;
+
 impl Output {
-    /// Append an event row; returns its index.
+    /// An output that records the time series and the events only if asked,
+    /// spilling them to files in `spill_dir` beyond `SPILL_ROWS` rows.
+    pub fn new(timeseries: bool, events: bool, spill_dir: Option<String>) -> Output {
+        Output {
+            skip_timeseries: !timeseries,
+            skip_events: !events,
+            spill_dir,
+            memory_rows: MEMORY_ROWS,
+            ..Output::default()
+        }
+    }
+
+    /// The spilled part of the time series and of the events, if any.
+    pub fn spilled(&self) -> (Option<Spilled>, Option<Spilled>) {
+        let f = |s: &Option<Spill>| {
+            s.as_ref().map(|s| Spilled {
+                path: s.path.clone(),
+                rows: s.rows,
+            })
+        };
+        (f(&self.ts_spill), f(&self.ev_spill))
+    }
+
+    fn over_cap(&mut self, table: &str) {
+        if self.spill_error.is_none() {
+            self.spill_error = Some(format!(
+                "the {table} table reached {} rows in memory: write the outputs to a \
+                 directory (--out; they stream to disk) or record only the summary (tcplab.run(..., tables=False))",
+                self.memory_rows
+            ));
+        }
+    }
+
+    /// The run must stop: a spill file failed or a table is over `MEMORY_ROWS`.
+    pub fn failed(&self) -> bool {
+        self.spill_error.is_some()
+    }
+
+    fn spill_failed(&mut self, e: std::io::Error) {
+        if self.spill_error.is_none() {
+            self.spill_error = Some(format!("cannot write the spill file: {e}"));
+        }
+    }
+
+    fn spill_events(&mut self) {
+        let Some(dir) = self.spill_dir.clone() else {
+            return;
+        };
+        if self.ev_spill.is_none() {
+            match Spill::create(&dir, ".events.spill") {
+                Ok(s) => self.ev_spill = Some(s),
+                Err(e) => return self.spill_failed(e),
+            }
+        }
+        let n = self.ev_t.len();
+        let mut buf = Vec::with_capacity(n * EV_RECORD as usize);
+        for i in 0..n {
+            buf.extend_from_slice(&self.ev_t[i].to_le_bytes());
+            buf.extend_from_slice(&self.ev_flow[i].to_le_bytes());
+            buf.extend_from_slice(&self.ev_conn[i].to_le_bytes());
+            buf.push(self.ev_kind[i]);
+            buf.extend_from_slice(&self.ev_seq[i].to_le_bytes());
+            buf.extend_from_slice(&self.ev_len[i].to_le_bytes());
+            buf.push(self.ev_reason[i]);
+            buf.push(self.ev_spurious[i] as u8);
+            buf.push(self.ev_detected[i] as u8);
+            buf.extend_from_slice(&self.ev_value[i].to_le_bytes());
+        }
+        if let Err(e) = self.ev_spill.as_mut().unwrap().append(&buf, n) {
+            return self.spill_failed(e);
+        }
+        self.ev_t.clear();
+        self.ev_flow.clear();
+        self.ev_conn.clear();
+        self.ev_kind.clear();
+        self.ev_seq.clear();
+        self.ev_len.clear();
+        self.ev_reason.clear();
+        self.ev_spurious.clear();
+        self.ev_detected.clear();
+        self.ev_value.clear();
+    }
+
+    fn spill_timeseries(&mut self) {
+        let Some(dir) = self.spill_dir.clone() else {
+            return;
+        };
+        if self.ts_spill.is_none() {
+            match Spill::create(&dir, ".timeseries.spill") {
+                Ok(s) => self.ts_spill = Some(s),
+                Err(e) => return self.spill_failed(e),
+            }
+        }
+        let n = self.ts_t.len();
+        let mut buf = Vec::with_capacity(n * TS_RECORD as usize);
+        for i in 0..n {
+            buf.extend_from_slice(&self.ts_flow[i].to_le_bytes());
+            buf.extend_from_slice(&self.ts_conn[i].to_le_bytes());
+            buf.extend_from_slice(&self.ts_t[i].to_le_bytes());
+            buf.extend_from_slice(&self.ts_cwnd[i].to_le_bytes());
+            buf.extend_from_slice(&self.ts_ssthresh[i].to_le_bytes());
+            buf.extend_from_slice(&self.ts_srtt[i].to_le_bytes());
+            buf.extend_from_slice(&self.ts_rttvar[i].to_le_bytes());
+            buf.extend_from_slice(&self.ts_rto[i].to_le_bytes());
+            buf.extend_from_slice(&self.ts_inflight[i].to_le_bytes());
+            buf.extend_from_slice(&self.ts_delivered[i].to_le_bytes());
+        }
+        if let Err(e) = self.ts_spill.as_mut().unwrap().append(&buf, n) {
+            return self.spill_failed(e);
+        }
+        self.ts_flow.clear();
+        self.ts_conn.clear();
+        self.ts_t.clear();
+        self.ts_cwnd.clear();
+        self.ts_ssthresh.clear();
+        self.ts_srtt.clear();
+        self.ts_rttvar.clear();
+        self.ts_rto.clear();
+        self.ts_inflight.clear();
+        self.ts_delivered.clear();
+    }
+
+    fn ev_spilled(&self) -> usize {
+        self.ev_spill.as_ref().map_or(0, |s| s.rows as usize)
+    }
+
+    /// Append an event row; returns its index (an opaque handle for
+    /// `set_spurious`/`set_detected`/`spurious`/`detected`).
     #[allow(clippy::too_many_arguments)]
     pub fn event(
         &mut self,
@@ -297,6 +511,19 @@ impl Output {
         detected: i8,
         value: f64,
     ) -> usize {
+        if self.skip_events {
+            if matches!(kind, EventKind::Timeout | EventKind::FastRetransmit) {
+                self.marks.push([spurious, detected]);
+                return self.marks.len() - 1;
+            }
+            return NO_ROW;
+        }
+        if self.ev_t.len() >= SPILL_ROWS && self.spill_dir.is_some() {
+            self.spill_events();
+        } else if self.ev_t.len() >= self.memory_rows {
+            self.over_cap("events");
+            return NO_ROW;
+        }
         self.ev_t.push(t as i64);
         self.ev_flow.push(flow);
         self.ev_conn.push(conn);
@@ -307,15 +534,70 @@ impl Output {
         self.ev_spurious.push(spurious);
         self.ev_detected.push(detected);
         self.ev_value.push(value);
-        self.ev_t.len() - 1
+        self.ev_spilled() + self.ev_t.len() - 1
+    }
+
+    fn set_mark(&mut self, row: usize, col: usize, v: i8) {
+        if row == NO_ROW {
+            return;
+        }
+        if self.skip_events {
+            self.marks[row][col] = v;
+            return;
+        }
+        let base = self.ev_spilled();
+        if row >= base {
+            let col = if col == 0 {
+                &mut self.ev_spurious
+            } else {
+                &mut self.ev_detected
+            };
+            col[row - base] = v;
+        } else {
+            let at = row as u64 * EV_RECORD + [EV_SPURIOUS_AT, EV_DETECTED_AT][col];
+            if let Err(e) = self.ev_spill.as_ref().unwrap().put_byte(at, v as u8) {
+                self.spill_failed(e);
+            }
+        }
+    }
+
+    fn mark(&self, row: usize, col: usize) -> i8 {
+        if row == NO_ROW {
+            return 0;
+        }
+        if self.skip_events {
+            return self.marks[row][col];
+        }
+        let base = self.ev_spilled();
+        if row >= base {
+            [&self.ev_spurious, &self.ev_detected][col][row - base]
+        } else {
+            let at = row as u64 * EV_RECORD + [EV_SPURIOUS_AT, EV_DETECTED_AT][col];
+            // A read error reads as "not set" (and a write to the file failed first).
+            self.ev_spill
+                .as_ref()
+                .unwrap()
+                .get_byte(at)
+                .map_or(0, |b| b as i8)
+        }
     }
 
     pub fn set_spurious(&mut self, row: usize, v: i8) {
-        self.ev_spurious[row] = v;
+        self.set_mark(row, 0, v);
     }
 
     pub fn set_detected(&mut self, row: usize, v: i8) {
-        self.ev_detected[row] = v;
+        self.set_mark(row, 1, v);
+    }
+
+    /// The ground truth recorded on event row `row`.
+    pub fn spurious(&self, row: usize) -> i8 {
+        self.mark(row, 0)
+    }
+
+    /// Whether a detector flagged event row `row`.
+    pub fn detected(&self, row: usize) -> i8 {
+        self.mark(row, 1)
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -332,6 +614,14 @@ impl Output {
         inflight: u64,
         delivered: u64,
     ) {
+        if self.skip_timeseries {
+            return;
+        }
+        if self.ts_t.len() >= SPILL_ROWS && self.spill_dir.is_some() {
+            self.spill_timeseries();
+        } else if self.ts_t.len() >= self.memory_rows {
+            return self.over_cap("timeseries");
+        }
         self.ts_t.push(t as i64);
         self.ts_flow.push(flow);
         self.ts_conn.push(conn);
@@ -342,5 +632,68 @@ impl Output {
         self.ts_rto.push(rto as i64);
         self.ts_inflight.push(inflight);
         self.ts_delivered.push(delivered);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ev(o: &mut Output, i: u64, kind: EventKind) -> usize {
+        o.event(i, 0, 0, kind, i, 1, 0, -1, -1, 0.5)
+    }
+
+    #[test]
+    fn events_off_keep_only_the_marks_the_summary_needs() {
+        let mut o = Output::new(false, false, None);
+        assert_eq!(ev(&mut o, 1, EventKind::Retransmit), NO_ROW);
+        let r = ev(&mut o, 2, EventKind::Timeout);
+        o.set_spurious(r, 1);
+        o.set_detected(NO_ROW, 1);
+        assert_eq!((o.spurious(r), o.detected(r)), (1, -1));
+        o.sample(0, 0, 0, 1, 1, 1, 1, 1, 1, 1);
+        assert!(o.ev_t.is_empty() && o.ts_t.is_empty());
+    }
+
+    #[test]
+    fn without_a_spill_dir_a_table_stops_at_the_memory_cap() {
+        let mut o = Output::new(true, true, None);
+        o.memory_rows = 100;
+        for i in 0..150 {
+            ev(&mut o, i, EventKind::Retransmit);
+            o.sample(i, 0, 0, 1, 1, 1, 1, 1, 1, 1);
+        }
+        assert_eq!((o.ev_t.len(), o.ts_t.len()), (100, 100));
+        assert!(o.failed());
+        let e = o.spill_error.unwrap();
+        assert!(
+            e.starts_with("the events table reached 100 rows in memory"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn spilled_rows_are_amended_in_the_file() {
+        let dir = std::env::temp_dir().join(format!("tcplab-spill-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut o = Output::new(true, true, Some(dir.to_string_lossy().into_owned()));
+        let rows: Vec<usize> = (0..SPILL_ROWS as u64 + 10)
+            .map(|i| ev(&mut o, i, EventKind::Timeout))
+            .collect();
+        assert_eq!(rows[SPILL_ROWS + 9], SPILL_ROWS + 9);
+        assert_eq!(o.ev_t.len(), 10);
+        o.set_spurious(rows[3], 1);
+        o.set_detected(rows[SPILL_ROWS + 2], 0);
+        assert_eq!((o.spurious(rows[3]), o.detected(rows[3])), (1, -1));
+        assert_eq!(o.detected(rows[SPILL_ROWS + 2]), 0);
+        let (_, spilled) = o.spilled();
+        let s = spilled.unwrap();
+        assert_eq!(s.rows, SPILL_ROWS as u64);
+        let bytes = std::fs::read(&s.path).unwrap();
+        assert_eq!(bytes.len() as u64, SPILL_ROWS as u64 * EV_RECORD);
+        let r3 = &bytes[3 * EV_RECORD as usize..4 * EV_RECORD as usize];
+        assert_eq!(i64::from_le_bytes(r3[..8].try_into().unwrap()), 3);
+        assert_eq!(r3[EV_SPURIOUS_AT as usize], 1);
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

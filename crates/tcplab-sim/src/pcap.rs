@@ -12,6 +12,8 @@
 //! checksums the real packet would carry: zero bytes add nothing to a one's
 //! complement sum, and the length enters through the pseudo-header.
 
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::path::Path;
@@ -40,10 +42,28 @@ const IPV4_FLAGS_DF: u16 = 0x4000;
 /// Source of payload filler bytes.
 static ZEROS: [u8; 4096] = [0; 4096];
 
+/// Records held back until no earlier one can come (`PcapWriter::ordered`).
+#[derive(Default)]
+struct Reorder {
+    /// (time, arrival number, buffer) of each held record, earliest first.
+    heap: BinaryHeap<Reverse<(u64, u64, usize)>>,
+    /// Record buffers, reused once written (no allocation per packet once
+    /// the pool has grown to the number of records in flight).
+    bufs: Vec<Vec<u8>>,
+    free: Vec<usize>,
+    seq: u64,
+}
+
 /// Writes simulated IPv4 TCP/UDP packets to a classic pcap file.
 pub struct PcapWriter {
     out: BufWriter<File>,
     snaplen_payload: Option<u32>,
+    /// Set for a capture of both directions: a packet is tapped when its
+    /// link accepts it, stamped with the time its transmission starts, which
+    /// for a queued packet lies ahead; the other direction's packets tapped
+    /// meanwhile start earlier. Records are held and written in timestamp
+    /// order (ties in tap order) once the simulation has passed their time.
+    order: Option<Reorder>,
     /// Record header + IPv4 header + transport header of the packet being
     /// written; reused for every packet.
     scratch: [u8; SCRATCH_LEN],
@@ -78,8 +98,34 @@ impl PcapWriter {
         Ok(PcapWriter {
             out,
             snaplen_payload,
+            order: None,
             scratch: [0; SCRATCH_LEN],
         })
+    }
+
+    /// Write records in timestamp order although they are handed over out of
+    /// order (a capture of both directions): each is held until
+    /// `release_until` passes its time.
+    pub fn ordered(mut self) -> Self {
+        self.order = Some(Reorder::default());
+        self
+    }
+
+    /// Write every held record stamped at or before `now` (the caller
+    /// promises no later record is stamped before `now`).
+    pub fn release_until(&mut self, now: u64) -> io::Result<()> {
+        let Some(o) = self.order.as_mut() else {
+            return Ok(());
+        };
+        while let Some(&Reverse((t, _, i))) = o.heap.peek() {
+            if t > now {
+                break;
+            }
+            o.heap.pop();
+            self.out.write_all(&o.bufs[i])?;
+            o.free.push(i);
+        }
+        Ok(())
     }
 
     /// Writes one IPv4/TCP packet carrying `seg` (payload: `seg.payload_len`
@@ -173,8 +219,9 @@ impl PcapWriter {
         )
     }
 
-    /// Flushes buffered records to the file.
+    /// Writes every held record and flushes buffered records to the file.
     pub fn flush(&mut self) -> io::Result<()> {
+        self.release_until(u64::MAX)?;
         self.out.flush()
     }
 
@@ -223,6 +270,19 @@ impl PcapWriter {
         ip[10..12].copy_from_slice(&csum.to_be_bytes());
 
         let headers = RECORD_HEADER_LEN + IPV4_HEADER_LEN + l4_hlen;
+        if let Some(o) = self.order.as_mut() {
+            let i = o.free.pop().unwrap_or_else(|| {
+                o.bufs.push(Vec::new());
+                o.bufs.len() - 1
+            });
+            let buf = &mut o.bufs[i];
+            buf.clear();
+            buf.extend_from_slice(&self.scratch[..headers]);
+            buf.resize(headers + captured, 0);
+            o.heap.push(Reverse((t_ns, o.seq, i)));
+            o.seq += 1;
+            return Ok(());
+        }
         self.out.write_all(&self.scratch[..headers])?;
         let mut left = captured;
         while left > 0 {

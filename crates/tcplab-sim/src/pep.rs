@@ -123,6 +123,9 @@ pub fn check_config(c: &PepConfig) -> Result<(), String> {
     if c.rto_min_ns > c.rto_max_ns {
         return Err("rto_min: must be <= rto_max".into());
     }
+    if c.rto_initial_ns < tcplab_tcp::NS_PER_MS {
+        return Err("rto_initial: must be >= 1ms".into());
+    }
     if c.rto_initial_ns < c.rto_min_ns || c.rto_initial_ns > c.rto_max_ns {
         return Err("rto_initial: must be between rto_min and rto_max".into());
     }
@@ -717,7 +720,7 @@ impl Pep {
         if c.timer_at.is_some() {
             return;
         }
-        let at = ctx.now + c.rtt.rto();
+        let at = ctx.now.saturating_add(c.rtt.rto());
         c.timer_at = Some(at);
         c.timer_gen = c.timer_gen.wrapping_add(1);
         ctx.timer(at, ((ci as u64) << 32) | c.timer_gen as u64);

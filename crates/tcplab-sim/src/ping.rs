@@ -59,7 +59,7 @@ impl PingRt {
             seg: Segment::default(),
             feedback: None,
         };
-        Some((p, now + self.cfg.interval_ns))
+        Some((p, now.saturating_add(self.cfg.interval_ns)))
     }
 
     /// A probe packet reached the end of its route. A request turns into a

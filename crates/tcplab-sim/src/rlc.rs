@@ -121,11 +121,14 @@ impl Spikes {
         if self.rate_per_s <= 0.0 {
             return;
         }
+        // Stalls past twice the longest allowed time can never matter (every
+        // configured time is ≤ MAX_TIME_NS, so a run ends before that).
+        let t = t.min(2 * tcplab_tcp::MAX_TIME_NS);
         while self.horizon <= t {
             let gap = (self.rng.exponential(1.0 / self.rate_per_s) * 1e9) as Time;
-            let start = self.horizon + gap.max(1);
+            let start = self.horizon.saturating_add(gap.max(1));
             let dur = (sample(&self.duration, &mut self.rng) * 1e9) as Time;
-            let end = start + dur;
+            let end = start.saturating_add(dur);
             self.count += 1;
             self.total_ns += dur;
             self.stalls.push_back((start, end));
@@ -138,7 +141,7 @@ impl Spikes {
         while self
             .stalls
             .front()
-            .is_some_and(|s| s.1 + 60_000_000_000 < t)
+            .is_some_and(|s| s.1.saturating_add(60_000_000_000) < t)
         {
             self.stalls.pop_front();
         }
@@ -161,13 +164,13 @@ impl Spikes {
         let mut t = self.free_at(t);
         let mut work = work;
         loop {
-            self.generate_to(t + work);
+            self.generate_to(t.saturating_add(work));
             match self.next_after(t) {
-                Some((s, e)) if s < t + work => {
+                Some((s, e)) if s < t.saturating_add(work) => {
                     work -= s - t;
                     t = self.free_at(e);
                 }
-                _ => return t + work,
+                _ => return t.saturating_add(work),
             }
         }
     }
@@ -277,7 +280,7 @@ impl RlcDir {
         // discarded SDU holds the in-sequence queue until the RLC gives up
         // after MaxDAT − 1 retransmission intervals.
         let k = worst.min(self.max_dat - 1) as u64;
-        let ready = spikes.free_at(tx_end + k * self.retx_interval);
+        let ready = spikes.free_at(tx_end.saturating_add(k.saturating_mul(self.retx_interval)));
         if ready < self.last_release {
             self.stats.hol_blocked += 1;
         }

@@ -339,20 +339,26 @@ impl Sim {
             })
             .collect();
         let mut taps = Taps {
-            map: vec![[None, None]; cfg.hops.len()],
+            map: vec![[Vec::new(), Vec::new()]; cfg.hops.len()],
             ..Default::default()
         };
         for (i, p) in cfg.pcap.iter().enumerate() {
-            let w = PcapWriter::create(Path::new(&p.path), p.payload_snaplen)
+            let mut w = PcapWriter::create(Path::new(&p.path), p.payload_snaplen)
                 .map_err(|e| format!("pcap[{i}].file: cannot create {:?}: {e}", p.path))?;
+            if p.dir == "both" {
+                w = w.ordered();
+            }
             let idx = taps.writers.len();
             taps.writers.push(w);
             taps.paths.push(p.path.clone());
             let m = &mut taps.map[p.hop];
             match p.dir.as_str() {
-                "fwd" => m[0] = Some(idx),
-                "rev" => m[1] = Some(idx),
-                _ => *m = [Some(idx), Some(idx)],
+                "fwd" => m[0].push(idx),
+                "rev" => m[1].push(idx),
+                _ => {
+                    m[0].push(idx);
+                    m[1].push(idx);
+                }
             }
         }
         let mut sim = Sim {
@@ -370,7 +376,11 @@ impl Sim {
             flows,
             cross,
             pings: cfg.pings.iter().cloned().map(PingRt::new).collect(),
-            out: Output::default(),
+            out: Output::new(
+                cfg.record.timeseries,
+                cfg.record.events,
+                cfg.record.spill_dir.clone(),
+            ),
             now: 0,
             events_processed: 0,
             packets_delivered: 0,
@@ -406,6 +416,13 @@ impl Sim {
             }
             let e = self.eng.q.heap.pop().unwrap();
             let (at, ev) = (e.at(), e.ev);
+            if at < self.now {
+                // Cannot happen with bounded settings and saturating sums;
+                // a wrapped time would otherwise run silently backwards.
+                self.violations
+                    .push(format!("time ran backwards: {at} ns after {} ns", self.now));
+                break;
+            }
             self.now = at;
             self.events_processed += 1;
             match ev {
@@ -437,6 +454,9 @@ impl Sim {
                 }
                 if !self.violations.is_empty() && self.violations.len() > 100 {
                     break;
+                }
+                if self.out.failed() {
+                    break; // finish() returns the error
                 }
             }
         }
@@ -1128,7 +1148,7 @@ impl Sim {
                 let think = dist::sample(think_ns, &mut f.rng) as Time;
                 self.eng
                     .q
-                    .push(now + think, Ev::OpenConn { flow: fi as u32 });
+                    .push(now.saturating_add(think), Ev::OpenConn { flow: fi as u32 });
             }
         }
     }
@@ -1273,7 +1293,7 @@ impl Sim {
             return;
         }
         for (id, &row) in pair.timeout_rows.iter().enumerate() {
-            if out.ev_spurious[row] == 1 && out.ev_detected[row] != 1 {
+            if out.spurious(row) == 1 && out.detected(row) != 1 {
                 let v = pair.verdicts.get(id).copied().unwrap_or(255);
                 agg.spurious_missed[(v as usize).min(3)] += 1;
             }
@@ -1301,7 +1321,7 @@ impl Sim {
         }
         self.eng
             .q
-            .push(now + self.cfg.sample_interval_ns, Ev::Sample);
+            .push(now.saturating_add(self.cfg.sample_interval_ns), Ev::Sample);
     }
 
     fn cbr_send(&mut self, ci: usize) {
@@ -1325,7 +1345,9 @@ impl Sim {
             feedback: None,
         };
         self.eng.uid += 1;
-        self.eng.q.push(now + gap, Ev::Cbr { cross: ci as u32 });
+        self.eng
+            .q
+            .push(now.saturating_add(gap), Ev::Cbr { cross: ci as u32 });
         self.forward(p);
     }
 
@@ -1412,6 +1434,9 @@ impl Sim {
                 .push(format!("... and {more} more violations"));
         }
         let mut out = self.out;
+        if let Some(e) = out.spill_error.take() {
+            return Err(e);
+        }
         out.summary = Some(Summary {
             name: self.cfg.name.clone(),
             seed: self.cfg.seed,

@@ -4,6 +4,8 @@
 
 use crate::config::{HopConfig, SimConfig, TcpConfigJson};
 use crate::dist;
+use serde_json::Value;
+use tcplab_tcp::MAX_TIME_NS;
 use tcplab_tcp::{
     AckPolicyConfig, CcKind, Config, DetectorKind, FrResponseKind, ResponseKind, RtoProfile,
 };
@@ -11,6 +13,9 @@ use tcplab_tcp::{
 pub fn validate(c: &SimConfig) -> Result<(), String> {
     if c.duration_ns == 0 {
         return Err("duration: must be > 0".into());
+    }
+    if c.duration_ns > MAX_TIME_NS {
+        return Err("duration: must be at most 1000000h".into());
     }
     if c.hops.is_empty() {
         return Err("path: at least one hop is required".into());
@@ -93,6 +98,11 @@ pub fn validate(c: &SimConfig) -> Result<(), String> {
                 sizes, think_ns, ..
             } => {
                 dist::check(sizes).map_err(|e| format!("flows[{i}].sizes.{e}"))?;
+                if let crate::config::Dist::Const { value } = sizes {
+                    if *value < 1.0 {
+                        return Err(format!("flows[{i}].sizes: must be >= 1 byte (got {value})"));
+                    }
+                }
                 dist::check(think_ns).map_err(|e| format!("flows[{i}].think.{e}"))?;
             }
         }
@@ -134,6 +144,11 @@ pub fn validate(c: &SimConfig) -> Result<(), String> {
     for (i, p) in c.pcap.iter().enumerate() {
         if p.hop >= n {
             return Err(format!("pcap[{i}].hop: hop {} does not exist", p.hop));
+        }
+        if matches!(c.hops[p.hop], HopConfig::Pep(_) | HopConfig::Dropper(_)) {
+            return Err(format!(
+                "pcap[{i}].hop: a pep or dropper hop transmits nothing itself (capture on a link next to it)"
+            ));
         }
         if !matches!(p.dir.as_str(), "fwd" | "rev" | "both") {
             return Err(format!(
@@ -231,4 +246,72 @@ pub fn tcp_config(t: &TcpConfigJson) -> Result<Config, String> {
     };
     cfg.validate()?;
     Ok(cfg)
+}
+
+/// Every time in a configuration, wherever it is, must be at most
+/// `MAX_TIME_NS` (10⁶ h): a key ending in `_ns` holds nanoseconds and one
+/// ending in `_s` (but not `_per_s`) seconds, as a number or, for a
+/// distribution or a list of stalls, in every number inside it. One rule for
+/// all, so no time sum in the simulator can overflow (see `MAX_TIME_NS`).
+pub fn time_bounds(v: &Value) -> Result<(), String> {
+    fn walk(v: &Value, path: &str, limit: Option<f64>) -> Result<(), String> {
+        match v {
+            Value::Object(m) => {
+                for (k, x) in m {
+                    let p = if path.is_empty() {
+                        k.clone()
+                    } else {
+                        format!("{path}.{k}")
+                    };
+                    let lim = if k.ends_with("_ns") {
+                        Some(MAX_TIME_NS as f64)
+                    } else if k.ends_with("_s") && !k.ends_with("_per_s") {
+                        Some(MAX_TIME_NS as f64 / 1e9)
+                    } else {
+                        limit
+                    };
+                    walk(x, &p, lim)?;
+                }
+                Ok(())
+            }
+            Value::Array(a) => {
+                for (i, x) in a.iter().enumerate() {
+                    walk(x, &format!("{path}[{i}]"), limit)?;
+                }
+                Ok(())
+            }
+            Value::Number(n) => match (limit, n.as_f64()) {
+                (Some(lim), Some(x)) if x.is_nan() || x > lim => Err(format!(
+                    "{path}: must be at most 1000000h, the longest time tcplab takes (got {n})"
+                )),
+                _ => Ok(()),
+            },
+            _ => Ok(()),
+        }
+    }
+    walk(v, "", None)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_time_is_bounded() {
+        let ok = serde_json::json!({"duration_ns": MAX_TIME_NS, "x": {"think_ns": {"mean": 1.0}}});
+        assert!(time_bounds(&ok).is_ok());
+        let big = serde_json::json!({"hops": [{"fwd": {"delay_ns": u64::MAX}}]});
+        let e = time_bounds(&big).unwrap_err();
+        assert!(
+            e.starts_with("hops[0].fwd.delay_ns: must be at most 1000000h"),
+            "{e}"
+        );
+        let dist = serde_json::json!({"spike_duration_s": {"kind": "const", "value": 4e9}});
+        assert!(time_bounds(&dist).is_err());
+        let stalls = serde_json::json!({"stalls_ns": [[0, u64::MAX]]});
+        assert!(time_bounds(&stalls).is_err());
+        // a rate per second is not a time
+        let rate = serde_json::json!({"spike_rate_per_s": 1e300});
+        assert!(time_bounds(&rate).is_ok());
+    }
 }

@@ -598,7 +598,9 @@ impl IntfState {
             } else {
                 self.cfg.mean_gap_ns
             };
-            self.until += (self.sched.exponential(mean as f64).ceil() as Time).max(1);
+            self.until = self
+                .until
+                .saturating_add((self.sched.exponential(mean as f64).ceil() as Time).max(1));
         }
         self.on
     }
@@ -929,7 +931,10 @@ impl WlanHop {
         cell.tx = tx;
         cell.busy = true;
         // Success: DATA + SIFS + ACK; collision: DATA + (EIFS − DIFS) — equal (module notes).
-        let end = now + longest + self.t.sifs + self.t.ack;
+        let end = now
+            .saturating_add(longest)
+            .saturating_add(self.t.sifs)
+            .saturating_add(self.t.ack);
         ctx.timer(end, token(K_TX_END, c as u64, 0));
     }
 
@@ -939,7 +944,7 @@ impl WlanHop {
         {
             let cell = &mut self.cells[c];
             cell.busy = false;
-            cell.cs = now + self.t.difs;
+            cell.cs = now.saturating_add(self.t.difs);
         }
         for &(x, ok) in &tx {
             let node = x as usize;
@@ -1044,7 +1049,10 @@ impl WlanHop {
             self.leave(ap, old);
         }
         self.schedule(old, ctx);
-        ctx.timer(ctx.now + self.handover_ns, token(K_RECONNECT, i as u64, 0));
+        ctx.timer(
+            ctx.now.saturating_add(self.handover_ns),
+            token(K_RECONNECT, i as u64, 0),
+        );
     }
 
     fn reconnect(&mut self, i: usize, ctx: &mut Ctx) {
@@ -1107,7 +1115,7 @@ fn handover_schedule(w: &WlanConfig, ap_pos: &[(f64, f64)]) -> Vec<HoEvent> {
                 if best != cur && d(best) + w.handover_margin_m < d(cur) {
                     ev.push((t, s as u16, best as u16));
                     cur = best;
-                    busy_until = t + w.handover_ns;
+                    busy_until = t.saturating_add(w.handover_ns);
                 }
             }
             t += STEP;

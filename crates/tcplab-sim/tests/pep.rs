@@ -89,6 +89,7 @@ fn run(hops: Vec<HopConfig>, bytes: u64, secs: u64, seed: u64) -> Run {
         cross: vec![],
         pcap: vec![],
         pings: vec![],
+        record: Default::default(),
     };
     let out: Output = Sim::new(cfg).unwrap().run(None).unwrap();
     let kind = EVENT_KIND_NAMES
@@ -253,6 +254,7 @@ fn modern_hosts_and_downloads_through_the_pep() {
             cross: vec![],
             pcap: vec![],
             pings: vec![],
+            record: Default::default(),
         };
         let out = Sim::new(cfg).unwrap().run(None).unwrap();
         let s: serde_json::Value =

@@ -139,6 +139,7 @@ fn random_config(seed: u64) -> SimConfig {
         cross: vec![],
         pcap: vec![],
         pings: vec![],
+        record: Default::default(),
     };
     add_reordering(seed, &mut cfg);
     cfg

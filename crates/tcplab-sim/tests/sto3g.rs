@@ -55,6 +55,7 @@ fn cfg(detector: &str, seed: u64) -> SimConfig {
         cross: vec![],
         pcap: vec![],
         pings: vec![],
+        record: Default::default(),
     }
 }
 

@@ -75,7 +75,7 @@ impl AckPolicy {
                 // timeout (tcp_fasttimo), a free-running tick.
                 (now / self.cfg.max_delay + 1) * self.cfg.max_delay
             } else {
-                now + self.cfg.max_delay
+                now.saturating_add(self.cfg.max_delay)
             });
         }
         AckNow::Later

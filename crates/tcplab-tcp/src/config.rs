@@ -226,8 +226,10 @@ impl Config {
         if self.rto.min > self.rto.max {
             return Err("rto.min: must be <= rto.max".into());
         }
-        if self.rto.initial == 0 || self.rto.max == 0 {
-            return Err("rto.initial: must be > 0".into());
+        if self.rto.initial < NS_PER_MS || self.rto.max == 0 {
+            // A smaller first timeout retransmits the SYN every few ns until it is
+            // answered: millions of timeouts per simulated millisecond.
+            return Err("rto.initial: must be >= 1ms".into());
         }
         if self.ack.every_n == 0 {
             return Err("ack.every: must be >= 1 (got 0)".into());

@@ -413,7 +413,7 @@ impl Connection {
                 if self.read_busy.is_none() {
                     let chunk = self.app_unread.min(self.mss.max(1));
                     let ns = (chunk as u128 * 8 * 1_000_000_000).div_ceil(rate as u128);
-                    self.read_busy = Some((now + ns as Time, chunk));
+                    self.read_busy = Some((now.saturating_add(ns as Time), chunk));
                 }
             }
         }
@@ -674,13 +674,13 @@ impl Connection {
     fn arm_rtx_if_idle(&mut self, now: Time) {
         // RFC 6298 §5.1: start the timer when sending data if it is not running.
         if self.rtx_deadline.is_none() {
-            self.rtx_deadline = Some(now + self.rtt.rto());
+            self.rtx_deadline = Some(now.saturating_add(self.rtt.rto()));
         }
     }
 
     fn restart_rtx(&mut self, now: Time) {
         // RFC 6298 §5.3: restart the timer so it expires after RTO.
-        self.rtx_deadline = Some(now + self.rtt.rto());
+        self.rtx_deadline = Some(now.saturating_add(self.rtt.rto()));
     }
 
     // ------------------------------------------------------------------
@@ -1081,7 +1081,8 @@ impl Connection {
             return;
         }
         if self.persist_deadline.is_none() && !self.probe_pending {
-            self.persist_deadline = Some(now + self.rtt.rto_backed_off(self.persist_backoff));
+            self.persist_deadline =
+                Some(now.saturating_add(self.rtt.rto_backed_off(self.persist_backoff)));
         }
     }
 
@@ -1099,7 +1100,7 @@ impl Connection {
                     len: 0,
                     reason: RtxReason::Control,
                 });
-                self.rtx_deadline = Some(now + self.rtt.rto());
+                self.rtx_deadline = Some(now.saturating_add(self.rtt.rto()));
                 return;
             }
             State::Closed | State::Listen | State::TimeWait => return,
@@ -1119,7 +1120,7 @@ impl Connection {
                     reason: RtxReason::Control,
                 });
                 self.fin_resend = true;
-                self.rtx_deadline = Some(now + self.rtt.rto());
+                self.rtx_deadline = Some(now.saturating_add(self.rtt.rto()));
             }
             return;
         }
@@ -1192,7 +1193,7 @@ impl Connection {
         // §5.5: back off; §5.6: restart the timer.
         self.force_rtx = Some((first.start, RtxReason::Timeout));
         self.rtt.back_off();
-        self.rtx_deadline = Some(now + self.rtt.rto());
+        self.rtx_deadline = Some(now.saturating_add(self.rtt.rto()));
     }
 
     // ------------------------------------------------------------------

@@ -37,3 +37,8 @@ pub type Time = u64;
 
 pub const NS_PER_MS: u64 = 1_000_000;
 pub const NS_PER_S: u64 = 1_000_000_000;
+/// The longest time any setting may take: 10⁶ hours (3.6·10¹⁸ ns, about
+/// 114 years). With every configured time at most this and a run at most
+/// this long, a time plus a few such settings still fits a `Time`; the few
+/// places that accumulate (a link's busy-until, backoffs) saturate instead.
+pub const MAX_TIME_NS: Time = 1_000_000 * 3_600 * NS_PER_S;

@@ -43,9 +43,10 @@ impl RttEstimator {
             self.have_sample = true;
         } else {
             // RFC 6298 §2.3: RTTVAR first (it uses the old SRTT), beta = 1/4, alpha = 1/8.
-            let err = self.srtt.abs_diff(r);
-            self.rttvar = (3 * self.rttvar + err) / 4;
-            self.srtt = (7 * self.srtt + r) / 8;
+            // In u128: every time is ≤ MAX_TIME_NS, so the results fit a u64 again.
+            let err = self.srtt.abs_diff(r) as u128;
+            self.rttvar = ((3 * self.rttvar as u128 + err) / 4) as Time;
+            self.srtt = ((7 * self.srtt as u128 + r as u128) / 8) as Time;
         }
         self.recompute();
         // RFC 6298 §5.7 note / §5: a new sample after backoff collapses the RTO.
@@ -63,7 +64,8 @@ impl RttEstimator {
 
     fn recompute(&mut self) {
         // RFC 6298 §2.3: RTO <- SRTT + max(G, K*RTTVAR), K = 4.
-        let rto = self.srtt + self.profile.granularity.max(4 * self.rttvar);
+        let rto =
+            (self.srtt).saturating_add(self.profile.granularity.max(self.rttvar.saturating_mul(4)));
         // RFC 6298 §2.4 (lower bound) and §2.5 (upper bound).
         self.base_rto = rto.clamp(self.profile.min, self.profile.max);
     }

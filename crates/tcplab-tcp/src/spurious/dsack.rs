@@ -75,7 +75,7 @@ impl Detector for DsackDetector {
         if self.listen_until.is_none() && a.ack >= self.episode_end {
             // Recovery is over; DSACKs for the last retransmissions are still
             // in flight: listen for about two RTTs (RFC 3708 §3 step 4).
-            self.listen_until = Some(a.now + 2 * a.srtt.max(1));
+            self.listen_until = Some(a.now.saturating_add(a.srtt.max(1).saturating_mul(2)));
         }
         if let Some(t) = self.listen_until {
             if self.any_retrans && self.retrans.is_empty() {
