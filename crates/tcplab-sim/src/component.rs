@@ -174,6 +174,9 @@ pub struct Taps {
     pub(crate) paths: Vec<String>,
     pub(crate) errors: Vec<String>,
     pub(crate) ip_id: u16,
+    /// Real-time emulation (`emu`): packets carry real bytes, so a tap only
+    /// notes (writer, packet id, time) here and the driver writes the bytes.
+    pub(crate) deferred: Option<Vec<(usize, u64, Time)>>,
 }
 
 /// Addresses for pcap: flow f's sender is 10.1.x.y, its receiver 10.2.x.y;
@@ -189,6 +192,10 @@ impl Taps {
         let Some(w) = self.map.get(hop).and_then(|m| m[p.dir as usize]) else {
             return;
         };
+        if let Some(d) = self.deferred.as_mut() {
+            d.push((w, p.uid, t));
+            return;
+        }
         self.ip_id = self.ip_id.wrapping_add(1);
         let ttl = 64u8.saturating_sub(p.hop as u8);
         let res = if p.udp {
