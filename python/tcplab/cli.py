@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -254,12 +255,22 @@ def _cmd_emu(args: argparse.Namespace) -> int:
     reason = emu.available()
     if reason:
         return _fail(reason, 1)
+    # Test hook: make the emulator panic after N packets (tests/test_emu.py).
+    panic_after = os.environ.get("TCPLAB_EMU_TEST_PANIC_AFTER")
     try:
         status, summary = emu.run_command(
-            config, command, server=args.server, shell=args.shell, mtu=args.mtu, log=sys.stderr
+            config,
+            command,
+            server=args.server,
+            shell=args.shell,
+            mtu=args.mtu,
+            log=sys.stderr,
+            panic_after_packets=int(panic_after) if panic_after else None,
         )
     except emu.EmuError as err:
         return _fail(str(err), 1)
+    except emu.Terminated:
+        return _fail("terminated (SIGTERM); the namespaces and devices were removed", 143)
     if args.out:
         emu.write_outputs(summary, Path(args.out))
     if args.json:

@@ -32,6 +32,7 @@ __all__ = [
     "SERVER_ADDR",
     "EmuError",
     "Emulation",
+    "Terminated",
     "available",
     "check_path",
     "run_command",
@@ -298,12 +299,12 @@ class Emulation:
         self.namespaces.clear()
 
 
-class _Terminated(Exception):
+class Terminated(Exception):
     """SIGTERM arrived (turned into an exception so that cleanup runs)."""
 
 
 def _on_sigterm(signum: int, frame: FrameType | None) -> None:
-    raise _Terminated()
+    raise Terminated()
 
 
 def run_command(

@@ -55,6 +55,11 @@ pub struct EmuOptions {
     /// the caller cleans up after a crashing emulator).
     #[serde(default)]
     pub panic_after_packets: Option<u64>,
+    /// The timer is armed this long before a deadline and the loop waits
+    /// the rest on the clock (the timer's wake-up latency, which would
+    /// otherwise be release lateness). 0: timer only.
+    #[serde(default = "default_timer_lead")]
+    pub timer_lead_ns: u64,
     /// SCHED_FIFO priority of the emulator thread (0: none).
     #[serde(default = "default_rt_priority")]
     pub rt_priority: i32,
@@ -62,6 +67,9 @@ pub struct EmuOptions {
 
 fn default_mtu() -> usize {
     1500
+}
+fn default_timer_lead() -> u64 {
+    30_000
 }
 fn default_rt_priority() -> i32 {
     10
@@ -172,6 +180,8 @@ struct Pool {
 }
 
 const SLOT_BITS: u32 = 24;
+/// Bin of the released-bytes series (`emulator.out_bytes_series`).
+const SERIES_BIN_NS: Time = 100_000_000;
 
 impl Pool {
     fn new(stride: usize) -> Pool {
@@ -302,6 +312,11 @@ pub struct Emu {
     packets_out: [u64; 2],
     bytes_out: [u64; 2],
     dropped: [u64; 2],
+    /// Real times of the first and last packet out, per direction.
+    first_out_ns: [Time; 2],
+    last_out_ns: [Time; 2],
+    /// IP bytes released per `SERIES_BIN_NS` of real time, per direction.
+    out_series: [Vec<u64>; 2],
     not_ipv4: u64,
     oversize: u64,
     write_errors: u64,
@@ -390,6 +405,9 @@ impl Emu {
             packets_out: [0; 2],
             bytes_out: [0; 2],
             dropped: [0; 2],
+            first_out_ns: [0; 2],
+            last_out_ns: [0; 2],
+            out_series: [Vec::new(), Vec::new()],
             not_ipv4: 0,
             oversize: 0,
             write_errors: 0,
@@ -586,11 +604,22 @@ impl Emu {
             return;
         }
         // Past the last hop: out through the far side's device.
-        let late = wire.clock().saturating_sub(self.now);
+        let real = wire.clock();
+        let late = real.saturating_sub(self.now);
         let ok = wire.send(p.dir, self.pool.get(p.uid));
         self.late.add(late);
         let d = p.dir as usize;
         if ok {
+            if self.packets_out[d] == 0 {
+                self.first_out_ns[d] = real;
+            }
+            self.last_out_ns[d] = real;
+            let bin = (real / SERIES_BIN_NS) as usize;
+            if self.out_series[d].len() <= bin {
+                // Once per bin (100 ms), not per packet.
+                self.out_series[d].resize(bin + 1, 0);
+            }
+            self.out_series[d][bin] += p.size as u64;
             self.packets_out[d] += 1;
             self.bytes_out[d] += p.size as u64;
             if !p.udp {
@@ -724,6 +753,10 @@ impl Emu {
                 "packets_out": {"fwd": self.packets_out[0], "rev": self.packets_out[1]},
                 "bytes_out": {"fwd": self.bytes_out[0], "rev": self.bytes_out[1]},
                 "dropped": {"fwd": self.dropped[0], "rev": self.dropped[1]},
+                "first_out_ns": {"fwd": self.first_out_ns[0], "rev": self.first_out_ns[1]},
+                "last_out_ns": {"fwd": self.last_out_ns[0], "rev": self.last_out_ns[1]},
+                "out_bin_s": SERIES_BIN_NS as f64 * 1e-9,
+                "out_bytes_series": {"fwd": self.out_series[0], "rev": self.out_series[1]},
                 "held_at_end": held + in_flight,
                 "not_ipv4": self.not_ipv4,
                 "oversize": self.oversize,

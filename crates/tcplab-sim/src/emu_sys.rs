@@ -140,12 +140,26 @@ pub fn run(
         let mut buf = vec![0u8; 65536];
         let mut events = [libc::epoll_event { events: 0, u64: 0 }; 8];
         emu.set_epoch(epoch);
+        let lead = opts.timer_lead_ns;
         'outer: loop {
-            let now = wire.clock();
+            let mut now = wire.clock();
             emu.run_due(now, &mut wire);
+            // A deadline closer than the timer's wake-up latency: wait for it
+            // on the clock (at most `lead` ns), then run it.
+            while let Some(at) = emu.next_deadline() {
+                if at > now + lead {
+                    break;
+                }
+                while now < at {
+                    std::hint::spin_loop();
+                    now = wire.clock();
+                }
+                emu.run_due(now, &mut wire);
+            }
             let next = emu.next_deadline();
             if next != armed {
-                let at = next.map_or(0, |t| wire.t0 + t);
+                // Wake `lead` early; the spin above covers the rest.
+                let at = next.map_or(0, |t| wire.t0 + t.saturating_sub(lead).max(1));
                 let spec = libc::itimerspec {
                     it_interval: libc::timespec {
                         tv_sec: 0,
