@@ -185,7 +185,8 @@ class Emulation:
             _ip("-n", ns, "link", "set", "lo", "up")
             _ip("-n", ns, "link", "set", "dev", dev, "mtu", str(self.mtu), "up")
             _ip("-n", ns, "addr", "add", local, "peer", f"{peer}/32", "dev", dev)
-            _ip("-n", ns, "route", "add", "default", "dev", dev)
+            # No default route: traffic to any other address (a DNS lookup) fails at once
+            # instead of vanishing into the path.
             settings = {
                 "net.ipv6.conf.all.disable_ipv6": "1",
                 "net.ipv6.conf.default.disable_ipv6": "1",
@@ -307,6 +308,34 @@ def _on_sigterm(signum: int, frame: FrameType | None) -> None:
     raise Terminated()
 
 
+def _listening(pid: int) -> bool:
+    """A TCP or UDP socket is bound in the network namespace of process ``pid`` (once it has
+    entered one: ``ip netns exec`` starts in ours)."""
+    try:
+        if os.readlink(f"/proc/{pid}/ns/net") == os.readlink("/proc/self/ns/net"):
+            return False
+    except OSError:
+        return False
+    for table, state in (("tcp", "0A"), ("udp", "07")):
+        try:
+            lines = Path(f"/proc/{pid}/net/{table}").read_text().splitlines()[1:]
+        except OSError:
+            return False
+        if any(line.split()[3] == state for line in lines):
+            return True
+    return False
+
+
+def _wait_listening(proc: subprocess.Popen[bytes], limit_s: float) -> None:
+    """Wait until the server command has a socket listening (at most ``limit_s``, or until
+    it exits), so that the client does not race its start-up."""
+    deadline = time.monotonic() + limit_s
+    while time.monotonic() < deadline and proc.poll() is None:
+        if _listening(proc.pid):
+            return
+        time.sleep(0.02)
+
+
 def run_command(
     config: dict[str, Any],
     argv: Sequence[str] | None,
@@ -314,7 +343,7 @@ def run_command(
     server: str | None = None,
     shell: bool = False,
     mtu: int = 1500,
-    server_wait_s: float = 0.5,
+    server_wait_s: float = 10.0,
     panic_after_packets: int | None = None,
     log: Any = None,
 ) -> tuple[int, dict[str, Any]]:
@@ -326,8 +355,8 @@ def run_command(
     try:
         with Emulation(config, mtu=mtu, panic_after_packets=panic_after_packets) as emu:
             if server:
-                emu.exec("server", ["sh", "-c", server])
-                time.sleep(server_wait_s)  # let it bind its socket
+                proc = emu.exec("server", ["sh", "-c", server])
+                _wait_listening(proc, server_wait_s)
             if shell:
                 sh = os.environ.get("SHELL", "/bin/sh")
                 if log:
