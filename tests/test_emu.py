@@ -26,6 +26,11 @@ pytest.importorskip("tcplab._core")
 REASON = emu.available() or (None if shutil.which("curl") else "needs curl")
 needs_emu = pytest.mark.skipif(REASON is not None, reason=str(REASON))
 SCALE = float(os.environ.get("TCPLAB_EMU_FILE_MB", "0"))
+#: A client command that sends one SYN to the server (port 9: nobody listens, RST comes back).
+CONNECT = (
+    f'{sys.executable} -c "import socket, os; '
+    f"socket.create_connection((os.environ['TCPLAB_SERVER'], 9), 3)\""
+)
 
 
 def _ours() -> set[str]:
@@ -51,7 +56,9 @@ def _scenario(tmp: Path, text: str) -> str:
     return str(path)
 
 
-def _tcplab(*args: str, env: dict[str, str] | None = None, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+def _tcplab(
+    *args: str, env: dict[str, str] | None = None, timeout: float = 120
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "tcplab", *args],
         capture_output=True,
@@ -183,7 +190,7 @@ def test_outputs_pcap_and_lateness(tmp_path: Path, clean: object) -> None:
     r = _tcplab(
         "emu", _scenario(tmp_path, '[[path]]\nrate = "10Mbps"\ndelay = "10ms"\n'),
         "--out", str(out), "--pcap", "0", "--quiet", "--", "sh", "-c",
-        f'{sys.executable} -c "import socket,os; socket.create_connection((os.environ[\'TCPLAB_SERVER\'], 9), 3)" ; exit 0',
+        f"{CONNECT}; exit 0",
     )  # fmt: skip
     assert r.returncode == 0, r.stderr
     s = json.loads((out / "summary.json").read_text())
@@ -239,7 +246,7 @@ def test_a_panicking_emulator_ends_the_run_and_removes_everything(
     r = _tcplab(
         "emu", _scenario(tmp_path, '[[path]]\nrate = "1Mbps"\ndelay = "1ms"\n'), "--quiet",
         "--", "sh", "-c",
-        f'{sys.executable} -c "import socket,os; socket.create_connection((os.environ[\'TCPLAB_SERVER\'], 9), 3)"; sleep 60',
+        f"{CONNECT}; sleep 60",
         env={"TCPLAB_EMU_TEST_PANIC_AFTER": "1"}, timeout=60,
     )  # fmt: skip
     assert r.returncode == 1
@@ -249,10 +256,16 @@ def test_a_panicking_emulator_ends_the_run_and_removes_everything(
 def test_components_that_cannot_run_in_real_time_are_refused(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    toml = _scenario(tmp_path, '[[path]]\nkind = "dumbbell"\npairs = 2\nbottleneck = {rate = "1Mbps", delay = "1ms"}\n')
+    toml = _scenario(
+        tmp_path,
+        '[[path]]\nkind = "dumbbell"\npairs = 2\nbottleneck = {rate = "1Mbps", delay = "1ms"}\n',
+    )
     assert cli.main(["emu", toml, "--", "true"]) == 2
     err = capsys.readouterr().err.strip()
-    assert err.startswith("tcplab: error: ") and 'path[0].kind: "dumbbell" cannot run in real time' in err
+    assert (
+        err.startswith("tcplab: error: ")
+        and 'path[0].kind: "dumbbell" cannot run in real time' in err
+    )
     assert len(err.splitlines()) == 1
 
 

@@ -9,6 +9,7 @@ carries server → client traffic. Everything created here is removed on every e
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import json
 import os
@@ -116,10 +117,8 @@ def _end(proc: subprocess.Popen[bytes], own_group: bool, grace_s: float = 2.0) -
 
     if proc.poll() is None:
         send(signal.SIGTERM)
-        try:
+        with contextlib.suppress(subprocess.TimeoutExpired):
             proc.wait(grace_s)
-        except subprocess.TimeoutExpired:
-            pass
     send(signal.SIGKILL)  # a group may outlive its leader
     if proc.poll() is None:
         proc.wait()
@@ -130,7 +129,9 @@ class Emulation:
     """Two namespaces joined by the emulator running ``config`` (a normalized simulator
     configuration). Use as a context manager; :meth:`exec` runs a command in one side."""
 
-    config: dict[str, Any]
+    #: The path to run (a normalized simulator configuration); None: namespaces only, the
+    #: emulator is started later with :meth:`start` (and may be restarted after :meth:`stop`).
+    config: dict[str, Any] | None
     mtu: int = 1500
     sysctls: dict[str, str] = field(default_factory=dict)
     #: Test hook: the emulator panics after this many packets.
@@ -175,7 +176,10 @@ class Emulation:
         self.close()
 
     def _setup(self) -> None:
-        ends = ((self.server_ns, "s", SERVER_ADDR, CLIENT_ADDR), (self.client_ns, "c", CLIENT_ADDR, SERVER_ADDR))
+        ends = (
+            (self.server_ns, "s", SERVER_ADDR, CLIENT_ADDR),
+            (self.client_ns, "c", CLIENT_ADDR, SERVER_ADDR),
+        )
         for ns, tag, local, peer in ends:
             _ip("netns", "add", ns)
             self.namespaces.append(ns)
@@ -202,6 +206,16 @@ class Emulation:
                 )
                 if r.returncode != 0:
                     raise EmuError(f"sysctl {key}={value} in {ns}: {r.stderr.strip()}")
+        if self.config is not None:
+            self.start(self.config)
+
+    def start(self, config: dict[str, Any]) -> None:
+        """Start the emulator on ``config`` between the two devices (a thread of its own)."""
+        if self.emulator_alive:
+            raise EmuError("the emulator is already running")
+        self.config = config
+        self.summary = None
+        self.error = None
         self._stop_r, self._stop_w = os.pipe2(os.O_CLOEXEC)
         options = {
             "mtu": self.mtu,
@@ -210,14 +224,12 @@ class Emulation:
         }
         from tcplab import _core
 
+        stop_r = self._stop_r
+
         def emulate() -> None:
             try:
                 text = _core.emu_run(
-                    json.dumps(self.config),
-                    json.dumps(options),
-                    self.fds[0],
-                    self.fds[1],
-                    self._stop_r,
+                    json.dumps(config), json.dumps(options), self.fds[0], self.fds[1], stop_r
                 )
                 self.summary = json.loads(text)
             except BaseException as err:  # a Rust panic arrives as PanicException
@@ -257,13 +269,15 @@ class Emulation:
     def stop(self) -> dict[str, Any]:
         """Stop the emulator and return its summary (raises EmuError if it failed)."""
         if self._stop_w is not None and self._thread is not None:
-            try:
+            with contextlib.suppress(OSError):
                 os.write(self._stop_w, b"x")
-            except OSError:
-                pass
             self._thread.join(10)
             if self._thread.is_alive():
                 raise EmuError("the emulator did not stop within 10 s")
+            for fd in (self._stop_r, self._stop_w):
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+            self._stop_r = self._stop_w = None
         if self.error is not None:
             raise EmuError(f"the emulator failed: {self.error}")
         if self.summary is None:
@@ -281,21 +295,19 @@ class Emulation:
             self._thread.join(10)
         for fd in (*self.fds, self._stop_r, self._stop_w):
             if fd is not None:
-                try:
+                with contextlib.suppress(OSError):
                     os.close(fd)
-                except OSError:
-                    pass
         self.fds.clear()
         self._stop_r = self._stop_w = None
         for ns in reversed(self.namespaces):
             # Kill anything left in the namespace (a child's grandchildren that left its
             # process group), then delete it.
-            r = subprocess.run(["ip", "netns", "pids", ns], capture_output=True, text=True, check=False)
+            r = subprocess.run(
+                ["ip", "netns", "pids", ns], capture_output=True, text=True, check=False
+            )
             for pid in r.stdout.split():
-                try:
+                with contextlib.suppress(ProcessLookupError, ValueError):
                     os.kill(int(pid), signal.SIGKILL)
-                except (ProcessLookupError, ValueError):
-                    pass
             subprocess.run(["ip", "netns", "del", ns], capture_output=True, check=False)
         self.namespaces.clear()
 
@@ -409,9 +421,7 @@ def write_outputs(summary: dict[str, Any], out: Path) -> None:
     (out / "summary.json").write_text(json.dumps(doc, indent=2) + "\n")
     links = summary["links"]
     keys = sorted({k for row in links for k in row})
-    write_parquet(
-        pa.table({k: [row.get(k) for row in links] for k in keys}), out / "links.parquet"
-    )
+    write_parquet(pa.table({k: [row.get(k) for row in links] for k in keys}), out / "links.parquet")
     conns = summary["connections"]
     if conns:
         write_parquet(pa.Table.from_pylist(conns), out / "connections.parquet")

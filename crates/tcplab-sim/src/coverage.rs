@@ -48,7 +48,11 @@ impl Coverage {
 
     /// Every offset in [lo, hi) is covered.
     pub fn covers(&self, lo: u64, hi: u64) -> bool {
-        hi <= self.prefix || self.above.iter().any(|&(l, h)| l <= lo.max(self.prefix) && hi <= h)
+        hi <= self.prefix
+            || self
+                .above
+                .iter()
+                .any(|&(l, h)| l <= lo.max(self.prefix) && hi <= h)
     }
 
     pub fn contains(&self, x: u64) -> bool {

@@ -317,6 +317,8 @@ pub struct Emu {
     last_out_ns: [Time; 2],
     /// IP bytes released per `SERIES_BIN_NS` of real time, per direction.
     out_series: [Vec<u64>; 2],
+    /// Largest IP packet released, per direction.
+    max_packet: [u32; 2],
     not_ipv4: u64,
     oversize: u64,
     write_errors: u64,
@@ -356,7 +358,10 @@ impl Emu {
         validate(&cfg)?;
         refuse(&cfg)?;
         if !(576..=65535).contains(&opts.mtu) {
-            return Err(format!("mtu: must be between 576 and 65535 (got {})", opts.mtu));
+            return Err(format!(
+                "mtu: must be between 576 and 65535 (got {})",
+                opts.mtu
+            ));
         }
         let hops = cfg
             .hops
@@ -408,6 +413,7 @@ impl Emu {
             first_out_ns: [0; 2],
             last_out_ns: [0; 2],
             out_series: [Vec::new(), Vec::new()],
+            max_packet: [0; 2],
             not_ipv4: 0,
             oversize: 0,
             write_errors: 0,
@@ -622,6 +628,7 @@ impl Emu {
             self.out_series[d][bin] += p.size as u64;
             self.packets_out[d] += 1;
             self.bytes_out[d] += p.size as u64;
+            self.max_packet[d] = self.max_packet[d].max(p.size);
             if !p.udp {
                 self.on_deliver(&p);
             }
@@ -668,8 +675,9 @@ impl Emu {
         }
         self.eng.drops.clear();
         if !self.eng.emitted.is_empty() {
-            self.violations
-                .push(format!("hop {hi} created packets, which the emulator cannot send"));
+            self.violations.push(format!(
+                "hop {hi} created packets, which the emulator cannot send"
+            ));
             self.eng.emitted.clear();
         }
     }
@@ -753,6 +761,7 @@ impl Emu {
                 "packets_out": {"fwd": self.packets_out[0], "rev": self.packets_out[1]},
                 "bytes_out": {"fwd": self.bytes_out[0], "rev": self.bytes_out[1]},
                 "dropped": {"fwd": self.dropped[0], "rev": self.dropped[1]},
+                "max_packet_bytes": {"fwd": self.max_packet[0], "rev": self.max_packet[1]},
                 "first_out_ns": {"fwd": self.first_out_ns[0], "rev": self.first_out_ns[1]},
                 "last_out_ns": {"fwd": self.last_out_ns[0], "rev": self.last_out_ns[1]},
                 "out_bin_s": SERIES_BIN_NS as f64 * 1e-9,
@@ -791,7 +800,15 @@ mod tests {
         }
     }
 
-    fn tcp(src: [u8; 4], dst: [u8; 4], sp: u16, dp: u16, seq: u32, flags: Flags, len: usize) -> Vec<u8> {
+    fn tcp(
+        src: [u8; 4],
+        dst: [u8; 4],
+        sp: u16,
+        dp: u16,
+        seq: u32,
+        flags: Flags,
+        len: usize,
+    ) -> Vec<u8> {
         let seg = Segment {
             src_port: sp,
             dst_port: dp,
@@ -899,17 +916,19 @@ mod tests {
         let c = &s["connections"][0];
         assert_eq!(c["retransmitted_segments"], 2);
         assert_eq!(c["spurious_retransmissions"], 2);
-        assert_eq!(s["retransmissions"]["spurious"], serde_json::json!([true, true]));
+        assert_eq!(
+            s["retransmissions"]["spurious"],
+            serde_json::json!([true, true])
+        );
         assert_eq!(s["retransmissions"]["offset"], serde_json::json!([1, 101]));
     }
 
     #[test]
     fn a_delivered_retransmission_of_a_dropped_segment_is_genuine() {
         let mut cfg = example_p2p(1_000_000_000, 0.0);
-        let d: HopConfig = serde_json::from_str(
-            r#"{"kind": "dropper", "name": "d", "data_segments": [1]}"#,
-        )
-        .unwrap();
+        let d: HopConfig =
+            serde_json::from_str(r#"{"kind": "dropper", "name": "d", "data_segments": [1]}"#)
+                .unwrap();
         cfg.hops.insert(0, d);
         cfg.flows[0].path = vec![0, 1];
         let opts: EmuOptions = serde_json::from_str("{}").unwrap();

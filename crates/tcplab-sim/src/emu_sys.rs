@@ -106,9 +106,15 @@ pub fn run(
     unsafe {
         for fd in [fd_server, fd_client] {
             let fl = check(libc::fcntl(fd, libc::F_GETFL), "fcntl")?;
-            check(libc::fcntl(fd, libc::F_SETFL, fl | libc::O_NONBLOCK), "fcntl")?;
+            check(
+                libc::fcntl(fd, libc::F_SETFL, fl | libc::O_NONBLOCK),
+                "fcntl",
+            )?;
         }
-        let ep = Fd(check(libc::epoll_create1(libc::EPOLL_CLOEXEC), "epoll_create1")?);
+        let ep = Fd(check(
+            libc::epoll_create1(libc::EPOLL_CLOEXEC),
+            "epoll_create1",
+        )?);
         let tfd = Fd(check(
             libc::timerfd_create(
                 libc::CLOCK_MONOTONIC,
@@ -173,7 +179,12 @@ pub fn run(
                     },
                 };
                 check(
-                    libc::timerfd_settime(tfd.0, libc::TFD_TIMER_ABSTIME, &spec, std::ptr::null_mut()),
+                    libc::timerfd_settime(
+                        tfd.0,
+                        libc::TFD_TIMER_ABSTIME,
+                        &spec,
+                        std::ptr::null_mut(),
+                    ),
                     "timerfd_settime",
                 )?;
                 armed = next;
@@ -202,7 +213,8 @@ pub fn run(
                             (fd_client, Dir::Rev)
                         };
                         for _ in 0..BATCH {
-                            let r = libc::read(fd, buf.as_mut_ptr() as *mut libc::c_void, buf.len());
+                            let r =
+                                libc::read(fd, buf.as_mut_ptr() as *mut libc::c_void, buf.len());
                             if r <= 0 {
                                 break;
                             }

@@ -290,7 +290,10 @@ mod tests {
         std::fs::remove_file(&path).ok();
         let rec = &b[24..];
         assert_eq!(u32::from_le_bytes(rec[0..4].try_into().unwrap()), 1);
-        assert_eq!(u32::from_le_bytes(rec[4..8].try_into().unwrap()), 500_000_007);
+        assert_eq!(
+            u32::from_le_bytes(rec[4..8].try_into().unwrap()),
+            500_000_007
+        );
         assert_eq!(u32::from_le_bytes(rec[8..12].try_into().unwrap()), 54);
         assert_eq!(u32::from_le_bytes(rec[12..16].try_into().unwrap()), 62);
         assert_eq!(rec.len(), 16 + 54);
