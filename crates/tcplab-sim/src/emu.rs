@@ -654,8 +654,7 @@ impl Emu {
         // Taps first: a packet lost on the wire is captured, then freed.
         if let Some(d) = self.eng.taps.deferred.as_mut() {
             if !d.is_empty() {
-                for k in 0..d.len() {
-                    let (w, uid, t) = d[k];
+                for &(w, uid, t) in d.iter() {
                     let bytes = self.pool.get(uid);
                     let t_ns = self.pcap_epoch_ns + t;
                     if let Err(e) = self.eng.taps.writers[w].write_raw(t_ns, bytes) {
