@@ -99,6 +99,19 @@ def _parser() -> argparse.ArgumentParser:
     emu.add_argument("cmd", nargs="*", metavar="-- CMD ARGS", help="the client command")
     emu.set_defaults(func=_cmd_emu)
 
+    val = sub.add_parser(
+        "validate",
+        help="compare a real TCP stack with tcplab's on the same scenario",
+        description="tcplab validate linux: real Linux TCP (bulk transfers between two "
+        "namespaces over tcplab's emulator) against tcplab's simulator on the same link. "
+        "Without --case: the matrix of validation/linux/README.md. Needs root.",
+    )
+    val.add_argument("target", choices=["linux"], help="the stack to validate against")
+    from tcplab.validate_linux import add_arguments
+
+    add_arguments(val)
+    val.set_defaults(func=_cmd_validate)
+
     sw = sub.add_parser(
         "sweep",
         help="run a scenario over a grid of values and seeds",
@@ -278,6 +291,12 @@ def _cmd_emu(args: argparse.Namespace) -> int:
     elif not args.quiet:
         print(_render_emu(summary), file=sys.stderr)
     return status
+
+
+def _cmd_validate(args: argparse.Namespace) -> int:
+    from tcplab.validate_linux.run import validate
+
+    return validate(args)
 
 
 def _render_emu(s: dict[str, Any]) -> str:

@@ -1,0 +1,239 @@
+"""One scenario on both stacks: real Linux TCP through the TUN testbed, and tcplab.
+
+:func:`tcplab_scenario` is the tcplab scenario that matches the testbed: the same link in both
+directions (rate, one-way delay, DropTail queue of ``queue`` packets not counting the one in
+transmission, Bernoulli loss on the data direction only), MSS 1448 (Linux's MSS for a 1500-byte
+MTU with timestamps), IW10, SACK, D-SACK, timestamps, window scaling, the ``linux`` RTO profile
+(200 ms minimum, 1 s initial, 200 ms granularity term: Linux's RTO is SRTT + at least
+200 ms), congestion avoidance from cwnd = ssthresh on (as Linux), and a Linux-like receiver
+(quick-ACK for the first 16 segments, then an ACK every 2 full segments or after 40 ms, at once
+on out-of-order data). Linux's
+``reno`` is tcplab's ``newreno`` with SACK and byte counting L = 2 (Linux's slow start adds one
+segment per segment acknowledged, so a delayed ACK of 2 segments adds 2).
+
+Both runs yield a :class:`Run`: goodput over ``[warmup, duration]`` seconds after the flow
+opened (tcplab: from the ``delivered`` time series; Linux: from the receiver's byte count),
+retransmitted segments over the whole run, and cwnd in segments over time.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from tcplab.validate_linux import STACKS
+
+__all__ = [
+    "CC_TCPLAB",
+    "STACKS",
+    "Case",
+    "Run",
+    "cwnd_dynamics",
+    "linux_run",
+    "slow_start_exit",
+    "tcplab_runs",
+]
+
+#: Linux congestion control name -> tcplab's.
+CC_TCPLAB = {"reno": "newreno", "cubic": "cubic"}
+#: An ssthresh above this many segments is "infinite" (Linux: TCP_INFINITE_SSTHRESH = 2^31 - 1;
+#: tcplab: a huge byte count).
+_INF_SEGMENTS = 1_000_000
+
+
+@dataclass(frozen=True)
+class Case:
+    """One point of the matrix."""
+
+    rtt_ms: float
+    loss: float
+    cc: str
+    rate_bps: int = 10_000_000
+    queue: int = 100
+    duration_s: float = 20.0
+    warmup_s: float = 3.0
+
+    @property
+    def delay_ns(self) -> int:
+        return int(self.rtt_ms * 1e6 / 2)
+
+    @property
+    def label(self) -> str:
+        return f"{self.cc} rtt={self.rtt_ms:g}ms loss={self.loss:g}"
+
+
+@dataclass
+class Run:
+    """One run's measurements (either stack)."""
+
+    goodput_bps: float
+    retrans: int
+    #: Time (s since the flow opened) and cwnd (segments) samples.
+    t_s: np.ndarray
+    cwnd: np.ndarray
+    ssthresh: np.ndarray
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def tcplab_scenario(
+    case: Case, seed: int, sample_s: float = 0.02, stack: str = "linux"
+) -> dict[str, Any]:
+    """The tcplab scenario (as a TOML-shaped dict) matching ``case`` on the testbed; with
+    ``stack = "default"`` the flow keeps tcplab's defaults except cc, MSS and IW."""
+    flow: dict[str, Any] = {
+        "cc": CC_TCPLAB[case.cc],
+        "sack": True,
+        "dsack": True,
+        "timestamps": True,
+        "window_scaling": True,
+        "mss": 1448,
+        "initial_window": 10,
+        # Linux: RTO = SRTT + max(tcp_rto_min, 4·mdev) (rto_min floors the variance term, so
+        # RTO >= SRTT + 200 ms): the "linux" profile's 200 ms granularity G turns RFC 6298's
+        # SRTT + max(G, 4·RTTVAR) into that (found by this validation, now in the profile).
+        "rto": "linux",
+        # Linux slow-starts only while cwnd < ssthresh (tcp_in_slow_start).
+        "ca_at_ssthresh": True,
+        "ack": {"every": 2, "max_delay": "40ms", "quickack": 16, "immediate_on_ooo": True},
+    }
+    if case.cc == "reno":
+        flow["abc_l"] = 2
+    if stack == "default":
+        flow = {"cc": CC_TCPLAB[case.cc], "mss": 1448, "initial_window": 10}
+    elif stack != "linux":
+        raise ValueError(f"stack: must be one of {', '.join(STACKS)} (got {stack!r})")
+    return {
+        "name": f"linux-{case.cc}",
+        "duration": f"{case.duration_s:g}s",
+        "seed": seed,
+        "sample_interval": f"{sample_s * 1000:g}ms",
+        "path": [
+            {
+                "rate": f"{case.rate_bps}bps",
+                "delay": f"{case.delay_ns}ns",
+                "queue": case.queue,
+                "down": {"loss": case.loss},
+            }
+        ],
+        "flows": [flow],
+    }
+
+
+def tcplab_runs(
+    case: Case, seeds: list[int], rate_scale: float = 1.0, stack: str = "linux"
+) -> list[Run]:
+    """``case`` in tcplab, once per seed. ``rate_scale`` multiplies the link rate (for tests
+    that check the comparison notices a wrong rate)."""
+    from tcplab.scenario import parse_scenario
+    from tcplab.sweep import run_config
+
+    out = []
+    for seed in seeds:
+        sc = tcplab_scenario(case, seed, stack=stack)
+        sc["path"][0]["rate"] = f"{round(case.rate_bps * rate_scale)}bps"
+        summary = run_config(parse_scenario(sc).to_config(), columns=True)
+        ts = summary["timeseries_table"]
+        t_s = np.asarray(ts["t_ns"], dtype=float) / 1e9
+        delivered = np.asarray(ts["delivered"], dtype=float)
+        a, b = np.interp([case.warmup_s, case.duration_s], t_s, delivered)
+        flow = summary["flows"][0]
+        out.append(
+            Run(
+                goodput_bps=8 * (b - a) / (case.duration_s - case.warmup_s),
+                retrans=int(flow["retransmitted_segments"]),
+                t_s=t_s,
+                cwnd=np.asarray(ts["cwnd"], dtype=float) / 1448,
+                ssthresh=np.asarray(ts["ssthresh"], dtype=float) / 1448,
+                extra={
+                    "rto_ms_median": _median_after(t_s, np.asarray(ts["rto_ns"]) / 1e6, case),
+                    "srtt_ms_median": _median_after(t_s, np.asarray(ts["srtt_ns"]) / 1e6, case),
+                    "timeouts": int(flow["timeouts"]),
+                    "fast_retransmits": int(flow["fast_retransmits"]),
+                    "drops_queue": int(summary["links"][0]["drops_queue"]),
+                    "drops_loss": int(summary["links"][0]["drops_loss"]),
+                },
+            )
+        )
+    return out
+
+
+def linux_transfer(testbed: Any, case: Case, seed: int = 1000, rate_scale: float = 1.0) -> Any:
+    """Run ``case`` once on the Linux testbed (a ``netlab.Testbed``): its ``Transfer``."""
+    return testbed.transfer(
+        rate_bps=case.rate_bps,
+        delay_ns=case.delay_ns,
+        queue=case.queue,
+        loss=case.loss,
+        cc=case.cc,
+        duration_s=case.duration_s,
+        seed=seed,
+        rate_scale=rate_scale,
+    )
+
+
+def linux_run(transfer: Any, case: Case) -> Run:
+    """A :class:`Run` from a ``netlab.Transfer``."""
+    samples = transfer.sender["samples"]
+    t_s = np.array([s["t_ns"] for s in samples], dtype=float) / 1e9
+    final = transfer.sender["final"]
+    fwd = transfer.forward.directions["fwd"]
+    return Run(
+        goodput_bps=transfer.goodput_bps(case.warmup_s, case.duration_s),
+        retrans=int(final["total_retrans"]),
+        t_s=t_s,
+        cwnd=np.array([s["snd_cwnd"] for s in samples], dtype=float),
+        ssthresh=np.array([s["snd_ssthresh"] for s in samples], dtype=float),
+        extra={
+            "rto_ms_median": _median_after(t_s, np.array([x["rto"] for x in samples]) / 1e3, case),
+            "srtt_ms_median": _median_after(t_s, np.array([x["rtt"] for x in samples]) / 1e3, case),
+            "drops_queue": fwd["drops_queue"],
+            "drops_loss": fwd["drops_loss"],
+            "max_packet": fwd["max_packet"],
+            "dsack_dups": int(final["dsack_dups"]),
+            "timeouts": int(final["total_rto"]),
+            "rto_recoveries": int(final["total_rto_recoveries"]),
+            "rwnd_limited_us": int(final["rwnd_limited"]),
+            "sndbuf_limited_us": int(final["sndbuf_limited"]),
+            "min_rtt_us": int(final["min_rtt"]),
+            "snd_mss": int(final["snd_mss"]),
+            "cc": transfer.sender["cc"],
+            "recovery_fraction": float(
+                np.mean([x["ca_state"] >= 3 for x in samples if x["t_ns"] >= case.warmup_s * 1e9])
+            ),
+        },
+    )
+
+
+def slow_start_exit(run: Run) -> tuple[float, float]:
+    """(time in s, peak cwnd in segments) of the initial slow start: the largest cwnd sampled
+    before ssthresh first becomes finite, and when that sample was taken (NaN, NaN if slow
+    start never ended)."""
+    finite = np.nonzero(run.ssthresh < _INF_SEGMENTS)[0]
+    if len(finite) == 0 or finite[0] == 0:
+        return math.nan, math.nan
+    i = int(np.argmax(run.cwnd[: finite[0]]))
+    return float(run.t_s[i]), float(run.cwnd[i])
+
+
+def _median_after(t_s: np.ndarray, values: np.ndarray, case: Case) -> float:
+    """Median of ``values`` sampled after the warm-up."""
+    keep = values[t_s >= case.warmup_s]
+    return float(np.median(keep)) if len(keep) else math.nan
+
+
+def cwnd_dynamics(run: Run, case: Case) -> dict[str, float]:
+    """After the warm-up: mean cwnd, the rate at which cwnd rises and falls (sum of the sampled
+    increases, resp. decreases, per second; segments/s) and the number of sampled decreases."""
+    keep = run.t_s >= case.warmup_s
+    t, c = run.t_s[keep], run.cwnd[keep]
+    d = np.diff(c)
+    span = float(t[-1] - t[0]) if len(t) > 1 else math.nan
+    return {
+        "cwnd_mean": float(c.mean()),
+        "rise_per_s": float(d[d > 0].sum() / span),
+        "fall_per_s": float(-d[d < 0].sum() / span),
+        "decreases": int((d < 0).sum()),
+    }

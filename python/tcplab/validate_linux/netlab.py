@@ -1,0 +1,304 @@
+"""Two network namespaces joined by tcplab's real-time emulator (``tcplab.emu``).
+
+``Testbed`` (a context manager) is a :class:`tcplab.tcplab_emu.Emulation` without a path: the sender
+in the server namespace (10.99.0.1, the path's forward direction carries its data), the
+receiver in the client namespace (10.99.0.2), MTU 1500, ``tcp_no_metrics_save = 1``.
+:meth:`Testbed.transfer` starts the emulator on the case's link — the simulator's own
+``link`` component — runs one bulk transfer and stops it. Leaving the context kills leftover
+processes, deletes the devices and the namespaces, also after an error.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import TracebackType
+from typing import IO, Any
+
+from tcplab import emu as tcplab_emu
+from tcplab.scenario import parse_scenario
+
+__all__ = ["RECEIVER_ADDR", "SENDER_ADDR", "Testbed", "Transfer", "available"]
+
+SENDER_ADDR = tcplab_emu.SERVER_ADDR
+RECEIVER_ADDR = tcplab_emu.CLIENT_ADDR
+PORT = 5001
+ENDPOINTS = Path(__file__).resolve().parent / "endpoints.py"
+
+#: sysctls recorded per namespace (everything under net.ipv4.tcp_ is recorded; these are the
+#: ones the report lists).
+KEY_SYSCTLS = [
+    "tcp_sack",
+    "tcp_dsack",
+    "tcp_timestamps",
+    "tcp_window_scaling",
+    "tcp_rmem",
+    "tcp_wmem",
+    "tcp_moderate_rcvbuf",
+    "tcp_no_metrics_save",
+    "tcp_recovery",
+    "tcp_early_retrans",
+    "tcp_frto",
+    "tcp_congestion_control",
+    "tcp_slow_start_after_idle",
+    "tcp_ecn",
+    "tcp_reordering",
+    "tcp_autocorking",
+    "tcp_limit_output_bytes",
+    "tcp_rto_min_us",
+    "tcp_pacing_ss_ratio",
+    "tcp_pacing_ca_ratio",
+    "tcp_min_tso_segs",
+    "tcp_mtu_probing",
+]
+
+
+def available() -> str | None:
+    """None if the testbed can run here, else the reason it cannot."""
+    why = tcplab_emu.available()
+    if why is not None:
+        return why
+    name = f"tlprobe{os.getpid()}"
+    r = subprocess.run(["ip", "netns", "add", name], capture_output=True, text=True, check=False)
+    if r.returncode != 0:
+        return f"cannot create a network namespace: {r.stderr.strip()}"
+    subprocess.run(["ip", "netns", "del", name], capture_output=True, check=False)
+    return None
+
+
+def _run(*cmd: str) -> str:
+    r = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    if r.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd)}: {r.stderr.strip()}")
+    return r.stdout
+
+
+@dataclass
+class ForwardStats:
+    """What the emulator reported for one transfer."""
+
+    #: Release lateness (µs): mean, p50, p99, p999, max, packets, over_1ms.
+    lateness_us: dict[str, float]
+    write_errors: int
+    #: Whether the emulator thread ran under SCHED_FIFO.
+    realtime: bool
+    #: Per direction: drops_queue, drops_loss, tx_packets, max_packet.
+    directions: dict[str, dict[str, int]]
+
+
+def link_config(rate_bps: int, delay_ns: int, queue: int, loss: float, seed: int) -> dict[str, Any]:
+    """The emulated link: ``rate_bps`` and ``delay_ns`` each way, DropTail ``queue`` packets,
+    Bernoulli ``loss`` on the data direction only."""
+    data = {
+        "name": "validation-linux",
+        "duration": "1s",
+        "seed": seed,
+        "path": [
+            {
+                "kind": "link",
+                "rate": f"{rate_bps}bps",
+                "delay": f"{delay_ns}ns",
+                "queue": queue,
+                "down": {"loss": loss},
+            }
+        ],
+        "flows": [{}],
+    }
+    return parse_scenario(data, "<validation/linux>").to_config()
+
+
+@dataclass
+class Transfer:
+    """One bulk transfer: the sender's and receiver's records and the emulator's statistics."""
+
+    sender: dict[str, Any]
+    receiver: dict[str, Any]
+    forward: ForwardStats
+    wall_s: float
+
+    def goodput_bps(self, start_s: float, end_s: float) -> float:
+        """Receiver goodput between ``start_s`` and ``end_s`` after the sender's connect()."""
+        t0 = self.sender["t0_ns"]
+        samples = self.receiver["samples"]
+        got = _bytes_at(samples, t0 + end_s * 1e9) - _bytes_at(samples, t0 + start_s * 1e9)
+        return 8 * got / (end_s - start_s)
+
+
+def _bytes_at(samples: list[list[int]], t_ns: float) -> float:
+    """Cumulative received bytes at ``t_ns`` (linear between samples)."""
+    prev_t, prev_b = samples[0]
+    if t_ns <= prev_t:
+        return float(prev_b)
+    for t, b in samples[1:]:
+        if t >= t_ns:
+            return prev_b + (b - prev_b) * (t_ns - prev_t) / max(1, t - prev_t)
+        prev_t, prev_b = t, b
+    return float(prev_b)
+
+
+@dataclass
+class _Proc:
+    """An endpoint process and the files its stdout and stderr go to."""
+
+    popen: subprocess.Popen[str]
+    out: IO[str]
+    err: IO[str]
+
+    def output(self) -> str:
+        self.out.seek(0)
+        return self.out.read()
+
+    def errors(self) -> str:
+        self.err.seek(0)
+        return self.err.read().strip()[-2000:]
+
+
+@dataclass
+class Testbed:
+    """Sender and receiver namespaces joined by the emulator (see the module doc)."""
+
+    mtu: int = 1500
+    #: Run the emulator under SCHED_FIFO (a busy machine delays it much less).
+    realtime: bool = True
+    #: Extra sysctls set in both namespaces (``{"net.ipv4.tcp_wmem": "4096 4194304 4194304"}``).
+    settings: dict[str, str] = field(default_factory=dict)
+    procs: list[_Proc] = field(default_factory=list)
+    emu: tcplab_emu.Emulation | None = None
+
+    @property
+    def snd(self) -> str:
+        assert self.emu is not None
+        return self.emu.server_ns
+
+    @property
+    def rcv(self) -> str:
+        assert self.emu is not None
+        return self.emu.client_ns
+
+    def __enter__(self) -> Testbed:
+        self.emu = tcplab_emu.Emulation(
+            None, mtu=self.mtu, sysctls=self.settings, rt_priority=10 if self.realtime else 0
+        )
+        try:
+            self.emu.__enter__()
+        except BaseException:
+            self.close()
+            raise
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def device(self, ns: str) -> str:
+        assert self.emu is not None
+        return f"tle{self.emu.suffix}{'s' if ns == self.snd else 'c'}"
+
+    def sysctls(self, ns: str) -> dict[str, str]:
+        """Every ``net.ipv4.tcp_*`` sysctl in namespace ``ns``."""
+        out: dict[str, str] = {}
+        for line in _run(
+            "ip", "netns", "exec", ns, "sysctl", "-a", "-r", r"^net\.ipv4\.tcp_"
+        ).splitlines():
+            k, _, v = line.partition(" = ")
+            out[k.removeprefix("net.ipv4.")] = " ".join(v.split())
+        return out
+
+    def link_info(self, ns: str) -> dict[str, str]:
+        """The TUN device's qdisc, MTU and offload-relevant state in ``ns``."""
+        ex = ("ip", "netns", "exec", ns)
+        dev = self.device(ns)
+        return {
+            "qdisc": " ".join(_run(*ex, "tc", "qdisc", "show", "dev", dev).split()),
+            "link": " ".join(_run(*ex, "ip", "-d", "-s", "link", "show", dev).split()),
+        }
+
+    def transfer(
+        self,
+        *,
+        rate_bps: int,
+        delay_ns: int,
+        queue: int,
+        loss: float,
+        cc: str,
+        duration_s: float,
+        seed: int = 1,
+        rate_scale: float = 1.0,
+        sample_s: float = 0.02,
+    ) -> Transfer:
+        """One bulk transfer from the sender namespace to the receiver namespace. The data
+        direction has loss ``loss``; the ACK direction is lossless. ``rate_scale`` multiplies
+        the emulated link's rate (fault injection for tests: the comparison must notice)."""
+        assert self.emu is not None
+        rate = int(rate_bps * rate_scale)
+        self.emu.start(link_config(rate, delay_ns, queue, loss, seed))
+        py = sys.executable
+        t_start = time.monotonic()
+        try:
+            recv = self._spawn(self.rcv, py, str(ENDPOINTS), "receiver", RECEIVER_ADDR, str(PORT))
+            while not recv.output().startswith("ready"):
+                if recv.popen.poll() is not None or time.monotonic() > t_start + 10:
+                    raise RuntimeError(f"receiver did not start: {recv.errors()}")
+                time.sleep(0.01)
+            send = self._spawn(
+                self.snd, py, str(ENDPOINTS), "sender", RECEIVER_ADDR, str(PORT), cc,
+                str(duration_s), "--sample", str(sample_s),
+            )  # fmt: skip
+            deadline = time.monotonic() + duration_s + 30.0
+            while time.monotonic() < deadline and self.emu.emulator_alive:
+                if send.popen.poll() is not None and recv.popen.poll() is not None:
+                    break
+                time.sleep(0.05)
+        finally:
+            summary = self.emu.stop()
+        outs = []
+        for p, role in ((send, "sender"), (recv, "receiver")):
+            if p.popen.poll() is None:
+                raise RuntimeError(f"{role} did not finish within {duration_s + 30} s")
+            if p.popen.returncode != 0:
+                raise RuntimeError(f"{role} failed ({p.popen.returncode}): {p.errors()}")
+            lines = p.output().splitlines()
+            outs.append(json.loads(lines[-1]))
+        m = summary["emulator"]
+        dirs = {
+            row["dir"]: {
+                "drops_queue": row["drops_queue"],
+                "drops_loss": row["drops_loss"],
+                "tx_packets": row["tx_packets"],
+                "max_packet": m["max_packet_bytes"][row["dir"]],
+            }
+            for row in summary["links"]
+        }
+        stats = ForwardStats(m["lateness_us"], m["write_errors"], m["realtime"], dirs)
+        return Transfer(outs[0], outs[1], stats, time.monotonic() - t_start)
+
+    def _spawn(self, ns: str, *cmd: str) -> _Proc:
+        # Output goes to unnamed temporary files, not pipes: nobody reads a pipe during the
+        # run, and a full pipe would block the endpoint.
+        out = tempfile.TemporaryFile("w+")  # noqa: SIM115 (closed in close())
+        err = tempfile.TemporaryFile("w+")  # noqa: SIM115
+        p = subprocess.Popen(["ip", "netns", "exec", ns, *cmd], stdout=out, stderr=err, text=True)
+        proc = _Proc(p, out, err)
+        self.procs.append(proc)
+        return proc
+
+    def close(self) -> None:
+        for p in self.procs:
+            if p.popen.poll() is None:
+                p.popen.kill()
+                p.popen.wait()
+            p.out.close()
+            p.err.close()
+        self.procs.clear()
+        if self.emu is not None:
+            self.emu.close()
