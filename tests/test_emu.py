@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import secrets
 import shutil
 import signal
 import subprocess
@@ -33,20 +34,26 @@ CONNECT = (
 )
 
 
+#: Every emulation of this test process is named with this tag (``TCPLAB_EMU_TAG``): other
+#: people's emulations may run on the machine at the same time.
+TAG = secrets.token_hex(3)
+
+
 def _ours() -> set[str]:
-    """Namespaces and root-namespace devices tcplab emu creates (prefix ``tle``)."""
+    """Namespaces and root-namespace devices of this process's emulations."""
     ns = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
     links = subprocess.run(["ip", "-o", "link"], capture_output=True, text=True).stdout
-    names = {line.split()[0] for line in ns.splitlines() if line.startswith("tle")}
-    names |= {w.rstrip(":") for w in links.split() if w.startswith("tle")}
+    names = {line.split()[0] for line in ns.splitlines() if line.startswith(f"tle{TAG}")}
+    names |= {w.rstrip(":").split("@")[0] for w in links.split() if w.startswith(f"tle{TAG}")}
     return names
 
 
 @pytest.fixture
-def clean() -> object:
-    before = _ours()
+def clean(monkeypatch: pytest.MonkeyPatch) -> object:
+    monkeypatch.setenv("TCPLAB_EMU_TAG", TAG)
+    assert not _ours()
     yield None
-    left = _ours() - before
+    left = _ours()
     assert not left, f"left behind: {left}"
 
 
@@ -222,7 +229,6 @@ def test_exit_status_is_the_commands(tmp_path: Path, clean: object, cmd: str, st
 def test_a_signal_to_tcplab_removes_everything(
     tmp_path: Path, clean: object, sig: int, status: int
 ) -> None:
-    before = _ours()
     proc = subprocess.Popen(
         [sys.executable, "-m", "tcplab", "emu",
          _scenario(tmp_path, '[[path]]\nrate = "1Mbps"\ndelay = "1ms"\n'),
@@ -230,10 +236,10 @@ def test_a_signal_to_tcplab_removes_everything(
         stderr=subprocess.PIPE, text=True, start_new_session=True,
     )  # fmt: skip
     deadline = time.monotonic() + 20
-    while len(_ours() - before) < 2 and time.monotonic() < deadline:
+    while len(_ours()) < 2 and time.monotonic() < deadline:
         time.sleep(0.1)
     time.sleep(1.0)  # the children have started
-    assert len(_ours() - before) >= 2
+    assert len(_ours()) >= 2
     proc.send_signal(sig)
     _, err = proc.communicate(timeout=30)
     assert proc.returncode == status, err
