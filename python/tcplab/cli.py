@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -76,6 +77,48 @@ def _parser() -> argparse.ArgumentParser:
         "path[0].loss=0.01; repeatable",
     )
     run.set_defaults(func=_cmd_run)
+
+    emu = sub.add_parser(
+        "emu",
+        help="run real programs over a scenario's path in real time",
+        description="Run CMD (or a shell) in a client network namespace and, with --server, a "
+        "server command in a server namespace, joined by the scenario's [[path]] in real time "
+        "(needs root, /dev/net/tun and iproute2). The path's first hop faces the server. Both "
+        "commands get TCPLAB_SERVER and TCPLAB_CLIENT; tcplab exits with CMD's status.",
+    )
+    emu.add_argument("scenario", metavar="SCENARIO", help="TOML file or built-in name")
+    emu.add_argument("--seed", type=int, metavar="N", help="override the scenario's seed")
+    emu.add_argument("--out", metavar="DIR", help="write summary.json and Parquet tables to DIR")
+    emu.add_argument(
+        "--pcap",
+        action="append",
+        default=[],
+        metavar="HOP[:fwd|rev|both]",
+        help="capture the real packets on link HOP (in --out DIR, or the current directory)",
+    )
+    emu.add_argument(
+        "--set", action="append", default=[], metavar="KEY=VALUE", help="as for tcplab run"
+    )
+    emu.add_argument("--server", metavar="CMD", help="shell command run in the server namespace")
+    emu.add_argument("--mtu", type=int, default=1500, help="MTU of both devices (default 1500)")
+    emu.add_argument("--shell", action="store_true", help="open a shell in the client namespace")
+    emu.add_argument("--quiet", action="store_true", help="no table on stderr at the end")
+    emu.add_argument("--json", action="store_true", help="print the summary as JSON on stderr")
+    emu.add_argument("cmd", nargs="*", metavar="-- CMD ARGS", help="the client command")
+    emu.set_defaults(func=_cmd_emu)
+
+    val = sub.add_parser(
+        "validate",
+        help="compare a real TCP stack with tcplab's on the same scenario",
+        description="tcplab validate linux: real Linux TCP (bulk transfers between two "
+        "namespaces over tcplab's emulator) against tcplab's simulator on the same link. "
+        "Without --case: the matrix of validation/linux/README.md. Needs root.",
+    )
+    val.add_argument("target", choices=["linux"], help="the stack to validate against")
+    from tcplab.validate_linux import add_arguments
+
+    add_arguments(val)
+    val.set_defaults(func=_cmd_validate)
 
     sw = sub.add_parser(
         "sweep",
@@ -213,6 +256,103 @@ def _cmd_run(args: argparse.Namespace) -> int:
         if args.out:
             print(f"\nwrote {args.out}/summary.json and {args.out}/*.parquet")
     return 0
+
+
+def _cmd_emu(args: argparse.Namespace) -> int:
+    from tcplab import emu
+
+    command = list(args.cmd)
+    if bool(command) == args.shell:
+        return _fail("emu: give either --shell or -- CMD ARGS", 2)
+    data, source = _read_with_overrides(args.scenario, args.set)
+    emu.check_path(data, source)
+    # The real programs are the flows: a path-only scenario is enough.
+    data.setdefault("flows", [{}])
+    data.setdefault("duration", "1s")
+    if args.pcap:
+        captures = data.setdefault("pcap", [])
+        if isinstance(captures, list):
+            captures.extend(_pcap_entry(spec) for spec in args.pcap)
+    scenario = parse_scenario(data, source)
+    config = scenario.to_config(seed=args.seed, out_dir=args.out)
+    if args.out:
+        Path(args.out).mkdir(parents=True, exist_ok=True)
+    reason = emu.available()
+    if reason:
+        return _fail(reason, 1)
+    # Test hook: make the emulator panic after N packets (tests/test_emu.py).
+    panic_after = os.environ.get("TCPLAB_EMU_TEST_PANIC_AFTER")
+    try:
+        status, summary = emu.run_command(
+            config,
+            command,
+            server=args.server,
+            shell=args.shell,
+            mtu=args.mtu,
+            log=sys.stderr,
+            panic_after_packets=int(panic_after) if panic_after else None,
+        )
+    except emu.EmuError as err:
+        return _fail(str(err), 1)
+    except emu.Terminated:
+        return _fail("terminated (SIGTERM); the namespaces and devices were removed", 143)
+    if args.out:
+        emu.write_outputs(summary, Path(args.out))
+    if args.json:
+        print(json.dumps(summary), file=sys.stderr)
+    elif not args.quiet:
+        print(_render_emu(summary), file=sys.stderr)
+    return status
+
+
+def _cmd_validate(args: argparse.Namespace) -> int:
+    from tcplab.validate_linux.run import validate
+
+    return validate(args)
+
+
+def _render_emu(s: dict[str, Any]) -> str:
+    """The emulator's summary as tables (links, connections, lateness)."""
+    links = _table(
+        ["link", "dir", "tx packets", "tx bytes", "queue drops", "loss drops", "acks filtered"],
+        [
+            [
+                str(r["name"]),
+                str(r["dir"]),
+                str(r.get("tx_packets", "")),
+                str(r.get("tx_bytes", "")),
+                str(r.get("drops_queue", "")),
+                str(r.get("drops_loss", "")),
+                str(r.get("acks_filtered", "")),
+            ]
+            for r in s["links"]
+        ],
+        "llrrrrr",
+    )
+    conns = _table(
+        ["conn", "dir", "server", "client", "data bytes", "retransmitted", "spurious"],
+        [
+            [
+                str(c["conn"]),
+                str(c["dir"]),
+                c["server"],
+                c["client"],
+                str(c["data_bytes"]),
+                str(c["retransmitted_segments"]),
+                str(c["spurious_retransmissions"]),
+            ]
+            for c in s["connections"]
+            if c["data_segments"] > 0
+        ],
+        "rlllrrr",
+    )
+    late = s["emulator"]["lateness_us"]
+    tail = (
+        f"release lateness (µs): mean {late['mean']:.1f}, p50 {late['p50']:.0f}, "
+        f"p99 {late['p99']:.0f}, p99.9 {late['p999']:.0f}, max {late['max']:.0f} over "
+        f"{late['packets']} packets; SCHED_FIFO: {s['emulator'].get('realtime')}"
+    )
+    return f"{links}\n\n{conns}\n\n{tail}"
 
 
 def _table(headers: Sequence[str], rows: Sequence[Sequence[str]], align: str) -> str:
@@ -539,7 +679,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status."""
     import signal
 
+    argv = list(sys.argv[1:] if argv is None else argv)
+    # tcplab emu ... -- CMD ARGS: CMD's own options are not tcplab's (argparse mishandles
+    # "--" after a subcommand).
+    cmd: list[str] | None = None
+    if argv[:1] == ["emu"] and "--" in argv:
+        cut = argv.index("--")
+        argv, cmd = argv[:cut], argv[cut + 1 :]
     args = _parser().parse_args(argv)
+    if cmd is not None:
+        args.cmd = cmd
     func: Callable[[argparse.Namespace], int] = args.func
     try:
         previous = signal.signal(signal.SIGTERM, _on_sigterm)

@@ -112,9 +112,30 @@ fn run<'py>(
     Ok(d)
 }
 
+/// Run the real-time emulator between two TUN fds until `stop_fd` is
+/// readable (`tcplab.emu`); returns the summary as JSON. The GIL is released
+/// for the whole run, so Python calls it from a thread of its own.
+#[cfg(target_os = "linux")]
+#[pyfunction]
+fn emu_run(
+    py: Python<'_>,
+    config_json: &str,
+    options_json: &str,
+    fd_server: i32,
+    fd_client: i32,
+    stop_fd: i32,
+) -> PyResult<String> {
+    py.allow_threads(|| {
+        tcplab_sim::emu_sys::run(config_json, options_json, fd_server, fd_client, stop_fd)
+    })
+    .map_err(PyValueError::new_err)
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run, m)?)?;
+    #[cfg(target_os = "linux")]
+    m.add_function(wrap_pyfunction!(emu_run, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

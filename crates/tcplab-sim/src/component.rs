@@ -175,6 +175,9 @@ pub struct Taps {
     pub(crate) paths: Vec<String>,
     pub(crate) errors: Vec<String>,
     pub(crate) ip_id: u16,
+    /// Real-time emulation (`emu`): packets carry real bytes, so a tap only
+    /// notes (writer, packet id, time) here and the driver writes the bytes.
+    pub(crate) deferred: Option<Vec<(usize, u64, Time)>>,
 }
 
 /// Addresses for pcap: flow f's sender is 10.1.x.y, its receiver 10.2.x.y;
@@ -193,6 +196,10 @@ impl Taps {
             return;
         };
         if m[p.dir as usize].is_empty() {
+            return;
+        }
+        if let Some(d) = self.deferred.as_mut() {
+            d.extend(m[p.dir as usize].iter().map(|&w| (w, p.uid, t)));
             return;
         }
         self.ip_id = self.ip_id.wrapping_add(1);

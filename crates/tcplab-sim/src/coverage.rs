@@ -46,6 +46,15 @@ impl Coverage {
         }
     }
 
+    /// Every offset in [lo, hi) is covered.
+    pub fn covers(&self, lo: u64, hi: u64) -> bool {
+        hi <= self.prefix
+            || self
+                .above
+                .iter()
+                .any(|&(l, h)| l <= lo.max(self.prefix) && hi <= h)
+    }
+
     pub fn contains(&self, x: u64) -> bool {
         x < self.prefix || self.above.iter().any(|&(l, h)| l <= x && x < h)
     }
@@ -67,6 +76,7 @@ mod tests {
         c.insert(30, 40);
         c.insert(25, 31);
         assert!(c.contains(26) && !c.contains(22));
+        assert!(c.covers(25, 40) && c.covers(3, 19) && !c.covers(19, 26) && !c.covers(28, 41));
         c.insert(20, 25);
         assert_eq!(c.prefix(), 40);
     }

@@ -7,6 +7,9 @@ pub mod config;
 pub mod coverage;
 pub mod dist;
 pub mod dropper;
+pub mod emu;
+#[cfg(target_os = "linux")]
+pub mod emu_sys;
 pub mod host;
 pub mod link;
 pub mod loss;

@@ -54,6 +54,22 @@ struct Reorder {
     seq: u64,
 }
 
+impl Reorder {
+    /// A cleared buffer for a record stamped `t_ns`, queued to be written
+    /// in time order.
+    fn hold(&mut self, t_ns: u64) -> &mut Vec<u8> {
+        let i = self.free.pop().unwrap_or_else(|| {
+            self.bufs.push(Vec::new());
+            self.bufs.len() - 1
+        });
+        self.heap.push(Reverse((t_ns, self.seq, i)));
+        self.seq += 1;
+        let buf = &mut self.bufs[i];
+        buf.clear();
+        buf
+    }
+}
+
 /// Writes simulated IPv4 TCP/UDP packets to a classic pcap file.
 pub struct PcapWriter {
     out: BufWriter<File>,
@@ -219,6 +235,34 @@ impl PcapWriter {
         )
     }
 
+    /// Writes one real IP datagram (`ip`, as read from a TUN device) at
+    /// `t_ns`; the payload beyond the IP and transport headers is cut to the
+    /// snaplen as for simulated packets (`tcplab emu`).
+    pub fn write_raw(&mut self, t_ns: u64, ip: &[u8]) -> io::Result<()> {
+        if ip.len() > IPV4_MAX_LEN {
+            return Err(invalid("IP datagram longer than 65535 bytes"));
+        }
+        let secs = u32::try_from(t_ns / 1_000_000_000)
+            .map_err(|_| invalid("timestamp beyond the pcap 32-bit seconds range"))?;
+        let incl = match self.snaplen_payload {
+            None => ip.len(),
+            Some(n) => ip.len().min(n as usize + raw_headers_len(ip)),
+        };
+        let mut rec = [0u8; RECORD_HEADER_LEN];
+        rec[0..4].copy_from_slice(&secs.to_le_bytes());
+        rec[4..8].copy_from_slice(&((t_ns % 1_000_000_000) as u32).to_le_bytes());
+        rec[8..12].copy_from_slice(&(incl as u32).to_le_bytes());
+        rec[12..16].copy_from_slice(&(ip.len() as u32).to_le_bytes());
+        if let Some(o) = self.order.as_mut() {
+            let buf = o.hold(t_ns);
+            buf.extend_from_slice(&rec);
+            buf.extend_from_slice(&ip[..incl]);
+            return Ok(());
+        }
+        self.out.write_all(&rec)?;
+        self.out.write_all(&ip[..incl])
+    }
+
     /// Writes every held record and flushes buffered records to the file.
     pub fn flush(&mut self) -> io::Result<()> {
         self.release_until(u64::MAX)?;
@@ -271,16 +315,9 @@ impl PcapWriter {
 
         let headers = RECORD_HEADER_LEN + IPV4_HEADER_LEN + l4_hlen;
         if let Some(o) = self.order.as_mut() {
-            let i = o.free.pop().unwrap_or_else(|| {
-                o.bufs.push(Vec::new());
-                o.bufs.len() - 1
-            });
-            let buf = &mut o.bufs[i];
-            buf.clear();
+            let buf = o.hold(t_ns);
             buf.extend_from_slice(&self.scratch[..headers]);
             buf.resize(headers + captured, 0);
-            o.heap.push(Reverse((t_ns, o.seq, i)));
-            o.seq += 1;
             return Ok(());
         }
         self.out.write_all(&self.scratch[..headers])?;
@@ -294,10 +331,48 @@ impl PcapWriter {
     }
 }
 
+/// IPv4 header plus TCP/UDP header length of a raw datagram (what a
+/// payload snaplen keeps besides the payload); the whole IP header for
+/// other protocols.
+fn raw_headers_len(ip: &[u8]) -> usize {
+    if ip.len() < IPV4_HEADER_LEN || ip[0] >> 4 != 4 {
+        return ip.len().min(40);
+    }
+    let ihl = (ip[0] & 0x0f) as usize * 4;
+    match ip[9] {
+        IPPROTO_TCP if ip.len() >= ihl + TCP_HEADER_MIN => ihl + (ip[ihl + 12] >> 4) as usize * 4,
+        IPPROTO_UDP => ihl + UDP_HEADER_LEN,
+        _ => ihl,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use tcplab_tcp::segment::{Flags, TcpOptions};
+
+    #[test]
+    fn raw_records_keep_the_headers_and_cut_the_payload() {
+        let path = tmp("raw.pcap");
+        let mut w = PcapWriter::create(&path, Some(2)).unwrap();
+        let mut ip = vec![0u8; 20 + 32 + 10];
+        ip[0] = 0x45;
+        ip[9] = IPPROTO_TCP;
+        ip[20 + 12] = 8 << 4; // 32-byte TCP header
+        w.write_raw(1_500_000_007, &ip).unwrap();
+        w.flush().unwrap();
+        let b = std::fs::read(&path).unwrap();
+        std::fs::remove_file(&path).ok();
+        let rec = &b[24..];
+        assert_eq!(u32::from_le_bytes(rec[0..4].try_into().unwrap()), 1);
+        assert_eq!(
+            u32::from_le_bytes(rec[4..8].try_into().unwrap()),
+            500_000_007
+        );
+        assert_eq!(u32::from_le_bytes(rec[8..12].try_into().unwrap()), 54);
+        assert_eq!(u32::from_le_bytes(rec[12..16].try_into().unwrap()), 62);
+        assert_eq!(rec.len(), 16 + 54);
+    }
 
     fn tmp(name: &str) -> std::path::PathBuf {
         std::env::temp_dir().join(format!("tcplab-pcap-{}-{name}", std::process::id()))

@@ -149,12 +149,12 @@ impl Slab {
     }
     /// Read a packet in place (no copy).
     #[inline]
-    fn get(&self, i: u32) -> &Packet {
+    pub(crate) fn get(&self, i: u32) -> &Packet {
         &self.items[i as usize]
     }
     /// Free slot `i` without reading it.
     #[inline]
-    fn release(&mut self, i: u32) {
+    pub(crate) fn release(&mut self, i: u32) {
         self.free.push(i);
     }
     #[inline]
@@ -177,6 +177,21 @@ impl EventQueue {
             key: ((at as u128) << 64) | self.seq as u128,
             ev,
         });
+    }
+
+    /// When the earliest event is due (a real-time driver sleeps until then).
+    #[inline]
+    pub(crate) fn next_at(&self) -> Option<Time> {
+        self.heap.peek().map(|e| e.at())
+    }
+
+    /// Take the earliest event if it is due at or before `until`.
+    #[inline]
+    pub(crate) fn pop_due(&mut self, until: Time) -> Option<(Time, Ev)> {
+        if self.heap.peek()?.at() > until {
+            return None;
+        }
+        self.heap.pop().map(|e| (e.at(), e.ev))
     }
 }
 
@@ -283,7 +298,7 @@ pub struct Sim {
 }
 
 /// Build one path component from its configuration (the hop registry).
-fn build_hop(cfg: &HopConfig, seed: u64, idx: usize) -> Box<dyn Component> {
+pub(crate) fn build_hop(cfg: &HopConfig, seed: u64, idx: usize) -> Box<dyn Component> {
     match cfg {
         HopConfig::Link(l) => Box::new(LinkHop::new(l, seed, idx)),
         HopConfig::Pep(p) => Box::new(crate::pep::Pep::new(p)),

@@ -24,8 +24,11 @@ from typing import Any
 
 import numpy as np
 
+from tcplab.validate_linux import STACKS
+
 __all__ = [
     "CC_TCPLAB",
+    "STACKS",
     "Case",
     "Run",
     "cwnd_dynamics",
@@ -75,8 +78,11 @@ class Run:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
-def tcplab_scenario(case: Case, seed: int, sample_s: float = 0.02) -> dict[str, Any]:
-    """The tcplab scenario (as a TOML-shaped dict) matching ``case`` on the testbed."""
+def tcplab_scenario(
+    case: Case, seed: int, sample_s: float = 0.02, stack: str = "linux"
+) -> dict[str, Any]:
+    """The tcplab scenario (as a TOML-shaped dict) matching ``case`` on the testbed; with
+    ``stack = "default"`` the flow keeps tcplab's defaults except cc, MSS and IW."""
     flow: dict[str, Any] = {
         "cc": CC_TCPLAB[case.cc],
         "sack": True,
@@ -95,6 +101,10 @@ def tcplab_scenario(case: Case, seed: int, sample_s: float = 0.02) -> dict[str, 
     }
     if case.cc == "reno":
         flow["abc_l"] = 2
+    if stack == "default":
+        flow = {"cc": CC_TCPLAB[case.cc], "mss": 1448, "initial_window": 10}
+    elif stack != "linux":
+        raise ValueError(f"stack: must be one of {', '.join(STACKS)} (got {stack!r})")
     return {
         "name": f"linux-{case.cc}",
         "duration": f"{case.duration_s:g}s",
@@ -112,7 +122,9 @@ def tcplab_scenario(case: Case, seed: int, sample_s: float = 0.02) -> dict[str, 
     }
 
 
-def tcplab_runs(case: Case, seeds: list[int], rate_scale: float = 1.0) -> list[Run]:
+def tcplab_runs(
+    case: Case, seeds: list[int], rate_scale: float = 1.0, stack: str = "linux"
+) -> list[Run]:
     """``case`` in tcplab, once per seed. ``rate_scale`` multiplies the link rate (for tests
     that check the comparison notices a wrong rate)."""
     from tcplab.scenario import parse_scenario
@@ -120,7 +132,7 @@ def tcplab_runs(case: Case, seeds: list[int], rate_scale: float = 1.0) -> list[R
 
     out = []
     for seed in seeds:
-        sc = tcplab_scenario(case, seed)
+        sc = tcplab_scenario(case, seed, stack=stack)
         sc["path"][0]["rate"] = f"{round(case.rate_bps * rate_scale)}bps"
         summary = run_config(parse_scenario(sc).to_config(), columns=True)
         ts = summary["timeseries_table"]

@@ -1,21 +1,17 @@
-"""Two network namespaces joined by TUN devices and the user-space link of ``forwarder.py``.
+"""Two network namespaces joined by tcplab's real-time emulator (``tcplab.emu``).
 
-``Testbed`` (a context manager) creates namespaces ``<prefix>-snd`` and ``<prefix>-rcv``, one
-TUN device in each (created in the root namespace with ``TUNSETIFF`` on ``/dev/net/tun`` with
-``IFF_TUN | IFF_NO_PI``, then moved; the fd stays attached), a point-to-point address pair
-(10.77.0.1 sender, 10.77.0.2 receiver: each end's peer route points into its TUN), MTU 1500,
-and sets ``tcp_no_metrics_save = 1`` in both namespaces. :meth:`Testbed.transfer` runs one bulk
-transfer through the forwarder. Leaving the context kills leftover processes, closes the TUN fds
-(which deletes the devices) and deletes the namespaces, also after an error.
+``Testbed`` (a context manager) is a :class:`tcplab.tcplab_emu.Emulation` without a path: the sender
+in the server namespace (10.99.0.1, the path's forward direction carries its data), the
+receiver in the client namespace (10.99.0.2), MTU 1500, ``tcp_no_metrics_save = 1``.
+:meth:`Testbed.transfer` starts the emulator on the case's link — the simulator's own
+``link`` component — runs one bulk transfer and stops it. Leaving the context kills leftover
+processes, deletes the devices and the namespaces, also after an error.
 """
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
-import shutil
-import struct
 import subprocess
 import sys
 import tempfile
@@ -25,15 +21,13 @@ from pathlib import Path
 from types import TracebackType
 from typing import IO, Any
 
-from forwarder import Direction, ForwardStats, LinkDir, forward
+from tcplab import emu as tcplab_emu
+from tcplab.scenario import parse_scenario
 
 __all__ = ["RECEIVER_ADDR", "SENDER_ADDR", "Testbed", "Transfer", "available"]
 
-TUNSETIFF = 0x400454CA
-IFF_TUN = 0x0001
-IFF_NO_PI = 0x1000
-SENDER_ADDR = "10.77.0.1"
-RECEIVER_ADDR = "10.77.0.2"
+SENDER_ADDR = tcplab_emu.SERVER_ADDR
+RECEIVER_ADDR = tcplab_emu.CLIENT_ADDR
 PORT = 5001
 ENDPOINTS = Path(__file__).resolve().parent / "endpoints.py"
 
@@ -67,33 +61,15 @@ KEY_SYSCTLS = [
 
 def available() -> str | None:
     """None if the testbed can run here, else the reason it cannot."""
-    if os.geteuid() != 0:
-        return "needs root (network namespaces and TUN devices)"
-    if shutil.which("ip") is None:
-        return "needs iproute2 (ip)"
-    if not os.path.exists("/dev/net/tun"):
-        return "no /dev/net/tun"
+    why = tcplab_emu.available()
+    if why is not None:
+        return why
     name = f"tlprobe{os.getpid()}"
     r = subprocess.run(["ip", "netns", "add", name], capture_output=True, text=True, check=False)
     if r.returncode != 0:
         return f"cannot create a network namespace: {r.stderr.strip()}"
     subprocess.run(["ip", "netns", "del", name], capture_output=True, check=False)
-    try:
-        fd = _open_tun(f"tlprobe{os.getpid() % 10000}")
-    except OSError as e:
-        return f"cannot create a TUN device: {e}"
-    os.close(fd)
     return None
-
-
-def _open_tun(name: str) -> int:
-    fd = os.open("/dev/net/tun", os.O_RDWR | os.O_NONBLOCK | os.O_CLOEXEC)
-    try:
-        fcntl.ioctl(fd, TUNSETIFF, struct.pack("16sH22x", name.encode(), IFF_TUN | IFF_NO_PI))
-    except OSError:
-        os.close(fd)
-        raise
-    return fd
 
 
 def _run(*cmd: str) -> str:
@@ -104,8 +80,42 @@ def _run(*cmd: str) -> str:
 
 
 @dataclass
+class ForwardStats:
+    """What the emulator reported for one transfer."""
+
+    #: Release lateness (µs): mean, p50, p99, p999, max, packets, over_1ms.
+    lateness_us: dict[str, float]
+    write_errors: int
+    #: Whether the emulator thread ran under SCHED_FIFO.
+    realtime: bool
+    #: Per direction: drops_queue, drops_loss, tx_packets, max_packet.
+    directions: dict[str, dict[str, int]]
+
+
+def link_config(rate_bps: int, delay_ns: int, queue: int, loss: float, seed: int) -> dict[str, Any]:
+    """The emulated link: ``rate_bps`` and ``delay_ns`` each way, DropTail ``queue`` packets,
+    Bernoulli ``loss`` on the data direction only."""
+    data = {
+        "name": "validation-linux",
+        "duration": "1s",
+        "seed": seed,
+        "path": [
+            {
+                "kind": "link",
+                "rate": f"{rate_bps}bps",
+                "delay": f"{delay_ns}ns",
+                "queue": queue,
+                "down": {"loss": loss},
+            }
+        ],
+        "flows": [{}],
+    }
+    return parse_scenario(data, "<validation/linux>").to_config()
+
+
+@dataclass
 class Transfer:
-    """One bulk transfer: the sender's and receiver's records and the forwarder's statistics."""
+    """One bulk transfer: the sender's and receiver's records and the emulator's statistics."""
 
     sender: dict[str, Any]
     receiver: dict[str, Any]
@@ -151,29 +161,32 @@ class _Proc:
 
 @dataclass
 class Testbed:
-    """Sender and receiver namespaces joined by two TUN devices (see the module doc)."""
+    """Sender and receiver namespaces joined by the emulator (see the module doc)."""
 
-    prefix: str = field(default_factory=lambda: f"tl{os.getpid()}")
     mtu: int = 1500
-    #: Run the forwarder loop under SCHED_FIFO (a busy machine delays it much less).
+    #: Run the emulator under SCHED_FIFO (a busy machine delays it much less).
     realtime: bool = True
     #: Extra sysctls set in both namespaces (``{"net.ipv4.tcp_wmem": "4096 4194304 4194304"}``).
     settings: dict[str, str] = field(default_factory=dict)
-    fds: dict[str, int] = field(default_factory=dict)
-    namespaces: list[str] = field(default_factory=list)
     procs: list[_Proc] = field(default_factory=list)
+    emu: tcplab_emu.Emulation | None = None
 
     @property
     def snd(self) -> str:
-        return f"{self.prefix}-snd"
+        assert self.emu is not None
+        return self.emu.server_ns
 
     @property
     def rcv(self) -> str:
-        return f"{self.prefix}-rcv"
+        assert self.emu is not None
+        return self.emu.client_ns
 
     def __enter__(self) -> Testbed:
+        self.emu = tcplab_emu.Emulation(
+            None, mtu=self.mtu, sysctls=self.settings, rt_priority=10 if self.realtime else 0
+        )
         try:
-            self._setup()
+            self.emu.__enter__()
         except BaseException:
             self.close()
             raise
@@ -187,27 +200,9 @@ class Testbed:
     ) -> None:
         self.close()
 
-    def _setup(self) -> None:
-        ends = (
-            (self.snd, "s", SENDER_ADDR, RECEIVER_ADDR),
-            (self.rcv, "r", RECEIVER_ADDR, SENDER_ADDR),
-        )
-        for ns, tag, local, peer in ends:
-            _run("ip", "netns", "add", ns)
-            self.namespaces.append(ns)
-            dev = f"{self.prefix}{tag}"[:15]
-            self.fds[ns] = _open_tun(dev)
-            _run("ip", "link", "set", dev, "netns", ns)
-            ex = ("ip", "netns", "exec", ns)
-            _run(*ex, "ip", "link", "set", "lo", "up")
-            _run(*ex, "ip", "link", "set", dev, "mtu", str(self.mtu), "up")
-            _run(*ex, "ip", "addr", "add", local, "peer", peer, "dev", dev)
-            _run(*ex, "sysctl", "-q", "-w", "net.ipv4.tcp_no_metrics_save=1")
-            for key, value in self.settings.items():
-                _run(*ex, "sysctl", "-q", "-w", f"{key}={value}")
-
     def device(self, ns: str) -> str:
-        return f"{self.prefix}{'s' if ns == self.snd else 'r'}"[:15]
+        assert self.emu is not None
+        return f"tle{self.emu.suffix}{'s' if ns == self.snd else 'c'}"
 
     def sysctls(self, ns: str) -> dict[str, str]:
         """Every ``net.ipv4.tcp_*`` sysctl in namespace ``ns``."""
@@ -243,46 +238,29 @@ class Testbed:
     ) -> Transfer:
         """One bulk transfer from the sender namespace to the receiver namespace. The data
         direction has loss ``loss``; the ACK direction is lossless. ``rate_scale`` multiplies
-        the forwarder's actual rate (fault injection for tests: the comparison must notice)."""
+        the emulated link's rate (fault injection for tests: the comparison must notice)."""
+        assert self.emu is not None
         rate = int(rate_bps * rate_scale)
-        fwd = Direction(
-            "fwd",
-            self.fds[self.snd],
-            self.fds[self.rcv],
-            LinkDir(rate, delay_ns, queue, loss, seed),
-        )
-        rev = Direction(
-            "rev",
-            self.fds[self.rcv],
-            self.fds[self.snd],
-            LinkDir(rate, delay_ns, queue, 0.0, seed + 1),
-        )
+        self.emu.start(link_config(rate, delay_ns, queue, loss, seed))
         py = sys.executable
         t_start = time.monotonic()
-        recv = self._spawn(self.rcv, py, str(ENDPOINTS), "receiver", RECEIVER_ADDR, str(PORT))
-        while not recv.output().startswith("ready"):
-            if recv.popen.poll() is not None or time.monotonic() > t_start + 10:
-                raise RuntimeError(f"receiver did not start: {recv.errors()}")
-            time.sleep(0.01)
-        send = self._spawn(
-            self.snd,
-            py,
-            str(ENDPOINTS),
-            "sender",
-            RECEIVER_ADDR,
-            str(PORT),
-            cc,
-            str(duration_s),
-            "--sample",
-            str(sample_s),
-        )
-        deadline = time.monotonic() + duration_s + 30.0
-
-        def stop() -> bool:
-            done = send.popen.poll() is not None and recv.popen.poll() is not None
-            return done or time.monotonic() > deadline
-
-        stats = forward([fwd, rev], stop, realtime=self.realtime)
+        try:
+            recv = self._spawn(self.rcv, py, str(ENDPOINTS), "receiver", RECEIVER_ADDR, str(PORT))
+            while not recv.output().startswith("ready"):
+                if recv.popen.poll() is not None or time.monotonic() > t_start + 10:
+                    raise RuntimeError(f"receiver did not start: {recv.errors()}")
+                time.sleep(0.01)
+            send = self._spawn(
+                self.snd, py, str(ENDPOINTS), "sender", RECEIVER_ADDR, str(PORT), cc,
+                str(duration_s), "--sample", str(sample_s),
+            )  # fmt: skip
+            deadline = time.monotonic() + duration_s + 30.0
+            while time.monotonic() < deadline and self.emu.emulator_alive:
+                if send.popen.poll() is not None and recv.popen.poll() is not None:
+                    break
+                time.sleep(0.05)
+        finally:
+            summary = self.emu.stop()
         outs = []
         for p, role in ((send, "sender"), (recv, "receiver")):
             if p.popen.poll() is None:
@@ -291,11 +269,22 @@ class Testbed:
                 raise RuntimeError(f"{role} failed ({p.popen.returncode}): {p.errors()}")
             lines = p.output().splitlines()
             outs.append(json.loads(lines[-1]))
+        m = summary["emulator"]
+        dirs = {
+            row["dir"]: {
+                "drops_queue": row["drops_queue"],
+                "drops_loss": row["drops_loss"],
+                "tx_packets": row["tx_packets"],
+                "max_packet": m["max_packet_bytes"][row["dir"]],
+            }
+            for row in summary["links"]
+        }
+        stats = ForwardStats(m["lateness_us"], m["write_errors"], m["realtime"], dirs)
         return Transfer(outs[0], outs[1], stats, time.monotonic() - t_start)
 
     def _spawn(self, ns: str, *cmd: str) -> _Proc:
-        # Output goes to unnamed temporary files, not pipes: nobody reads a pipe while the
-        # forwarder runs, and a full pipe would block the endpoint.
+        # Output goes to unnamed temporary files, not pipes: nobody reads a pipe during the
+        # run, and a full pipe would block the endpoint.
         out = tempfile.TemporaryFile("w+")  # noqa: SIM115 (closed in close())
         err = tempfile.TemporaryFile("w+")  # noqa: SIM115
         p = subprocess.Popen(["ip", "netns", "exec", ns, *cmd], stdout=out, stderr=err, text=True)
@@ -311,9 +300,5 @@ class Testbed:
             p.out.close()
             p.err.close()
         self.procs.clear()
-        for fd in self.fds.values():
-            os.close(fd)
-        self.fds.clear()
-        for ns in self.namespaces:
-            subprocess.run(["ip", "netns", "del", ns], capture_output=True, check=False)
-        self.namespaces.clear()
+        if self.emu is not None:
+            self.emu.close()

@@ -1,0 +1,1028 @@
+//! Real-time emulation: the simulator's path components moving real IP
+//! packets between two network interfaces (`tcplab emu`).
+//!
+//! `Emu` is a second driver for the engine of `sim.rs` (ns-3's
+//! `RealtimeSimulatorImpl` is the analogue): the same `Component`s, built by
+//! the same `sim::build_hop`, see the same `Packet`s and timers through the
+//! same `Ctx`; only the endpoints differ. Packets come from outside (a TUN
+//! device per side, `emu_sys.rs`) with their real bytes, which wait in a pool
+//! while their `Packet` (parsed header, IP length) crosses the components,
+//! and leave through the other side's device when they pass the last hop.
+//! The clock is the caller's: every event runs when the caller's clock has
+//! reached its time, and the gap between the two is the release lateness.
+//!
+//! Direction: the path's first hop faces the server. A packet from the server
+//! side travels `Dir::Fwd` (the scenario's `down`, data of a download) from
+//! hop 0 to the last hop; a packet from the client side travels `Dir::Rev`
+//! from the last hop to hop 0.
+//!
+//! Ground truth: per TCP connection and direction the emulator records which
+//! data bytes entered the path and which reached the far side. A data segment
+//! that starts below the highest sequence number already sent is a
+//! retransmission; it is spurious when the original copy was (or, still in
+//! flight, will be) delivered: decided as the simulator decides a fast
+//! retransmit's truth (`sim.rs`, `on_arrive`): by the first copy of its first
+//! byte to reach the receiver: spurious if that copy entered before the
+//! retransmission, genuine otherwise; undecided at the end (the original was
+//! lost and the retransmission never arrived) counts as genuine.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use serde::Deserialize;
+use tcplab_tcp::seq::unwrap;
+use tcplab_tcp::wire::decode_tcp_header;
+use tcplab_tcp::{Segment, Time};
+
+use crate::component::{Component, Ctx, Engine, Taps};
+use crate::config::{HopConfig, SimConfig};
+use crate::coverage::Coverage;
+use crate::pcap::PcapWriter;
+use crate::sim::{build_hop, Dir, Ev, Packet};
+use crate::validate::validate;
+
+/// Run options besides the scenario (JSON from Python).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EmuOptions {
+    /// Largest IP packet the devices carry (their MTU).
+    #[serde(default = "default_mtu")]
+    pub mtu: usize,
+    /// Wall-clock (CLOCK_REALTIME) ns at emulator time 0, for pcap stamps.
+    #[serde(default)]
+    pub epoch_ns: u64,
+    /// Test hook: panic when this many packets have entered (checks that
+    /// the caller cleans up after a crashing emulator).
+    #[serde(default)]
+    pub panic_after_packets: Option<u64>,
+    /// The timer is armed this long before a deadline and the loop waits
+    /// the rest on the clock (the timer's wake-up latency, which would
+    /// otherwise be release lateness). 0: timer only.
+    #[serde(default = "default_timer_lead")]
+    pub timer_lead_ns: u64,
+    /// SCHED_FIFO priority of the emulator thread (0: none).
+    #[serde(default = "default_rt_priority")]
+    pub rt_priority: i32,
+}
+
+fn default_mtu() -> usize {
+    1500
+}
+fn default_timer_lead() -> u64 {
+    30_000
+}
+fn default_rt_priority() -> i32 {
+    10
+}
+
+/// Where packets leave the path. `dir` is the direction the packet
+/// travelled: `Fwd` packets go to the client side, `Rev` to the server side.
+pub trait Wire {
+    /// Write one IP packet; false if the device refused it.
+    fn send(&mut self, dir: Dir, bytes: &[u8]) -> bool;
+    /// The current time on the emulator's clock (ns since its start).
+    fn clock(&mut self) -> Time;
+}
+
+/// Kinds that cannot run in real time yet, with the reason.
+pub fn refuse(cfg: &SimConfig) -> Result<(), String> {
+    for (i, h) in cfg.hops.iter().enumerate() {
+        let why = match h {
+            HopConfig::Pep(_) => "a PEP terminates connections (not in real time yet)",
+            HopConfig::Wlan(_) => "a multi-station WLAN cell cannot run in real time yet",
+            HopConfig::Host(_) => "an end-host model cannot run in real time (the hosts are real)",
+            _ => continue,
+        };
+        return Err(format!("path[{i}].kind: {why} (tcplab emu)"));
+    }
+    for (fi, f) in cfg.flows.iter().enumerate() {
+        if f.path != (0..cfg.hops.len()).collect::<Vec<_>>() {
+            return Err(format!(
+                "flows[{fi}].path: tcplab emu needs one chain of hops in order (no dumbbell)"
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Release lateness histogram: 1 µs buckets up to 100 ms, exact max.
+struct Lateness {
+    buckets: Vec<u64>,
+    over: u64,
+    n: u64,
+    sum_ns: u128,
+    max_ns: u64,
+}
+
+const LATE_BUCKETS: usize = 100_000;
+
+impl Lateness {
+    fn new() -> Lateness {
+        Lateness {
+            buckets: vec![0; LATE_BUCKETS],
+            over: 0,
+            n: 0,
+            sum_ns: 0,
+            max_ns: 0,
+        }
+    }
+
+    #[inline]
+    fn add(&mut self, ns: u64) {
+        let b = (ns / 1000) as usize;
+        if b < LATE_BUCKETS {
+            self.buckets[b] += 1;
+        } else {
+            self.over += 1;
+        }
+        self.n += 1;
+        self.sum_ns += ns as u128;
+        self.max_ns = self.max_ns.max(ns);
+    }
+
+    /// Quantile `q` in µs: the upper edge of the bucket holding it (never
+    /// above the maximum).
+    fn quantile_us(&self, q: f64) -> f64 {
+        if self.n == 0 {
+            return 0.0;
+        }
+        let rank = ((q * self.n as f64).ceil() as u64).max(1);
+        let mut seen = 0;
+        for (b, &c) in self.buckets.iter().enumerate() {
+            seen += c;
+            if seen >= rank {
+                return ((b + 1) as f64).min(self.max_ns as f64 / 1000.0);
+            }
+        }
+        self.max_ns as f64 / 1000.0
+    }
+
+    fn to_json(&self) -> serde_json::Value {
+        serde_json::json!({
+            "packets": self.n,
+            "mean": if self.n > 0 { self.sum_ns as f64 / self.n as f64 / 1000.0 } else { 0.0 },
+            "p50": self.quantile_us(0.5),
+            "p99": self.quantile_us(0.99),
+            "p999": self.quantile_us(0.999),
+            "max": self.max_ns as f64 / 1000.0,
+            "over_1ms": self.buckets[1000..].iter().sum::<u64>() + self.over,
+        })
+    }
+}
+
+/// Packet bytes waiting while their `Packet` crosses the path: fixed-size
+/// slots in one buffer; a packet's uid names its slot in the low 24 bits.
+struct Pool {
+    stride: usize,
+    bytes: Vec<u8>,
+    lens: Vec<u32>,
+    free: Vec<u32>,
+}
+
+const SLOT_BITS: u32 = 24;
+/// Bin of the released-bytes series (`emulator.out_bytes_series`).
+const SERIES_BIN_NS: Time = 100_000_000;
+
+impl Pool {
+    fn new(stride: usize) -> Pool {
+        let n = 4096;
+        Pool {
+            stride,
+            bytes: vec![0; stride * n],
+            lens: vec![0; n],
+            free: (0..n as u32).rev().collect(),
+        }
+    }
+
+    fn put(&mut self, b: &[u8]) -> Option<u32> {
+        if b.len() > self.stride {
+            return None;
+        }
+        let slot = match self.free.pop() {
+            Some(s) => s,
+            None => {
+                // Grow (rare: only when more packets wait than ever before).
+                let n = self.lens.len();
+                if n * 2 > 1 << SLOT_BITS {
+                    return None;
+                }
+                self.bytes.resize(self.stride * n * 2, 0);
+                self.lens.resize(n * 2, 0);
+                self.free.extend((n as u32 + 1..2 * n as u32).rev());
+                n as u32
+            }
+        };
+        let at = slot as usize * self.stride;
+        self.bytes[at..at + b.len()].copy_from_slice(b);
+        self.lens[slot as usize] = b.len() as u32;
+        Some(slot)
+    }
+
+    #[inline]
+    fn get(&self, uid: u64) -> &[u8] {
+        let slot = (uid & ((1 << SLOT_BITS) - 1)) as usize;
+        let at = slot * self.stride;
+        &self.bytes[at..at + self.lens[slot] as usize]
+    }
+
+    #[inline]
+    fn release(&mut self, uid: u64) {
+        self.free.push((uid & ((1 << SLOT_BITS) - 1)) as u32);
+    }
+
+    fn in_use(&self) -> usize {
+        self.lens.len() - self.free.len()
+    }
+}
+
+/// A retransmission waiting for the first copy of its first byte to arrive.
+struct Pending {
+    off: u64,
+    /// Entry number (uid >> SLOT_BITS) of the retransmission.
+    entry: u64,
+    row: usize,
+}
+
+/// One direction of one TCP connection, as the emulator saw it.
+#[derive(Default)]
+struct DirTruth {
+    isn: Option<u32>,
+    /// Highest stream offset sent + 1 (offset 0 is the SYN).
+    max_end: u64,
+    delivered: Coverage,
+    pending: Vec<Pending>,
+    data_segments: u64,
+    data_bytes: u64,
+    retransmissions: u64,
+    retransmitted_bytes: u64,
+    spurious: u64,
+    delivered_bytes: u64,
+}
+
+impl DirTruth {
+    /// Stream offset of a segment's first sequence number (learning the ISN
+    /// from the SYN, or from the first segment seen).
+    fn offset(&mut self, seg: &Segment) -> u64 {
+        let isn = *self.isn.get_or_insert(if seg.flags.syn() {
+            seg.seq
+        } else {
+            seg.seq.wrapping_sub(1)
+        });
+        if self.max_end == 0 {
+            self.max_end = 1;
+        }
+        unwrap(isn, seg.seq, self.max_end)
+    }
+}
+
+struct Conn {
+    /// Server address and port, client address and port.
+    key: ([u8; 4], u16, [u8; 4], u16),
+    first_seen_ns: Time,
+    dirs: [DirTruth; 2],
+}
+
+/// One retransmission the emulator forwarded.
+struct RtxRow {
+    t_ns: Time,
+    conn: u32,
+    dir: Dir,
+    offset: u64,
+    len: u32,
+    spurious: bool,
+}
+
+/// The real-time driver (see the module doc).
+pub struct Emu {
+    cfg: SimConfig,
+    eng: Engine,
+    hops: Vec<Box<dyn Component>>,
+    pool: Pool,
+    now: Time,
+    entries: u64,
+    conns: Vec<Conn>,
+    conn_ids: HashMap<([u8; 4], u16, [u8; 4], u16), u32>,
+    rtx: Vec<RtxRow>,
+    late: Lateness,
+    pcap_epoch_ns: u64,
+    panic_after: Option<u64>,
+    /// Per direction (fwd = from the server side): packets and bytes in/out.
+    packets_in: [u64; 2],
+    bytes_in: [u64; 2],
+    packets_out: [u64; 2],
+    bytes_out: [u64; 2],
+    dropped: [u64; 2],
+    /// Real times of the first and last packet out, per direction.
+    first_out_ns: [Time; 2],
+    last_out_ns: [Time; 2],
+    /// IP bytes released per `SERIES_BIN_NS` of real time, per direction.
+    out_series: [Vec<u64>; 2],
+    /// Largest IP packet released, per direction.
+    max_packet: [u32; 2],
+    not_ipv4: u64,
+    oversize: u64,
+    write_errors: u64,
+    max_pool: usize,
+    violations: Vec<String>,
+}
+
+/// IPv4 header fields the emulator needs.
+struct Ip {
+    total: usize,
+    ihl: usize,
+    proto: u8,
+    src: [u8; 4],
+    dst: [u8; 4],
+}
+
+fn parse_ipv4(b: &[u8]) -> Option<Ip> {
+    if b.len() < 20 || b[0] >> 4 != 4 {
+        return None;
+    }
+    let ihl = (b[0] & 0x0f) as usize * 4;
+    let total = u16::from_be_bytes([b[2], b[3]]) as usize;
+    if ihl < 20 || total < ihl || total > b.len() {
+        return None;
+    }
+    Some(Ip {
+        total,
+        ihl,
+        proto: b[9],
+        src: [b[12], b[13], b[14], b[15]],
+        dst: [b[16], b[17], b[18], b[19]],
+    })
+}
+
+impl Emu {
+    pub fn new(cfg: SimConfig, opts: &EmuOptions) -> Result<Emu, String> {
+        validate(&cfg)?;
+        refuse(&cfg)?;
+        if !(576..=65535).contains(&opts.mtu) {
+            return Err(format!(
+                "mtu: must be between 576 and 65535 (got {})",
+                opts.mtu
+            ));
+        }
+        let hops = cfg
+            .hops
+            .iter()
+            .enumerate()
+            .map(|(i, h)| build_hop(h, cfg.seed, i))
+            .collect();
+        let mut taps = Taps {
+            map: vec![[Vec::new(), Vec::new()]; cfg.hops.len()],
+            deferred: Some(Vec::with_capacity(16)),
+            ..Default::default()
+        };
+        for (i, p) in cfg.pcap.iter().enumerate() {
+            let mut w = PcapWriter::create(Path::new(&p.path), p.payload_snaplen)
+                .map_err(|e| format!("pcap[{i}].file: cannot create {:?}: {e}", p.path))?;
+            if p.dir == "both" {
+                w = w.ordered();
+            }
+            let idx = taps.writers.len();
+            taps.writers.push(w);
+            taps.paths.push(p.path.clone());
+            let m = &mut taps.map[p.hop];
+            match p.dir.as_str() {
+                "fwd" => m[0].push(idx),
+                "rev" => m[1].push(idx),
+                _ => {
+                    m[0].push(idx);
+                    m[1].push(idx);
+                }
+            }
+        }
+        Ok(Emu {
+            eng: Engine {
+                taps,
+                drops: Vec::with_capacity(16),
+                immediate: Vec::with_capacity(16),
+                emitted: Vec::with_capacity(4),
+                ..Default::default()
+            },
+            hops,
+            pool: Pool::new(opts.mtu),
+            now: 0,
+            entries: 0,
+            conns: Vec::new(),
+            conn_ids: HashMap::new(),
+            rtx: Vec::new(),
+            late: Lateness::new(),
+            pcap_epoch_ns: opts.epoch_ns,
+            panic_after: opts.panic_after_packets,
+            packets_in: [0; 2],
+            bytes_in: [0; 2],
+            packets_out: [0; 2],
+            bytes_out: [0; 2],
+            dropped: [0; 2],
+            first_out_ns: [0; 2],
+            last_out_ns: [0; 2],
+            out_series: [Vec::new(), Vec::new()],
+            max_packet: [0; 2],
+            not_ipv4: 0,
+            oversize: 0,
+            write_errors: 0,
+            max_pool: 0,
+            violations: Vec::new(),
+            cfg,
+        })
+    }
+
+    /// Wall-clock ns at emulator time 0 (pcap timestamps).
+    pub fn set_epoch(&mut self, epoch_ns: u64) {
+        self.pcap_epoch_ns = epoch_ns;
+    }
+
+    /// When the next event is due (None: nothing scheduled).
+    pub fn next_deadline(&self) -> Option<Time> {
+        self.eng.q.next_at()
+    }
+
+    /// Run every event due at or before `until`.
+    pub fn run_due(&mut self, until: Time, wire: &mut dyn Wire) {
+        while let Some((at, ev)) = self.eng.q.pop_due(until) {
+            self.now = at;
+            match ev {
+                Ev::Arrive(i) => self.on_arrive(i, wire),
+                Ev::HopTimer { hop, token } => {
+                    self.call_hop(hop as usize, wire, |h, ctx| h.on_timer(token, ctx))
+                }
+                _ => unreachable!("the emulator schedules packets and hop timers only"),
+            }
+            self.drain_immediate(wire);
+        }
+        self.now = self.now.max(until);
+    }
+
+    fn drain_immediate(&mut self, wire: &mut dyn Wire) {
+        let mut k = 0;
+        while k < self.eng.immediate.len() {
+            let i = self.eng.immediate[k];
+            k += 1;
+            self.on_arrive(i, wire);
+        }
+        self.eng.immediate.clear();
+    }
+
+    /// A packet entered from the server side (`Dir::Fwd`) or the client side
+    /// (`Dir::Rev`) at `now` (≥ every earlier call's time).
+    pub fn inject(&mut self, dir: Dir, bytes: &[u8], now: Time, wire: &mut dyn Wire) {
+        self.run_due(now, wire);
+        let d = dir as usize;
+        self.packets_in[d] += 1;
+        self.bytes_in[d] += bytes.len() as u64;
+        if let Some(n) = self.panic_after {
+            if self.packets_in[0] + self.packets_in[1] >= n {
+                panic!("tcplab emu: test panic after {n} packets (panic_after_packets)");
+            }
+        }
+        let Some(ip) = parse_ipv4(bytes) else {
+            // IPv6 or garbage: the namespaces carry IPv4 only.
+            self.not_ipv4 += 1;
+            return;
+        };
+        let bytes = &bytes[..ip.total];
+        let Some(slot) = self.pool.put(bytes) else {
+            self.oversize += 1;
+            return;
+        };
+        self.max_pool = self.max_pool.max(self.pool.in_use());
+        let uid = (self.entries << SLOT_BITS) | slot as u64;
+        self.entries += 1;
+        let mut p = Packet {
+            uid,
+            flow: 0,
+            conn: 0,
+            dir,
+            hop: 0,
+            udp: true,
+            size: ip.total as u32,
+            sent_at: now,
+            seg: Segment::default(),
+            feedback: None,
+        };
+        if ip.proto == 6 {
+            if let Ok((seg, _)) = decode_tcp_header(&bytes[ip.ihl..]) {
+                p.udp = false;
+                p.seg = seg;
+                p.flow = self.conn_id(dir, &ip, &seg);
+                self.on_enter(&p);
+            }
+        }
+        let hi = self.hop_of(dir, 0);
+        self.call_hop(hi, wire, |h, ctx| h.on_packet(p, ctx));
+        self.drain_immediate(wire);
+    }
+
+    fn conn_id(&mut self, dir: Dir, ip: &Ip, seg: &Segment) -> u32 {
+        let key = match dir {
+            Dir::Fwd => (ip.src, seg.src_port, ip.dst, seg.dst_port),
+            Dir::Rev => (ip.dst, seg.dst_port, ip.src, seg.src_port),
+        };
+        if let Some(&id) = self.conn_ids.get(&key) {
+            return id;
+        }
+        let id = self.conns.len() as u32;
+        self.conns.push(Conn {
+            key,
+            first_seen_ns: self.now,
+            dirs: [DirTruth::default(), DirTruth::default()],
+        });
+        self.conn_ids.insert(key, id);
+        id
+    }
+
+    /// Ground truth when a TCP segment enters the path.
+    fn on_enter(&mut self, p: &Packet) {
+        let t = &mut self.conns[p.flow as usize].dirs[p.dir as usize];
+        let off = t.offset(&p.seg);
+        let len = p.seg.payload_len as u64;
+        let data_off = off + p.seg.flags.syn() as u64;
+        let end = data_off + len;
+        if len > 0 {
+            t.data_segments += 1;
+            t.data_bytes += len;
+            if data_off < t.max_end {
+                // A retransmission (possibly repackaged with new data).
+                let old_end = end.min(t.max_end);
+                t.retransmissions += 1;
+                t.retransmitted_bytes += old_end - data_off;
+                let spurious = t.delivered.covers(data_off, old_end);
+                let row = self.rtx.len();
+                if spurious {
+                    t.spurious += 1;
+                } else {
+                    t.pending.push(Pending {
+                        off: data_off,
+                        entry: p.uid >> SLOT_BITS,
+                        row,
+                    });
+                }
+                self.rtx.push(RtxRow {
+                    t_ns: self.now,
+                    conn: p.flow,
+                    dir: p.dir,
+                    offset: data_off,
+                    len: (old_end - data_off) as u32,
+                    spurious,
+                });
+            }
+        }
+        let seq_end = end + p.seg.flags.fin() as u64;
+        t.max_end = t.max_end.max(seq_end);
+    }
+
+    /// Ground truth when a TCP segment reaches the far side.
+    fn on_deliver(&mut self, p: &Packet) {
+        let len = p.seg.payload_len as u64;
+        if len == 0 {
+            return;
+        }
+        let t = &mut self.conns[p.flow as usize].dirs[p.dir as usize];
+        let off = t.offset(&p.seg) + p.seg.flags.syn() as u64;
+        t.delivered.insert(off, off + len);
+        t.delivered_bytes += len;
+        let entry = p.uid >> SLOT_BITS;
+        let mut k = 0;
+        while k < t.pending.len() {
+            let q = &t.pending[k];
+            if q.off >= off && q.off < off + len {
+                if entry < q.entry {
+                    // A copy sent before the retransmission got there first.
+                    self.rtx[q.row].spurious = true;
+                    t.spurious += 1;
+                }
+                t.pending.swap_remove(k);
+                continue;
+            }
+            k += 1;
+        }
+    }
+
+    #[inline]
+    fn hop_of(&self, dir: Dir, pos: usize) -> usize {
+        match dir {
+            Dir::Fwd => pos,
+            Dir::Rev => self.hops.len() - 1 - pos,
+        }
+    }
+
+    fn on_arrive(&mut self, i: u32, wire: &mut dyn Wire) {
+        let p = self.eng.slab.take(i);
+        if (p.hop as usize) < self.hops.len() {
+            let hi = self.hop_of(p.dir, p.hop as usize);
+            self.call_hop(hi, wire, |h, ctx| h.on_packet(p, ctx));
+            return;
+        }
+        // Past the last hop: out through the far side's device.
+        let real = wire.clock();
+        let late = real.saturating_sub(self.now);
+        let ok = wire.send(p.dir, self.pool.get(p.uid));
+        self.late.add(late);
+        let d = p.dir as usize;
+        if ok {
+            if self.packets_out[d] == 0 {
+                self.first_out_ns[d] = real;
+            }
+            self.last_out_ns[d] = real;
+            let bin = (real / SERIES_BIN_NS) as usize;
+            if self.out_series[d].len() <= bin {
+                // Once per bin (100 ms), not per packet.
+                self.out_series[d].resize(bin + 1, 0);
+            }
+            self.out_series[d][bin] += p.size as u64;
+            self.packets_out[d] += 1;
+            self.bytes_out[d] += p.size as u64;
+            self.max_packet[d] = self.max_packet[d].max(p.size);
+            if !p.udp {
+                self.on_deliver(&p);
+            }
+        } else {
+            self.write_errors += 1;
+        }
+        self.pool.release(p.uid);
+    }
+
+    fn call_hop(
+        &mut self,
+        hi: usize,
+        wire: &mut dyn Wire,
+        f: impl FnOnce(&mut dyn Component, &mut Ctx),
+    ) {
+        let _ = wire;
+        let mut ctx = Ctx {
+            now: self.now,
+            hop: hi,
+            eng: &mut self.eng,
+        };
+        f(self.hops[hi].as_mut(), &mut ctx);
+        // Taps first: a packet lost on the wire is captured, then freed.
+        if let Some(d) = self.eng.taps.deferred.as_mut() {
+            if !d.is_empty() {
+                for &(w, uid, t) in d.iter() {
+                    let bytes = self.pool.get(uid);
+                    let t_ns = self.pcap_epoch_ns + t;
+                    let wr = &mut self.eng.taps.writers[w];
+                    // Records of a two-direction capture are held until no
+                    // earlier one can come (a tap is never stamped before now).
+                    let res = wr
+                        .write_raw(t_ns, bytes)
+                        .and_then(|()| wr.release_until(self.pcap_epoch_ns + self.now));
+                    if let Err(e) = res {
+                        self.eng
+                            .taps
+                            .errors
+                            .push(format!("pcap write failed at hop {hi}: {e}"));
+                    }
+                }
+                d.clear();
+            }
+        }
+        for k in 0..self.eng.drops.len() {
+            let (p, _) = self.eng.drops[k];
+            self.dropped[p.dir as usize] += 1;
+            self.pool.release(p.uid);
+        }
+        self.eng.drops.clear();
+        if !self.eng.emitted.is_empty() {
+            self.violations.push(format!(
+                "hop {hi} created packets, which the emulator cannot send"
+            ));
+            self.eng.emitted.clear();
+        }
+    }
+
+    /// End of the run: the summary (JSON).
+    pub fn finish(mut self) -> Result<serde_json::Value, String> {
+        for w in &mut self.eng.taps.writers {
+            w.flush().map_err(|e| format!("pcap flush failed: {e}"))?;
+        }
+        let held: u64 = self.hops.iter().map(|h| h.held()).sum();
+        let mut in_flight = 0u64;
+        while let Some((_, ev)) = self.eng.q.pop_due(Time::MAX) {
+            if matches!(ev, Ev::Arrive(_)) {
+                in_flight += 1;
+            }
+        }
+        // Conservation: every IPv4 packet that entered left, was dropped, or
+        // is still inside the path.
+        let entered = self.entries;
+        let left = self.packets_out[0] + self.packets_out[1] + self.write_errors;
+        let dropped = self.dropped[0] + self.dropped[1];
+        if entered != left + dropped + held + in_flight {
+            self.violations.push(format!(
+                "packet conservation: {entered} entered != {left} left + {dropped} dropped + {held} held + {in_flight} in flight"
+            ));
+        }
+        self.violations.append(&mut self.eng.taps.errors);
+        for h in &self.hops {
+            self.violations.extend(h.violations());
+        }
+        let dirs = ["fwd", "rev"];
+        let conns: Vec<_> = self
+            .conns
+            .iter()
+            .enumerate()
+            .flat_map(|(i, c)| {
+                let ip = |a: [u8; 4]| format!("{}.{}.{}.{}", a[0], a[1], a[2], a[3]);
+                dirs.iter().zip(c.dirs.iter()).map(move |(d, t)| {
+                    serde_json::json!({
+                        "conn": i,
+                        "dir": d,
+                        "server": format!("{}:{}", ip(c.key.0), c.key.1),
+                        "client": format!("{}:{}", ip(c.key.2), c.key.3),
+                        "first_seen_s": c.first_seen_ns as f64 * 1e-9,
+                        "data_segments": t.data_segments,
+                        "data_bytes": t.data_bytes,
+                        "delivered_bytes": t.delivered_bytes,
+                        "retransmitted_segments": t.retransmissions,
+                        "retransmitted_bytes": t.retransmitted_bytes,
+                        "spurious_retransmissions": t.spurious,
+                    })
+                })
+            })
+            .collect();
+        let rtx = serde_json::json!({
+            "t_ns": self.rtx.iter().map(|r| r.t_ns).collect::<Vec<_>>(),
+            "conn": self.rtx.iter().map(|r| r.conn).collect::<Vec<_>>(),
+            "dir": self.rtx.iter().map(|r| dirs[r.dir as usize]).collect::<Vec<_>>(),
+            "offset": self.rtx.iter().map(|r| r.offset).collect::<Vec<_>>(),
+            "len": self.rtx.iter().map(|r| r.len).collect::<Vec<_>>(),
+            "spurious": self.rtx.iter().map(|r| r.spurious).collect::<Vec<_>>(),
+        });
+        let links: Vec<_> = self
+            .cfg
+            .hops
+            .iter()
+            .zip(self.hops.iter())
+            .flat_map(|(c, h)| h.stats(c.name()))
+            .collect();
+        Ok(serde_json::json!({
+            "scenario": self.cfg.name,
+            "seed": self.cfg.seed,
+            "duration_s": self.now as f64 * 1e-9,
+            "links": links,
+            "connections": conns,
+            "retransmissions": rtx,
+            "emulator": {
+                "lateness_us": self.late.to_json(),
+                "packets_in": {"fwd": self.packets_in[0], "rev": self.packets_in[1]},
+                "bytes_in": {"fwd": self.bytes_in[0], "rev": self.bytes_in[1]},
+                "packets_out": {"fwd": self.packets_out[0], "rev": self.packets_out[1]},
+                "bytes_out": {"fwd": self.bytes_out[0], "rev": self.bytes_out[1]},
+                "dropped": {"fwd": self.dropped[0], "rev": self.dropped[1]},
+                "max_packet_bytes": {"fwd": self.max_packet[0], "rev": self.max_packet[1]},
+                "first_out_ns": {"fwd": self.first_out_ns[0], "rev": self.first_out_ns[1]},
+                "last_out_ns": {"fwd": self.last_out_ns[0], "rev": self.last_out_ns[1]},
+                "out_bin_s": SERIES_BIN_NS as f64 * 1e-9,
+                "out_bytes_series": {"fwd": self.out_series[0], "rev": self.out_series[1]},
+                "held_at_end": held + in_flight,
+                "not_ipv4": self.not_ipv4,
+                "oversize": self.oversize,
+                "write_errors": self.write_errors,
+                "max_packets_waiting": self.max_pool,
+            },
+            "pcaps": self.eng.taps.paths,
+            "violations": self.violations,
+        }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::example_p2p;
+    use tcplab_tcp::segment::Flags;
+    use tcplab_tcp::wire::encode_tcp_header;
+
+    /// A wire that records what leaves and a clock `lag` ns behind events.
+    struct Rec {
+        out: Vec<(Dir, Vec<u8>, Time)>,
+        t: Time,
+    }
+    impl Wire for Rec {
+        fn send(&mut self, dir: Dir, bytes: &[u8]) -> bool {
+            self.out.push((dir, bytes.to_vec(), self.t));
+            true
+        }
+        fn clock(&mut self) -> Time {
+            self.t
+        }
+    }
+
+    fn tcp(
+        src: [u8; 4],
+        dst: [u8; 4],
+        sp: u16,
+        dp: u16,
+        seq: u32,
+        flags: Flags,
+        len: usize,
+    ) -> Vec<u8> {
+        let seg = Segment {
+            src_port: sp,
+            dst_port: dp,
+            seq,
+            ack: 0,
+            flags,
+            window: 1000,
+            payload_len: len as u32,
+            ..Default::default()
+        };
+        let mut b = vec![0u8; 20 + 60 + len];
+        let h = encode_tcp_header(&seg, &mut b[20..]);
+        b.truncate(20 + h + len);
+        for (k, x) in b[20 + h..].iter_mut().enumerate() {
+            *x = (seq as usize + k) as u8;
+        }
+        let total = b.len() as u16;
+        b[0] = 0x45;
+        b[2..4].copy_from_slice(&total.to_be_bytes());
+        b[9] = 6;
+        b[12..16].copy_from_slice(&src);
+        b[16..20].copy_from_slice(&dst);
+        b
+    }
+
+    const S: [u8; 4] = [10, 0, 0, 1];
+    const C: [u8; 4] = [10, 0, 0, 2];
+
+    /// Run until nothing is scheduled, the clock following the events.
+    fn drain(e: &mut Emu, w: &mut Rec) {
+        while let Some(at) = e.next_deadline() {
+            w.t = at + 7_000;
+            e.run_due(at, w);
+        }
+    }
+
+    fn emu(rate_bps: u64, loss: f64) -> Emu {
+        let mut cfg = example_p2p(1_000_000_000, loss);
+        if let HopConfig::Link(l) = &mut cfg.hops[0] {
+            l.fwd.rate_bps = rate_bps;
+            l.rev.rate_bps = rate_bps;
+        }
+        let opts: EmuOptions = serde_json::from_str("{}").unwrap();
+        Emu::new(cfg, &opts).unwrap()
+    }
+
+    #[test]
+    fn real_bytes_cross_the_link_at_its_rate_and_delay() {
+        let mut e = emu(8_000_000, 0.0); // 1 byte per µs
+        let delay = match &e.cfg.hops[0] {
+            HopConfig::Link(l) => l.fwd.delay_ns,
+            _ => unreachable!(),
+        };
+        let mut w = Rec { out: vec![], t: 0 };
+        let a = tcp(S, C, 80, 5000, 100, Flags::SYN, 0);
+        let b = tcp(S, C, 80, 5000, 101, Flags::ACK, 1000);
+        e.inject(Dir::Fwd, &a, 0, &mut w);
+        e.inject(Dir::Fwd, &b, 0, &mut w);
+        drain(&mut e, &mut w);
+        assert_eq!(w.out.len(), 2);
+        assert_eq!(w.out[0].1, a);
+        assert_eq!(w.out[1].1, b, "the payload bytes arrive unchanged");
+        assert!(w.out.iter().all(|o| o.0 == Dir::Fwd));
+        // The second packet leaves after both serialisations and the delay.
+        let t1 = a.len() as u64 * 1000 + b.len() as u64 * 1000 + delay;
+        assert_eq!(w.out[1].2, t1 + 7_000);
+        let s = e.finish().unwrap();
+        assert_eq!(s["emulator"]["lateness_us"]["max"], 7.0);
+        assert_eq!(s["links"][0]["tx_packets"], 2);
+        assert_eq!(s["links"][0]["tx_bytes"], (a.len() + b.len()) as u64);
+        assert!(s["violations"].as_array().unwrap().is_empty());
+    }
+
+    #[test]
+    fn client_packets_travel_the_reverse_direction() {
+        let mut e = emu(8_000_000, 0.0);
+        let mut w = Rec { out: vec![], t: 0 };
+        e.inject(Dir::Rev, &tcp(C, S, 5000, 80, 1, Flags::SYN, 0), 0, &mut w);
+        drain(&mut e, &mut w);
+        assert_eq!(w.out[0].0, Dir::Rev);
+        let s = e.finish().unwrap();
+        assert_eq!(s["links"][0]["dir"], "fwd");
+        assert_eq!(s["links"][0]["tx_packets"], 0);
+        assert_eq!(s["links"][1]["tx_packets"], 1);
+        assert_eq!(s["connections"][0]["server"], "10.0.0.1:80");
+    }
+
+    #[test]
+    fn retransmissions_are_flagged_spurious_only_when_the_original_arrived() {
+        let mut e = emu(8_000_000, 0.0);
+        let mut w = Rec { out: vec![], t: 0 };
+        e.inject(Dir::Fwd, &tcp(S, C, 80, 5000, 0, Flags::SYN, 0), 0, &mut w);
+        let seg = |seq| tcp(S, C, 80, 5000, seq, Flags::ACK, 100);
+        e.inject(Dir::Fwd, &seg(1), 0, &mut w);
+        drain(&mut e, &mut w);
+        // Delivered, then sent again: spurious at once.
+        e.inject(Dir::Fwd, &seg(1), w.t, &mut w);
+        // Sent, and sent again while the first copy is in flight: the
+        // first copy arrives first, so spurious.
+        e.inject(Dir::Fwd, &seg(101), w.t, &mut w);
+        e.inject(Dir::Fwd, &seg(101), w.t, &mut w);
+        drain(&mut e, &mut w);
+        drain(&mut e, &mut w);
+        let s = e.finish().unwrap();
+        let c = &s["connections"][0];
+        assert_eq!(c["retransmitted_segments"], 2);
+        assert_eq!(c["spurious_retransmissions"], 2);
+        assert_eq!(
+            s["retransmissions"]["spurious"],
+            serde_json::json!([true, true])
+        );
+        assert_eq!(s["retransmissions"]["offset"], serde_json::json!([1, 101]));
+    }
+
+    #[test]
+    fn a_delivered_retransmission_of_a_dropped_segment_is_genuine() {
+        let mut cfg = example_p2p(1_000_000_000, 0.0);
+        let d: HopConfig =
+            serde_json::from_str(r#"{"kind": "dropper", "name": "d", "data_segments": [1]}"#)
+                .unwrap();
+        cfg.hops.insert(0, d);
+        cfg.flows[0].path = vec![0, 1];
+        let opts: EmuOptions = serde_json::from_str("{}").unwrap();
+        let mut e = Emu::new(cfg, &opts).unwrap();
+        let mut w = Rec { out: vec![], t: 0 };
+        let seg = |seq| tcp(S, C, 80, 5000, seq, Flags::ACK, 100);
+        e.inject(Dir::Fwd, &tcp(S, C, 80, 5000, 0, Flags::SYN, 0), 0, &mut w);
+        e.inject(Dir::Fwd, &seg(1), 0, &mut w); // dropped by the dropper
+        e.inject(Dir::Fwd, &seg(101), 0, &mut w);
+        e.inject(Dir::Fwd, &seg(1), 1_000, &mut w); // the retransmission
+        drain(&mut e, &mut w);
+        assert_eq!(w.out.len(), 3);
+        let s = e.finish().unwrap();
+        assert_eq!(s["connections"][0]["retransmitted_segments"], 1);
+        assert_eq!(s["connections"][0]["spurious_retransmissions"], 0);
+        assert_eq!(s["connections"][0]["delivered_bytes"], 200);
+        assert_eq!(s["retransmissions"]["spurious"], serde_json::json!([false]));
+    }
+
+    #[test]
+    fn a_retransmission_of_a_lost_segment_is_genuine() {
+        // Every packet of the forward direction is lost (loss = 1 on a
+        // link is allowed); the retransmission is then undecided → genuine.
+        let mut e = emu(8_000_000, 1.0);
+        let mut w = Rec { out: vec![], t: 0 };
+        let seg = |seq| tcp(S, C, 80, 5000, seq, Flags::ACK, 100);
+        e.inject(Dir::Fwd, &tcp(S, C, 80, 5000, 0, Flags::SYN, 0), 0, &mut w);
+        e.inject(Dir::Fwd, &seg(1), 0, &mut w);
+        e.inject(Dir::Fwd, &seg(1), 1_000_000, &mut w);
+        drain(&mut e, &mut w);
+        let s = e.finish().unwrap();
+        assert_eq!(s["connections"][0]["retransmitted_segments"], 1);
+        assert_eq!(s["connections"][0]["spurious_retransmissions"], 0);
+        assert_eq!(s["emulator"]["dropped"]["fwd"], 3);
+        assert!(s["violations"].as_array().unwrap().is_empty(), "{s}");
+    }
+
+    #[test]
+    fn non_ipv4_and_oversize_packets_are_counted_not_forwarded() {
+        let mut e = emu(8_000_000, 0.0);
+        let mut w = Rec { out: vec![], t: 0 };
+        e.inject(Dir::Fwd, &[0x60; 40], 0, &mut w);
+        let mut big = tcp(S, C, 80, 5000, 1, Flags::ACK, 1600);
+        e.inject(Dir::Fwd, &big, 0, &mut w);
+        big.truncate(30); // total length beyond the bytes read
+        e.inject(Dir::Fwd, &big, 0, &mut w);
+        drain(&mut e, &mut w);
+        assert!(w.out.is_empty());
+        let s = e.finish().unwrap();
+        assert_eq!(s["emulator"]["not_ipv4"], 2);
+        assert_eq!(s["emulator"]["oversize"], 1);
+    }
+
+    #[test]
+    fn lateness_quantiles() {
+        let mut l = Lateness::new();
+        for us in 1..=1000u64 {
+            l.add(us * 1000 - 500);
+        }
+        assert_eq!(l.quantile_us(0.5), 500.0);
+        assert_eq!(l.quantile_us(0.99), 990.0);
+        assert_eq!(l.quantile_us(1.0), 999.5);
+        l.add(5_000_000_000);
+        assert_eq!(l.to_json()["max"], 5_000_000.0);
+        assert_eq!(l.to_json()["over_1ms"], 1);
+    }
+
+    #[test]
+    fn components_that_cannot_run_in_real_time_are_refused() {
+        let mut cfg = example_p2p(1_000_000_000, 0.0);
+        let pep: HopConfig = serde_json::from_str(
+            r#"{"kind": "pep", "name": "p", "buffer_bytes": 100000, "cc": "newreno",
+                "initial_window_segments": 4, "rto_initial_ns": 1000000000,
+                "rto_min_ns": 200000000, "rto_max_ns": 60000000000,
+                "series_interval_ns": 0}"#,
+        )
+        .unwrap();
+        cfg.hops.push(pep);
+        cfg.flows[0].path = vec![0, 1];
+        let e = refuse(&cfg).unwrap_err();
+        assert!(e.starts_with("path[1].kind: a PEP"), "{e}");
+        let mut cfg = example_p2p(1_000_000_000, 0.0);
+        cfg.flows[0].path = vec![];
+        assert!(refuse(&cfg).unwrap_err().starts_with("flows[0].path:"));
+    }
+}

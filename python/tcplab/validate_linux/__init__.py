@@ -1,0 +1,35 @@
+"""``tcplab validate linux``: the real Linux TCP stack over tcplab's emulator against tcplab's
+simulator on the same scenario (``run``: the matrix, one case, the report; ``netlab``: the
+namespaces and the emulator; ``endpoints``: the bulk-transfer programs; ``compare``: the
+matching tcplab scenario and the measurements)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+#: ``--stack`` profiles: tcplab settings that mirror Linux (the default), or tcplab's own
+#: defaults with Linux's MSS and initial window.
+STACKS = ("linux", "default")
+
+
+def add_arguments(ap: argparse.ArgumentParser) -> None:
+    ap.add_argument("--quick", action="store_true", help="one Linux run and 5 seeds per case, 10 s")
+    ap.add_argument("--out", type=Path, help="output directory (matrix: out/validation-linux)")
+    ap.add_argument(
+        "--case",
+        action="append",
+        default=[],
+        metavar="cc=C,rate=R,rtt=T,loss=P,queue=N",
+        help="run this case instead of the matrix (repeatable; keys optional)",
+    )
+    ap.add_argument(
+        "--runs", type=int, metavar="N", help="Linux runs per case (default 5, quick 1)"
+    )
+    ap.add_argument(
+        "--stack",
+        choices=STACKS,
+        default="linux",
+        help="tcplab's TCP settings: linux (mirror Linux, default) or default (tcplab's defaults)",
+    )
+    ap.add_argument("--json", action="store_true", help="one JSON object per case and line")

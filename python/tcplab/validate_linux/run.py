@@ -1,0 +1,488 @@
+"""``tcplab validate linux``: real Linux TCP over tcplab's emulator against tcplab's simulator.
+
+    tcplab validate linux [--case cc=cubic,rate=10Mbps,rtt=40ms,loss=0.01,queue=100] [--quick]
+                          [--runs N] [--stack linux|default] [--out DIR] [--json]
+
+Needs root (network namespaces, TUN devices). Without ``--case``: the matrix (reno and cubic,
+10 Mbit/s, RTT 40 and 100 ms, loss 0 / 0.1 % / 1 %), ``DIR/report.md``, ``DIR/results.json``
+and the cwnd figures (default DIR: ``out/validation-linux``); about 21 minutes of wall time
+(Linux runs in real time), ``--quick`` about 2.5. With ``--case`` (repeatable): those cases,
+``DIR/results.json`` and a cwnd-vs-time figure per case. ``--json`` prints one JSON object per
+case and line: ``{"case": {...}, "linux": {...}, "tcplab": {...}}``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import platform
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from tcplab.errors import ScenarioError
+from tcplab.stats import mean_ci95
+from tcplab.units import parse_rate, parse_time
+from tcplab.validate_linux import add_arguments
+from tcplab.validate_linux.compare import (
+    CC_TCPLAB,
+    Case,
+    Run,
+    linux_run,
+    linux_transfer,
+    slow_start_exit,
+    tcplab_runs,
+)
+from tcplab.validate_linux.netlab import KEY_SYSCTLS, Testbed, available
+
+RTTS_MS = (40.0, 100.0)
+LOSSES = (0.0, 0.001, 0.01)
+CCS = ("reno", "cubic")
+
+
+def matrix(quick: bool) -> tuple[list[Case], int, int]:
+    """The cases, Linux repetitions and tcplab seeds."""
+    duration, warmup = (10.0, 2.0) if quick else (20.0, 3.0)
+    cases = [
+        Case(rtt_ms=rtt, loss=loss, cc=cc, duration_s=duration, warmup_s=warmup)
+        for rtt in RTTS_MS
+        for loss in LOSSES
+        for cc in CCS
+    ]
+    return cases, (1 if quick else 5), (5 if quick else 10)
+
+
+def cubic_parameters() -> dict[str, str]:
+    """tcp_cubic's module parameters (global, not per namespace), e.g. HyStart's switches."""
+    d = Path("/sys/module/tcp_cubic/parameters")
+    return {f.name: f.read_text().strip() for f in sorted(d.iterdir())} if d.is_dir() else {}
+
+
+def lateness_over_runs(runs: list[dict[str, float]]) -> dict[str, float]:
+    """The emulator's release lateness over all runs: packet-weighted mean, the median and the
+    largest of the per-run quantiles, the largest maximum."""
+    n = sum(r["packets"] for r in runs)
+    return {
+        "n": n,
+        "mean": sum(r["mean"] * r["packets"] for r in runs) / max(1, n),
+        "p50": float(np.median([r["p50"] for r in runs])),
+        "p99_median": float(np.median([r["p99"] for r in runs])),
+        "p99_max": max(r["p99"] for r in runs),
+        "p999_max": max(r["p999"] for r in runs),
+        "max": max(r["max"] for r in runs),
+        "over_1ms_%": 100 * sum(r["over_1ms"] for r in runs) / max(1, n),
+    }
+
+
+def _fmt(mean: float, ci: float, scale: float = 1e6, digits: int = 2) -> str:
+    if math.isnan(ci):
+        return f"{mean / scale:.{digits}f}"
+    return f"{mean / scale:.{digits}f} ± {ci / scale:.{digits}f}"
+
+
+def plot_cwnd(
+    path: Path, title: str, panels: list[tuple[str, list[Run], list[Run]]], t_max: float
+) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(len(panels), 1, figsize=(9, 3.2 * len(panels)), squeeze=False)
+    for ax, (label, linux, sim) in zip(axes[:, 0], panels, strict=True):
+        for i, r in enumerate(linux):
+            ax.plot(
+                r.t_s,
+                r.cwnd,
+                color="tab:blue",
+                lw=1.2,
+                alpha=1.0 if i == 0 else 0.35,
+                label="Linux (TCP_INFO snd_cwnd)" if i == 0 else None,
+            )
+        for i, r in enumerate(sim[:3]):
+            ax.plot(
+                r.t_s,
+                r.cwnd,
+                color="tab:orange",
+                lw=1.2,
+                ls="--",
+                alpha=1.0 if i == 0 else 0.35,
+                label="tcplab (cwnd / 1448 B)" if i == 0 else None,
+            )
+        ax.set_xlim(0, t_max)
+        ax.set_ylim(bottom=0)
+        ax.set_title(label, fontsize=10)
+        ax.set_ylabel("cwnd (segments)")
+        ax.grid(alpha=0.3)
+        ax.legend(loc="upper right", fontsize=8)
+    axes[-1, 0].set_xlabel("time since connect (s)")
+    fig.suptitle(title, fontsize=11)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def parse_case(spec: str, quick: bool) -> Case:
+    """``cc=cubic,rate=10Mbps,rtt=40ms,loss=0.01,queue=100[,duration=20s]`` (every key
+    optional: reno, 10 Mbit/s, 40 ms, 0, 100, 20 s or 10 s with --quick), or the older
+    ``CC,RTT_MS,LOSS``."""
+    duration, warmup = (10.0, 2.0) if quick else (20.0, 3.0)
+    values: dict[str, str] = {}
+    if "=" not in spec:
+        parts = spec.split(",")
+        if len(parts) != 3:
+            raise ScenarioError(f"--case: expected KEY=VALUE,... or CC,RTT_MS,LOSS (got {spec!r})")
+        values = {"cc": parts[0], "rtt": f"{parts[1]}ms", "loss": parts[2]}
+    else:
+        for item in spec.split(","):
+            key, eq, value = item.partition("=")
+            if not eq or key.strip() not in {"cc", "rate", "rtt", "loss", "queue", "duration"}:
+                raise ScenarioError(
+                    f"--case: {item!r}: expected one of cc, rate, rtt, loss, queue, duration "
+                    "as KEY=VALUE"
+                )
+            values[key.strip()] = value.strip()
+    cc = values.get("cc", "reno")
+    if cc not in CC_TCPLAB:
+        raise ScenarioError(f"--case: cc: must be one of {', '.join(CC_TCPLAB)} (got {cc!r})")
+    try:
+        loss = float(values.get("loss", "0"))
+        queue = int(values.get("queue", "100"))
+    except ValueError as err:
+        raise ScenarioError(f"--case: loss/queue: not a number ({err})") from None
+    if not 0 <= loss < 1:
+        raise ScenarioError(f"--case: loss: must be in [0, 1) (got {loss})")
+    if queue < 1:
+        raise ScenarioError(f"--case: queue: must be >= 1 (got {queue})")
+    if "duration" in values:
+        duration = parse_time(values["duration"], "--case: duration") / 1e9
+        warmup = min(warmup, duration / 4)
+    rtt_ns = parse_time(values.get("rtt", "40ms"), "--case: rtt")
+    if rtt_ns <= 0:
+        raise ScenarioError("--case: rtt: must be > 0")
+    return Case(
+        rtt_ms=rtt_ns / 1e6,
+        loss=loss,
+        cc=cc,
+        rate_bps=parse_rate(values.get("rate", "10Mbps"), "--case: rate"),
+        queue=queue,
+        duration_s=duration,
+        warmup_s=warmup,
+    )
+
+
+def measure(
+    tb: Testbed, case: Case, reps: int, seeds: list[int], stack: str
+) -> tuple[dict[str, Any], list[Run], list[Run], list[dict[str, float]]]:
+    """``case`` ``reps`` times on Linux and once per seed in tcplab: the row of the report,
+    the runs, and the emulator's lateness per Linux run."""
+    linux: list[Run] = []
+    lateness = []
+    for rep in range(reps):
+        tr = linux_transfer(tb, case, seed=1000 + rep)
+        lateness.append(tr.forward.lateness_us)
+        linux.append(linux_run(tr, case))
+    sim = tcplab_runs(case, seeds, stack=stack)
+    lg = mean_ci95([r.goodput_bps for r in linux])
+    sg = mean_ci95([r.goodput_bps for r in sim])
+    lss = [slow_start_exit(r) for r in linux]
+    sss = [slow_start_exit(r) for r in sim]
+    row = {
+        "case": case.label,
+        "cc": case.cc,
+        "rtt_ms": case.rtt_ms,
+        "loss": case.loss,
+        "linux_goodput": lg,
+        "tcplab_goodput": sg,
+        "ratio": sg[0] / lg[0],
+        "linux_retrans": float(np.mean([r.retrans for r in linux])),
+        "tcplab_retrans": float(np.mean([r.retrans for r in sim])),
+        "linux_ss_peak": float(np.nanmean([p for _, p in lss])),
+        "tcplab_ss_peak": float(np.nanmean([p for _, p in sss])),
+        "linux_ss_exit_s": float(np.nanmean([t for t, _ in lss])),
+        "tcplab_ss_exit_s": float(np.nanmean([t for t, _ in sss])),
+        "tcplab_timeouts": float(np.mean([r.extra["timeouts"] for r in sim])),
+        "linux_timeouts": float(np.mean([r.extra["timeouts"] for r in linux])),
+        "linux_rto_ms": float(np.nanmean([r.extra["rto_ms_median"] for r in linux])),
+        "tcplab_rto_ms": float(np.nanmean([r.extra["rto_ms_median"] for r in sim])),
+        "linux_srtt_ms": float(np.nanmean([r.extra["srtt_ms_median"] for r in linux])),
+        "tcplab_srtt_ms": float(np.nanmean([r.extra["srtt_ms_median"] for r in sim])),
+        "linux_rwnd_limited_s": float(np.mean([r.extra["rwnd_limited_us"] for r in linux]) / 1e6),
+        "linux_cwnd_mean": float(np.mean([_mean_after(r, case) for r in linux])),
+        "tcplab_cwnd_mean": float(np.mean([_mean_after(r, case) for r in sim])),
+        "linux_extra": [r.extra for r in linux],
+        "tcplab_extra": [r.extra for r in sim],
+        "linux_goodputs": [r.goodput_bps for r in linux],
+        "tcplab_goodputs": [r.goodput_bps for r in sim],
+    }
+    return row, linux, sim, lateness
+
+
+def case_json(case: Case, row: dict[str, Any], stack: str) -> dict[str, Any]:
+    """One case as ``--json`` prints it."""
+
+    def side(who: str) -> dict[str, Any]:
+        mean, ci = row[f"{who}_goodput"]
+        return {
+            "goodput_bps": mean,
+            "goodput_ci95_bps": None if math.isnan(ci) else ci,
+            "retransmitted_segments": row[f"{who}_retrans"],
+            "rtos": row[f"{who}_timeouts"],
+            "slow_start_peak_segments": _num(row[f"{who}_ss_peak"]),
+            "slow_start_peak_s": _num(row[f"{who}_ss_exit_s"]),
+            "cwnd_mean_segments": row[f"{who}_cwnd_mean"],
+            "srtt_ms": _num(row[f"{who}_srtt_ms"]),
+            "rto_ms": _num(row[f"{who}_rto_ms"]),
+            "runs": len(row[f"{who}_goodputs"]),
+        }
+
+    return {
+        "case": {
+            "cc": case.cc,
+            "rate_bps": case.rate_bps,
+            "rtt_ms": case.rtt_ms,
+            "loss": case.loss,
+            "queue": case.queue,
+            "duration_s": case.duration_s,
+            "warmup_s": case.warmup_s,
+            "stack": stack,
+        },
+        "linux": side("linux"),
+        "tcplab": side("tcplab"),
+    }
+
+
+def _num(x: float) -> float | None:
+    return None if math.isnan(x) else x
+
+
+def run_matrix(quick: bool, out: Path) -> dict[str, Any]:
+    cases, reps, nseeds = matrix(quick)
+    seeds = list(range(1, nseeds + 1))
+    rows: list[dict[str, Any]] = []
+    runs: dict[str, tuple[list[Run], list[Run]]] = {}
+    lateness: list[dict[str, float]] = []
+    env: dict[str, Any] = {}
+    t_start = time.monotonic()
+    with Testbed() as tb:
+        env["sysctls_sender"] = tb.sysctls(tb.snd)
+        env["sysctls_receiver"] = tb.sysctls(tb.rcv)
+        env["link_sender"] = tb.link_info(tb.snd)
+        env["cubic_module"] = cubic_parameters()
+        for case in cases:
+            row, linux, sim, late = measure(tb, case, reps, seeds, "linux")
+            lateness.extend(late)
+            runs[case.label] = (linux, sim)
+            rows.append(row)
+            print(
+                f"{case.label:32s} linux {_fmt(*row['linux_goodput'])} "
+                f"tcplab {_fmt(*row['tcplab_goodput'])} Mbit/s "
+                f"ratio {row['ratio']:.3f} "
+                f"retrans {row['linux_retrans']:.0f}/{row['tcplab_retrans']:.0f}",
+                flush=True,
+            )
+        env["realtime"] = (
+            tb.emu.summary["emulator"]["realtime"] if tb.emu and tb.emu.summary else None
+        )
+    wall = time.monotonic() - t_start
+    figs = []
+    for loss, name in ((0.0, "cwnd_lossless.png"), (0.01, "cwnd_lossy.png")):
+        panels = []
+        for cc in CCS:
+            c = next(c for c in cases if c.rtt_ms == 100.0 and c.loss == loss and c.cc == cc)
+            panels.append((c.label, *runs[c.label]))
+        t_max = cases[0].duration_s
+        plot_cwnd(
+            out / name, f"cwnd, 10 Mbit/s, RTT 100 ms, queue 100, loss {loss:g}", panels, t_max
+        )
+        figs.append(name)
+    c = next(c for c in cases if c.rtt_ms == 100.0 and c.loss == 0.0 and c.cc == "reno")
+    c2 = next(c for c in cases if c.rtt_ms == 100.0 and c.loss == 0.0 and c.cc == "cubic")
+    plot_cwnd(
+        out / "cwnd_slowstart.png",
+        "initial slow start, 10 Mbit/s, RTT 100 ms, queue 100, no random loss",
+        [(x.label, *runs[x.label]) for x in (c, c2)],
+        3.0,
+    )
+    figs.append("cwnd_slowstart.png")
+    return {
+        "quick": quick,
+        "reps": reps,
+        "seeds": seeds,
+        "rows": rows,
+        "lateness_us": lateness_over_runs(lateness),
+        "env": env,
+        "wall_s": wall,
+        "figures": figs,
+        "kernel": platform.release(),
+        "python": platform.python_version(),
+    }
+
+
+def write_report(res: dict[str, Any], out: Path, command: str) -> None:
+    rows = res["rows"]
+    lat = res["lateness_us"]
+    s = res["env"]["sysctls_sender"]
+    r = res["env"]["sysctls_receiver"]
+    lines = [
+        "# tcplab vs real Linux TCP",
+        "",
+        f"Command: `{command}` ({res['wall_s'] / 60:.1f} min wall). Kernel {res['kernel']}, "
+        f"Python {res['python']}. Linux: {res['reps']} run(s) per case; tcplab: seeds "
+        f"{res['seeds'][0]} to {res['seeds'][-1]}. Link: 10 Mbit/s each way, DropTail 100 packets "
+        "(not counting the one in transmission), loss on the data direction only. Goodput is "
+        f"measured from {rows and _warm(res)} s to the end of the run; ± is the 95 % CI "
+        "(Student t; none with one run). Retransmissions are segments per run (whole run).",
+        "",
+        "| case | Linux goodput (Mbit/s) | tcplab goodput (Mbit/s) | tcplab / Linux "
+        "| retrans Linux | retrans tcplab | slow-start peak cwnd Linux / tcplab (segments) "
+        "| at (s) Linux / tcplab |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for row in rows:
+        lines.append(
+            f"| {row['case']} | {_fmt(*row['linux_goodput'], digits=3)} | "
+            f"{_fmt(*row['tcplab_goodput'], digits=3)} | {row['ratio']:.3f} | "
+            f"{row['linux_retrans']:.0f} | {row['tcplab_retrans']:.0f} | "
+            f"{row['linux_ss_peak']:.0f} / {row['tcplab_ss_peak']:.0f} | "
+            f"{row['linux_ss_exit_s']:.2f} / {row['tcplab_ss_exit_s']:.2f} |"
+        )
+    lines += [
+        "",
+        "Per case, after the warm-up: mean cwnd (segments), median smoothed RTT and median RTO "
+        "(ms), RTOs per run, and the time Linux's sender was limited by the receive window "
+        "(`tcpi_rwnd_limited`, s per run).",
+        "",
+        "| case | cwnd Linux / tcplab | SRTT Linux / tcplab | RTO Linux / tcplab "
+        "| RTOs Linux / tcplab | Linux rwnd-limited |",
+        "|---|---|---|---|---|---|",
+    ]
+    for row in rows:
+        lines.append(
+            f"| {row['case']} | {row['linux_cwnd_mean']:.1f} / {row['tcplab_cwnd_mean']:.1f} | "
+            f"{row['linux_srtt_ms']:.1f} / {row['tcplab_srtt_ms']:.1f} | "
+            f"{row['linux_rto_ms']:.0f} / {row['tcplab_rto_ms']:.0f} | "
+            f"{row['linux_timeouts']:.1f} / {row['tcplab_timeouts']:.1f} | "
+            f"{row['linux_rwnd_limited_s']:.2f} |"
+        )
+    lines += [
+        "",
+        "## Emulator timing error",
+        "",
+        "Release lateness of each packet written to a TUN device relative to the time the link "
+        f"model gave it (all runs, {lat['n']} packets, emulator under SCHED_FIFO: "
+        f"{res['env'].get('realtime')}): mean {lat['mean']:.1f} µs, p50 {lat['p50']:.0f} µs "
+        f"(median run), p99 {lat['p99_median']:.0f} µs (median run) / {lat['p99_max']:.0f} µs "
+        f"(worst run), p99.9 {lat['p999_max']:.0f} µs (worst run), max {lat['max']:.0f} µs; "
+        f"{lat['over_1ms_%']:.3f} % of packets more than 1 ms late. Serialisation runs on the "
+        "model's clock, so lateness delays individual packets but does not change the rate.",
+        "",
+        "## Linux settings (sender / receiver namespace)",
+        "",
+        "| sysctl | sender | receiver |",
+        "|---|---|---|",
+    ]
+    for k in KEY_SYSCTLS:
+        lines.append(f"| net.ipv4.{k} | {s.get(k, 'n/a')} | {r.get(k, 'n/a')} |")
+    lines += [
+        "",
+        f"TUN device: `{res['env']['link_sender']['qdisc']}`. The namespaces' default congestion "
+        "control does not matter: the sender sets reno or cubic on its socket (and reports "
+        "what it got). tcp_cubic module parameters (global): "
+        + (", ".join(f"{k}={v}" for k, v in res["env"].get("cubic_module", {}).items()) or "n/a")
+        + ".",
+        "",
+        "Figures: " + ", ".join(f"[{f}]({f})" for f in res["figures"]) + ".",
+        "",
+    ]
+    (out / "report.md").write_text("\n".join(lines))
+
+
+def _mean_after(run: Run, case: Case) -> float:
+    """Mean cwnd (segments) sampled after the warm-up."""
+    return float(run.cwnd[run.t_s >= case.warmup_s].mean())
+
+
+def _warm(res: dict[str, Any]) -> float:
+    return 2.0 if res["quick"] else 3.0
+
+
+def run_cases(
+    cases: list[Case], reps: int, seeds: list[int], stack: str, out: Path | None, as_json: bool
+) -> list[dict[str, Any]]:
+    """The given cases: a JSON line per case (``as_json``) or a few lines of text, and with
+    ``out`` results.json and one cwnd figure per case."""
+    results = []
+    with Testbed() as tb:
+        for case in cases:
+            row, linux, sim, late = measure(tb, case, reps, seeds, stack)
+            obj = case_json(case, row, stack)
+            obj["emulator_lateness_us"] = late
+            results.append(obj)
+            if as_json:
+                print(json.dumps(obj), flush=True)
+            else:
+                print(
+                    f"{case.label} rate={case.rate_bps / 1e6:g}Mbit/s queue={case.queue} "
+                    f"stack={stack}: goodput Mbit/s linux {_fmt(*row['linux_goodput'], digits=3)} "
+                    f"tcplab {_fmt(*row['tcplab_goodput'], digits=3)} (ratio {row['ratio']:.3f}); "
+                    f"retrans {row['linux_retrans']:.0f}/{row['tcplab_retrans']:.0f}; "
+                    f"RTOs {row['linux_timeouts']:.1f}/{row['tcplab_timeouts']:.1f}; "
+                    f"slow-start peak {row['linux_ss_peak']:.0f}/{row['tcplab_ss_peak']:.0f}; "
+                    f"mean cwnd {row['linux_cwnd_mean']:.1f}/{row['tcplab_cwnd_mean']:.1f}, "
+                    f"SRTT ms {row['linux_srtt_ms']:.1f}/{row['tcplab_srtt_ms']:.1f}, "
+                    f"RTO ms {row['linux_rto_ms']:.0f}/{row['tcplab_rto_ms']:.0f} (linux/tcplab)",
+                    flush=True,
+                )
+            if out is not None:
+                name = "cwnd_" + "".join(ch if ch.isalnum() else "_" for ch in case.label) + ".png"
+                plot_cwnd(
+                    out / name, f"cwnd, {case.label}", [(case.label, linux, sim)], case.duration_s
+                )
+    if out is not None:
+        (out / "results.json").write_text(json.dumps(results, indent=1, default=float))
+    return results
+
+
+def main(argv: list[str] | None = None, prog: str = "tcplab validate linux") -> int:
+    ap = argparse.ArgumentParser(
+        prog=prog, description=__doc__, formatter_class=argparse.RawTextHelpFormatter
+    )
+    add_arguments(ap)
+    return validate(ap.parse_args(argv))
+
+
+def validate(a: argparse.Namespace) -> int:
+    """Run ``tcplab validate linux`` with parsed arguments; returns the exit status."""
+    cases = [parse_case(spec, a.quick) for spec in a.case]
+    if a.runs is not None and a.runs < 1:
+        raise ScenarioError(f"--runs: must be >= 1 (got {a.runs})")
+    why = available()
+    if why is not None:
+        print(f"tcplab: error: validate linux: {why}", file=sys.stderr)
+        return 1
+    if cases or a.json or a.stack != "linux" or a.runs is not None:
+        if not cases:
+            cases = matrix(a.quick)[0]
+        reps = a.runs or (1 if a.quick else 5)
+        seeds = list(range(1, (5 if a.quick else 10) + 1))
+        if a.out is not None:
+            a.out.mkdir(parents=True, exist_ok=True)
+        run_cases(cases, reps, seeds, a.stack, a.out, a.json)
+        return 0
+    out = a.out or Path("out/validation-linux")
+    out.mkdir(parents=True, exist_ok=True)
+    res = run_matrix(a.quick, out)
+    command = "tcplab validate linux" + (" --quick" if a.quick else "")
+    (out / "results.json").write_text(json.dumps(res, indent=1, default=float))
+    write_report(res, out, command)
+    print(f"wrote {out / 'report.md'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

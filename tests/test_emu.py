@@ -1,0 +1,293 @@
+"""``tcplab emu``: real programs over the simulator's path components in real time.
+
+The tests that create namespaces need root, /dev/net/tun, iproute2 and curl (else skipped
+with the reason). File sizes are small here; ``TCPLAB_EMU_FILE_MB`` scales them (the
+README's numbers were measured with 50, and 1 for the rlc bearer).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import secrets
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tcplab import cli, emu
+
+pytest.importorskip("tcplab._core")
+
+REASON = emu.available() or (None if shutil.which("curl") else "needs curl")
+needs_emu = pytest.mark.skipif(REASON is not None, reason=str(REASON))
+SCALE = float(os.environ.get("TCPLAB_EMU_FILE_MB", "0"))
+#: A client command that sends one SYN to the server (port 9: nobody listens, RST comes back).
+CONNECT = (
+    f'{sys.executable} -c "import socket, os; '
+    f"socket.create_connection((os.environ['TCPLAB_SERVER'], 9), 3)\""
+)
+
+
+#: Every emulation of this test process is named with this tag (``TCPLAB_EMU_TAG``): other
+#: people's emulations may run on the machine at the same time.
+TAG = secrets.token_hex(3)
+
+
+def _ours() -> set[str]:
+    """Namespaces and root-namespace devices of this process's emulations."""
+    ns = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+    links = subprocess.run(["ip", "-o", "link"], capture_output=True, text=True).stdout
+    names = {line.split()[0] for line in ns.splitlines() if line.startswith(f"tle{TAG}")}
+    names |= {w.rstrip(":").split("@")[0] for w in links.split() if w.startswith(f"tle{TAG}")}
+    return names
+
+
+@pytest.fixture
+def clean(monkeypatch: pytest.MonkeyPatch) -> object:
+    monkeypatch.setenv("TCPLAB_EMU_TAG", TAG)
+    assert not _ours()
+    yield None
+    left = _ours()
+    assert not left, f"left behind: {left}"
+
+
+def _scenario(tmp: Path, text: str) -> str:
+    path = tmp / "s.toml"
+    path.write_text('name = "t"\n' + text)
+    return str(path)
+
+
+def _tcplab(
+    *args: str, env: dict[str, str] | None = None, timeout: float = 120
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "tcplab", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env={**os.environ, **(env or {})},
+    )
+
+
+def _download(tmp: Path, toml: str, size: int, *extra: str) -> dict:
+    """Serve a random file from the server namespace, fetch it with curl in the client
+    namespace through the scenario's path, check its sha256; return the summary."""
+    www = tmp / "www"
+    www.mkdir()
+    data = os.urandom(size)
+    (www / "f").write_bytes(data)
+    got = tmp / "got"
+    out = tmp / "out"
+    r = _tcplab(
+        "emu",
+        _scenario(tmp, toml),
+        "--out",
+        str(out),
+        "--quiet",
+        "--server",
+        f"{sys.executable} -m http.server 8000 --bind 10.99.0.1 --directory {www}",
+        *extra,
+        "--",
+        "sh",
+        "-c",
+        f'curl -sS --max-time 300 -o {got} "http://$TCPLAB_SERVER:8000/f"',
+        timeout=400,
+    )
+    assert r.returncode == 0, r.stderr
+    assert hashlib.sha256(got.read_bytes()).hexdigest() == hashlib.sha256(data).hexdigest()
+    return json.loads((out / "summary.json").read_text())
+
+
+@needs_emu
+def test_download_over_loss_and_reordering_is_byte_exact(tmp_path: Path, clean: object) -> None:
+    size = int((SCALE or 3) * 1e6)
+    s = _download(
+        tmp_path,
+        '[[path]]\nrate = "50Mbps"\ndelay = "5ms"\nqueue = 200\n'
+        '[path.down]\nloss = 0.002\nreorder = {p = 0.01, extra = "3ms"}\n',
+        size,
+    )
+    fwd = s["links"][0]
+    assert fwd["dir"] == "fwd" and fwd["tx_bytes"] > size
+    assert fwd["drops_loss"] > 0 and fwd["reordered"] > 0
+    conn = max(s["connections"], key=lambda c: c["data_bytes"])
+    assert conn["dir"] == "fwd" and conn["retransmitted_segments"] > 0
+    # The path lost packets: most retransmissions repair real losses.
+    assert conn["spurious_retransmissions"] < conn["retransmitted_segments"]
+    assert s["violations"] == []
+    assert s["exit_status"] == 0
+
+
+@needs_emu
+def test_download_over_a_satellite_hop(tmp_path: Path, clean: object) -> None:
+    size = int((SCALE or 2) * 1e6)
+    s = _download(tmp_path, '[[path]]\nkind = "satellite"\nrate = "20Mbps"\n', size)
+    # One hop of 540 ms RTT: the transfer cannot be faster than a few RTTs.
+    assert s["wall_s"] > 1.5
+    assert s["violations"] == []
+
+
+@needs_emu
+def test_download_over_an_ack_filtered_asymmetric_link(tmp_path: Path, clean: object) -> None:
+    size = int((SCALE or 2) * 1e6)
+    s = _download(
+        tmp_path,
+        '[[path]]\ndelay = "10ms"\nack_filter = true\n[path.down]\nrate = "20Mbps"\n'
+        '[path.up]\nrate = "200kbps"\nqueue = 20\n',
+        size,
+    )
+    up = s["links"][1]
+    assert up["dir"] == "rev" and up["acks_filtered"] > 0
+    assert s["violations"] == []
+
+
+@needs_emu
+def test_download_over_an_rlc_bearer_with_delay_spikes(tmp_path: Path, clean: object) -> None:
+    size = int(1e6) if SCALE else 250_000
+    s = _download(
+        tmp_path, '[[path]]\nkind = "rlc"\npreset = "car"\nstalls = [["1s", "1s"]]\n', size
+    )
+    assert s["violations"] == []
+
+
+@needs_emu
+def test_every_retransmission_after_a_forced_stall_is_flagged_spurious(
+    tmp_path: Path, clean: object
+) -> None:
+    """A lossless rlc bearer (no block errors, a queue that never overflows) with a 2.5 s
+    radio stall: Linux (tcp_frto = 0: no spurious-RTO detection; no timestamps) times out
+    during the stall and goes back N over segments that are only held up. Nothing is lost on
+    this path, so every retransmission must be flagged spurious."""
+    toml = (
+        '[[path]]\nkind = "rlc"\npreset = "strong"\ndown_bler = 0\nup_bler = 0\n'
+        "spike_rate = 0\nfade_rate = 0\nqueue = 10000\n"
+        'stalls = [["2.5s", "2.5s"]]\n'
+    )
+    www = tmp_path / "www"
+    www.mkdir()
+    (www / "f").write_bytes(os.urandom(600_000))
+    out = tmp_path / "out"
+    server = (
+        # No timestamps either: Linux would otherwise undo the timeout by them (Eifel-like)
+        # and stop after one retransmission; without, it goes back N.
+        "sysctl -qw net.ipv4.tcp_frto=0 net.ipv4.tcp_timestamps=0 && "
+        f"exec {sys.executable} -m http.server 8000 --bind 10.99.0.1 --directory {www}"
+    )
+    r = _tcplab(
+        "emu", _scenario(tmp_path, toml), "--out", str(out), "--quiet", "--server", server,
+        "--", "sh", "-c", f'curl -sS --max-time 120 -o {tmp_path / "got"} "http://$TCPLAB_SERVER:8000/f"',
+        timeout=200,
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    s = json.loads((out / "summary.json").read_text())
+    assert s["links"][0]["drops_loss"] == 0 and s["links"][0]["drops_queue"] == 0
+    conn = max(s["connections"], key=lambda c: c["data_bytes"])
+    assert conn["retransmitted_segments"] >= 5, conn  # measured: 32
+    assert conn["spurious_retransmissions"] == conn["retransmitted_segments"], conn
+    assert s["retransmissions"]["spurious"] == s["retransmissions"]["segments"]
+
+
+@needs_emu
+def test_outputs_pcap_and_lateness(tmp_path: Path, clean: object) -> None:
+    out = tmp_path / "out"
+    r = _tcplab(
+        "emu", _scenario(tmp_path, '[[path]]\nrate = "10Mbps"\ndelay = "10ms"\n'),
+        "--out", str(out), "--pcap", "0", "--quiet", "--", "sh", "-c",
+        f"{CONNECT}; exit 0",
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    s = json.loads((out / "summary.json").read_text())
+    late = s["emulator"]["lateness_us"]
+    assert set(late) >= {"mean", "p50", "p99", "p999", "max"}
+    assert late["packets"] >= 2  # SYN and the server's RST
+    raw = Path(s["pcaps"][0]).read_bytes()
+    assert len(raw) > 24 + 16 + 40
+    # The first record is the client's real SYN (IPv4, TCP, from 10.99.0.2).
+    ip = raw[24 + 16 :]
+    assert ip[0] >> 4 == 4 and ip[9] == 6 and ip[12:16] == bytes([10, 99, 0, 2])
+    for name in ("links", "retransmissions"):
+        assert (out / f"{name}.parquet").exists()
+
+
+@needs_emu
+@pytest.mark.parametrize(
+    ("cmd", "status"),
+    [("exit 7", 7), ("kill -SEGV $$", 128 + signal.SIGSEGV), ('test -n "$TCPLAB_CLIENT"', 0)],
+)
+def test_exit_status_is_the_commands(tmp_path: Path, clean: object, cmd: str, status: int) -> None:
+    r = _tcplab("emu", _scenario(tmp_path, '[[path]]\nrate = "1Mbps"\ndelay = "1ms"\n'),
+                "--quiet", "--", "sh", "-c", cmd)  # fmt: skip
+    assert r.returncode == status, r.stderr
+
+
+@needs_emu
+@pytest.mark.parametrize(("sig", "status"), [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
+def test_a_signal_to_tcplab_removes_everything(
+    tmp_path: Path, clean: object, sig: int, status: int
+) -> None:
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "tcplab", "emu",
+         _scenario(tmp_path, '[[path]]\nrate = "1Mbps"\ndelay = "1ms"\n'),
+         "--server", "sleep 60", "--quiet", "--", "sleep", "60"],
+        stderr=subprocess.PIPE, text=True, start_new_session=True,
+    )  # fmt: skip
+    deadline = time.monotonic() + 20
+    while len(_ours()) < 2 and time.monotonic() < deadline:
+        time.sleep(0.1)
+    time.sleep(1.0)  # the children have started
+    assert len(_ours()) >= 2
+    proc.send_signal(sig)
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode == status, err
+
+
+@needs_emu
+def test_a_panicking_emulator_ends_the_run_and_removes_everything(
+    tmp_path: Path, clean: object
+) -> None:
+    r = _tcplab(
+        "emu", _scenario(tmp_path, '[[path]]\nrate = "1Mbps"\ndelay = "1ms"\n'), "--quiet",
+        "--", "sh", "-c",
+        f"{CONNECT}; sleep 60",
+        env={"TCPLAB_EMU_TEST_PANIC_AFTER": "1"}, timeout=60,
+    )  # fmt: skip
+    assert r.returncode == 1
+    assert "emulator failed" in r.stderr and "test panic" in r.stderr
+
+
+def test_components_that_cannot_run_in_real_time_are_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    toml = _scenario(
+        tmp_path,
+        '[[path]]\nkind = "dumbbell"\npairs = 2\nbottleneck = {rate = "1Mbps", delay = "1ms"}\n',
+    )
+    assert cli.main(["emu", toml, "--", "true"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert (
+        err.startswith("tcplab: error: ")
+        and 'path[0].kind: "dumbbell" cannot run in real time' in err
+    )
+    assert len(err.splitlines()) == 1
+
+
+def test_without_root_one_line_and_status_1(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(os, "geteuid", lambda: 1000)
+    toml = _scenario(tmp_path, '[[path]]\nrate = "1Mbps"\ndelay = "1ms"\n')
+    assert cli.main(["emu", toml, "--", "true"]) == 1
+    err = capsys.readouterr().err.strip()
+    assert err == "tcplab: error: tcplab emu needs root (network namespaces and TUN devices)"
+
+
+def test_either_shell_or_a_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    toml = _scenario(tmp_path, '[[path]]\nrate = "1Mbps"\ndelay = "1ms"\n')
+    assert cli.main(["emu", toml]) == 2
+    assert cli.main(["emu", toml, "--shell", "--", "true"]) == 2

@@ -1,0 +1,64 @@
+"""``tcplab validate linux``: case parsing (always) and one quick case on the real stack (root,
+namespaces and TUN, else skipped with the reason; about 15 s)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from tcplab.errors import ScenarioError
+
+pytest.importorskip("tcplab._core")
+pytest.importorskip("numpy")
+
+from tcplab.validate_linux.netlab import available
+from tcplab.validate_linux.run import parse_case
+
+
+def test_case_keys_units_and_defaults() -> None:
+    c = parse_case("cc=cubic,rate=1.5Mbps,rtt=100ms,loss=0.01,queue=50", quick=False)
+    assert (c.cc, c.rate_bps, c.rtt_ms, c.loss, c.queue) == ("cubic", 1_500_000, 100.0, 0.01, 50)
+    assert (c.duration_s, c.warmup_s) == (20.0, 3.0)
+    d = parse_case("rtt=40ms", quick=True)
+    assert (d.cc, d.rate_bps, d.loss, d.queue, d.duration_s) == ("reno", 10_000_000, 0.0, 100, 10.0)
+    assert parse_case("reno,40,0.001", quick=False).loss == 0.001  # the older CC,RTT_MS,LOSS
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        ("cc=vegas", "--case: cc: must be one of reno, cubic"),
+        ("rate=10ms", "rate"),
+        ("loss=2", "--case: loss: must be in [0, 1)"),
+        ("mss=1000", "expected one of cc, rate, rtt, loss, queue, duration"),
+    ],
+)
+def test_bad_cases_name_the_key(spec: str, message: str) -> None:
+    with pytest.raises(ScenarioError, match=message.replace("[", r"\[").replace(")", r"\)")):
+        parse_case(spec, quick=True)
+
+
+REASON = available()
+
+
+@pytest.mark.skipif(REASON is not None, reason=f"Linux TCP testbed unavailable: {REASON}")
+def test_one_quick_case_as_json() -> None:
+    r = subprocess.run(
+        [sys.executable, "-m", "tcplab", "validate", "linux", "--quick", "--json",
+         "--case", "cc=reno,rate=10Mbps,rtt=40ms,loss=0,queue=100"],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.strip().splitlines()
+    assert len(lines) == 1
+    obj = json.loads(lines[0])
+    assert obj["case"]["cc"] == "reno" and obj["case"]["rate_bps"] == 10_000_000
+    keys = {"goodput_bps", "goodput_ci95_bps", "retransmitted_segments", "rtos"}
+    assert keys <= set(obj["linux"]) and keys <= set(obj["tcplab"])
+    # Lossless: both fill the link after slow start (measured within 0.2 %).
+    ratio = obj["tcplab"]["goodput_bps"] / obj["linux"]["goodput_bps"]
+    assert abs(ratio - 1) < 0.03, ratio
+    assert obj["emulator_lateness_us"][0]["p50"] < 500
