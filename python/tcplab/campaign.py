@@ -27,6 +27,7 @@ import contextlib
 import contextvars
 import itertools
 import math
+import os
 import signal
 import threading
 import time
@@ -164,11 +165,25 @@ class _Serial(_Backend):
         return self._done.popleft()
 
 
+def _exit_with_parent(parent: int) -> None:
+    """Pool worker initializer: end this worker when the campaign's process is gone (a SIGKILL
+    leaves no one to shut the pool down, and an orphan would hold its pipes open forever)."""
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(0.5)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="tcplab-parent-watch", daemon=True).start()
+
+
 class _Pool(_Backend):
     def __init__(self, jobs: int) -> None:
         from concurrent.futures import ProcessPoolExecutor
 
-        self._pool = ProcessPoolExecutor(max_workers=jobs)
+        self._pool = ProcessPoolExecutor(
+            max_workers=jobs, initializer=_exit_with_parent, initargs=(os.getpid(),)
+        )
         self.slots, self.target_s = 2 * jobs, 0.1
         self._pending: set[Any] = set()
         self._done: deque[Any] = deque()
@@ -687,6 +702,8 @@ def _cmd_results(args: Any) -> int:
         for c in table.column_names
         if c not in _NOT_LABELS and c not in FLOW_METRICS and c not in ("flow", "flow_name")
     ]
+    if store.build == "all":  # never average one build's runs with another's
+        labels = ["tcplab_version", "core_build", *labels]
     view = table.select([*labels, "flow", "flow_name", *FLOW_METRICS])
     view = view.filter(pc.is_valid(view["flow"]))
     rows = (r for b in view.to_batches(max_chunksize=8192) for r in b.to_pylist())

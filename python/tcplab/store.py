@@ -241,12 +241,19 @@ class Store:
             return pa.table({c: pa.array([], pa.string()) for c in (columns or RUN_COLUMNS)})
         table = pa.concat_tables(parts, promote_options="permissive")
         # the same run stored twice (two campaigns at once, or a rerun racing a kill): keep the
-        # first copy; the rows are equal, the simulation being deterministic
+        # first copy; the rows are equal, the simulation being deterministic (copies made by
+        # different builds are different runs)
         index = pa.array(range(table.num_rows), pa.int64())
         table = table.append_column("__row", index)
-        flow = pc.fill_null(table["flow"], -1) if "flow" in table.column_names else index
-        keyed = pa.table({"run_key": table["run_key"], "flow": flow, "__row": index})
-        first = keyed.group_by(["run_key", "flow"], use_threads=False).aggregate([("__row", "min")])
+        by = [
+            c
+            for c in ("run_key", "flow", "core_build", "tcplab_version")
+            if c in table.column_names
+        ]
+        keyed = pa.table(
+            {c: pc.fill_null(table[c], -1 if c == "flow" else "") for c in by} | {"__row": index}
+        )
+        first = keyed.group_by(by, use_threads=False).aggregate([("__row", "min")])
         keep = pc.is_in(index, value_set=first["__row_min"])
         table = table.filter(keep).drop_columns(["__row"])
         if columns is not None:
