@@ -17,7 +17,7 @@ Backends (the rows are the same whichever runs them; the simulation is determini
   runs it held: the scheduler reruns them elsewhere.
 
 Runs are sent in small batches sized from the measured run time (about 0.1 s of work per batch
-on the pool, 0.25 s on Dask), so thousands of millisecond-long runs are not dominated by
+on the pool, 0.5 s on Dask), so thousands of millisecond-long runs are not dominated by
 per-task overhead.
 """
 
@@ -254,7 +254,7 @@ class _Dask(_Backend):
         self._client = client
         self._build = build
         threads = sum(client.nthreads().values()) or 1
-        self.slots, self.target_s = 2 * threads + 2, 0.25
+        self.slots, self.target_s = 2 * threads + 2, 0.5
         self._ac = as_completed()
 
     def submit(self, configs: list[dict[str, Any]], columns: bool) -> Any:
