@@ -54,23 +54,28 @@ __all__ = [
 #: ``tcplab reproduce --store/--cluster`` through :func:`use`).
 _STORE: contextvars.ContextVar[Store | None] = contextvars.ContextVar("tcplab_store", default=None)
 _CLUSTER: contextvars.ContextVar[Any] = contextvars.ContextVar("tcplab_cluster", default=None)
+_STATS: contextvars.ContextVar[Stats | None] = contextvars.ContextVar("tcplab_stats", default=None)
 
 
 @contextlib.contextmanager
-def use(store: Store | None = None, cluster: Any = None) -> Iterator[None]:
+def use(
+    store: Store | None = None, cluster: Any = None, stats: Stats | None = None
+) -> Iterator[None]:
     """Within the block, :func:`tcplab.sweep.run_configs` calls that name no store/cluster use
-    these (how ``tcplab reproduce --store`` reaches the papers' runs)."""
-    a, b = _STORE.set(store), _CLUSTER.set(cluster)
+    these (how ``tcplab reproduce --store`` reaches the papers' runs), and add their counts to
+    ``stats``."""
+    a, b, c = _STORE.set(store), _CLUSTER.set(cluster), _STATS.set(stats)
     try:
         yield
     finally:
         _STORE.reset(a)
         _CLUSTER.reset(b)
+        _STATS.reset(c)
 
 
-def defaults() -> tuple[Store | None, Any]:
-    """The store and cluster set by :func:`use` (None when none)."""
-    return _STORE.get(), _CLUSTER.get()
+def defaults() -> tuple[Store | None, Any, Stats | None]:
+    """The store, cluster and stats set by :func:`use` (None when none)."""
+    return _STORE.get(), _CLUSTER.get(), _STATS.get()
 
 
 @dataclass
@@ -104,12 +109,17 @@ class BuildMismatch(RuntimeError):
     """A worker's simulator is not the build the campaign stores runs for."""
 
 
+_Result = tuple[dict[str, Any], float, tuple[str, str] | None]
+
+
 def _run_batch(
-    configs: list[dict[str, Any]], columns: bool, build: str | None
-) -> list[tuple[dict[str, Any], float]]:
-    """Run ``configs`` one after the other; each summary with its wall time (seconds).
-    ``build``: the build tag the caller expects this worker to have (checked on Dask workers,
-    whose installs may differ from the client's)."""
+    configs: list[dict[str, Any]], columns: bool, build: str | None, encode: bool = False
+) -> list[_Result]:
+    """Run ``configs`` one after the other; each summary with its wall time (seconds) and, when
+    ``encode``, its store texts (:func:`tcplab.store.encode_run`, made here so that the workers,
+    not the campaign process, pay for the JSON). ``build``: the build tag the caller expects
+    this worker to have (checked on Dask workers, whose installs may differ from the client's)."""
+    from tcplab.store import encode_run
     from tcplab.sweep import run_config
 
     if build is not None:
@@ -127,7 +137,8 @@ def _run_batch(
     for config in configs:
         t = time.perf_counter()
         summary = run_config(config, columns)
-        out.append((summary, time.perf_counter() - t))
+        texts = encode_run(config, summary) if encode else None
+        out.append((summary, time.perf_counter() - t, texts))
     return out
 
 
@@ -140,10 +151,10 @@ class _Backend:
     slots: int
     target_s: float
 
-    def submit(self, configs: list[dict[str, Any]], columns: bool) -> Any:
+    def submit(self, configs: list[dict[str, Any]], columns: bool, encode: bool) -> Any:
         raise NotImplementedError
 
-    def next_done(self) -> tuple[Any, list[tuple[dict[str, Any], float]]]:
+    def next_done(self) -> tuple[Any, list[_Result]]:
         raise NotImplementedError
 
     def close(self, cancel: bool) -> None:
@@ -156,12 +167,12 @@ class _Serial(_Backend):
         self._done: deque[tuple[Any, Any]] = deque()
         self._n = 0
 
-    def submit(self, configs: list[dict[str, Any]], columns: bool) -> Any:
+    def submit(self, configs: list[dict[str, Any]], columns: bool, encode: bool) -> Any:
         self._n += 1
-        self._done.append((self._n, _run_batch(configs, columns, None)))
+        self._done.append((self._n, _run_batch(configs, columns, None, encode)))
         return self._n
 
-    def next_done(self) -> tuple[Any, list[tuple[dict[str, Any], float]]]:
+    def next_done(self) -> tuple[Any, list[_Result]]:
         return self._done.popleft()
 
 
@@ -188,12 +199,12 @@ class _Pool(_Backend):
         self._pending: set[Any] = set()
         self._done: deque[Any] = deque()
 
-    def submit(self, configs: list[dict[str, Any]], columns: bool) -> Any:
-        fut = self._pool.submit(_run_batch, configs, columns, None)
+    def submit(self, configs: list[dict[str, Any]], columns: bool, encode: bool) -> Any:
+        fut = self._pool.submit(_run_batch, configs, columns, None, encode)
         self._pending.add(fut)
         return fut
 
-    def next_done(self) -> tuple[Any, list[tuple[dict[str, Any], float]]]:
+    def next_done(self) -> tuple[Any, list[_Result]]:
         from concurrent.futures import FIRST_COMPLETED, wait
         from concurrent.futures.process import BrokenProcessPool
 
@@ -257,12 +268,12 @@ class _Dask(_Backend):
         self.slots, self.target_s = 2 * threads + 2, 0.5
         self._ac = as_completed()
 
-    def submit(self, configs: list[dict[str, Any]], columns: bool) -> Any:
-        fut = self._client.submit(_run_batch, configs, columns, self._build, pure=False)
+    def submit(self, configs: list[dict[str, Any]], columns: bool, encode: bool) -> Any:
+        fut = self._client.submit(_run_batch, configs, columns, self._build, encode, pure=False)
         self._ac.add(fut)
         return fut
 
-    def next_done(self) -> tuple[Any, list[tuple[dict[str, Any], float]]]:
+    def next_done(self) -> tuple[Any, list[_Result]]:
         fut = next(self._ac)
         result = fut.result()
         fut.release()
@@ -410,18 +421,18 @@ def execute(
                     else:
                         exhausted = True
                     if batch:
-                        fut = backend.submit([j.config for j in batch], columns)
+                        fut = backend.submit([j.config for j in batch], columns, writer is not None)
                         inflight[fut] = batch
                 if not inflight:
                     break
                 fut, results = backend.next_done()
                 batch = inflight.pop(fut)
-                took = sum(s for _, s in results) / len(results)
+                took = sum(r[1] for r in results) / len(results)
                 per_run = took if per_run == 0 else 0.8 * per_run + 0.2 * took
-                for job, (summary, _) in zip(batch, results, strict=True):
+                for job, (summary, _, texts) in zip(batch, results, strict=True):
                     if writer is not None:
                         assert job.key is not None
-                        writer.add(job.key, job.config, summary, job.labels)
+                        writer.add(job.key, job.config, summary, job.labels, texts)
                     stats.computed += 1
                     yield job, summary
                 bar.computed(len(batch))
@@ -479,9 +490,10 @@ def sweep_table(
     import pyarrow.compute as pc
 
     from tcplab.errors import ScenarioError
-    from tcplab.scenario import apply_overrides, parse_scenario
-    from tcplab.store import build_tag, run_key
+    from tcplab.scenario import _as_int, apply_overrides, parse_scenario
+    from tcplab.store import build_tag, key_maker
     from tcplab.sweep import FLOW_METRICS, _column_values
+    from tcplab.units import U64_MAX
 
     if not seeds:
         raise ScenarioError("--seeds: must be ≥ 1 (got 0)")
@@ -504,13 +516,18 @@ def sweep_table(
     point_of = array.array("q")
     seed_of = array.array("q")
 
+    checked = [_as_int(seed, "seed", 0, U64_MAX) for seed in seeds]
+
     def jobs_in() -> Iterator[Job]:
         for p, point in enumerate(_grid(vary)):
             scenario = scenario_at(point)
             labels = dict(zip(keys, point, strict=True))
-            for seed in seeds:
-                config = scenario.to_config(seed=seed)
-                key = run_key(config, build)
+            # one deep copy and one hash of the configuration per point, not per seed
+            base = scenario.to_config(seed=checked[0])
+            key_of = key_maker(base, build)
+            for seed in checked:
+                config = {**base, "seed": seed}  # shares the point's (never mutated) tables
+                key = key_of(seed)
                 digests.extend(bytes.fromhex(key))
                 point_of.append(p)
                 seed_of.append(seed)
@@ -606,9 +623,18 @@ def using_options(args: Any) -> Iterator[None]:
     owned: list[Any] = []
     if cluster is not None:
         cluster, owned = connect(cluster)
+    stats = Stats()
     try:
-        with use(store, cluster):
+        with use(store, cluster, stats):
             yield
+        if store is not None:
+            import sys
+
+            print(
+                f"store {store.path}: {stats.total} runs, {stats.computed} computed, "
+                f"{stats.stored} already stored",
+                file=sys.stderr,
+            )
     finally:
         for obj in owned:
             with contextlib.suppress(Exception):

@@ -345,11 +345,12 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(rows if isinstance(rows, list) else rows.to_pylist()))
         return 0
+    count = len(rows) if isinstance(rows, list) else rows.num_rows
     if not isinstance(rows, list):  # an Arrow table from the store: read in slices
         rows = (r for batch in rows.to_batches(max_chunksize=8192) for r in batch.to_pylist())
     print(_sweep_summary(rows, keys))
     if out is not None:
-        print(f"\nwrote rows to {out}")
+        print(f"\nwrote {count} rows to {out}")
     return 0
 
 

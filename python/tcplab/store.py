@@ -35,7 +35,7 @@ import os
 import re
 import time
 import uuid
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -45,7 +45,16 @@ if TYPE_CHECKING:
     import polars as pl
     import pyarrow as pa
 
-__all__ = ["RUN_COLUMNS", "Store", "StoreWriter", "build_tag", "core_build", "run_key"]
+__all__ = [
+    "RUN_COLUMNS",
+    "Store",
+    "StoreWriter",
+    "build_tag",
+    "core_build",
+    "encode_run",
+    "key_maker",
+    "run_key",
+]
 
 #: The columns every row has, in order (labels follow the metrics).
 RUN_COLUMNS = (
@@ -91,16 +100,38 @@ def build_tag() -> str:
 def run_key(config: Mapping[str, Any], tag: str | None = None) -> str:
     """The store key of the run of ``config`` (a normalised configuration with its seed) made by
     build ``tag`` (default: this process's :func:`build_tag`)."""
-    text = json.dumps(
-        {"build": tag or build_tag(), "config": config, "seed": config.get("seed")},
-        sort_keys=True,
-        separators=(",", ":"),
-    )
-    return hashlib.sha256(text.encode()).hexdigest()[:32]
+    return key_maker(config, tag)(config.get("seed"))
+
+
+def key_maker(config: Mapping[str, Any], tag: str | None = None) -> Callable[[Any], str]:
+    """``seed → run_key({**config, "seed": seed}, tag)``, hashing the configuration once (a
+    sweep's seeds share everything else): SHA-256 over the build tag, the canonical JSON of the
+    configuration without its seed, and the seed; 32 hex digits."""
+    rest = {k: v for k, v in config.items() if k != "seed"}
+    head = hashlib.sha256(f"tcplab-run\n{tag or build_tag()}\n{_canonical(rest)}\n".encode())
+
+    def key(seed: Any) -> str:
+        h = head.copy()
+        h.update(f"seed={json.dumps(seed)}".encode())
+        return h.hexdigest()[:32]
+
+    return key
 
 
 def _canonical(config: Mapping[str, Any]) -> str:
     return json.dumps(config, sort_keys=True, separators=(",", ":"))
+
+
+def encode_run(config: Mapping[str, Any], summary: Mapping[str, Any]) -> tuple[str, str]:
+    """The ``config`` and ``summary`` columns of a run: canonical JSON of the configuration and
+    of the summary without its column tables."""
+    plain = {
+        k: v for k, v in summary.items() if not k.endswith("_table") and k not in _COLUMN_LISTS
+    }
+    return _canonical(config), json.dumps(plain, sort_keys=True, separators=(",", ":"))
+
+
+_COLUMN_LISTS = frozenset({"event_kinds", "reasons"})
 
 
 def _fsync_replace(tmp: Path, final: Path) -> None:
@@ -370,17 +401,17 @@ class StoreWriter:
         config: Mapping[str, Any],
         summary: Mapping[str, Any],
         labels: Mapping[str, Any] | None = None,
+        texts: tuple[str, str] | None = None,
     ) -> None:
         """Buffer one finished run (``summary`` as :func:`tcplab.sweep.run_config` returns it;
-        its column tables, when present, are written at once)."""
+        its column tables, when present, are written at once). ``texts``:
+        :func:`encode_run` of the run when already made (by the worker that ran it)."""
         from tcplab.sweep import FLOW_METRICS
 
         has_tables = "events_table" in summary
         if has_tables:
             self._write_tables(key, summary)
-        plain = {k: v for k, v in summary.items() if not k.endswith("_table")}
-        plain.pop("event_kinds", None)
-        plain.pop("reasons", None)
+        config_text, summary_text = texts or encode_run(config, summary)
         base: dict[str, Any] = {
             "run_key": key,
             "tcplab_version": _version(),
@@ -391,8 +422,8 @@ class StoreWriter:
         tail = {
             **{str(k): None if v is None else str(v) for k, v in (labels or {}).items()},
             "has_tables": has_tables,
-            "config": _canonical(config),
-            "summary": json.dumps(plain, sort_keys=True, separators=(",", ":")),
+            "config": config_text,
+            "summary": summary_text,
         }
         flows = summary.get("flows") or [None]
         for flow in flows:

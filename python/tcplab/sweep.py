@@ -90,14 +90,20 @@ def run_configs(
     (``tcplab reproduce --store/--cluster``)."""
     from tcplab import campaign
 
-    default_store, default_cluster = campaign.defaults()
+    default_store, default_cluster, stats = campaign.defaults()
     store = default_store if store is None else store
     cluster = default_cluster if cluster is None else cluster
     if store is not None or cluster is not None:
         jobs_in = (campaign.Job(c, tag=i) for i, c in enumerate(configs))
         found: dict[int, dict[str, Any]] = {}
         for job, summary in campaign.execute(
-            jobs_in, jobs=jobs, cluster=cluster, store=store, columns=columns, progress=progress
+            jobs_in,
+            jobs=jobs,
+            cluster=cluster,
+            store=store,
+            columns=columns,
+            progress=progress,
+            stats=stats,
         ):
             found[job.tag] = summary
         return [found[i] for i in range(len(found))]
