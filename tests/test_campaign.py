@@ -44,8 +44,18 @@ def _cli(*args: str) -> list[str]:
     return [sys.executable, "-m", "tcplab", *args]
 
 
+@pytest.fixture(scope="module")
+def uninterrupted() -> list[dict[str, Any]]:
+    """The kill grid's rows from a plain sweep (no store), computed once for the module."""
+    data, source = _data(KILL_SETS)
+    seeds = list(range(1, KILL_SEEDS + 1))
+    return sweep(data, parse_vary(KILL_VARY), seeds, source=source, jobs=2)
+
+
 @pytest.mark.parametrize("how", ["SIGTERM", "SIGKILL", "worker"])
-def test_killed_sweep_resumes_without_recomputing(tmp_path: Path, how: str) -> None:
+def test_killed_sweep_resumes_without_recomputing(
+    tmp_path: Path, how: str, uninterrupted: list[dict[str, Any]]
+) -> None:
     store_dir = tmp_path / "store"
     vary = parse_vary(KILL_VARY)
     seeds = list(range(1, KILL_SEEDS + 1))
@@ -87,7 +97,6 @@ def test_killed_sweep_resumes_without_recomputing(tmp_path: Path, how: str) -> N
     again = Stats()
     rerun = sweep_table(data, vary, seeds, store, source, jobs=2, stats=again)
     assert (again.computed, again.stored) == (0, total)
-    uninterrupted = sweep(data, vary, seeds, source=source, jobs=2)
     assert resumed.to_pylist() == uninterrupted
     assert rerun.to_pylist() == uninterrupted
     assert store.table().num_rows == total  # each run once
