@@ -254,8 +254,6 @@ class Store:
             keys = keys.combine_chunks()
         for t in self.iter_tables(need):
             seen_columns.update(t.column_names)
-            if keys is not None:
-                t = t.filter(pc.is_in(t["run_key"], value_set=keys))
             for key, value in where.items():
                 if key not in t.column_names:
                     t = t.slice(0, 0)
@@ -271,6 +269,8 @@ class Store:
         if not parts:
             return pa.table({c: pa.array([], pa.string()) for c in (columns or RUN_COLUMNS)})
         table = pa.concat_tables(parts, promote_options="permissive")
+        if keys is not None:  # one lookup table for all files, not one per file
+            table = table.filter(pc.is_in(table["run_key"], value_set=keys))
         # the same run stored twice (two campaigns at once, or a rerun racing a kill): keep the
         # first copy; the rows are equal, the simulation being deterministic (copies made by
         # different builds are different runs)
