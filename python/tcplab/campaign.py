@@ -42,6 +42,8 @@ if TYPE_CHECKING:
     from tcplab.store import Store, StoreWriter
 
 __all__ = [
+    "BuildMismatch",
+    "CampaignError",
     "Job",
     "Stats",
     "connect",
@@ -105,7 +107,12 @@ class Stats:
 # -- the work a worker does ----------------------------------------------------------------------
 
 
-class BuildMismatch(RuntimeError):
+class CampaignError(OSError):
+    """The campaign's workers failed it (a pool process died, a worker has another build): an
+    environment problem (``tcplab`` exits with status 1, one line)."""
+
+
+class BuildMismatch(CampaignError):
     """A worker's simulator is not the build the campaign stores runs for."""
 
 
@@ -215,9 +222,9 @@ class _Pool(_Backend):
         try:
             return fut, fut.result()
         except BrokenProcessPool:
-            raise RuntimeError(
-                "a worker process died (killed?); the runs finished so far are stored: "
-                "rerun the same command to compute the rest"
+            raise CampaignError(
+                "a worker process died (killed?); the runs finished so far are stored when "
+                "--store is given: rerun the same command to compute the rest"
             ) from None
 
     def close(self, cancel: bool) -> None:
@@ -249,7 +256,7 @@ def connect(cluster: Any) -> tuple[Any, list[Any]]:
         return client, [client, lc]
     if isinstance(cluster, str):
         try:
-            client = Client(cluster, timeout=30)
+            client = Client(cluster, timeout=15)
         except OSError as err:
             raise OSError(f"--cluster {cluster}: cannot reach the scheduler ({err})") from None
         return client, [client]
