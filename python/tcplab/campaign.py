@@ -552,7 +552,12 @@ def sweep_table(
     ):
         pass
     n = len(point_of)
-    run_keys = pa.array([digests[16 * i : 16 * i + 16].hex() for i in range(n)], pa.string())
+    # the keys as a string array straight from their hex text (no Python object per run)
+    offsets = array.array("i", range(0, 32 * n + 1, 32))
+    hex_text = digests.hex().encode()
+    digests.clear()
+    run_keys = pa.StringArray.from_buffers(n, pa.py_buffer(offsets), pa.py_buffer(hex_text))
+    del offsets, hex_text
     campaign = pa.table(
         {
             "run_key": run_keys,
@@ -561,7 +566,6 @@ def sweep_table(
             "seed": pa.array(seed_of, pa.int64()),
         }
     )
-    digests.clear()
     stored = store.table(
         columns=["run_key", "flow", "flow_name", *FLOW_METRICS], keys=campaign["run_key"]
     )

@@ -274,11 +274,12 @@ class Store:
         # the same run stored twice (two campaigns at once, or a rerun racing a kill): keep the
         # first copy; the rows are equal, the simulation being deterministic (copies made by
         # different builds are different runs)
+        multi = self.build == "all"  # one build's keys are unique to it
         index = pa.array(range(table.num_rows), pa.int64())
         table = table.append_column("__row", index)
         by = [
             c
-            for c in ("run_key", "flow", "core_build", "tcplab_version")
+            for c in ("run_key", "flow", *(("core_build", "tcplab_version") * multi))
             if c in table.column_names
         ]
         keyed = pa.table(
