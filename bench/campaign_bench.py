@@ -2,8 +2,11 @@
 
 1. ``--runs`` (1,000) short runs (p2p-bulk, ``--duration`` of simulated time each) into a fresh
    result store, once on the local process pool (2 processes) and once on a
-   ``dask.distributed.LocalCluster`` of 2 single-threaded workers (cluster start-up excluded,
-   as a standing cluster's would be). Target: Dask within 15 % of the pool's wall time.
+   ``dask.distributed.LocalCluster`` of 2 single-threaded workers set up as ``tcplab sweep
+   --cluster local:2`` does (``tcplab.campaign.local_cluster``; cluster start-up excluded,
+   as a standing cluster's would be), alternating, ``--repeat`` (3) times: the median wall time
+   and the CPU time of the campaign's processes (load-independent). Target: Dask within 15 %
+   of the pool's wall time.
 2. ``--big`` (100,000) tiny runs swept into a store on the pool, sampling the campaign process's
    resident memory (``VmRSS``) every 0.25 s against the runs done so far: memory must stay flat
    (bounded by the runs in flight), not grow with the campaign.
@@ -25,7 +28,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from tcplab.campaign import Stats, sweep_table
+from tcplab.campaign import Stats, local_cluster, sweep_table
 from tcplab.scenario import apply_overrides, read_scenario
 from tcplab.store import Store
 from tcplab.sweep import parse_vary
@@ -54,32 +57,66 @@ def _grid(
     return data, vary, seeds, source
 
 
-def pool_vs_dask(runs: int, duration: str) -> dict[str, Any]:
-    from distributed import Client, LocalCluster
+def _cpu_self_and_reaped() -> float:
+    import resource
+
+    a, b = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return a.ru_utime + a.ru_stime + b.ru_utime + b.ru_stime
+
+
+def _cpu_descendants() -> float:
+    import psutil
+
+    total = 0.0
+    for p in psutil.Process().children(recursive=True):
+        try:
+            t = p.cpu_times()
+            total += t.user + t.system
+        except psutil.NoSuchProcess:
+            pass
+    return total
+
+
+def pool_vs_dask(runs: int, duration: str, repeat: int) -> dict[str, Any]:
+    """Wall time (median of ``repeat``, the two backends alternating) and CPU time (this
+    process and its worker processes) of the same campaign on each backend."""
+    import statistics
+
+    from distributed import Client
 
     data, vary, seeds, source = _grid(runs, duration)
-    out: dict[str, Any] = {"runs": runs, "duration": duration}
-    with tempfile.TemporaryDirectory() as tmp:
-        load = _load()
-        t = time.perf_counter()
-        pooled = sweep_table(data, vary, seeds, Store(Path(tmp, "pool")), source, jobs=2)
-        out["pool_s"] = time.perf_counter() - t
-        out["pool_load"] = load
-        with (
-            LocalCluster(
-                n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
-            ) as cluster,
-            Client(cluster) as client,
-        ):
-            client.run(lambda: __import__("tcplab.sweep"))  # warm imports, as a standing cluster
-            load = _load()
-            t = time.perf_counter()
+    out: dict[str, Any] = {"runs": runs, "duration": duration, "repeat": repeat}
+    walls: dict[str, list[float]] = {"pool": [], "dask": []}
+    cpus: dict[str, list[float]] = {"pool": [], "dask": []}
+    loads: list[str] = []
+    identical = True
+    with (
+        tempfile.TemporaryDirectory() as tmp,
+        local_cluster(2) as cluster,
+        Client(cluster) as client,
+    ):
+        client.run(lambda: __import__("tcplab.sweep"))  # warm imports, as a standing cluster
+        for i in range(repeat):
+            loads.append(_load())
+            # the pool: its processes are started and reaped inside the campaign
+            c, t = _cpu_self_and_reaped(), time.perf_counter()
+            pooled = sweep_table(data, vary, seeds, Store(Path(tmp, f"pool{i}")), source, jobs=2)
+            walls["pool"].append(time.perf_counter() - t)
+            cpus["pool"].append(_cpu_self_and_reaped() - c)
+            # Dask: the scheduler runs in this process, the workers (and nannies) below it
+            c, w, t = _cpu_self_and_reaped(), _cpu_descendants(), time.perf_counter()
             dasked = sweep_table(
-                data, vary, seeds, Store(Path(tmp, "dask")), source, cluster=client
+                data, vary, seeds, Store(Path(tmp, f"dask{i}")), source, cluster=client
             )
-            out["dask_s"] = time.perf_counter() - t
-            out["dask_load"] = load
-        out["rows_identical"] = dasked.equals(pooled)
+            walls["dask"].append(time.perf_counter() - t)
+            cpus["dask"].append(_cpu_self_and_reaped() - c + _cpu_descendants() - w)
+            identical = identical and dasked.equals(pooled)
+    for k in ("pool", "dask"):
+        out[f"{k}_s"] = statistics.median(walls[k])
+        out[f"{k}_all_s"] = walls[k]
+        out[f"{k}_cpu_s"] = statistics.median(cpus[k])
+    out["loads"] = loads
+    out["rows_identical"] = identical
     out["dask_over_pool"] = out["dask_s"] / out["pool_s"]
     return out
 
@@ -136,6 +173,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=1000, help="runs of the timing part (0: skip)")
     parser.add_argument("--duration", default="100s", help="simulated time of a short run")
+    parser.add_argument("--repeat", type=int, default=3, help="timing rounds (median)")
     parser.add_argument(
         "--big", type=int, default=100_000, help="runs of the memory part (0: skip)"
     )
@@ -144,13 +182,15 @@ def main() -> None:
     args = parser.parse_args()
     results: dict[str, Any] = {"cpus": os.cpu_count()}
     if args.runs:
-        r = pool_vs_dask(args.runs, args.duration)
+        r = pool_vs_dask(args.runs, args.duration, args.repeat)
         results["pool_vs_dask"] = r
         print(
-            f"{r['runs']} runs of p2p-bulk {r['duration']}: pool (2 processes) {r['pool_s']:.2f} s "
-            f"[load {r['pool_load']}], Dask LocalCluster (2 workers) {r['dask_s']:.2f} s "
-            f"[load {r['dask_load']}]: Dask/pool = {r['dask_over_pool']:.3f} "
-            f"(target ≤ 1.15); rows identical: {r['rows_identical']}"
+            f"{r['runs']} runs of p2p-bulk {r['duration']} (median of {r['repeat']}): "
+            f"pool (2 processes) {r['pool_s']:.2f} s wall, {r['pool_cpu_s']:.1f} s CPU; "
+            f"Dask LocalCluster (2 workers) {r['dask_s']:.2f} s wall, {r['dask_cpu_s']:.1f} s CPU; "
+            f"Dask/pool wall = {r['dask_over_pool']:.3f} (target ≤ 1.15); rows identical: "
+            f"{r['rows_identical']}; walls pool {[round(x, 2) for x in r['pool_all_s']]} dask "
+            f"{[round(x, 2) for x in r['dask_all_s']]}; load at each start {r['loads']}"
         )
     if args.big:
         b = big_sweep(args.big, args.big_duration)

@@ -48,6 +48,7 @@ __all__ = [
     "Stats",
     "connect",
     "execute",
+    "local_cluster",
     "sweep_table",
     "use",
 ]
@@ -231,11 +232,35 @@ class _Pool(_Backend):
         self._pool.shutdown(wait=not cancel, cancel_futures=cancel)
 
 
+#: Dask settings for clusters that only run campaigns: no statistical profiler on the workers,
+#: slower event-loop and system monitors. An idle 2-worker LocalCluster then costs about a
+#: quarter of the CPU it does by default, CPU that the runs would otherwise lose. ``local:N``
+#: clusters use them; for a standing cluster, set them on the scheduler and workers through
+#: the environment (docs/campaigns.md).
+DASK_CONFIG: dict[str, Any] = {
+    "distributed.worker.profile.enabled": False,
+    "distributed.admin.tick.interval": "1s",
+    "distributed.admin.system-monitor.interval": "5s",
+}
+
+
+def local_cluster(n_workers: int = 2) -> Any:
+    """A ``distributed.LocalCluster`` of ``n_workers`` single-threaded worker processes with
+    :data:`DASK_CONFIG`."""
+    import dask
+    from distributed import LocalCluster
+
+    with dask.config.set(DASK_CONFIG):
+        return LocalCluster(
+            n_workers=n_workers, threads_per_worker=1, processes=True, dashboard_address=None
+        )
+
+
 def connect(cluster: Any) -> tuple[Any, list[Any]]:
     """A ``distributed.Client`` for ``cluster`` (an address, ``"local[:N]"``, a client or a
     Dask cluster object) and the objects to close when done (empty for a client given)."""
     try:
-        from distributed import Client, LocalCluster
+        from distributed import Client
     except ImportError:
         raise ImportError(
             "--cluster needs dask.distributed: pip install 'tcplab[cluster]'"
@@ -246,12 +271,7 @@ def connect(cluster: Any) -> tuple[Any, list[Any]]:
         n = cluster.partition(":")[2]
         if n and not (n.isdigit() and int(n) >= 1):
             raise ValueError(f"--cluster {cluster}: local:N needs a whole N ≥ 1")
-        lc = LocalCluster(
-            n_workers=int(n) if n else 2,
-            threads_per_worker=1,
-            processes=True,
-            dashboard_address=None,
-        )
+        lc = local_cluster(int(n) if n else 2)
         client = Client(lc)
         return client, [client, lc]
     if isinstance(cluster, str):
