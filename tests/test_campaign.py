@@ -258,3 +258,24 @@ def test_results_command_where_and_export(
     assert main([*base, "--seeds", "2", "--json"]) == 0
     assert capsys.readouterr().out == from_store.out
     assert pc.sum(Store(store).table()["has_tables"]).as_py() == 0
+
+
+def test_reproduce_options_reach_run_configs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``tcplab reproduce --store`` hands the store to the papers' ``run_configs`` calls (which
+    name none) and reports what was computed."""
+    import argparse
+
+    from tcplab.campaign import using_options
+
+    data, source = _data(["duration=5s"])
+    configs = [sweep_config(data, source, seed) for seed in (1, 2)]
+    args = argparse.Namespace(store=str(tmp_path / "s"), cluster=None)
+    with using_options(args):
+        first = run_configs(configs, jobs=1)
+    assert "2 runs, 2 computed, 0 already stored" in capsys.readouterr().err
+    with using_options(args):
+        again = run_configs(configs, jobs=1)
+    assert "2 runs, 0 computed, 2 already stored" in capsys.readouterr().err
+    assert first == again == run_configs(configs, jobs=1)
