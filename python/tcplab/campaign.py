@@ -162,7 +162,8 @@ class _Backend:
     def submit(self, configs: list[dict[str, Any]], columns: bool, encode: bool) -> Any:
         raise NotImplementedError
 
-    def next_done(self) -> tuple[Any, list[_Result]]:
+    def next_done(self, timeout: float | None) -> tuple[Any, list[_Result]] | None:
+        """A finished batch, or None when none finished within ``timeout`` seconds."""
         raise NotImplementedError
 
     def close(self, cancel: bool) -> None:
@@ -180,7 +181,7 @@ class _Serial(_Backend):
         self._done.append((self._n, _run_batch(configs, columns, None, encode)))
         return self._n
 
-    def next_done(self) -> tuple[Any, list[_Result]]:
+    def next_done(self, timeout: float | None) -> tuple[Any, list[_Result]] | None:
         return self._done.popleft()
 
 
@@ -212,13 +213,15 @@ class _Pool(_Backend):
         self._pending.add(fut)
         return fut
 
-    def next_done(self) -> tuple[Any, list[_Result]]:
+    def next_done(self, timeout: float | None) -> tuple[Any, list[_Result]] | None:
         from concurrent.futures import FIRST_COMPLETED, wait
         from concurrent.futures.process import BrokenProcessPool
 
         if not self._done:
-            done, self._pending = wait(self._pending, return_when=FIRST_COMPLETED)
+            done, self._pending = wait(self._pending, timeout, return_when=FIRST_COMPLETED)
             self._done.extend(done)
+            if not done:
+                return None
         fut = self._done.popleft()
         try:
             return fut, fut.result()
@@ -287,21 +290,29 @@ def connect(cluster: Any) -> tuple[Any, list[Any]]:
 class _Dask(_Backend):
     def __init__(self, cluster: Any, build: str | None) -> None:
         client, self._own = connect(cluster)
-        from distributed import as_completed
-
         self._client = client
         self._build = build
         threads = sum(client.nthreads().values()) or 1
         self.slots, self.target_s = 2 * threads + 2, 0.5
-        self._ac = as_completed()
+        self._pending: set[Any] = set()
+        self._done: deque[Any] = deque()
 
     def submit(self, configs: list[dict[str, Any]], columns: bool, encode: bool) -> Any:
         fut = self._client.submit(_run_batch, configs, columns, self._build, encode, pure=False)
-        self._ac.add(fut)
+        self._pending.add(fut)
         return fut
 
-    def next_done(self) -> tuple[Any, list[_Result]]:
-        fut = next(self._ac)
+    def next_done(self, timeout: float | None) -> tuple[Any, list[_Result]] | None:
+        from distributed import wait
+
+        if not self._done:
+            try:
+                done, pending = wait(list(self._pending), timeout, return_when="FIRST_COMPLETED")
+            except TimeoutError:
+                return None
+            self._done.extend(done)
+            self._pending = set(pending)
+        fut = self._done.popleft()
         result = fut.result()
         fut.release()
         return fut, result
@@ -309,7 +320,7 @@ class _Dask(_Backend):
     def close(self, cancel: bool) -> None:
         if cancel:
             with contextlib.suppress(Exception):
-                self._client.cancel(list(self._ac.futures))
+                self._client.cancel([*self._pending, *self._done])
         for obj in self._own:
             with contextlib.suppress(Exception):
                 obj.close()
@@ -452,7 +463,14 @@ def execute(
                         inflight[fut] = batch
                 if not inflight:
                     break
-                fut, results = backend.next_done()
+                # a finished run waits in the writer's buffer at most its flush interval
+                due = writer.due_in() if writer is not None and writer.buffered else None
+                got = backend.next_done(due)
+                if got is None:
+                    assert writer is not None
+                    writer.flush()
+                    continue
+                fut, results = got
                 batch = inflight.pop(fut)
                 took = sum(r[1] for r in results) / len(results)
                 per_run = took if per_run == 0 else 0.8 * per_run + 0.2 * took

@@ -355,7 +355,7 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
 
 
 def _sweep_summary(rows: Iterable[dict[str, Any]], keys: Sequence[str]) -> str:
-    """Goodput (mean ± 95 %% CI over seeds) and loss-recovery counts per grid point and flow
+    """Goodput (mean ± 95 % CI over seeds) and loss-recovery counts per grid point and flow
     (keeps only those numbers per row, not the rows)."""
     from tcplab.stats import mean_ci95
 

@@ -345,7 +345,7 @@ class Store:
 
     # -- writing -----------------------------------------------------------------------------
 
-    def writer(self, flush_runs: int = 256, flush_seconds: float = 1.0) -> StoreWriter:
+    def writer(self, flush_runs: int = 256, flush_seconds: float = 0.5) -> StoreWriter:
         """A buffered writer: a part file every ``flush_runs`` runs or ``flush_seconds``
         seconds, whichever comes first, and at :meth:`StoreWriter.close`."""
         self.writable()
@@ -389,6 +389,15 @@ class StoreWriter:
         self._since = time.monotonic()
         self._count = 0
         self.written = 0  # runs in files so far
+
+    @property
+    def buffered(self) -> int:
+        """Runs waiting for the next part file."""
+        return self._runs
+
+    def due_in(self) -> float:
+        """Seconds until the buffered runs are due to be written (0: now)."""
+        return max(0.0, self.flush_seconds - (time.monotonic() - self._since))
 
     def __enter__(self) -> StoreWriter:
         return self
