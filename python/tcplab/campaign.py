@@ -459,6 +459,13 @@ def execute(
                     else:
                         exhausted = True
                     if batch:
+                        if (
+                            isinstance(backend, _Serial)
+                            and writer is not None
+                            and writer.buffered
+                            and per_run * len(batch) >= writer.flush_seconds
+                        ):  # this batch runs here and now: don't keep finished runs waiting
+                            writer.flush()
                         fut = backend.submit([j.config for j in batch], columns, writer is not None)
                         inflight[fut] = batch
                 if not inflight:
