@@ -32,7 +32,7 @@ import signal
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -531,7 +531,6 @@ def sweep_table(
     cluster: Any = None,
     progress: bool = False,
     stats: Stats | None = None,
-    on_scenario: Callable[[str], None] | None = None,
 ) -> pa.Table:
     """:func:`tcplab.sweep.sweep` through a store: the grid is walked lazily, missing runs are
     computed and streamed to ``store``, and the rows (same columns, order and values as
