@@ -13,9 +13,12 @@ import json
 import math
 import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 from tcplab.errors import InvariantError, ScenarioError, show
 from tcplab.scenario import (
@@ -155,6 +158,7 @@ def _parser() -> argparse.ArgumentParser:
         "--out", metavar="FILE", help="write one row per run and flow to FILE (.parquet or .csv)"
     )
     sw.add_argument("--json", action="store_true", help="print the rows as one JSON array")
+    _campaign_options(sw)
     sw.set_defaults(func=_cmd_sweep)
 
     scenarios = sub.add_parser(
@@ -177,7 +181,12 @@ def _parser() -> argparse.ArgumentParser:
     repro.add_argument("--quick", action="store_true", help="fewer runs (minutes, not hours)")
     repro.add_argument("--out", default="out/reproduce", metavar="DIR", help="output directory")
     repro.add_argument("--jobs", type=int, metavar="N", help="worker processes (default: CPUs)")
+    _campaign_options(repro)
     repro.set_defaults(func=_cmd_reproduce)
+
+    from tcplab.campaign import add_results_command
+
+    add_results_command(sub)
 
     mod = sub.add_parser(
         "model",
@@ -189,6 +198,22 @@ def _parser() -> argparse.ArgumentParser:
     mod.add_argument("params", nargs="*", metavar="KEY=VALUE")
     mod.set_defaults(func=_cmd_model)
     return parser
+
+
+def _campaign_options(parser: argparse.ArgumentParser) -> None:
+    """``--store`` and ``--cluster`` (docs/campaigns.md)."""
+    parser.add_argument(
+        "--store",
+        metavar="DIR",
+        help="keep every run in the result store DIR; runs already there are read, not rerun "
+        "(an interrupted campaign resumes)",
+    )
+    parser.add_argument(
+        "--cluster",
+        metavar="ADDRESS",
+        help="run on the workers of a dask.distributed scheduler (tcp://host:8786), or "
+        "local[:N] for N local workers; needs pip install 'tcplab[cluster]'",
+    )
 
 
 def _version() -> str:
@@ -440,7 +465,6 @@ def _render(report: dict[str, Any]) -> str:
 
 
 def _cmd_sweep(args: argparse.Namespace) -> int:
-    from tcplab.stats import mean_ci95
     from tcplab.sweep import parse_vary, sweep
 
     if args.seeds < 1:
@@ -467,8 +491,15 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     if not 0 <= first <= first + args.seeds - 1 <= 2**64 - 1:
         raise ScenarioError(f"--seed: seeds {first}..{first + args.seeds - 1} leave 0 … 2^64-1")
     seeds = list(range(first, first + args.seeds))
+    keys = [k for k, _ in vary]
+    rows: Any
     try:
-        rows = sweep(data, vary, seeds, source=source, jobs=args.jobs)
+        if args.store or args.cluster:
+            from tcplab.campaign import store_sweep
+
+            rows = store_sweep(args, data, vary, seeds, source)
+        else:
+            rows = sweep(data, vary, seeds, source=source, jobs=args.jobs)
     except ScenarioError as err:
         err.source = err.source or source
         raise
@@ -477,32 +508,46 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     if out is not None:
         _write_rows(rows, out)
     if args.json:
-        print(json.dumps(rows))
+        print(json.dumps(rows if isinstance(rows, list) else rows.to_pylist()))
         return 0
-    keys = [k for k, _ in vary]
-    groups: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
+    count = len(rows) if isinstance(rows, list) else rows.num_rows
+    if not isinstance(rows, list):  # an Arrow table from the store: read in slices
+        rows = (r for batch in rows.to_batches(max_chunksize=8192) for r in batch.to_pylist())
+    print(_sweep_summary(rows, keys))
+    if out is not None:
+        print(f"\nwrote {count} rows to {out}")
+    return 0
+
+
+def _sweep_summary(rows: Iterable[dict[str, Any]], keys: Sequence[str]) -> str:
+    """Goodput (mean ± 95 % CI over seeds) and loss-recovery counts per grid point and flow
+    (keeps only those numbers per row, not the rows)."""
+    from tcplab.stats import mean_ci95
+
+    groups: dict[tuple[Any, ...], list[list[float]]] = {}
     for r in rows:
-        groups.setdefault((*(r[k] for k in keys), r["flow"], r["flow_name"]), []).append(r)
+        g = groups.setdefault((*(r[k] for k in keys), r["flow"], r["flow_name"]), [[], [0.0] * 3])
+        g[0].append(r["goodput_bps"])
+        for i, m in enumerate(("retransmitted_segments", "timeouts", "spurious_timeouts")):
+            g[1][i] += r[m]
     body = []
-    for gkey, rs in groups.items():
-        m, ci = mean_ci95([r["goodput_bps"] for r in rs])
+    for gkey, (goodput, sums) in groups.items():
+        m, ci = mean_ci95(goodput)
         half = "" if math.isnan(ci) else f" ± {ci / 1e6:.3f}"  # NaN for a single seed
+        n = len(goodput)
         body.append(
             [
                 *[str(v) for v in gkey[:-2]],
                 gkey[-1],
-                str(len(rs)),
+                str(n),
                 f"{m / 1e6:.3f}{half}",
-                f"{sum(r['retransmitted_segments'] for r in rs) / len(rs):.1f}",
-                f"{sum(r['timeouts'] for r in rs) / len(rs):.2f}",
-                f"{sum(r['spurious_timeouts'] for r in rs) / len(rs):.2f}",
+                f"{sums[0] / n:.1f}",
+                f"{sums[1] / n:.2f}",
+                f"{sums[2] / n:.2f}",
             ]
         )
     heads = [*keys, "flow", "runs", "goodput Mbit/s", "retx/run", "RTOs/run", "spurious/run"]
-    print(_table(heads, body, "l" * (len(keys) + 1) + "r" * 5))
-    if out is not None:
-        print(f"\nwrote {len(rows)} rows to {out}")
-    return 0
+    return _table(heads, body, "l" * (len(keys) + 1) + "r" * 5)
 
 
 #: The most runs one ``tcplab sweep`` takes (its grid and rows are held in memory).
@@ -524,11 +569,11 @@ def _check_writable(out: Path) -> None:
         raise OSError(f"{out}: cannot write: {err.strerror or err}") from None
 
 
-def _write_rows(rows: list[dict[str, Any]], out: Path) -> None:
+def _write_rows(rows: list[dict[str, Any]] | pa.Table, out: Path) -> None:
     """One row per run and flow, as Parquet (pyarrow) or CSV."""
     import pyarrow as pa
 
-    table = pa.Table.from_pylist(rows)
+    table = rows if isinstance(rows, pa.Table) else pa.Table.from_pylist(rows)
     out.parent.mkdir(parents=True, exist_ok=True)
     if out.suffix == ".csv":
         import pyarrow.csv as pcsv
@@ -577,16 +622,19 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
     if args.jobs is not None and args.jobs < 1:
         raise ScenarioError(f"--jobs: must be >= 1 (got {args.jobs})")
     status = 0
-    for paper in papers:
-        _, title = PAPERS[paper]
-        report = Report(paper, title, Path(args.out) / paper, quick=args.quick)
-        load(paper).reproduce(report, jobs=args.jobs)
-        path = report.write()
-        held = sum(c.ok is True for c in report.comparisons)
-        missed = [c for c in report.comparisons if c.ok is False]
-        print(f"{paper}: {held} of {held + len(missed)} checks hold; report: {path}")
-        for c in missed:
-            print(f"  misses: {c.item}: paper {c.paper}, tcplab {c.tcplab} ({c.rule})")
+    from tcplab.campaign import using_options
+
+    with using_options(args):
+        for paper in papers:
+            _, title = PAPERS[paper]
+            report = Report(paper, title, Path(args.out) / paper, quick=args.quick)
+            load(paper).reproduce(report, jobs=args.jobs)
+            path = report.write()
+            held = sum(c.ok is True for c in report.comparisons)
+            missed = [c for c in report.comparisons if c.ok is False]
+            print(f"{paper}: {held} of {held + len(missed)} checks hold; report: {path}")
+            for c in missed:
+                print(f"  misses: {c.item}: paper {c.paper}, tcplab {c.tcplab} ({c.rule})")
     return status
 
 

@@ -17,7 +17,10 @@ import json
 import os
 from collections.abc import Iterable, Sequence
 from concurrent.futures import ProcessPoolExecutor
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from tcplab.store import Store
 
 __all__ = ["FLOW_METRICS", "default_jobs", "parse_vary", "run_config", "run_configs", "sweep"]
 
@@ -76,9 +79,36 @@ def run_configs(
     configs: Sequence[dict[str, Any]] | Iterable[dict[str, Any]],
     jobs: int | None = None,
     columns: bool = False,
+    store: Store | None = None,
+    cluster: Any = None,
+    progress: bool = False,
 ) -> list[dict[str, Any]]:
     """Run every configuration, ``jobs`` at a time (default :func:`default_jobs`); results in
-    input order."""
+    input order.
+
+    ``store``: a :class:`tcplab.store.Store` that runs are read from when already there and
+    written to as they finish; ``cluster``: a Dask scheduler address (or client) to run on
+    (see :mod:`tcplab.campaign`). Both default to what :func:`tcplab.campaign.use` set
+    (``tcplab reproduce --store/--cluster``)."""
+    from tcplab import campaign
+
+    default_store, default_cluster, stats = campaign.defaults()
+    store = default_store if store is None else store
+    cluster = default_cluster if cluster is None else cluster
+    if store is not None or cluster is not None:
+        jobs_in = (campaign.Job(c, tag=i) for i, c in enumerate(configs))
+        found: dict[int, dict[str, Any]] = {}
+        for job, summary in campaign.execute(
+            jobs_in,
+            jobs=jobs,
+            cluster=cluster,
+            store=store,
+            columns=columns,
+            progress=progress,
+            stats=stats,
+        ):
+            found[job.tag] = summary
+        return [found[i] for i in range(len(found))]
     configs = list(configs)
     jobs = default_jobs() if jobs is None else jobs
     if jobs <= 1 or len(configs) <= 1:
@@ -161,6 +191,9 @@ def sweep(
     seeds: Sequence[int],
     source: str = "<dict>",
     jobs: int | None = None,
+    store: Store | None = None,
+    cluster: Any = None,
+    progress: bool = False,
 ) -> list[dict[str, Any]]:
     """Run the scenario table ``data`` (as read from TOML, ``--set`` already applied) at every
     point of the grid ``vary`` (the Cartesian product, first key slowest) and every seed.
@@ -168,8 +201,18 @@ def sweep(
     Every point is validated before anything runs (a bad value fails the whole sweep with the
     field named). Returns one row per run and flow, in grid, seed, flow order: the varied keys
     (numbers when all of a key's values are TOML numbers, else their text), ``seed``, ``flow``,
-    ``flow_name``, and :data:`FLOW_METRICS`."""
+    ``flow_name``, and :data:`FLOW_METRICS`.
+
+    With a ``store`` the grid is walked lazily and runs stream to the store (see
+    :func:`tcplab.campaign.sweep_table`, which returns the same rows as an Arrow table without
+    ever holding a campaign's worth of Python objects); ``cluster`` runs on Dask."""
     import itertools
+
+    if store is not None:
+        from tcplab.campaign import sweep_table
+
+        table = sweep_table(data, vary, seeds, store, source, jobs, cluster, progress)
+        return table.to_pylist()
 
     from tcplab.errors import ScenarioError
     from tcplab.scenario import apply_overrides, parse_scenario
@@ -193,7 +236,7 @@ def sweep(
         for seed in seeds:
             configs.append(scenario.to_config(seed=seed))
             meta.append((point, seed))
-    results = run_configs(configs, jobs=jobs)
+    results = run_configs(configs, jobs=jobs, cluster=cluster, progress=progress)
     typed = {k: _column_values(list(v)) for k, v in vary}
     rows: list[dict[str, Any]] = []
     for (point, seed), summary in zip(meta, results, strict=True):
