@@ -4,6 +4,8 @@
 
 use crate::config::{HopConfig, SimConfig, TcpConfigJson};
 use crate::dist;
+use tcplab_tcp::config::SsthreshFrom;
+use tcplab_tcp::recovery::{LossDetection, RecoveryCwnd};
 use tcplab_tcp::{
     AckPolicyConfig, CcKind, Config, DetectorKind, FrResponseKind, ResponseKind, RtoProfile,
 };
@@ -228,6 +230,28 @@ pub fn tcp_config(t: &TcpConfigJson) -> Result<Config, String> {
             )
         })?,
         read_rate_bps: t.read_rate_bps,
+        recovery_cwnd: RecoveryCwnd::parse(&t.recovery_cwnd).ok_or_else(|| {
+            format!(
+                "recovery_cwnd: unknown reduction {:?} (choose from {})",
+                t.recovery_cwnd,
+                RecoveryCwnd::NAMES.join(", ")
+            )
+        })?,
+        loss_detection: LossDetection::parse(&t.loss_detection).ok_or_else(|| {
+            format!(
+                "loss_detection: unknown detection {:?} (choose from {})",
+                t.loss_detection,
+                LossDetection::NAMES.join(", ")
+            )
+        })?,
+        tlp: t.tlp,
+        ssthresh_from: SsthreshFrom::parse(&t.ssthresh_from).ok_or_else(|| {
+            format!(
+                "ssthresh_from: unknown basis {:?} (choose from {})",
+                t.ssthresh_from,
+                SsthreshFrom::NAMES.join(", ")
+            )
+        })?,
     };
     cfg.validate()?;
     Ok(cfg)

@@ -36,9 +36,10 @@ use std::collections::VecDeque;
 use crate::ack_cc::AckRatioController;
 use crate::ack_policy::{AckNow, AckPolicy};
 use crate::cc::{new_cc_with, AckInfo, CcState, CongestionControl, TransitFeedback};
-use crate::config::{CcKind, Config};
+use crate::config::{CcKind, Config, SsthreshFrom};
 use crate::events::{Event, RecoveryKind, RtxReason};
 use crate::reasm::Reassembly;
+use crate::recovery::{CaState, LossDetection, Prr, Rack, RecoveryCwnd, Tlp, TlpAck};
 use crate::rto::RttEstimator;
 use crate::scoreboard::{Scoreboard, EVER_RETRANS, SACKED};
 use crate::segment::{Flags, SackBlock, Segment, TcpOptions, MAX_SACK_BLOCKS};
@@ -153,6 +154,15 @@ pub struct Connection {
     /// New data sent under Limited Transmit (RFC 3042) since the last
     /// cumulative ACK; excluded from FlightSize at recovery entry.
     lt_bytes: u64,
+    /// PRR (RFC 6937) state of the current SACK recovery, if `recovery_cwnd = prr`.
+    prr: Option<Prr>,
+    /// RACK (RFC 8985 §6) state and its reordering timer.
+    rack: Rack,
+    rack_deadline: Option<Time>,
+    /// TLP (RFC 8985 §7): the probe episode, the PTO timer, a probe to send.
+    tlp: Tlp,
+    tlp_deadline: Option<Time>,
+    tlp_pending: bool,
 
     // ---- options ----
     sack_ok: bool,
@@ -319,6 +329,12 @@ impl Connection {
             cwnd_limited: false,
             timeout_count: 0,
             lt_bytes: 0,
+            prr: None,
+            rack: Rack::default(),
+            rack_deadline: None,
+            tlp: Tlp::default(),
+            tlp_deadline: None,
+            tlp_pending: false,
             sack_ok: false,
             ts_ok: false,
             ts_recent: 0,
@@ -556,6 +572,18 @@ impl Connection {
     pub fn in_recovery(&self) -> bool {
         self.in_recovery
     }
+    /// The sender's recovery state in Linux's terms (`tcp_ca_state`).
+    pub fn ca_state(&self) -> CaState {
+        if self.after_rto {
+            CaState::Loss
+        } else if self.in_recovery {
+            CaState::Recovery
+        } else if self.dupacks > 0 || self.sb.sacked_bytes() > 0 {
+            CaState::Disorder
+        } else {
+            CaState::Open
+        }
+    }
     pub fn local_port(&self) -> u16 {
         self.local_port
     }
@@ -668,7 +696,11 @@ impl Connection {
         }
         let t = earlier(self.rtx_deadline, self.ack_policy.deadline());
         let t = earlier(t, self.persist_deadline);
-        earlier(t, self.read_busy.map(|(t, _)| t))
+        let t = earlier(t, self.read_busy.map(|(t, _)| t));
+        if self.rack_deadline.is_none() && self.tlp_deadline.is_none() {
+            return t;
+        }
+        earlier(earlier(t, self.rack_deadline), self.tlp_deadline)
     }
 
     fn arm_rtx_if_idle(&mut self, now: Time) {
@@ -839,6 +871,12 @@ impl Connection {
                 }
             }
         }
+        if self.tlp_pending {
+            self.tlp_pending = false;
+            if let Some(seg) = self.send_tlp_probe(now) {
+                return Some(seg);
+            }
+        }
         if self.frto_holds() && self.frto_new_allow > 0 {
             // RFC 5682 §2.1 step 2b: transmit up to two new segments
             // (regardless of cwnd; the detection needs them).
@@ -969,12 +1007,83 @@ impl Connection {
         self.stats.data_segments_sent += 1;
         self.stats.payload_bytes_sent += len;
         self.arm_rtx_if_idle(now);
+        if let (true, Some(p)) = (self.in_recovery, self.prr.as_mut()) {
+            // RFC 6937 §3: prr_out += (data sent).
+            p.on_sent(len);
+        }
+        if self.cfg.tlp {
+            // RFC 8985 §7.2: (re)start the PTO after sending new data.
+            self.schedule_tlp(now);
+        }
         seg
+    }
+
+    /// RFC 8985 §7.2: arm the PTO when the sender is in the Open state
+    /// (no recovery, nothing SACKed), no probe is outstanding and data is
+    /// in flight; otherwise the RTO alone guards the flight.
+    fn schedule_tlp(&mut self, now: Time) {
+        let open = self.sack_ok
+            && !self.in_recovery
+            && !self.after_rto
+            && self.sb.sacked_bytes() == 0
+            && self.tlp.end_seq.is_none()
+            && !self.sb.is_empty()
+            && self.can_send_data_state();
+        if !open {
+            self.tlp_deadline = None;
+            return;
+        }
+        let srtt = (self.rtt.srtt() > 0).then(|| self.rtt.srtt());
+        let one = self.sb.outstanding() <= self.mss;
+        let rto_left = self.rtx_deadline.map(|d| d.saturating_sub(now));
+        self.tlp_deadline = Some(now + Tlp::pto(srtt, one, rto_left));
+    }
+
+    /// RFC 8985 §7.3: the PTO expired. Send one new segment if the
+    /// receiver's window allows (regardless of cwnd), else retransmit the
+    /// highest-sequence segment; remember TLP.end_seq and re-arm the RTO.
+    fn send_tlp_probe(&mut self, now: Time) -> Option<Segment> {
+        if self.tlp.end_seq.is_some() || self.in_recovery || self.after_rto {
+            return None;
+        }
+        let seg = if let Some(len) = self.new_data_len() {
+            // Mark the episode first so send_new does not re-arm the PTO.
+            let start = self.snd_max;
+            self.tlp.on_probe(start + len, false);
+            let seg = self.send_new(len, now);
+            self.push_event(Event::Tlp {
+                seq: start,
+                len: len as u32,
+                kind: 0,
+                cwnd: self.ccs.cwnd,
+            });
+            seg
+        } else {
+            let i = self.sb.len().checked_sub(1)?;
+            let last = *self.sb.get(i)?;
+            if last.has(SACKED) {
+                return None;
+            }
+            self.tlp.on_probe(self.snd_max, true);
+            self.push_event(Event::Tlp {
+                seq: last.start,
+                len: last.len() as u32,
+                kind: 1,
+                cwnd: self.ccs.cwnd,
+            });
+            self.retransmit(i, RtxReason::Tlp, now)
+        };
+        self.restart_rtx(now);
+        Some(seg)
     }
 
     fn retransmit(&mut self, i: usize, reason: RtxReason, now: Time) -> Segment {
         let s = *self.sb.get(i).unwrap();
         self.sb.on_retransmit(i, now);
+        if let (true, Some(p)) = (self.in_recovery, self.prr.as_mut()) {
+            // RFC 6937 §3: prr_out += (data sent).
+            p.on_sent(s.len());
+        }
         let len = s.len();
         let flags = self.data_flags(s.end);
         let seg = self.base_segment(flags, s.start, len as u32, now);
@@ -1044,6 +1153,26 @@ impl Connection {
         if self.rtx_deadline.is_some_and(|d| d <= now) {
             self.rtx_deadline = None;
             self.on_rto(now);
+        } else if self.tlp_deadline.is_some_and(|d| d <= now) {
+            // RFC 8985 §7.3: the PTO expired; the probe goes out with the
+            // next transmission.
+            self.tlp_deadline = None;
+            self.tlp_pending = true;
+        }
+        if self.rack_deadline.is_some_and(|d| d <= now) {
+            // RFC 8985 §6.2 step 5: the reordering timer expired.
+            self.rack_deadline = None;
+            self.rack_detect(now, true);
+            if self.rack_may_enter_recovery() {
+                self.enter_recovery(now);
+                if let Some(p) = self.prr.as_mut() {
+                    // As Linux's tcp_rack_reo_timeout: one segment's worth of
+                    // delivery for the reduction.
+                    let pipe = self.sb.pipe();
+                    let snd = p.on_ack(self.mss, pipe, self.ccs.ssthresh, self.mss);
+                    self.ccs.cwnd = pipe + snd;
+                }
+            }
         }
         if let Some((t, chunk)) = self.read_busy {
             if t <= now {
@@ -1176,7 +1305,8 @@ impl Connection {
                 sack: self.sack_ok,
             });
         }
-        self.cc.on_rto(&mut self.ccs, flight, first_expiry, now);
+        let basis = self.loss_basis(flight);
+        self.cc.on_rto(&mut self.ccs, basis, first_expiry, now);
         // RFC 5681 §3.1: cwnd = LW = 1 full-sized segment.
         self.ccs.cwnd = self.mss;
         // RFC 6675 §5.1 / RFC 6582 §3.2 (after a timeout): everything
@@ -1184,6 +1314,13 @@ impl Connection {
         // passes what was sent so far.
         self.sb.mark_all_lost();
         self.in_recovery = false;
+        self.prr = None;
+        // RFC 8985 §7: the RTO ends any probe episode; RACK's timer has
+        // nothing left to time (everything is marked lost).
+        self.tlp = Tlp::default();
+        self.tlp_deadline = None;
+        self.tlp_pending = false;
+        self.rack_deadline = None;
         self.recover = self.snd_max;
         self.dupacks = 0;
         self.after_rto = true;
@@ -1350,6 +1487,9 @@ impl Connection {
             self.snd_wl2 = ack;
         }
 
+        // RFC 6937 §2 DeliveredData = change in snd.una + change in SACKd.
+        let sacked_before = self.sb.sacked_bytes();
+        let una_before = self.snd_una;
         // ---- SACK scoreboard (RFC 2018 §4, RFC 2883 §4 for DSACK) ----
         let mut newly_sacked = 0u64;
         let mut dsacks = [(0u64, 0u64); 1];
@@ -1496,6 +1636,10 @@ impl Connection {
             {
                 self.restart_rtx(now);
             }
+            if self.cfg.tlp {
+                // RFC 8985 §7.2: restart the PTO on an ACK of new data.
+                self.schedule_tlp(now);
+            }
         } else {
             acked_bytes = 0;
             // ---- duplicate ACK? ----
@@ -1555,19 +1699,151 @@ impl Connection {
             }
         }
 
+        // ---- RACK-TLP (recovery/rack.rs) ----
+        let rack = self.sack_ok && self.cfg.loss_detection == LossDetection::Rack;
+        let delivered = self.sb.take_delivered();
+        if rack {
+            // RFC 8985 §6.2 steps 1–3 (min_RTT is the RTT estimator's).
+            let min_rtt = self.min_rtt_or_srtt();
+            let fack = self.snd_una.max(self.sb.high_sacked);
+            let tsecr = if self.ts_ok {
+                seg.options.timestamps.map(|t| t.1)
+            } else {
+                None
+            };
+            let (g, off) = (self.cfg.ts_granularity, self.ts_offset);
+            // Step 2: a retransmission counts only if the echoed timestamp is
+            // not older than it.
+            let valid = |xmit: Time| {
+                tsecr.is_none_or(|e| {
+                    let sent = ((xmit / g) as u32).wrapping_add(off);
+                    (e.wrapping_sub(sent) as i32) >= 0
+                })
+            };
+            self.rack.on_ack(&delivered, fack, now, min_rtt, valid);
+            // Step 4: DSACKs widen the reordering window.
+            self.rack.end_dsack_round(self.snd_una);
+            if n_dsack > 0 {
+                self.rack.on_dsack(self.snd_una, self.snd_max);
+            }
+        }
+        if self.tlp.end_seq.is_some() {
+            // RFC 8985 §7.4.2: did the probe repair a loss?
+            let dsack_end = (n_dsack > 0).then_some(dsacks[0].1);
+            let pure_dupack =
+                ack == prev_una_all && seg.payload_len == 0 && seg.options.sack_blocks().is_empty();
+            if self.tlp.on_ack(ack, dsack_end, pure_dupack) == TlpAck::Repaired {
+                self.on_tlp_repaired(now);
+            }
+        }
+
         // ---- loss detection ----
-        if self.sack_ok && newly_sacked > 0 {
+        if rack {
+            // RFC 8985 §6.2 step 5, when the ACK delivered something (Linux
+            // runs it when RACK advanced; the reordering timer covers the rest).
+            if delivered.orig.is_some() || delivered.rtx.is_some() {
+                self.rack_detect(now, false);
+            }
+        } else if self.sack_ok && newly_sacked > 0 {
             self.sb.mark_lost(self.cfg.dupthresh, self.mss);
         }
         if !self.in_recovery && !self.sb.is_empty() {
-            let trigger =
-                self.dupacks >= self.cfg.dupthresh || (self.sack_ok && self.sb.first_is_lost());
+            let trigger = if rack {
+                // Linux tcp_time_to_recover with RACK: any segment marked lost.
+                self.rack_may_enter_recovery()
+            } else {
+                self.dupacks >= self.cfg.dupthresh || (self.sack_ok && self.sb.first_is_lost())
+            };
             // RFC 6582 §3.2 step 1 / RFC 6675 §5.1: not before SND.UNA passes
             // the previous recovery point.
             if trigger && self.snd_una >= self.recover {
                 self.enter_recovery(now);
             }
         }
+
+        // ---- PRR (recovery/prr.rs): cwnd for this ACK during SACK recovery ----
+        if self.in_recovery && self.recovery_kind == RecoveryKind::Sack {
+            if let Some(p) = self.prr.as_mut() {
+                // RFC 6937 §3: DeliveredData = change_in(snd.una) + change_in(SACKd).
+                let d = (self.snd_una - una_before) as i128 + self.sb.sacked_bytes() as i128
+                    - sacked_before as i128;
+                let pipe = self.sb.pipe();
+                let sndcnt = p.on_ack(d.max(0) as u64, pipe, self.ccs.ssthresh, self.mss);
+                // Linux tcp_cwnd_reduction: cwnd = in flight + sndcnt.
+                self.ccs.cwnd = pipe + sndcnt;
+            }
+        }
+    }
+
+    /// What the congestion control's multiplicative decrease is applied to:
+    /// FlightSize (RFC 5681 eq. 4, RFC 9438 §4.6) or, as Linux
+    /// (`tcp_reno_ssthresh`, `bictcp_recalc_ssthresh`), cwnd.
+    fn loss_basis(&self, flight: u64) -> u64 {
+        match self.cfg.ssthresh_from {
+            SsthreshFrom::Flight => flight,
+            SsthreshFrom::Cwnd => self.ccs.cwnd,
+        }
+    }
+
+    /// min_RTT for RACK (RFC 8985 §6.2 step 1): the estimator's minimum,
+    /// or SRTT before the first sample.
+    fn min_rtt_or_srtt(&self) -> Time {
+        let m = self.rtt.min_rtt();
+        if m == Time::MAX {
+            self.rtt.srtt()
+        } else {
+            m
+        }
+    }
+
+    /// RFC 8985 §6.2 step 5: mark what RACK finds lost, (re)arm or stop the
+    /// reordering timer.
+    fn rack_detect(&mut self, now: Time, timer: bool) {
+        let reo_wnd = self.rack.reo_wnd(
+            self.in_recovery || self.after_rto,
+            self.sb.sacked_bytes() / self.mss.max(1),
+            self.cfg.dupthresh,
+            self.min_rtt_or_srtt(),
+            self.rtt.srtt(),
+        );
+        let d = self.rack.detect_loss(&mut self.sb, now, reo_wnd);
+        if let Some(seq) = d.first_seq {
+            self.push_event(Event::RackLoss {
+                seq,
+                bytes: d.bytes,
+                lost_retrans: d.lost_retrans,
+                timer,
+                reo_wnd,
+            });
+        }
+        self.rack_deadline = (d.timeout > 0).then(|| now + d.timeout);
+    }
+
+    /// Linux tcp_time_to_recover with RACK: some segment is marked lost and
+    /// the sender is not already recovering (nor before the last recovery
+    /// point).
+    fn rack_may_enter_recovery(&self) -> bool {
+        !self.in_recovery
+            && !self.after_rto
+            && self.sb.lost_bytes() > 0
+            && self.snd_una >= self.recover
+            && !self.sb.is_empty()
+    }
+
+    /// RFC 8985 §7.4.2: the tail loss probe repaired a loss: respond as to
+    /// a loss (Linux: CWR, cwnd = ssthresh at once).
+    fn on_tlp_repaired(&mut self, now: Time) {
+        let flight = self.sb.outstanding();
+        let basis = self.loss_basis(flight);
+        let ssthresh = self.cc.ssthresh_on_loss(&self.ccs, basis, now);
+        self.ccs.ssthresh = ssthresh;
+        self.ccs.cwnd = self.ccs.cwnd.min(ssthresh).max(self.mss);
+        self.push_event(Event::Tlp {
+            seq: self.snd_una,
+            len: 0,
+            kind: 2,
+            cwnd: self.ccs.cwnd,
+        });
     }
 
     /// Act on a detector's decision about timeout `id`.
@@ -1687,7 +1963,8 @@ impl Connection {
             flight,
             ..Saved::default()
         };
-        let ssthresh = self.cc.ssthresh_on_loss(&self.ccs, flight, now);
+        let basis = self.loss_basis(flight);
+        let ssthresh = self.cc.ssthresh_on_loss(&self.ccs, basis, now);
         self.ccs.ssthresh = ssthresh;
         self.in_recovery = true;
         self.recover = self.snd_max;
@@ -1695,14 +1972,31 @@ impl Connection {
         self.rescue_rxt = None;
         self.stats.fast_retransmits += 1;
         self.stats.recoveries += 1;
-        let first = self.sb.front().copied().unwrap();
+        // RFC 8985 §7: a recovery ends the probe episode.
+        self.tlp = Tlp::default();
+        self.tlp_deadline = None;
+        self.tlp_pending = false;
+        let rack = self.sack_ok && self.cfg.loss_detection == LossDetection::Rack;
+        // With RACK the lowest segment it marked lost is retransmitted first.
+        let i = if rack {
+            self.sb.next_lost().unwrap_or(0)
+        } else {
+            0
+        };
+        let first = *self.sb.get(i).unwrap();
         // The first segment is presumed lost (RFC 5681 §3.2 step 2,
         // RFC 6675 §5 step 4.3).
-        self.sb.mark_seg_lost(0);
+        self.sb.mark_seg_lost(i);
         if self.sack_ok {
-            // RFC 6675 §5 step 4.2: cwnd = ssthresh.
             self.recovery_kind = RecoveryKind::Sack;
-            self.ccs.cwnd = ssthresh;
+            if let RecoveryCwnd::Prr(bound) = self.cfg.recovery_cwnd {
+                // RFC 6937 §3: RecoverFS = snd.nxt − snd.una; cwnd follows
+                // from the PRR step at the end of this ACK.
+                self.prr = Some(Prr::start(bound, self.sb.outstanding()));
+            } else {
+                // RFC 6675 §5 step 4.2: cwnd = ssthresh.
+                self.ccs.cwnd = ssthresh;
+            }
         } else {
             // RFC 5681 §3.2 step 3 / RFC 6582 §3.2 step 2: cwnd = ssthresh + 3·SMSS.
             self.recovery_kind = RecoveryKind::FastRecovery;
@@ -1740,6 +2034,11 @@ impl Connection {
 
     fn exit_recovery(&mut self) {
         self.in_recovery = false;
+        self.prr = None;
+        if self.cfg.loss_detection == LossDetection::Rack {
+            // RFC 8985 §6.2 step 4: the reordering window decays per recovery.
+            self.rack.on_recovery_end();
+        }
         self.push_event(Event::ExitRecovery {
             cwnd: self.ccs.cwnd,
         });
