@@ -109,6 +109,7 @@ TCP_STACKS: Final[dict[str, dict[str, object]]] = {
         "spurious_fr": "dsack",  # tcp_try_undo_dsack
         "spurious_fr_response": "undo",  # tcp_undo_cwnd_reduction
         "ssthresh_from": "cwnd",  # tcp_reno_ssthresh / bictcp_recalc_ssthresh use cwnd
+        "hystart": "linux",  # tcp_cubic hystart = 1, hystart_detect = 3 (reno: ignored)
         # Delayed ACKs: TCP_DELACK_MIN 40 ms, every 2nd full segment, quick-ACK mode at the
         # start (TCP_MAX_QUICKACKS = 16) and at once for out-of-order data.
         "ack": {"every": 2, "max_delay": "40ms", "quickack": 16, "immediate_on_ooo": True},
@@ -821,6 +822,7 @@ def _size_or_inf(t: _Table, key: str, mss: int) -> int | None:
 
 
 def _tcp(t: _Table) -> dict[str, Any]:
+    own_keys = set(t.data)
     stack: dict[str, object] = {}
     if "stack" in t:
         # A TCP stack supplies every default; a profile and the flow's keys override it.
@@ -883,7 +885,10 @@ def _tcp(t: _Table) -> dict[str, Any]:
         "rto": _rto(t.raw("rto", DEFAULT_RTO_PROFILE), t.at("rto")),
         "ack": _ack(t.raw("ack", {}), t.at("ack")),
         "abc_l": t.get_int("abc_l", 1, 1, 2),  # RFC 3465 §2.2: L MUST NOT exceed 2*SMSS
-        "hystart": t.get_bool("hystart", False),  # HyStart++ (RFC 9406)
+        # true: HyStart++ (RFC 9406); "linux": tcp_cubic.c's HyStart (cubic only).
+        "hystart": _hystart(t) == "rfc9406",
+        # A stack's "linux" HyStart belongs to its CUBIC: Linux's reno has none.
+        "hystart_linux": _hystart(t) == "linux" and (cc == "cubic" or "hystart" in own_keys),
         "ack_cc": _ack_cc(t.raw("ack_cc", False), t.at("ack_cc")),
         "spurious_detection": t.get_choice(
             "spurious_detection", SPURIOUS_DETECTORS, "spurious-timeout detector", "none"
@@ -931,10 +936,22 @@ def _tcp(t: _Table) -> dict[str, Any]:
         raise field_error(
             t.at("abc_l"), "the byte-counting limit applies to reno/newreno/cubic only"
         )
+    if out["hystart_linux"] and cc != "cubic":
+        raise field_error(t.at("hystart"), '"linux" (tcp_cubic.c\'s HyStart) applies to cubic only')
     if out["hystart"] and not loss_based:
         # RFC 9406 modifies the slow start of loss-based controllers.
         raise field_error(t.at("hystart"), "HyStart++ applies to reno/newreno/cubic only")
     return out
+
+
+def _hystart(t: _Table) -> str:
+    """``hystart``: false (off), true (HyStart++, RFC 9406) or ``"linux"`` (tcp_cubic.c)."""
+    value = t.raw("hystart", False)
+    if isinstance(value, bool):
+        return "rfc9406" if value else "off"
+    if value == "linux":
+        return "linux"
+    raise field_error(t.at("hystart"), f'must be true, false or "linux" (got {show(value)})')
 
 
 def _ack_cc(value: object, field: str) -> dict[str, Any] | None:

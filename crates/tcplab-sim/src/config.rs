@@ -312,6 +312,9 @@ pub struct TcpConfigJson {
     /// HyStart++ (RFC 9406) in the initial slow start.
     #[serde(default)]
     pub hystart: bool,
+    /// HyStart as Linux's tcp_cubic.c (cubic only).
+    #[serde(default)]
+    pub hystart_linux: bool,
     /// Receiver-side ACK congestion control (RFC 3449 §4.3), None = off.
     #[serde(default)]
     pub ack_cc: Option<AckCcJson>,
@@ -569,6 +572,7 @@ impl Default for TcpConfigJson {
             },
             abc_l: 1,
             hystart: false,
+            hystart_linux: false,
             ack_cc: None,
             spurious_detection: default_spurious_detection(),
             spurious_response: default_spurious_response(),

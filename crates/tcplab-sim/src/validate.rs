@@ -195,6 +195,7 @@ pub fn tcp_config(t: &TcpConfigJson) -> Result<Config, String> {
         ts_granularity: tcplab_tcp::NS_PER_MS,
         abc_l: t.abc_l,
         hystart: t.hystart,
+        hystart_linux: t.hystart_linux,
         ack_cc: t.ack_cc.map(|a| tcplab_tcp::ack_cc::AckCcConfig {
             queue_threshold: a.queue_threshold,
             max_ratio: a.max_ratio,

@@ -155,6 +155,9 @@ pub struct Config {
     pub abc_l: u32,
     /// HyStart++ (RFC 9406) in the initial slow start (reno/newreno/cubic).
     pub hystart: bool,
+    /// HyStart as Linux's tcp_cubic.c: ACK trains and delay increase
+    /// (cubic only; `cc/hystart_linux.rs`).
+    pub hystart_linux: bool,
     /// Receiver-side ACK congestion control (RFC 3449 §4.3), if enabled.
     pub ack_cc: Option<crate::ack_cc::AckCcConfig>,
     /// Spurious-timeout detector (F-RTO, Eifel, DSACK) and response.
@@ -205,6 +208,7 @@ impl Default for Config {
             ts_granularity: NS_PER_MS,
             abc_l: 1,
             hystart: false,
+            hystart_linux: false,
             ack_cc: None,
             spurious_detection: DetectorKind::None,
             spurious_response: ResponseKind::Eifel,
@@ -288,6 +292,12 @@ impl Config {
         if self.hystart && !loss_based {
             // RFC 9406 modifies the slow start of loss-based controllers.
             return Err("hystart: HyStart++ applies to reno/newreno/cubic only".into());
+        }
+        if self.hystart_linux && self.cc != CcKind::Cubic {
+            return Err("hystart: \"linux\" (tcp_cubic.c's HyStart) applies to cubic only".into());
+        }
+        if self.hystart_linux && self.hystart {
+            return Err("hystart: choose HyStart++ or Linux's HyStart, not both".into());
         }
         if let Some(a) = self.ack_cc {
             if a.queue_threshold == 0 {

@@ -289,6 +289,11 @@ impl Connection {
             let supported = cc.set_hystart(true);
             debug_assert!(supported, "hystart set for a controller without it");
         }
+        if cfg.hystart_linux {
+            // tcp_cubic.c HyStart (Config::validate allows it for cubic).
+            let supported = cc.set_hystart_linux(true);
+            debug_assert!(supported, "hystart_linux set for a controller without it");
+        }
         let ack_cc = cfg
             .ack_cc
             .map(|a| AckRatioController::new(a, cfg.ack.every_n, cfg.rcv_buf, cfg.mss));
