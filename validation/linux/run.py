@@ -1,6 +1,6 @@
 """Validate tcplab against real Linux TCP: run the matrix on both stacks and write a report.
 
-    python validation/linux/run.py [--quick] [--out DIR]
+    python validation/linux/run.py [--quick] [--extra] [--reps N] [--out DIR]
 
 Needs root (network namespaces, TUN devices) and the built simulator (``tcplab._core``). Writes
 ``DIR/report.md``, ``DIR/results.json`` and the cwnd figures (default DIR:
@@ -26,6 +26,7 @@ if str(HERE) not in sys.path:
     sys.path.insert(0, str(HERE))
 
 from compare import (  # noqa: E402
+    STACKS,
     Case,
     Run,
     cwnd_dynamics,
@@ -42,15 +43,47 @@ LOSSES = (0.0, 0.001, 0.01)
 CCS = ("reno", "cubic")
 
 
-def matrix(quick: bool) -> tuple[list[Case], int, int]:
-    """The cases, Linux repetitions and tcplab seeds."""
+#: Cases beyond the base matrix (issue 13): rates 2 and 50 Mbit/s, RTT 10 and 250 ms, and a
+#: queue of a quarter of the bandwidth-delay product; (cc, rate Mbit/s, RTT ms, loss, queue).
+EXTRA: tuple[tuple[str, float, float, float, int | None], ...] = (
+    ("cubic", 2, 40, 0.0, 100),
+    ("reno", 2, 40, 0.01, 100),
+    ("cubic", 50, 40, 0.0, 100),
+    ("reno", 50, 40, 0.001, 100),
+    ("cubic", 10, 10, 0.001, 100),
+    ("reno", 10, 10, 0.01, 100),
+    ("cubic", 10, 250, 0.0, 100),
+    ("reno", 10, 250, 0.001, 100),
+    ("cubic", 10, 100, 0.0, None),
+    ("reno", 10, 100, 0.001, None),
+)
+
+
+def matrix(quick: bool, extra: bool = False, base: bool = True) -> tuple[list[Case], int, int]:
+    """The cases, Linux repetitions and tcplab seeds. ``extra`` adds :data:`EXTRA` (a queue
+    of None there is a quarter of the BDP)."""
     duration, warmup = (10.0, 2.0) if quick else (20.0, 3.0)
     cases = [
         Case(rtt_ms=rtt, loss=loss, cc=cc, duration_s=duration, warmup_s=warmup)
         for rtt in RTTS_MS
         for loss in LOSSES
         for cc in CCS
+        if base
     ]
+    for cc, rate, rtt, loss, queue in EXTRA if extra else ():
+        c = Case(rtt_ms=rtt, loss=loss, cc=cc, rate_bps=int(rate * 1e6))
+        q = queue if queue is not None else max(2, round(c.bdp_packets / 4))
+        cases.append(
+            Case(
+                rtt_ms=rtt,
+                loss=loss,
+                cc=cc,
+                rate_bps=int(rate * 1e6),
+                queue=q,
+                duration_s=duration,
+                warmup_s=warmup,
+            )
+        )
     return cases, (1 if quick else 5), (5 if quick else 10)
 
 
@@ -119,11 +152,75 @@ def plot_cwnd(
     plt.close(fig)
 
 
-def run_matrix(quick: bool, out: Path) -> dict[str, Any]:
-    cases, reps, nseeds = matrix(quick)
+def summarise(linux: list[Run], sim: list[Run], case: Case) -> dict[str, Any]:
+    """One comparison row: Linux's runs against one tcplab side's."""
+    lg = mean_ci95([r.goodput_bps for r in linux])
+    sg = mean_ci95([r.goodput_bps for r in sim])
+    lss = [slow_start_exit(r) for r in linux]
+    sss = [slow_start_exit(r) for r in sim]
+    return {
+        "case": case.label,
+        "cc": case.cc,
+        "rtt_ms": case.rtt_ms,
+        "loss": case.loss,
+        "rate_bps": case.rate_bps,
+        "queue": case.queue,
+        "linux_goodput": lg,
+        "tcplab_goodput": sg,
+        "ratio": sg[0] / lg[0],
+        "linux_retrans": float(np.mean([r.retrans for r in linux])),
+        "tcplab_retrans": float(np.mean([r.retrans for r in sim])),
+        "linux_ss_peak": float(np.nanmean([p for _, p in lss])),
+        "tcplab_ss_peak": float(np.nanmean([p for _, p in sss])),
+        "linux_ss_exit_s": float(np.nanmean([t for t, _ in lss])),
+        "tcplab_ss_exit_s": float(np.nanmean([t for t, _ in sss])),
+        "tcplab_timeouts": float(np.mean([r.extra["timeouts"] for r in sim])),
+        "linux_timeouts": float(np.mean([r.extra["timeouts"] for r in linux])),
+        "linux_rto_ms": float(np.nanmean([r.extra["rto_ms_median"] for r in linux])),
+        "tcplab_rto_ms": float(np.nanmean([r.extra["rto_ms_median"] for r in sim])),
+        "linux_srtt_ms": float(np.nanmean([r.extra["srtt_ms_median"] for r in linux])),
+        "tcplab_srtt_ms": float(np.nanmean([r.extra["srtt_ms_median"] for r in sim])),
+        "linux_rwnd_limited_s": float(np.mean([r.extra["rwnd_limited_us"] for r in linux]) / 1e6),
+        "linux_cwnd_mean": float(np.mean([_mean_after(r, case) for r in linux])),
+        "tcplab_cwnd_mean": float(np.mean([_mean_after(r, case) for r in sim])),
+        "linux_extra": [r.extra for r in linux],
+        "tcplab_extra": [r.extra for r in sim],
+        "linux_goodputs": [r.goodput_bps for r in linux],
+        "tcplab_goodputs": [r.goodput_bps for r in sim],
+    }
+
+
+def targets(row: dict[str, Any]) -> dict[str, bool | None]:
+    """Issue 13's targets for one row (None: not applicable): goodput within ±5 % of Linux's
+    mean where Linux's 95 % CI half-width is under 5 % (else the CIs overlap), retransmissions
+    within ±30 %, no RTO where Linux took none, CUBIC's slow-start peak within 15 % and its
+    exit within one RTT."""
+    lm, lci = row["linux_goodput"]
+    sm, sci = row["tcplab_goodput"]
+    lci = 0.0 if math.isnan(lci) else lci
+    sci = 0.0 if math.isnan(sci) else sci
+    tight = lci < 0.05 * lm
+    goodput = abs(sm / lm - 1) <= 0.05 if tight else abs(sm - lm) <= lci + sci
+    lr, sr = row["linux_retrans"], row["tcplab_retrans"]
+    retrans = abs(sr - lr) <= 0.3 * lr if lr > 0 else sr == 0
+    rtos = (row["tcplab_timeouts"] == 0) if row["linux_timeouts"] == 0 else None
+    peak = exit_ = None
+    if row["cc"] == "cubic" and not math.isnan(row["linux_ss_peak"]):
+        peak = abs(row["tcplab_ss_peak"] / row["linux_ss_peak"] - 1) <= 0.15
+        exit_ = abs(row["tcplab_ss_exit_s"] - row["linux_ss_exit_s"]) <= row["rtt_ms"] / 1e3
+    return {"goodput": goodput, "retrans": retrans, "rtos": rtos, "ss_peak": peak, "ss_exit": exit_}
+
+
+def run_matrix(
+    quick: bool, out: Path, extra: bool = False, base: bool = True, reps: int | None = None
+) -> dict[str, Any]:
+    cases, default_reps, nseeds = matrix(quick, extra, base)
+    reps = default_reps if reps is None else reps
     seeds = list(range(1, nseeds + 1))
     rows: list[dict[str, Any]] = []
     runs: dict[str, tuple[list[Run], list[Run]]] = {}
+    runs_linux_stack: dict[str, tuple[list[Run], list[Run]]] = {}
+    loads: list[float] = []
     lateness: list[int] = []
     env: dict[str, Any] = {}
     t_start = time.monotonic()
@@ -135,54 +232,62 @@ def run_matrix(quick: bool, out: Path) -> dict[str, Any]:
         for case in cases:
             linux: list[Run] = []
             for rep in range(reps):
+                loads.append(_load())
                 tr = linux_transfer(tb, case, seed=1000 + rep)
                 lateness.extend(tr.forward.lateness_ns)
                 env["realtime"] = tr.forward.realtime
                 linux.append(linux_run(tr, case))
-            sim = tcplab_runs(case, seeds)
-            runs[case.label] = (linux, sim)
-            lg = mean_ci95([r.goodput_bps for r in linux])
-            sg = mean_ci95([r.goodput_bps for r in sim])
-            lss = [slow_start_exit(r) for r in linux]
-            sss = [slow_start_exit(r) for r in sim]
-            row = {
-                "case": case.label,
-                "cc": case.cc,
-                "rtt_ms": case.rtt_ms,
-                "loss": case.loss,
-                "linux_goodput": lg,
-                "tcplab_goodput": sg,
-                "ratio": sg[0] / lg[0],
-                "linux_retrans": float(np.mean([r.retrans for r in linux])),
-                "tcplab_retrans": float(np.mean([r.retrans for r in sim])),
-                "linux_ss_peak": float(np.nanmean([p for _, p in lss])),
-                "tcplab_ss_peak": float(np.nanmean([p for _, p in sss])),
-                "linux_ss_exit_s": float(np.nanmean([t for t, _ in lss])),
-                "tcplab_ss_exit_s": float(np.nanmean([t for t, _ in sss])),
-                "tcplab_timeouts": float(np.mean([r.extra["timeouts"] for r in sim])),
-                "linux_timeouts": float(np.mean([r.extra["timeouts"] for r in linux])),
-                "linux_rto_ms": float(np.nanmean([r.extra["rto_ms_median"] for r in linux])),
-                "tcplab_rto_ms": float(np.nanmean([r.extra["rto_ms_median"] for r in sim])),
-                "linux_srtt_ms": float(np.nanmean([r.extra["srtt_ms_median"] for r in linux])),
-                "tcplab_srtt_ms": float(np.nanmean([r.extra["srtt_ms_median"] for r in sim])),
-                "linux_rwnd_limited_s": float(
-                    np.mean([r.extra["rwnd_limited_us"] for r in linux]) / 1e6
-                ),
-                "linux_cwnd_mean": float(np.mean([_mean_after(r, case) for r in linux])),
-                "tcplab_cwnd_mean": float(np.mean([_mean_after(r, case) for r in sim])),
-                "linux_extra": [r.extra for r in linux],
-                "tcplab_extra": [r.extra for r in sim],
-                "linux_goodputs": [r.goodput_bps for r in linux],
-                "tcplab_goodputs": [r.goodput_bps for r in sim],
-            }
+            sims = {stack: tcplab_runs(case, seeds, stack=stack) for stack in STACKS}
+            runs[case.label] = (linux, sims["matched"])
+            runs_linux_stack[case.label] = (linux, sims["linux"])
+            row = summarise(linux, sims["matched"], case)
+            row["stacks"] = {stack: summarise(linux, sims[stack], case) for stack in STACKS}
+            for stack in STACKS:
+                row["stacks"][stack]["targets"] = targets(row["stacks"][stack])
             rows.append(row)
+            ls = row["stacks"]["linux"]
             print(
-                f"{case.label:32s} linux {_fmt(*lg)} tcplab {_fmt(*sg)} Mbit/s "
-                f"ratio {row['ratio']:.3f} "
-                f"retrans {row['linux_retrans']:.0f}/{row['tcplab_retrans']:.0f}",
+                f"{case.label:40s} linux {_fmt(*row['linux_goodput'])} "
+                f"tcplab {_fmt(*row['tcplab_goodput'])} "
+                f"linux-stack {_fmt(*ls['tcplab_goodput'])} Mbit/s "
+                f"retrans {row['linux_retrans']:.0f}/{row['tcplab_retrans']:.0f}/"
+                f"{ls['tcplab_retrans']:.0f} "
+                f"RTOs {row['linux_timeouts']:.1f}/{ls['tcplab_timeouts']:.1f} "
+                f"ss {row['linux_ss_peak']:.0f}@{row['linux_ss_exit_s']:.2f}/"
+                f"{ls['tcplab_ss_peak']:.0f}@{ls['tcplab_ss_exit_s']:.2f} "
+                f"uptime {_load()}",
                 flush=True,
             )
     wall = time.monotonic() - t_start
+    figs = []
+    if base:
+        figs = _figures(cases, runs, runs_linux_stack, out)
+    return {
+        "quick": quick,
+        "reps": reps,
+        "seeds": seeds,
+        "rows": rows,
+        "lateness_us": quantiles_us(lateness),
+        "env": env,
+        "wall_s": wall,
+        "figures": figs,
+        "kernel": platform.release(),
+        "python": platform.python_version(),
+        "load_1min": {"mean": float(np.mean(loads)), "max": float(np.max(loads))},
+    }
+
+
+def _load() -> float:
+    """The 1-minute load average (the machine is shared; real-time runs suffer from load)."""
+    return float(Path("/proc/loadavg").read_text().split()[0])
+
+
+def _figures(
+    cases: list[Case],
+    runs: dict[str, tuple[list[Run], list[Run]]],
+    runs_linux_stack: dict[str, tuple[list[Run], list[Run]]],
+    out: Path,
+) -> list[str]:
     figs = []
     for loss, name in ((0.0, "cwnd_lossless.png"), (0.01, "cwnd_lossy.png")):
         panels = []
@@ -203,18 +308,14 @@ def run_matrix(quick: bool, out: Path) -> dict[str, Any]:
         3.0,
     )
     figs.append("cwnd_slowstart.png")
-    return {
-        "quick": quick,
-        "reps": reps,
-        "seeds": seeds,
-        "rows": rows,
-        "lateness_us": quantiles_us(lateness),
-        "env": env,
-        "wall_s": wall,
-        "figures": figs,
-        "kernel": platform.release(),
-        "python": platform.python_version(),
-    }
+    plot_cwnd(
+        out / "cwnd_slowstart_linux_stack.png",
+        'initial slow start, tcplab stack = "linux" (dashed), RTT 100 ms, no random loss',
+        [(x.label, *runs_linux_stack[x.label]) for x in (c, c2)],
+        3.0,
+    )
+    figs.append("cwnd_slowstart_linux_stack.png")
+    return figs
 
 
 def write_report(res: dict[str, Any], out: Path, command: str) -> None:
@@ -228,9 +329,14 @@ def write_report(res: dict[str, Any], out: Path, command: str) -> None:
         f"Command: `{command}` ({res['wall_s'] / 60:.1f} min wall). Kernel {res['kernel']}, "
         f"Python {res['python']}. Linux: {res['reps']} run(s) per case; tcplab: seeds "
         f"{res['seeds'][0]} to {res['seeds'][-1]}. Link: 10 Mbit/s each way, DropTail 100 packets "
+        "unless the case says otherwise "
         "(not counting the one in transmission), loss on the data direction only. Goodput is "
         f"measured from {rows and _warm(res)} s to the end of the run; ± is the 95 % CI "
-        "(Student t; none with one run). Retransmissions are segments per run (whole run).",
+        "(Student t; none with one run). Retransmissions are segments per run (whole run). "
+        f"1-minute load average while Linux ran: mean {res['load_1min']['mean']:.1f}, "
+        f"max {res['load_1min']['max']:.1f} (2 cores, shared).",
+        "",
+        "## tcplab with the matched settings",
         "",
         "| case | Linux goodput (Mbit/s) | tcplab goodput (Mbit/s) | tcplab / Linux "
         "| retrans Linux | retrans tcplab | slow-start peak cwnd Linux / tcplab (segments) "
@@ -263,6 +369,7 @@ def write_report(res: dict[str, Any], out: Path, command: str) -> None:
             f"{row['linux_timeouts']:.1f} / {row['tcplab_timeouts']:.1f} | "
             f"{row['linux_rwnd_limited_s']:.2f} |"
         )
+    lines += _linux_stack_section(rows)
     lines += [
         "",
         "## Forwarder timing error",
@@ -293,6 +400,53 @@ def write_report(res: dict[str, Any], out: Path, command: str) -> None:
         "",
     ]
     (out / "report.md").write_text("\n".join(lines))
+
+
+def _mark(ok: bool | None) -> str:
+    return "n/a" if ok is None else ("✓" if ok else "✗")
+
+
+def _linux_stack_section(rows: list[dict[str, Any]]) -> list[str]:
+    """The same Linux runs against tcplab's ``stack = "linux"``, with issue 13's targets."""
+    lines = [
+        "",
+        '## tcplab with `stack = "linux"`',
+        "",
+        'The same Linux runs against tcplab\'s flow `stack = "linux"` (only cc and MSS given). '
+        "Targets: goodput within ±5 % of Linux's mean where Linux's CI half-width is under 5 % "
+        "(else CIs overlapping), retransmissions within ±30 %, no RTO where Linux took none "
+        "(n/a: Linux took some), CUBIC's slow-start peak within 15 % and exit within one RTT.",
+        "",
+        "| case | Linux goodput | tcplab goodput | ratio | retrans Linux / tcplab "
+        "| RTOs Linux / tcplab | ss peak Linux / tcplab | ss exit (s) Linux / tcplab "
+        "| goodput | retrans | RTOs | peak | exit |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for row in rows:
+        s = row["stacks"]["linux"]
+        t = s["targets"]
+        lines.append(
+            f"| {s['case']} | {_fmt(*s['linux_goodput'], digits=3)} | "
+            f"{_fmt(*s['tcplab_goodput'], digits=3)} | {s['ratio']:.3f} | "
+            f"{s['linux_retrans']:.0f} / {s['tcplab_retrans']:.0f} | "
+            f"{s['linux_timeouts']:.1f} / {s['tcplab_timeouts']:.1f} | "
+            f"{s['linux_ss_peak']:.0f} / {s['tcplab_ss_peak']:.0f} | "
+            f"{s['linux_ss_exit_s']:.2f} / {s['tcplab_ss_exit_s']:.2f} | "
+            + " | ".join(_mark(t[k]) for k in ("goodput", "retrans", "rtos", "ss_peak", "ss_exit"))
+            + " |"
+        )
+    met = {
+        k: (
+            sum(1 for r in rows if r["stacks"]["linux"]["targets"][k]),
+            sum(1 for r in rows if r["stacks"]["linux"]["targets"][k] is not None),
+        )
+        for k in ("goodput", "retrans", "rtos", "ss_peak", "ss_exit")
+    }
+    lines += [
+        "",
+        "Targets met: " + ", ".join(f"{k} {a}/{n}" for k, (a, n) in met.items()) + ".",
+    ]
+    return lines
 
 
 def _mean_after(run: Run, case: Case) -> float:
@@ -330,6 +484,9 @@ def diagnose(spec: str, duration: float, seeds: int, settings: dict[str, str]) -
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--quick", action="store_true", help="one Linux run and 5 seeds per case, 10 s")
+    ap.add_argument("--extra", action="store_true", help="add the extra cases (rates, RTTs, queue)")
+    ap.add_argument("--no-base", action="store_true", help="only the extra cases")
+    ap.add_argument("--reps", type=int, default=None, help="Linux runs per case (default 5)")
     ap.add_argument("--out", type=Path, default=Path("out/validation-linux"))
     ap.add_argument(
         "--case", metavar="CC,RTT_MS,LOSS", help="diagnose one case instead (e.g. reno,40,0.01)"
@@ -353,8 +510,14 @@ def main(argv: list[str] | None = None) -> int:
         diagnose(a.case, a.duration, a.seeds, settings)
         return 0
     a.out.mkdir(parents=True, exist_ok=True)
-    res = run_matrix(a.quick, a.out)
-    command = "python validation/linux/run.py" + (" --quick" if a.quick else "")
+    res = run_matrix(a.quick, a.out, extra=a.extra or a.no_base, base=not a.no_base, reps=a.reps)
+    command = "python validation/linux/run.py" + " ".join(
+        [""]
+        + (["--quick"] if a.quick else [])
+        + (["--extra"] if a.extra else [])
+        + (["--no-base"] if a.no_base else [])
+        + ([f"--reps {a.reps}"] if a.reps else [])
+    )
     (a.out / "results.json").write_text(json.dumps(res, indent=1, default=float))
     write_report(res, a.out, command)
     print(f"wrote {a.out / 'report.md'}")

@@ -1169,14 +1169,9 @@ impl Connection {
             self.rack_deadline = None;
             self.rack_detect(now, true);
             if self.rack_may_enter_recovery() {
-                self.enter_recovery(now);
-                if let Some(p) = self.prr.as_mut() {
-                    // As Linux's tcp_rack_reo_timeout: one segment's worth of
-                    // delivery for the reduction.
-                    let pipe = self.sb.pipe();
-                    let snd = p.on_ack(self.mss, pipe, self.ccs.ssthresh, self.mss);
-                    self.ccs.cwnd = pipe + snd;
-                }
+                // As Linux's tcp_rack_reo_timeout: one segment's worth of
+                // delivery for the PRR step.
+                self.enter_recovery(now, self.mss);
             }
         }
         if let Some((t, chunk)) = self.read_busy {
@@ -1742,6 +1737,14 @@ impl Connection {
             }
         }
 
+        // RFC 6937 §2: DeliveredData = change_in(snd.una) + change_in(SACKd).
+        let delivered_data = ((self.snd_una - una_before) as i128 + self.sb.sacked_bytes() as i128
+            - sacked_before as i128)
+            .max(0) as u64;
+        // A recovery already running takes its PRR step after loss detection;
+        // one entered on this ACK takes it in enter_recovery.
+        let mut prr_step = self.in_recovery;
+
         // ---- loss detection ----
         if rack {
             // RFC 8985 §6.2 step 5, when the ACK delivered something (Linux
@@ -1762,21 +1765,27 @@ impl Connection {
             // RFC 6582 §3.2 step 1 / RFC 6675 §5.1: not before SND.UNA passes
             // the previous recovery point.
             if trigger && self.snd_una >= self.recover {
-                self.enter_recovery(now);
+                self.enter_recovery(now, delivered_data);
+                prr_step = false;
             }
         }
 
         // ---- PRR (recovery/prr.rs): cwnd for this ACK during SACK recovery ----
-        if self.in_recovery && self.recovery_kind == RecoveryKind::Sack {
-            if let Some(p) = self.prr.as_mut() {
-                // RFC 6937 §3: DeliveredData = change_in(snd.una) + change_in(SACKd).
-                let d = (self.snd_una - una_before) as i128 + self.sb.sacked_bytes() as i128
-                    - sacked_before as i128;
-                let pipe = self.sb.pipe();
-                let sndcnt = p.on_ack(d.max(0) as u64, pipe, self.ccs.ssthresh, self.mss);
-                // Linux tcp_cwnd_reduction: cwnd = in flight + sndcnt.
-                self.ccs.cwnd = pipe + sndcnt;
-            }
+        if prr_step && self.in_recovery {
+            self.prr_step(delivered_data);
+        }
+    }
+
+    /// RFC 6937 §3, on an ACK during SACK recovery with PRR: sndcnt from
+    /// DeliveredData and pipe; cwnd = pipe + sndcnt (Linux tcp_cwnd_reduction).
+    fn prr_step(&mut self, delivered: u64) {
+        if self.recovery_kind != RecoveryKind::Sack {
+            return;
+        }
+        if let Some(p) = self.prr.as_mut() {
+            let pipe = self.sb.pipe();
+            let sndcnt = p.on_ack(delivered, pipe, self.ccs.ssthresh, self.mss);
+            self.ccs.cwnd = pipe + sndcnt;
         }
     }
 
@@ -1954,7 +1963,9 @@ impl Connection {
         });
     }
 
-    fn enter_recovery(&mut self, now: Time) {
+    /// Fast recovery starts; `delivered` is the DeliveredData of the ACK
+    /// (or timer) that started it, for the first PRR step.
+    fn enter_recovery(&mut self, now: Time, delivered: u64) {
         // RFC 5681 §3.2 step 2 (and RFC 6675 §5 step 4.2): data sent by
         // Limited Transmit is not counted in FlightSize here.
         let flight = self.sb.outstanding().saturating_sub(self.lt_bytes);
@@ -1995,9 +2006,10 @@ impl Connection {
         if self.sack_ok {
             self.recovery_kind = RecoveryKind::Sack;
             if let RecoveryCwnd::Prr(bound) = self.cfg.recovery_cwnd {
-                // RFC 6937 §3: RecoverFS = snd.nxt − snd.una; cwnd follows
-                // from the PRR step at the end of this ACK.
+                // RFC 6937 §3: RecoverFS = snd.nxt − snd.una, then the step
+                // for the ACK that started recovery.
                 self.prr = Some(Prr::start(bound, self.sb.outstanding()));
+                self.prr_step(delivered);
             } else {
                 // RFC 6675 §5 step 4.2: cwnd = ssthresh.
                 self.ccs.cwnd = ssthresh;
