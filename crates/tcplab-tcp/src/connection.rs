@@ -1155,14 +1155,18 @@ impl Connection {
             self.ack_pending = true;
             self.ack_policy.on_ack_sent();
         }
-        if self.rtx_deadline.is_some_and(|d| d <= now) {
-            self.rtx_deadline = None;
-            self.on_rto(now);
-        } else if self.tlp_deadline.is_some_and(|d| d <= now) {
+        if self.tlp_deadline.is_some_and(|d| d <= now) {
             // RFC 8985 §7.3: the PTO expired; the probe goes out with the
-            // next transmission.
+            // next transmission. The PTO stands in for the RTO (§7.2: it is
+            // capped at the RTO's expiry), which is re-armed after the probe.
             self.tlp_deadline = None;
             self.tlp_pending = true;
+            if self.rtx_deadline.is_some_and(|d| d <= now) {
+                self.restart_rtx(now);
+            }
+        } else if self.rtx_deadline.is_some_and(|d| d <= now) {
+            self.rtx_deadline = None;
+            self.on_rto(now);
         }
         if self.rack_deadline.is_some_and(|d| d <= now) {
             // RFC 8985 §6.2 step 5: the reordering timer expired.

@@ -84,6 +84,24 @@ fn lost_probe_leaves_the_rto() {
         rack_tlp(),
         Box::new(|s, prior| s.a_to_b && s.off == LAST && prior <= 1),
     );
+    // Linux-like timers: a 40 ms delayed ACK leaves the last segment alone in
+    // flight, so PTO = 2·SRTT + WCDelAckT, capped at the RTO's expiry: the
+    // probe stands in for the RTO, which follows it.
+    let mut c = rack_tlp();
+    c.rto = tcplab_tcp::RtoProfile {
+        min: 200 * NS_PER_MS,
+        granularity: 200 * NS_PER_MS,
+        ..c.rto
+    };
+    c.ack.max_delay = 40 * NS_PER_MS;
+    let mut m = Net::new(c.clone(), c);
+    m.a.app_supply(20_000);
+    m.a.close();
+    m.drop = Box::new(|s, _| s.a_to_b && s.off == 19_001);
+    m.run_until(5 * NS_PER_S);
+    let probe = m.count_a(|e| matches!(e, Event::Tlp { kind: 1, .. }));
+    assert_eq!(probe, 1);
+    assert!(m.a.stats().timeouts >= 1);
     assert_eq!(tlps(&n, 1), 1, "one probe only");
     assert_eq!(n.a.stats().timeouts, 1);
 }
