@@ -43,6 +43,7 @@ def test_linux_stack_sets_every_default_in_one_word() -> None:
         "dsack",
         "undo",
     )
+    assert t["spurious_response"] == "undo"
     assert t["rto"]["min_ns"] == 200_000_000 and t["rto"]["granularity_ns"] == 200_000_000
     assert t["ack"]["max_delay_ns"] == 40_000_000 and t["ack"]["quickack"] == 16
     assert t["initial_window_bytes"] == 10 * 1448

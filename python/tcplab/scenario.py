@@ -106,6 +106,7 @@ TCP_STACKS: Final[dict[str, dict[str, object]]] = {
         "loss_detection": "rack",  # net.ipv4.tcp_recovery = 1 (RACK)
         "tlp": True,  # net.ipv4.tcp_early_retrans = 3 (TLP)
         "spurious_detection": "frto-linux",  # net.ipv4.tcp_frto = 2
+        "spurious_response": "undo",  # tcp_try_undo_loss -> tcp_undo_cwnd_reduction
         "spurious_fr": "dsack",  # tcp_try_undo_dsack
         "spurious_fr_response": "undo",  # tcp_undo_cwnd_reduction
         "ssthresh_from": "cwnd",  # tcp_reno_ssthresh / bictcp_recalc_ssthresh use cwnd
@@ -119,7 +120,7 @@ RECOVERY_CWNDS: Final = ("immediate", "prr", "prr-crb")
 LOSS_DETECTIONS: Final = ("dupthresh", "rack")
 SSTHRESH_FROM: Final = ("flight", "cwnd")
 SPURIOUS_DETECTORS: Final = ("none", "frto", "frto-basic", "frto-linux", "eifel", "dsack")
-SPURIOUS_RESPONSES: Final = ("eifel", "keep-cwnd", "reno")
+SPURIOUS_RESPONSES: Final = ("eifel", "keep-cwnd", "reno", "undo")
 #: Detectors that judge fast retransmits (F-RTO is defined for timeouts only).
 SPURIOUS_FR_DETECTORS: Final = ("none", "eifel", "dsack")
 SPURIOUS_FR_RESPONSES: Final = ("eifel", "undo", "none")

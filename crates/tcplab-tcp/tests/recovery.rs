@@ -177,7 +177,7 @@ fn prr_spreads_the_reduction() {
         let half = t0 + (exit - t0) / 2;
         let new_first_half = n
             .data_sent()
-            .filter(|s| s.t > t0 && s.t < half && s.off >= recover.min(u64::MAX))
+            .filter(|s| s.t > t0 && s.t < half && s.off >= recover)
             .count();
         let cwnd_exit = n
             .events_a
