@@ -196,9 +196,9 @@ def tcplab_fields(sim: list[Run], case: Case) -> dict[str, Any]:
     }
 
 
-def rescore(res: dict[str, Any]) -> dict[str, Any]:
-    """Run the tcplab side of a saved matrix (``results.json``) again with the tcplab installed
-    now, against the same Linux runs (the Linux numbers are kept as measured)."""
+def rescore(res: dict[str, Any], stacks: tuple[str, ...] = STACKS) -> dict[str, Any]:
+    """Run the tcplab side (``stacks``) of a saved matrix (``results.json``) again with the
+    tcplab installed now, against the same Linux runs (the Linux numbers are kept as measured)."""
     duration, warmup = (10.0, 2.0) if res["quick"] else (20.0, 3.0)
     for row in res["rows"]:
         case = Case(
@@ -210,7 +210,7 @@ def rescore(res: dict[str, Any]) -> dict[str, Any]:
             duration_s=duration,
             warmup_s=warmup,
         )
-        for stack in STACKS:
+        for stack in stacks:
             r = row["stacks"][stack]
             r.update(tcplab_fields(tcplab_runs(case, res["seeds"], stack=stack), case))
             r["ratio"] = r["tcplab_goodput"][0] / r["linux_goodput"][0]
@@ -522,8 +522,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--reps", type=int, default=None, help="Linux runs per case (default 5)")
     ap.add_argument(
         "--rescore",
-        action="store_true",
-        help="re-run only tcplab's side against DIR/results.json's Linux runs (no root needed)",
+        nargs="?",
+        const=",".join(STACKS),
+        metavar="STACKS",
+        help="re-run tcplab's side (default: matched,linux) against DIR/results.json's Linux "
+        "runs (no root needed)",
     )
     ap.add_argument("--out", type=Path, default=Path("out/validation-linux"))
     ap.add_argument(
@@ -540,7 +543,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     a = ap.parse_args(argv)
     if a.rescore:
-        res = rescore(json.loads((a.out / "results.json").read_text()))
+        stacks = tuple(a.rescore.split(","))
+        res = rescore(json.loads((a.out / "results.json").read_text()), stacks)
         (a.out / "results.json").write_text(json.dumps(res, indent=1, default=float))
         write_report(
             res, a.out, res.get("command", "python validation/linux/run.py") + " --rescore"

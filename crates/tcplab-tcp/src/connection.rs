@@ -1616,6 +1616,9 @@ impl Connection {
                     snd_nxt: self.snd_max,
                 };
                 let before = self.cc.hystart().map(|h| h.phase());
+                if self.cfg.hystart_linux {
+                    self.cc.on_newest_rtt(sum.rtt_sent_at.map(|t| now - t));
+                }
                 self.cc.on_ack(&mut self.ccs, &info);
                 let after = self.cc.hystart().map(|h| h.phase());
                 if before != after {

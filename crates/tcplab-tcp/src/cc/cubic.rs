@@ -86,8 +86,10 @@ pub struct Cubic {
     ss_after_rto: bool,
     /// HyStart++ for the initial slow start (RFC 9406), if enabled.
     hystart: Option<HyStart>,
-    /// HyStart as Linux's tcp_cubic.c, if enabled.
+    /// HyStart as Linux's tcp_cubic.c, if enabled, and the send-time RTT
+    /// sample of the ACK being processed (`on_newest_rtt`).
     hystart_linux: Option<HyStartLinux>,
+    newest_rtt: Option<Time>,
 }
 
 impl Default for Cubic {
@@ -107,6 +109,7 @@ impl Cubic {
             ss_after_rto: false,
             hystart: None,
             hystart_linux: None,
+            newest_rtt: None,
         }
     }
 
@@ -217,11 +220,15 @@ impl CongestionControl for Cubic {
             return;
         }
         let mss = st.mss.max(1) as f64;
-        if let (Some(h), Some(rtt)) = (self.hystart_linux.as_mut(), ack.rtt) {
+        let newest_rtt = self.newest_rtt.take();
+        if let (Some(h), Some(rtt)) = (self.hystart_linux.as_mut(), newest_rtt) {
             // tcp_cubic.c: bictcp_acked (HyStart) runs before the slow-start
             // increase; an exit sets ssthresh = cwnd, so this ACK already
-            // counts in congestion avoidance. hystart_ack_delay is
-            // min(1 ms, 4·GSO max size / pacing rate): 1 ms below ~2 Gbit/s.
+            // counts in congestion avoidance. Its delay sample is the RTT of
+            // the newest segment acknowledged, from send times in µs (not
+            // the timestamp echo, which a delayed ACK holds at the oldest).
+            // hystart_ack_delay is min(1 ms, 4·GSO max size / pacing rate):
+            // 1 ms below ~2 Gbit/s.
             let exit = h.on_ack(
                 ack.now,
                 rtt,
@@ -344,6 +351,10 @@ impl CongestionControl for Cubic {
 
     fn hystart(&self) -> Option<&HyStart> {
         self.hystart.as_ref()
+    }
+
+    fn on_newest_rtt(&mut self, rtt: Option<Time>) {
+        self.newest_rtt = rtt;
     }
 
     fn set_hystart_linux(&mut self, on: bool) -> bool {

@@ -154,6 +154,12 @@ pub trait CongestionControl: Send {
         false
     }
 
+    /// The RTT of the most recently sent segment the coming ACK acknowledges
+    /// in full (Linux's `ca_rtt_us`: from send times, not timestamps; None
+    /// if all were retransmitted), handed over before `on_ack`. Default:
+    /// ignored.
+    fn on_newest_rtt(&mut self, _rtt: Option<Time>) {}
+
     /// Use HyStart as Linux's `tcp_cubic.c` (`hystart_linux.rs`). Returns
     /// false if this controller does not support it.
     fn set_hystart_linux(&mut self, _on: bool) -> bool {
