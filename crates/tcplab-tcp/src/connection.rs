@@ -24,6 +24,13 @@
 //! control, spurious-timeout detection/response, RTO estimation, the ACK
 //! policy and reassembly are separate modules behind their own interfaces.
 //!
+//! The recovery state is one `recovery::RecoveryState` (`self.rec`), read as
+//! Linux's `tcp_ca_state` by `ca_state()`. On every ACK `process_ack` runs,
+//! in order: the SACK scoreboard, the cumulative ACK, the spurious-timeout
+//! and spurious-fast-retransmit detectors, RACK's steps 1–4 (RFC 8985 §6.2)
+//! and the TLP episode (§7.4), loss detection (RACK step 5 or RFC 6675
+//! IsLost) and recovery entry, and last the PRR step (RFC 6937 §3).
+//!
 //! Spurious fast retransmits: `enter_recovery` saves the pre-reduction state
 //! (`fr_saved`) and opens an episode on a second detector instance
 //! (`fr_detector`, Eifel or DSACK); `on_spurious_fr` runs the undo
@@ -39,7 +46,7 @@ use crate::cc::{new_cc_with, AckInfo, CcState, CongestionControl, TransitFeedbac
 use crate::config::{CcKind, Config, SsthreshFrom};
 use crate::events::{Event, RecoveryKind, RtxReason};
 use crate::reasm::Reassembly;
-use crate::recovery::{CaState, LossDetection, Prr, Rack, RecoveryCwnd, Tlp, TlpAck};
+use crate::recovery::{CaState, LossDetection, Prr, RecoveryCwnd, RecoveryState, Tlp, TlpAck};
 use crate::rto::RttEstimator;
 use crate::scoreboard::{Scoreboard, EVER_RETRANS, SACKED};
 use crate::segment::{Flags, SackBlock, Segment, TcpOptions, MAX_SACK_BLOCKS};
@@ -137,33 +144,11 @@ pub struct Connection {
     /// (fast retransmit, timeout, NewReno partial ACK).
     force_rtx: Option<(u64, RtxReason)>,
 
-    // ---- loss recovery ----
-    in_recovery: bool,
-    recovery_kind: RecoveryKind,
-    /// RFC 6582 `recover` / RFC 6675 RecoveryPoint (exclusive: SND.MAX at entry).
-    recover: u64,
-    dupacks: u32,
-    first_partial_seen: bool,
-    /// RFC 6675 §4 RescueRxt.
-    rescue_rxt: Option<u64>,
-    /// We are retransmitting after a timeout (go-back-N phase).
-    after_rto: bool,
+    // ---- loss recovery (recovery/: the state, PRR, RACK-TLP) ----
+    rec: RecoveryState,
     /// The current stop reason of the transmit loop was cwnd.
     cwnd_limited: bool,
     timeout_count: u32,
-    /// New data sent under Limited Transmit (RFC 3042) since the last
-    /// cumulative ACK; excluded from FlightSize at recovery entry.
-    lt_bytes: u64,
-    /// PRR (RFC 6937) state of the current SACK recovery, if `recovery_cwnd = prr`.
-    prr: Option<Prr>,
-    /// RACK (RFC 8985 §6) state and its reordering timer.
-    rack: Rack,
-    rack_deadline: Option<Time>,
-    /// TLP (RFC 8985 §7): the probe episode, the PTO timer, a probe to send.
-    tlp: Tlp,
-    tlp_deadline: Option<Time>,
-    tlp_pending: bool,
-
     // ---- options ----
     sack_ok: bool,
     ts_ok: bool,
@@ -324,22 +309,9 @@ impl Connection {
             syn_sent_at: 0,
             syn_retransmitted: false,
             force_rtx: None,
-            in_recovery: false,
-            recovery_kind: RecoveryKind::FastRecovery,
-            recover: 0,
-            dupacks: 0,
-            first_partial_seen: false,
-            rescue_rxt: None,
-            after_rto: false,
+            rec: RecoveryState::default(),
             cwnd_limited: false,
             timeout_count: 0,
-            lt_bytes: 0,
-            prr: None,
-            rack: Rack::default(),
-            rack_deadline: None,
-            tlp: Tlp::default(),
-            tlp_deadline: None,
-            tlp_pending: false,
             sack_ok: false,
             ts_ok: false,
             ts_recent: 0,
@@ -575,19 +547,11 @@ impl Connection {
         self.sb.outstanding()
     }
     pub fn in_recovery(&self) -> bool {
-        self.in_recovery
+        self.rec.in_recovery
     }
     /// The sender's recovery state in Linux's terms (`tcp_ca_state`).
     pub fn ca_state(&self) -> CaState {
-        if self.after_rto {
-            CaState::Loss
-        } else if self.in_recovery {
-            CaState::Recovery
-        } else if self.dupacks > 0 || self.sb.sacked_bytes() > 0 {
-            CaState::Disorder
-        } else {
-            CaState::Open
-        }
+        self.rec.ca_state(self.sb.sacked_bytes())
     }
     pub fn local_port(&self) -> u16 {
         self.local_port
@@ -702,10 +666,10 @@ impl Connection {
         let t = earlier(self.rtx_deadline, self.ack_policy.deadline());
         let t = earlier(t, self.persist_deadline);
         let t = earlier(t, self.read_busy.map(|(t, _)| t));
-        if self.rack_deadline.is_none() && self.tlp_deadline.is_none() {
+        if self.rec.rack_deadline.is_none() && self.rec.tlp_deadline.is_none() {
             return t;
         }
-        earlier(earlier(t, self.rack_deadline), self.tlp_deadline)
+        earlier(earlier(t, self.rec.rack_deadline), self.rec.tlp_deadline)
     }
 
     fn arm_rtx_if_idle(&mut self, now: Time) {
@@ -876,8 +840,8 @@ impl Connection {
                 }
             }
         }
-        if self.tlp_pending {
-            self.tlp_pending = false;
+        if self.rec.tlp_pending {
+            self.rec.tlp_pending = false;
             if let Some(seg) = self.send_tlp_probe(now) {
                 return Some(seg);
             }
@@ -893,9 +857,9 @@ impl Connection {
         }
         let pipe = self.sb.pipe();
         let mut cwnd = self.ccs.cwnd;
-        if !self.sack_ok && !self.in_recovery && self.cfg.limited_transmit {
+        if !self.sack_ok && !self.rec.in_recovery && self.cfg.limited_transmit {
             // RFC 3042: on the first two dupacks, allow new data beyond cwnd.
-            cwnd += self.dupacks.min(2) as u64 * self.mss;
+            cwnd += self.rec.dupacks.min(2) as u64 * self.mss;
         }
         if pipe + self.mss > cwnd {
             // RFC 6675 §5 step (C): send only while cwnd − pipe ≥ 1 SMSS.
@@ -908,9 +872,9 @@ impl Connection {
         if self.frto_holds() {
             return None;
         }
-        if self.in_recovery || self.after_rto || self.sb.lost_bytes() > 0 {
+        if self.rec.in_recovery || self.rec.after_rto || self.sb.lost_bytes() > 0 {
             if let Some(i) = self.sb.next_lost() {
-                let reason = if self.in_recovery {
+                let reason = if self.rec.in_recovery {
                     if self.sack_ok {
                         RtxReason::SackRecovery
                     } else {
@@ -924,20 +888,20 @@ impl Connection {
         }
         // Rule 2: new data, if the receiver's window allows.
         if let Some(len) = self.new_data_len() {
-            if self.dupacks > 0 && !self.in_recovery {
-                self.lt_bytes += len;
+            if self.rec.dupacks > 0 && !self.rec.in_recovery {
+                self.rec.lt_bytes += len;
             }
             return Some(self.send_new(len, now));
         }
-        if self.in_recovery && self.sack_ok {
+        if self.rec.in_recovery && self.sack_ok {
             // Rule 3.
             if let Some(i) = self.sb.next_unsacked_below_high_sacked() {
                 return Some(self.retransmit(i, RtxReason::SackRecovery, now));
             }
             // Rule 4: one rescue retransmission per recovery.
-            if self.rescue_rxt.is_none_or(|r| self.snd_una > r) {
+            if self.rec.rescue_rxt.is_none_or(|r| self.snd_una > r) {
                 if let Some(i) = self.sb.highest_unsacked() {
-                    self.rescue_rxt = Some(self.recover);
+                    self.rec.rescue_rxt = Some(self.rec.recover);
                     return Some(self.retransmit(i, RtxReason::Rescue, now));
                 }
             }
@@ -1012,7 +976,7 @@ impl Connection {
         self.stats.data_segments_sent += 1;
         self.stats.payload_bytes_sent += len;
         self.arm_rtx_if_idle(now);
-        if let (true, Some(p)) = (self.in_recovery, self.prr.as_mut()) {
+        if let (true, Some(p)) = (self.rec.in_recovery, self.rec.prr.as_mut()) {
             // RFC 6937 §3: prr_out += (data sent).
             p.on_sent(len);
         }
@@ -1028,33 +992,33 @@ impl Connection {
     /// in flight; otherwise the RTO alone guards the flight.
     fn schedule_tlp(&mut self, now: Time) {
         let open = self.sack_ok
-            && !self.in_recovery
-            && !self.after_rto
+            && !self.rec.in_recovery
+            && !self.rec.after_rto
             && self.sb.sacked_bytes() == 0
-            && self.tlp.end_seq.is_none()
+            && self.rec.tlp.end_seq.is_none()
             && !self.sb.is_empty()
             && self.can_send_data_state();
         if !open {
-            self.tlp_deadline = None;
+            self.rec.tlp_deadline = None;
             return;
         }
         let srtt = (self.rtt.srtt() > 0).then(|| self.rtt.srtt());
         let one = self.sb.outstanding() <= self.mss;
         let rto_left = self.rtx_deadline.map(|d| d.saturating_sub(now));
-        self.tlp_deadline = Some(now + Tlp::pto(srtt, one, rto_left));
+        self.rec.tlp_deadline = Some(now + Tlp::pto(srtt, one, rto_left));
     }
 
     /// RFC 8985 §7.3: the PTO expired. Send one new segment if the
     /// receiver's window allows (regardless of cwnd), else retransmit the
     /// highest-sequence segment; remember TLP.end_seq and re-arm the RTO.
     fn send_tlp_probe(&mut self, now: Time) -> Option<Segment> {
-        if self.tlp.end_seq.is_some() || self.in_recovery || self.after_rto {
+        if self.rec.tlp.end_seq.is_some() || self.rec.in_recovery || self.rec.after_rto {
             return None;
         }
         let seg = if let Some(len) = self.new_data_len() {
             // Mark the episode first so send_new does not re-arm the PTO.
             let start = self.snd_max;
-            self.tlp.on_probe(start + len, false);
+            self.rec.tlp.on_probe(start + len, false);
             let seg = self.send_new(len, now);
             self.push_event(Event::Tlp {
                 seq: start,
@@ -1069,7 +1033,7 @@ impl Connection {
             if last.has(SACKED) {
                 return None;
             }
-            self.tlp.on_probe(self.snd_max, true);
+            self.rec.tlp.on_probe(self.snd_max, true);
             self.push_event(Event::Tlp {
                 seq: last.start,
                 len: last.len() as u32,
@@ -1085,7 +1049,7 @@ impl Connection {
     fn retransmit(&mut self, i: usize, reason: RtxReason, now: Time) -> Segment {
         let s = *self.sb.get(i).unwrap();
         self.sb.on_retransmit(i, now);
-        if let (true, Some(p)) = (self.in_recovery, self.prr.as_mut()) {
+        if let (true, Some(p)) = (self.rec.in_recovery, self.rec.prr.as_mut()) {
             // RFC 6937 §3: prr_out += (data sent).
             p.on_sent(s.len());
         }
@@ -1155,12 +1119,12 @@ impl Connection {
             self.ack_pending = true;
             self.ack_policy.on_ack_sent();
         }
-        if self.tlp_deadline.is_some_and(|d| d <= now) {
+        if self.rec.tlp_deadline.is_some_and(|d| d <= now) {
             // RFC 8985 §7.3: the PTO expired; the probe goes out with the
             // next transmission. The PTO stands in for the RTO (§7.2: it is
             // capped at the RTO's expiry), which is re-armed after the probe.
-            self.tlp_deadline = None;
-            self.tlp_pending = true;
+            self.rec.tlp_deadline = None;
+            self.rec.tlp_pending = true;
             if self.rtx_deadline.is_some_and(|d| d <= now) {
                 self.restart_rtx(now);
             }
@@ -1168,9 +1132,9 @@ impl Connection {
             self.rtx_deadline = None;
             self.on_rto(now);
         }
-        if self.rack_deadline.is_some_and(|d| d <= now) {
+        if self.rec.rack_deadline.is_some_and(|d| d <= now) {
             // RFC 8985 §6.2 step 5: the reordering timer expired.
-            self.rack_deadline = None;
+            self.rec.rack_deadline = None;
             self.rack_detect(now, true);
             if self.rack_may_enter_recovery() {
                 // As Linux's tcp_rack_reo_timeout: one segment's worth of
@@ -1317,18 +1281,18 @@ impl Connection {
         // outstanding is presumed lost; no new recovery before SND.UNA
         // passes what was sent so far.
         self.sb.mark_all_lost();
-        self.in_recovery = false;
-        self.prr = None;
+        self.rec.in_recovery = false;
+        self.rec.prr = None;
         // RFC 8985 §7: the RTO ends any probe episode; RACK's timer has
         // nothing left to time (everything is marked lost).
-        self.tlp = Tlp::default();
-        self.tlp_deadline = None;
-        self.tlp_pending = false;
-        self.rack_deadline = None;
-        self.recover = self.snd_max;
-        self.dupacks = 0;
-        self.after_rto = true;
-        self.rescue_rxt = None;
+        self.rec.tlp = Tlp::default();
+        self.rec.tlp_deadline = None;
+        self.rec.tlp_pending = false;
+        self.rec.rack_deadline = None;
+        self.rec.recover = self.snd_max;
+        self.rec.dupacks = 0;
+        self.rec.after_rto = true;
+        self.rec.rescue_rxt = None;
         // RFC 6298 §5.4: retransmit the earliest unacknowledged segment;
         // §5.5: back off; §5.6: restart the timer.
         self.force_rtx = Some((first.start, RtxReason::Timeout));
@@ -1596,12 +1560,12 @@ impl Connection {
                 }
                 self.cc.on_rtt_sample(r, now);
             }
-            self.dupacks = 0;
-            self.lt_bytes = 0;
-            if self.after_rto && self.sb.lost_bytes() == 0 {
-                self.after_rto = false;
+            self.rec.dupacks = 0;
+            self.rec.lt_bytes = 0;
+            if self.rec.after_rto && self.sb.lost_bytes() == 0 {
+                self.rec.after_rto = false;
             }
-            if self.in_recovery {
+            if self.rec.in_recovery {
                 self.on_ack_in_recovery(ack, prev_una, acked_bytes, prior_flight, now);
             } else {
                 let info = AckInfo {
@@ -1635,11 +1599,11 @@ impl Connection {
             // RFC 6298 §5.2 / §5.3.
             if self.sb.is_empty() && (!self.fin_sent || self.fin_acked) {
                 self.rtx_deadline = None;
-            } else if !(self.in_recovery
+            } else if !(self.rec.in_recovery
                 && !self.sack_ok
-                && self.recovery_kind == RecoveryKind::FastRecovery
-                && self.first_partial_seen
-                && ack < self.recover)
+                && self.rec.recovery_kind == RecoveryKind::FastRecovery
+                && self.rec.first_partial_seen
+                && ack < self.rec.recover)
             {
                 self.restart_rtx(now);
             }
@@ -1663,9 +1627,9 @@ impl Connection {
                     !window_changed
                 };
             if is_dup {
-                self.dupacks += 1;
+                self.rec.dupacks += 1;
                 self.stats.dupacks_rcvd += 1;
-                if self.in_recovery && !self.sack_ok {
+                if self.rec.in_recovery && !self.sack_ok {
                     // RFC 5681 §3.2 step 4 / RFC 6582 §3.2 step 3: inflate.
                     self.ccs.cwnd += self.mss;
                 }
@@ -1727,19 +1691,19 @@ impl Connection {
                     (e.wrapping_sub(sent) as i32) >= 0
                 })
             };
-            self.rack.on_ack(&delivered, fack, now, min_rtt, valid);
+            self.rec.rack.on_ack(&delivered, fack, now, min_rtt, valid);
             // Step 4: DSACKs widen the reordering window.
-            self.rack.end_dsack_round(self.snd_una);
+            self.rec.rack.end_dsack_round(self.snd_una);
             if n_dsack > 0 {
-                self.rack.on_dsack(self.snd_una, self.snd_max);
+                self.rec.rack.on_dsack(self.snd_una, self.snd_max);
             }
         }
-        if self.tlp.end_seq.is_some() {
+        if self.rec.tlp.end_seq.is_some() {
             // RFC 8985 §7.4.2: did the probe repair a loss?
             let dsack_end = (n_dsack > 0).then_some(dsacks[0].1);
             let pure_dupack =
                 ack == prev_una_all && seg.payload_len == 0 && seg.options.sack_blocks().is_empty();
-            if self.tlp.on_ack(ack, dsack_end, pure_dupack) == TlpAck::Repaired {
+            if self.rec.tlp.on_ack(ack, dsack_end, pure_dupack) == TlpAck::Repaired {
                 self.on_tlp_repaired(now);
             }
         }
@@ -1750,7 +1714,7 @@ impl Connection {
             .max(0) as u64;
         // A recovery already running takes its PRR step after loss detection;
         // one entered on this ACK takes it in enter_recovery.
-        let mut prr_step = self.in_recovery;
+        let mut prr_step = self.rec.in_recovery;
 
         // ---- loss detection ----
         if rack {
@@ -1762,23 +1726,23 @@ impl Connection {
         } else if self.sack_ok && newly_sacked > 0 {
             self.sb.mark_lost(self.cfg.dupthresh, self.mss);
         }
-        if !self.in_recovery && !self.sb.is_empty() {
+        if !self.rec.in_recovery && !self.sb.is_empty() {
             let trigger = if rack {
                 // Linux tcp_time_to_recover with RACK: any segment marked lost.
                 self.rack_may_enter_recovery()
             } else {
-                self.dupacks >= self.cfg.dupthresh || (self.sack_ok && self.sb.first_is_lost())
+                self.rec.dupacks >= self.cfg.dupthresh || (self.sack_ok && self.sb.first_is_lost())
             };
             // RFC 6582 §3.2 step 1 / RFC 6675 §5.1: not before SND.UNA passes
             // the previous recovery point.
-            if trigger && self.snd_una >= self.recover {
+            if trigger && self.snd_una >= self.rec.recover {
                 self.enter_recovery(now, delivered_data);
                 prr_step = false;
             }
         }
 
         // ---- PRR (recovery/prr.rs): cwnd for this ACK during SACK recovery ----
-        if prr_step && self.in_recovery {
+        if prr_step && self.rec.in_recovery {
             self.prr_step(delivered_data);
         }
     }
@@ -1786,10 +1750,10 @@ impl Connection {
     /// RFC 6937 §3, on an ACK during SACK recovery with PRR: sndcnt from
     /// DeliveredData and pipe; cwnd = pipe + sndcnt (Linux tcp_cwnd_reduction).
     fn prr_step(&mut self, delivered: u64) {
-        if self.recovery_kind != RecoveryKind::Sack {
+        if self.rec.recovery_kind != RecoveryKind::Sack {
             return;
         }
-        if let Some(p) = self.prr.as_mut() {
+        if let Some(p) = self.rec.prr.as_mut() {
             let pipe = self.sb.pipe();
             let sndcnt = p.on_ack(delivered, pipe, self.ccs.ssthresh, self.mss);
             self.ccs.cwnd = pipe + sndcnt;
@@ -1820,14 +1784,14 @@ impl Connection {
     /// RFC 8985 §6.2 step 5: mark what RACK finds lost, (re)arm or stop the
     /// reordering timer.
     fn rack_detect(&mut self, now: Time, timer: bool) {
-        let reo_wnd = self.rack.reo_wnd(
-            self.in_recovery || self.after_rto,
+        let reo_wnd = self.rec.rack.reo_wnd(
+            self.rec.in_recovery || self.rec.after_rto,
             self.sb.sacked_bytes() / self.mss.max(1),
             self.cfg.dupthresh,
             self.min_rtt_or_srtt(),
             self.rtt.srtt(),
         );
-        let d = self.rack.detect_loss(&mut self.sb, now, reo_wnd);
+        let d = self.rec.rack.detect_loss(&mut self.sb, now, reo_wnd);
         if let Some(seq) = d.first_seq {
             self.push_event(Event::RackLoss {
                 seq,
@@ -1837,17 +1801,17 @@ impl Connection {
                 reo_wnd,
             });
         }
-        self.rack_deadline = (d.timeout > 0).then(|| now + d.timeout);
+        self.rec.rack_deadline = (d.timeout > 0).then(|| now + d.timeout);
     }
 
     /// Linux tcp_time_to_recover with RACK: some segment is marked lost and
     /// the sender is not already recovering (nor before the last recovery
     /// point).
     fn rack_may_enter_recovery(&self) -> bool {
-        !self.in_recovery
-            && !self.after_rto
+        !self.rec.in_recovery
+            && !self.rec.after_rto
             && self.sb.lost_bytes() > 0
-            && self.snd_una >= self.recover
+            && self.snd_una >= self.rec.recover
             && !self.sb.is_empty()
     }
 
@@ -1917,7 +1881,7 @@ impl Connection {
                     // RFC 4015 §3.2 step (2): SND.NXT = SND.MAX — the segments
                     // presumed lost by the timeout are in flight after all.
                     self.sb.clear_lost();
-                    self.after_rto = false;
+                    self.rec.after_rto = false;
                 }
                 if out.rebase_rto {
                     self.rebase = Some((
@@ -1945,7 +1909,7 @@ impl Connection {
         );
         if undone {
             self.stats.fr_undone += 1;
-            if self.in_recovery {
+            if self.rec.in_recovery {
                 // The hole was filled by the delayed original (Linux
                 // tcp_try_undo_partial -> tcp_undo_cwnd_reduction(sk, true)):
                 // forget the loss marks, cancel a pending NewReno partial-ACK
@@ -1958,7 +1922,7 @@ impl Connection {
                 ) {
                     self.force_rtx = None;
                 }
-                self.recover = self.snd_una;
+                self.rec.recover = self.snd_una;
                 self.exit_recovery();
             }
         }
@@ -1975,7 +1939,7 @@ impl Connection {
     fn enter_recovery(&mut self, now: Time, delivered: u64) {
         // RFC 5681 §3.2 step 2 (and RFC 6675 §5 step 4.2): data sent by
         // Limited Transmit is not counted in FlightSize here.
-        let flight = self.sb.outstanding().saturating_sub(self.lt_bytes);
+        let flight = self.sb.outstanding().saturating_sub(self.rec.lt_bytes);
         // RFC 4015 §3.2 step (0), before cwnd and ssthresh are reduced:
         // pipe_prev = max(FlightSize, ssthresh); Linux keeps prior_cwnd and
         // prior_ssthresh (tcp_init_cwnd_reduction) for the undo.
@@ -1989,16 +1953,16 @@ impl Connection {
         let basis = self.loss_basis(flight);
         let ssthresh = self.cc.ssthresh_on_loss(&self.ccs, basis, now);
         self.ccs.ssthresh = ssthresh;
-        self.in_recovery = true;
-        self.recover = self.snd_max;
-        self.first_partial_seen = false;
-        self.rescue_rxt = None;
+        self.rec.in_recovery = true;
+        self.rec.recover = self.snd_max;
+        self.rec.first_partial_seen = false;
+        self.rec.rescue_rxt = None;
         self.stats.fast_retransmits += 1;
         self.stats.recoveries += 1;
         // RFC 8985 §7: a recovery ends the probe episode.
-        self.tlp = Tlp::default();
-        self.tlp_deadline = None;
-        self.tlp_pending = false;
+        self.rec.tlp = Tlp::default();
+        self.rec.tlp_deadline = None;
+        self.rec.tlp_pending = false;
         let rack = self.sack_ok && self.cfg.loss_detection == LossDetection::Rack;
         // With RACK the lowest segment it marked lost is retransmitted first.
         let i = if rack {
@@ -2011,11 +1975,11 @@ impl Connection {
         // RFC 6675 §5 step 4.3).
         self.sb.mark_seg_lost(i);
         if self.sack_ok {
-            self.recovery_kind = RecoveryKind::Sack;
+            self.rec.recovery_kind = RecoveryKind::Sack;
             if let RecoveryCwnd::Prr(bound) = self.cfg.recovery_cwnd {
                 // RFC 6937 §3: RecoverFS = snd.nxt − snd.una, then the step
                 // for the ACK that started recovery.
-                self.prr = Some(Prr::start(bound, self.sb.outstanding()));
+                self.rec.prr = Some(Prr::start(bound, self.sb.outstanding()));
                 self.prr_step(delivered);
             } else {
                 // RFC 6675 §5 step 4.2: cwnd = ssthresh.
@@ -2023,7 +1987,7 @@ impl Connection {
             }
         } else {
             // RFC 5681 §3.2 step 3 / RFC 6582 §3.2 step 2: cwnd = ssthresh + 3·SMSS.
-            self.recovery_kind = RecoveryKind::FastRecovery;
+            self.rec.recovery_kind = RecoveryKind::FastRecovery;
             self.ccs.cwnd = ssthresh + 3 * self.mss;
         }
         self.force_rtx = Some((first.start, RtxReason::FastRetransmit));
@@ -2049,19 +2013,19 @@ impl Connection {
             ssthresh: self.fr_saved.ssthresh,
         });
         self.push_event(Event::EnterRecovery {
-            kind: self.recovery_kind,
-            recover: self.recover,
+            kind: self.rec.recovery_kind,
+            recover: self.rec.recover,
             cwnd: self.ccs.cwnd,
             ssthresh,
         });
     }
 
     fn exit_recovery(&mut self) {
-        self.in_recovery = false;
-        self.prr = None;
+        self.rec.in_recovery = false;
+        self.rec.prr = None;
         if self.cfg.loss_detection == LossDetection::Rack {
             // RFC 8985 §6.2 step 4: the reordering window decays per recovery.
-            self.rack.on_recovery_end();
+            self.rec.rack.on_recovery_end();
         }
         self.push_event(Event::ExitRecovery {
             cwnd: self.ccs.cwnd,
@@ -2069,7 +2033,7 @@ impl Connection {
     }
 
     fn on_ack_in_recovery(&mut self, ack: u64, _prev_una: u64, acked: u64, _prior: u64, now: Time) {
-        if ack >= self.recover {
+        if ack >= self.rec.recover {
             // Full ACK.
             if self.sack_ok {
                 // RFC 6675 §5: recovery ends when HighACK ≥ RecoveryPoint.
@@ -2092,7 +2056,7 @@ impl Connection {
         if self.cfg.cc == CcKind::Reno {
             // RFC 5681 §3.2 step 6: Reno leaves recovery on the first new ACK.
             self.ccs.cwnd = self.ccs.ssthresh;
-            self.recover = self.snd_una; // allow a new fast retransmit
+            self.rec.recover = self.snd_una; // allow a new fast retransmit
             self.exit_recovery();
             return;
         }
@@ -2106,9 +2070,9 @@ impl Connection {
         self.ccs.cwnd =
             self.ccs.cwnd.saturating_sub(acked) + if acked >= self.mss { self.mss } else { 0 };
         self.ccs.cwnd = self.ccs.cwnd.max(self.mss);
-        if !self.first_partial_seen {
+        if !self.rec.first_partial_seen {
             // "Impatient" variant: reset the timer on the first partial ACK only.
-            self.first_partial_seen = true;
+            self.rec.first_partial_seen = true;
             self.restart_rtx(now);
         }
     }
