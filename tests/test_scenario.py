@@ -130,6 +130,11 @@ P2P_CONFIG = {
                 "spurious_fr": "none",
                 "spurious_fr_response": "eifel",
                 "read_rate_bps": None,
+                "recovery_cwnd": "immediate",
+                "loss_detection": "dupthresh",
+                "tlp": False,
+                "ssthresh_from": "flight",
+                "hystart_linux": False,
             },
             "app": {"kind": "bulk", "bytes": None},
         }

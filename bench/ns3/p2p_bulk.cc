@@ -211,15 +211,27 @@ main(int argc, char* argv[])
     double duration = 600.0;
     uint32_t seed = 1;
     bool verbose = true;
+    // Path and recovery (defaults: scenarios/p2p-bulk.toml); bench/ns3_prr.py varies them.
+    std::string rate = "10Mbps";
+    std::string delay = "50ms";
+    uint32_t queue = 100;
+    std::string recovery = "prr";
 
     CommandLine cmd(__FILE__);
     cmd.AddValue("duration", "Simulated duration in seconds", duration);
     cmd.AddValue("seed", "RNG seed (RngSeedManager::SetSeed)", seed);
     cmd.AddValue("verbose", "Print the settings on stderr", verbose);
+    cmd.AddValue("rate", "Link rate, each way (ns-3 DataRate string)", rate);
+    cmd.AddValue("delay", "One-way delay (ns-3 Time string)", delay);
+    cmd.AddValue("queue", "DropTail limit of each device queue, packets", queue);
+    cmd.AddValue("recovery", "prr (TcpPrrRecovery) or classic (TcpClassicRecovery)", recovery);
     cmd.Parse(argc, argv);
     g_verbose = verbose;
     NS_ABORT_MSG_IF(duration <= 0, "--duration must be > 0");
     NS_ABORT_MSG_IF(seed == 0, "--seed must be >= 1");
+    NS_ABORT_MSG_IF(queue == 0, "--queue must be >= 1");
+    NS_ABORT_MSG_IF(recovery != "prr" && recovery != "classic",
+                    "--recovery must be prr or classic");
 
     RngSeedManager::SetSeed(seed);
     RngSeedManager::SetRun(1);
@@ -231,7 +243,8 @@ main(int argc, char* argv[])
                        TypeIdValue(TcpLinuxReno::GetTypeId()));
     // PRR is the ns-3 default; set explicitly so the run is self-describing.
     Config::SetDefault("ns3::TcpL4Protocol::RecoveryType",
-                       TypeIdValue(TcpPrrRecovery::GetTypeId()));
+                       TypeIdValue(recovery == "prr" ? TcpPrrRecovery::GetTypeId()
+                                                     : TcpClassicRecovery::GetTypeId()));
     Config::SetDefault("ns3::TcpSocket::SegmentSize", UintegerValue(segSize));
     Config::SetDefault("ns3::TcpSocket::SndBufSize", UintegerValue(bufSize));
     Config::SetDefault("ns3::TcpSocket::RcvBufSize", UintegerValue(bufSize));
@@ -248,9 +261,11 @@ main(int argc, char* argv[])
     nodes.Create(2);
 
     PointToPointHelper p2p;
-    p2p.SetDeviceAttribute("DataRate", StringValue("10Mbps"));
-    p2p.SetChannelAttribute("Delay", StringValue("50ms"));
-    p2p.SetQueue("ns3::DropTailQueue<Packet>", "MaxSize", StringValue("100p"));
+    p2p.SetDeviceAttribute("DataRate", StringValue(rate));
+    p2p.SetChannelAttribute("Delay", StringValue(delay));
+    p2p.SetQueue("ns3::DropTailQueue<Packet>",
+                 "MaxSize",
+                 StringValue(std::to_string(queue) + "p"));
     // With no queue disc, flow control would make the traffic-control layer drop
     // packets while the device queue is "stopped". Disable it so the 100-packet
     // DropTail device queue is the only queue and the only place packets are dropped.

@@ -121,6 +121,8 @@ REASON_NAMES_BY_KIND: dict[str, tuple[str, ...] | None] = {
     "drop_loss": ("data", "ack"),
     "detector_verdict": ("finished", "no_window", "dupack", "other", "genuine"),
     "spurious_fr_detected": ("kept", "undone"),
+    "tlp": ("new_data", "retransmission", "repaired"),
+    "rack_loss": ("ack", "timer"),
 }
 
 

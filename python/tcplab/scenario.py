@@ -89,8 +89,42 @@ TCP_PROFILES: Final[dict[str, dict[str, object]]] = {
     # MTU 1500 (MSS 1460).
     "w-tcp": {"max_cwnd": "64KiB", "initial_window": "4KiB", "sack": True, "mss": 1460},
 }
+#: Named TCP stacks (``stack = "linux"`` in a flow): every default of one stack in one word;
+#: a ``profile`` and the flow's own keys override them. ``"rfc"`` is tcplab's default (the
+#: RFCs' conservative choices). ``"linux"`` mirrors Linux 6.x's defaults; docs/linux-stack.md
+#: lists each key with the sysctl it mirrors.
+TCP_STACKS: Final[dict[str, dict[str, object]]] = {
+    "rfc": {},
+    "linux": {
+        "cc": "cubic",  # net.ipv4.tcp_congestion_control = cubic
+        "initial_window": 10,  # TCP_INIT_CWND (RFC 6928)
+        "sack": True,  # net.ipv4.tcp_sack = 1
+        "dsack": True,  # net.ipv4.tcp_dsack = 1
+        "timestamps": True,  # net.ipv4.tcp_timestamps = 1
+        "window_scaling": True,  # net.ipv4.tcp_window_scaling = 1
+        "rto": "linux",  # tcp_rto_min 200 ms, RTO = SRTT + max(200 ms, 4·mdev), max 120 s
+        "ca_at_ssthresh": True,  # tcp_in_slow_start: cwnd < ssthresh
+        "abc_l": 2,  # tcp_slow_start: every acknowledged segment counts
+        "dupthresh": 3,  # net.ipv4.tcp_reordering = 3
+        "recovery_cwnd": "prr",  # tcp_cwnd_reduction: PRR-SSRB (RFC 6937)
+        "loss_detection": "rack",  # net.ipv4.tcp_recovery = 1 (RACK)
+        "tlp": True,  # net.ipv4.tcp_early_retrans = 3 (TLP)
+        "spurious_detection": "frto-linux",  # net.ipv4.tcp_frto = 2
+        "spurious_response": "undo",  # tcp_try_undo_loss -> tcp_undo_cwnd_reduction
+        "spurious_fr": "dsack",  # tcp_try_undo_dsack
+        "spurious_fr_response": "undo",  # tcp_undo_cwnd_reduction
+        "ssthresh_from": "cwnd",  # tcp_reno_ssthresh / bictcp_recalc_ssthresh use cwnd
+        "hystart": "linux",  # tcp_cubic hystart = 1, hystart_detect = 3 (reno: ignored)
+        # Delayed ACKs: TCP_DELACK_MIN 40 ms, every 2nd full segment, quick-ACK mode at the
+        # start (TCP_MAX_QUICKACKS = 16) and at once for out-of-order data.
+        "ack": {"every": 2, "max_delay": "40ms", "quickack": 16, "immediate_on_ooo": True},
+    },
+}
+RECOVERY_CWNDS: Final = ("immediate", "prr", "prr-crb")
+LOSS_DETECTIONS: Final = ("dupthresh", "rack")
+SSTHRESH_FROM: Final = ("flight", "cwnd")
 SPURIOUS_DETECTORS: Final = ("none", "frto", "frto-basic", "frto-linux", "eifel", "dsack")
-SPURIOUS_RESPONSES: Final = ("eifel", "keep-cwnd", "reno")
+SPURIOUS_RESPONSES: Final = ("eifel", "keep-cwnd", "reno", "undo")
 #: Detectors that judge fast retransmits (F-RTO is defined for timeouts only).
 SPURIOUS_FR_DETECTORS: Final = ("none", "eifel", "dsack")
 SPURIOUS_FR_RESPONSES: Final = ("eifel", "undo", "none")
@@ -206,6 +240,11 @@ _FLOW_KEYS: Final = (
     "spurious_fr",
     "spurious_fr_response",
     "read_rate",
+    "stack",
+    "recovery_cwnd",
+    "loss_detection",
+    "tlp",
+    "ssthresh_from",
 )
 _BULK_ONLY: Final = ("bytes",)
 _DOWNLOADS_ONLY: Final = ("sizes", "think", "downloads")
@@ -816,10 +855,17 @@ def _size_or_inf(t: _Table, key: str, mss: int) -> int | None:
 
 
 def _tcp(t: _Table) -> dict[str, Any]:
+    own_keys = set(t.data)
+    stack: dict[str, object] = {}
+    if "stack" in t:
+        # A TCP stack supplies every default; a profile and the flow's keys override it.
+        stack = TCP_STACKS[t.get_choice("stack", tuple(TCP_STACKS), "TCP stack")]
     if "profile" in t:
         # A TCP profile supplies defaults; keys given in the flow override them.
         name = t.get_choice("profile", tuple(TCP_PROFILES), "TCP profile")
-        t = _Table({**TCP_PROFILES[name], **t.data}, t.field, _FLOW_KEYS)
+        t = _Table({**stack, **TCP_PROFILES[name], **t.data}, t.field, _FLOW_KEYS)
+    elif stack:
+        t = _Table({**stack, **t.data}, t.field, _FLOW_KEYS)
     mss_raw = t.raw("mss", 1448)
     mss = parse_size(mss_raw, t.at("mss"))
     _check_range(mss, mss_raw, t.at("mss"), MSS_MIN, MSS_MAX)
@@ -880,7 +926,10 @@ def _tcp(t: _Table) -> dict[str, Any]:
         "rto": _rto(t.raw("rto", DEFAULT_RTO_PROFILE), t.at("rto")),
         "ack": _ack(t.raw("ack", {}), t.at("ack")),
         "abc_l": t.get_int("abc_l", 1, 1, 2),  # RFC 3465 §2.2: L MUST NOT exceed 2*SMSS
-        "hystart": t.get_bool("hystart", False),  # HyStart++ (RFC 9406)
+        # true: HyStart++ (RFC 9406); "linux": tcp_cubic.c's HyStart (cubic only).
+        "hystart": _hystart(t) == "rfc9406",
+        # A stack's "linux" HyStart belongs to its CUBIC: Linux's reno has none.
+        "hystart_linux": _hystart(t) == "linux" and (cc == "cubic" or "hystart" in own_keys),
         "ack_cc": _ack_cc(t.raw("ack_cc", False), t.at("ack_cc")),
         "spurious_detection": t.get_choice(
             "spurious_detection", SPURIOUS_DETECTORS, "spurious-timeout detector", "none"
@@ -899,6 +948,24 @@ def _tcp(t: _Table) -> dict[str, Any]:
         ),
     }
     out["read_rate_bps"] = t.get_rate("read_rate") if "read_rate" in t else None
+    # Loss recovery: PRR (RFC 6937), RACK and TLP (RFC 8985); all need SACK.
+    out["recovery_cwnd"] = t.get_choice(
+        "recovery_cwnd", RECOVERY_CWNDS, "fast-recovery cwnd reduction", "immediate"
+    )
+    out["loss_detection"] = t.get_choice(
+        "loss_detection", LOSS_DETECTIONS, "loss detection", "dupthresh"
+    )
+    out["tlp"] = t.get_bool("tlp", False)
+    out["ssthresh_from"] = t.get_choice(
+        "ssthresh_from", SSTHRESH_FROM, "multiplicative-decrease basis", "flight"
+    )
+    for key, on in (
+        ("recovery_cwnd", out["recovery_cwnd"] != "immediate"),
+        ("loss_detection", out["loss_detection"] == "rack"),
+        ("tlp", out["tlp"]),
+    ):
+        if on and not out["sack"]:
+            raise field_error(t.at(key), "needs sack = true (RFC 6937 / RFC 8985 use SACK)")
     if out["spurious_fr"] == "eifel" and not out["timestamps"]:
         # RFC 3522 §2: Eifel detection needs the timestamps option.
         raise field_error(t.at("spurious_fr"), '"eifel" needs timestamps = true')
@@ -910,10 +977,22 @@ def _tcp(t: _Table) -> dict[str, Any]:
         raise field_error(
             t.at("abc_l"), "the byte-counting limit applies to reno/newreno/cubic only"
         )
+    if out["hystart_linux"] and cc != "cubic":
+        raise field_error(t.at("hystart"), '"linux" (tcp_cubic.c\'s HyStart) applies to cubic only')
     if out["hystart"] and not loss_based:
         # RFC 9406 modifies the slow start of loss-based controllers.
         raise field_error(t.at("hystart"), "HyStart++ applies to reno/newreno/cubic only")
     return out
+
+
+def _hystart(t: _Table) -> str:
+    """``hystart``: false (off), true (HyStart++, RFC 9406) or ``"linux"`` (tcp_cubic.c)."""
+    value = t.raw("hystart", False)
+    if isinstance(value, bool):
+        return "rfc9406" if value else "off"
+    if value == "linux":
+        return "linux"
+    raise field_error(t.at("hystart"), f'must be true, false or "linux" (got {show(value)})')
 
 
 def _ack_cc(value: object, field: str) -> dict[str, Any] | None:

@@ -343,6 +343,9 @@ pub struct TcpConfigJson {
     /// HyStart++ (RFC 9406) in the initial slow start.
     #[serde(default)]
     pub hystart: bool,
+    /// HyStart as Linux's tcp_cubic.c (cubic only).
+    #[serde(default)]
+    pub hystart_linux: bool,
     /// Receiver-side ACK congestion control (RFC 3449 §4.3), None = off.
     #[serde(default)]
     pub ack_cc: Option<AckCcJson>,
@@ -361,6 +364,30 @@ pub struct TcpConfigJson {
     /// The receiving application's read rate, bit/s (None: reads at once).
     #[serde(default)]
     pub read_rate_bps: Option<u64>,
+    /// cwnd in fast recovery: "immediate" | "prr" | "prr-crb" (RFC 6937).
+    #[serde(default = "default_recovery_cwnd")]
+    pub recovery_cwnd: String,
+    /// Loss detection in SACK recovery: "dupthresh" | "rack" (RFC 8985 §6).
+    #[serde(default = "default_loss_detection")]
+    pub loss_detection: String,
+    /// Tail loss probes (RFC 8985 §7).
+    #[serde(default)]
+    pub tlp: bool,
+    /// ssthresh after a loss from "flight" (RFC 5681 eq. 4) or "cwnd" (Linux).
+    #[serde(default = "default_ssthresh_from")]
+    pub ssthresh_from: String,
+}
+
+fn default_ssthresh_from() -> String {
+    "flight".into()
+}
+
+fn default_recovery_cwnd() -> String {
+    "immediate".into()
+}
+
+fn default_loss_detection() -> String {
+    "dupthresh".into()
 }
 
 fn default_abc_l() -> u32 {
@@ -577,12 +604,17 @@ impl Default for TcpConfigJson {
             },
             abc_l: 1,
             hystart: false,
+            hystart_linux: false,
             ack_cc: None,
             spurious_detection: default_spurious_detection(),
             spurious_response: default_spurious_response(),
             spurious_fr: default_spurious_detection(),
             spurious_fr_response: default_spurious_response(),
             read_rate_bps: None,
+            recovery_cwnd: default_recovery_cwnd(),
+            loss_detection: default_loss_detection(),
+            tlp: false,
+            ssthresh_from: default_ssthresh_from(),
         }
     }
 }

@@ -49,9 +49,17 @@ pub enum EventKind {
     /// number `seq` (0-based, in row order) spurious; raw reason code 1 if the
     /// response undid the reduction, 0 if not; value = cwnd after.
     SpuriousFrDetected = 15,
+    /// A tail loss probe (RFC 8985 §7): seq, len of the probe; reason 0 new
+    /// data, 1 retransmission, 2 its ACK showed it repaired a loss (cwnd
+    /// reduced); value = cwnd.
+    Tlp = 16,
+    /// RACK (RFC 8985 §6.2 step 5) marked segments lost: seq = the lowest,
+    /// len = bytes, reason 0 on an ACK, 1 by the reordering timer, value =
+    /// the reordering window in seconds.
+    RackLoss = 17,
 }
 
-pub const EVENT_KIND_NAMES: [&str; 16] = [
+pub const EVENT_KIND_NAMES: [&str; 18] = [
     "timeout",
     "retransmit",
     "enter_recovery",
@@ -68,6 +76,8 @@ pub const EVENT_KIND_NAMES: [&str; 16] = [
     "detector_verdict",
     "fast_retransmit",
     "spurious_fr_detected",
+    "tlp",
+    "rack_loss",
 ];
 
 /// Accumulated per-flow counters over all its connections.

@@ -1141,6 +1141,45 @@ impl Sim {
                     agg.hystart_ca_entries += 1;
                 }
             }
+            Event::Tlp {
+                seq,
+                len,
+                kind,
+                cwnd,
+            } => {
+                self.out.event(
+                    now,
+                    f,
+                    id,
+                    EventKind::Tlp,
+                    seq,
+                    len,
+                    kind,
+                    -1,
+                    -1,
+                    cwnd as f64,
+                );
+            }
+            Event::RackLoss {
+                seq,
+                bytes,
+                timer,
+                reo_wnd,
+                ..
+            } => {
+                self.out.event(
+                    now,
+                    f,
+                    id,
+                    EventKind::RackLoss,
+                    seq,
+                    bytes.min(u32::MAX as u64) as u32,
+                    timer as u8,
+                    -1,
+                    -1,
+                    reo_wnd as f64 * 1e-9,
+                );
+            }
             Event::Closed => {
                 self.out
                     .event(now, f, id, EventKind::Closed, 0, 0, side as u8, -1, -1, 0.0);

@@ -5,6 +5,8 @@
 use crate::config::{HopConfig, SimConfig, TcpConfigJson};
 use crate::dist;
 use serde_json::Value;
+use tcplab_tcp::config::SsthreshFrom;
+use tcplab_tcp::recovery::{LossDetection, RecoveryCwnd};
 use tcplab_tcp::MAX_TIME_NS;
 use tcplab_tcp::{
     AckPolicyConfig, CcKind, Config, DetectorKind, FrResponseKind, ResponseKind, RtoProfile,
@@ -208,6 +210,7 @@ pub fn tcp_config(t: &TcpConfigJson) -> Result<Config, String> {
         ts_granularity: tcplab_tcp::NS_PER_MS,
         abc_l: t.abc_l,
         hystart: t.hystart,
+        hystart_linux: t.hystart_linux,
         ack_cc: t.ack_cc.map(|a| tcplab_tcp::ack_cc::AckCcConfig {
             queue_threshold: a.queue_threshold,
             max_ratio: a.max_ratio,
@@ -243,6 +246,28 @@ pub fn tcp_config(t: &TcpConfigJson) -> Result<Config, String> {
             )
         })?,
         read_rate_bps: t.read_rate_bps,
+        recovery_cwnd: RecoveryCwnd::parse(&t.recovery_cwnd).ok_or_else(|| {
+            format!(
+                "recovery_cwnd: unknown reduction {:?} (choose from {})",
+                t.recovery_cwnd,
+                RecoveryCwnd::NAMES.join(", ")
+            )
+        })?,
+        loss_detection: LossDetection::parse(&t.loss_detection).ok_or_else(|| {
+            format!(
+                "loss_detection: unknown detection {:?} (choose from {})",
+                t.loss_detection,
+                LossDetection::NAMES.join(", ")
+            )
+        })?,
+        tlp: t.tlp,
+        ssthresh_from: SsthreshFrom::parse(&t.ssthresh_from).ok_or_else(|| {
+            format!(
+                "ssthresh_from: unknown basis {:?} (choose from {})",
+                t.ssthresh_from,
+                SsthreshFrom::NAMES.join(", ")
+            )
+        })?,
     };
     cfg.validate()?;
     Ok(cfg)

@@ -1,5 +1,6 @@
 //! Per-connection configuration.
 
+use crate::recovery::{LossDetection, RecoveryCwnd};
 use crate::spurious::{DetectorKind, FrResponseKind, ResponseKind};
 use crate::{Time, NS_PER_MS, NS_PER_S};
 
@@ -89,6 +90,26 @@ impl CcKind {
     }
 }
 
+/// What a loss's multiplicative decrease is applied to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SsthreshFrom {
+    /// FlightSize (RFC 5681 §3.1 eq. 4, RFC 9438 §4.6).
+    Flight,
+    /// cwnd (Linux: `tcp_reno_ssthresh`, CUBIC's `bictcp_recalc_ssthresh`).
+    Cwnd,
+}
+
+impl SsthreshFrom {
+    pub const NAMES: [&'static str; 2] = ["flight", "cwnd"];
+    pub fn parse(s: &str) -> Option<SsthreshFrom> {
+        match s {
+            "flight" => Some(SsthreshFrom::Flight),
+            "cwnd" => Some(SsthreshFrom::Cwnd),
+            _ => None,
+        }
+    }
+}
+
 /// Everything one endpoint needs to know. Both ends of a connection are
 /// usually built from the same `Config`.
 #[derive(Clone, Debug)]
@@ -134,6 +155,9 @@ pub struct Config {
     pub abc_l: u32,
     /// HyStart++ (RFC 9406) in the initial slow start (reno/newreno/cubic).
     pub hystart: bool,
+    /// HyStart as Linux's tcp_cubic.c: ACK trains and delay increase
+    /// (cubic only; `cc/hystart_linux.rs`).
+    pub hystart_linux: bool,
     /// Receiver-side ACK congestion control (RFC 3449 §4.3), if enabled.
     pub ack_cc: Option<crate::ack_cc::AckCcConfig>,
     /// Spurious-timeout detector (F-RTO, Eifel, DSACK) and response.
@@ -149,6 +173,16 @@ pub struct Config {
     /// avoidance, RFC 9293 §3.8.6.2.2) and can close it; the sender then
     /// probes the zero window (RFC 9293 §3.8.6.1).
     pub read_rate_bps: Option<u64>,
+    /// cwnd during fast recovery: cwnd = ssthresh at once, or PRR
+    /// (RFC 6937; SACK recovery only).
+    pub recovery_cwnd: RecoveryCwnd,
+    /// Loss detection in SACK recovery: RFC 6675 DupThresh or RACK
+    /// (RFC 8985 §6).
+    pub loss_detection: LossDetection,
+    /// Tail loss probes (RFC 8985 §7; needs SACK).
+    pub tlp: bool,
+    /// ssthresh after a loss from FlightSize (the RFCs) or cwnd (Linux).
+    pub ssthresh_from: SsthreshFrom,
 }
 
 impl Default for Config {
@@ -174,12 +208,17 @@ impl Default for Config {
             ts_granularity: NS_PER_MS,
             abc_l: 1,
             hystart: false,
+            hystart_linux: false,
             ack_cc: None,
             spurious_detection: DetectorKind::None,
             spurious_response: ResponseKind::Eifel,
             spurious_fr: DetectorKind::None,
             spurious_fr_response: FrResponseKind::Eifel,
             read_rate_bps: None,
+            recovery_cwnd: RecoveryCwnd::Immediate,
+            loss_detection: LossDetection::Dupthresh,
+            tlp: false,
+            ssthresh_from: SsthreshFrom::Flight,
         }
     }
 }
@@ -256,6 +295,12 @@ impl Config {
             // RFC 9406 modifies the slow start of loss-based controllers.
             return Err("hystart: HyStart++ applies to reno/newreno/cubic only".into());
         }
+        if self.hystart_linux && self.cc != CcKind::Cubic {
+            return Err("hystart: \"linux\" (tcp_cubic.c's HyStart) applies to cubic only".into());
+        }
+        if self.hystart_linux && self.hystart {
+            return Err("hystart: choose HyStart++ or Linux's HyStart, not both".into());
+        }
         if let Some(a) = self.ack_cc {
             if a.queue_threshold == 0 {
                 return Err("ack_cc.queue_threshold: must be >= 1 (got 0)".into());
@@ -293,6 +338,18 @@ impl Config {
         if self.spurious_fr == DetectorKind::Dsack && !(self.sack && self.dsack) {
             // RFC 3708 §2.
             return Err("spurious_fr: dsack needs sack = true and dsack = true".into());
+        }
+        if self.recovery_cwnd != RecoveryCwnd::Immediate && !self.sack {
+            // PRR is implemented for SACK recovery (RFC 6937 §3 with SACKd).
+            return Err("recovery_cwnd: prr needs sack = true".into());
+        }
+        if self.loss_detection == LossDetection::Rack && !self.sack {
+            // RFC 8985 §2: RACK needs SACK.
+            return Err("loss_detection: rack needs sack = true".into());
+        }
+        if self.tlp && !self.sack {
+            // RFC 8985 §2: TLP needs SACK.
+            return Err("tlp: needs sack = true".into());
         }
         Ok(())
     }

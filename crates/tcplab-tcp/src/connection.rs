@@ -24,6 +24,13 @@
 //! control, spurious-timeout detection/response, RTO estimation, the ACK
 //! policy and reassembly are separate modules behind their own interfaces.
 //!
+//! The recovery state is one `recovery::RecoveryState` (`self.rec`), read as
+//! Linux's `tcp_ca_state` by `ca_state()`. On every ACK `process_ack` runs,
+//! in order: the SACK scoreboard, the cumulative ACK, the spurious-timeout
+//! and spurious-fast-retransmit detectors, RACK's steps 1–4 (RFC 8985 §6.2)
+//! and the TLP episode (§7.4), loss detection (RACK step 5 or RFC 6675
+//! IsLost) and recovery entry, and last the PRR step (RFC 6937 §3).
+//!
 //! Spurious fast retransmits: `enter_recovery` saves the pre-reduction state
 //! (`fr_saved`) and opens an episode on a second detector instance
 //! (`fr_detector`, Eifel or DSACK); `on_spurious_fr` runs the undo
@@ -36,9 +43,10 @@ use std::collections::VecDeque;
 use crate::ack_cc::AckRatioController;
 use crate::ack_policy::{AckNow, AckPolicy};
 use crate::cc::{new_cc_with, AckInfo, CcState, CongestionControl, TransitFeedback};
-use crate::config::{CcKind, Config};
+use crate::config::{CcKind, Config, SsthreshFrom};
 use crate::events::{Event, RecoveryKind, RtxReason};
 use crate::reasm::Reassembly;
+use crate::recovery::{CaState, LossDetection, Prr, RecoveryCwnd, RecoveryState, Tlp, TlpAck};
 use crate::rto::RttEstimator;
 use crate::scoreboard::{Scoreboard, EVER_RETRANS, SACKED};
 use crate::segment::{Flags, SackBlock, Segment, TcpOptions, MAX_SACK_BLOCKS};
@@ -136,24 +144,11 @@ pub struct Connection {
     /// (fast retransmit, timeout, NewReno partial ACK).
     force_rtx: Option<(u64, RtxReason)>,
 
-    // ---- loss recovery ----
-    in_recovery: bool,
-    recovery_kind: RecoveryKind,
-    /// RFC 6582 `recover` / RFC 6675 RecoveryPoint (exclusive: SND.MAX at entry).
-    recover: u64,
-    dupacks: u32,
-    first_partial_seen: bool,
-    /// RFC 6675 §4 RescueRxt.
-    rescue_rxt: Option<u64>,
-    /// We are retransmitting after a timeout (go-back-N phase).
-    after_rto: bool,
+    // ---- loss recovery (recovery/: the state, PRR, RACK-TLP) ----
+    rec: RecoveryState,
     /// The current stop reason of the transmit loop was cwnd.
     cwnd_limited: bool,
     timeout_count: u32,
-    /// New data sent under Limited Transmit (RFC 3042) since the last
-    /// cumulative ACK; excluded from FlightSize at recovery entry.
-    lt_bytes: u64,
-
     // ---- options ----
     sack_ok: bool,
     ts_ok: bool,
@@ -279,6 +274,11 @@ impl Connection {
             let supported = cc.set_hystart(true);
             debug_assert!(supported, "hystart set for a controller without it");
         }
+        if cfg.hystart_linux {
+            // tcp_cubic.c HyStart (Config::validate allows it for cubic).
+            let supported = cc.set_hystart_linux(true);
+            debug_assert!(supported, "hystart_linux set for a controller without it");
+        }
         let ack_cc = cfg
             .ack_cc
             .map(|a| AckRatioController::new(a, cfg.ack.every_n, cfg.rcv_buf, cfg.mss));
@@ -309,16 +309,9 @@ impl Connection {
             syn_sent_at: 0,
             syn_retransmitted: false,
             force_rtx: None,
-            in_recovery: false,
-            recovery_kind: RecoveryKind::FastRecovery,
-            recover: 0,
-            dupacks: 0,
-            first_partial_seen: false,
-            rescue_rxt: None,
-            after_rto: false,
+            rec: RecoveryState::default(),
             cwnd_limited: false,
             timeout_count: 0,
-            lt_bytes: 0,
             sack_ok: false,
             ts_ok: false,
             ts_recent: 0,
@@ -554,7 +547,11 @@ impl Connection {
         self.sb.outstanding()
     }
     pub fn in_recovery(&self) -> bool {
-        self.in_recovery
+        self.rec.in_recovery
+    }
+    /// The sender's recovery state in Linux's terms (`tcp_ca_state`).
+    pub fn ca_state(&self) -> CaState {
+        self.rec.ca_state(self.sb.sacked_bytes())
     }
     pub fn local_port(&self) -> u16 {
         self.local_port
@@ -668,7 +665,11 @@ impl Connection {
         }
         let t = earlier(self.rtx_deadline, self.ack_policy.deadline());
         let t = earlier(t, self.persist_deadline);
-        earlier(t, self.read_busy.map(|(t, _)| t))
+        let t = earlier(t, self.read_busy.map(|(t, _)| t));
+        if self.rec.rack_deadline.is_none() && self.rec.tlp_deadline.is_none() {
+            return t;
+        }
+        earlier(earlier(t, self.rec.rack_deadline), self.rec.tlp_deadline)
     }
 
     fn arm_rtx_if_idle(&mut self, now: Time) {
@@ -839,6 +840,12 @@ impl Connection {
                 }
             }
         }
+        if self.rec.tlp_pending {
+            self.rec.tlp_pending = false;
+            if let Some(seg) = self.send_tlp_probe(now) {
+                return Some(seg);
+            }
+        }
         if self.frto_holds() && self.frto_new_allow > 0 {
             // RFC 5682 §2.1 step 2b: transmit up to two new segments
             // (regardless of cwnd; the detection needs them).
@@ -850,9 +857,9 @@ impl Connection {
         }
         let pipe = self.sb.pipe();
         let mut cwnd = self.ccs.cwnd;
-        if !self.sack_ok && !self.in_recovery && self.cfg.limited_transmit {
+        if !self.sack_ok && !self.rec.in_recovery && self.cfg.limited_transmit {
             // RFC 3042: on the first two dupacks, allow new data beyond cwnd.
-            cwnd += self.dupacks.min(2) as u64 * self.mss;
+            cwnd += self.rec.dupacks.min(2) as u64 * self.mss;
         }
         if pipe + self.mss > cwnd {
             // RFC 6675 §5 step (C): send only while cwnd − pipe ≥ 1 SMSS.
@@ -865,9 +872,9 @@ impl Connection {
         if self.frto_holds() {
             return None;
         }
-        if self.in_recovery || self.after_rto || self.sb.lost_bytes() > 0 {
+        if self.rec.in_recovery || self.rec.after_rto || self.sb.lost_bytes() > 0 {
             if let Some(i) = self.sb.next_lost() {
-                let reason = if self.in_recovery {
+                let reason = if self.rec.in_recovery {
                     if self.sack_ok {
                         RtxReason::SackRecovery
                     } else {
@@ -881,20 +888,20 @@ impl Connection {
         }
         // Rule 2: new data, if the receiver's window allows.
         if let Some(len) = self.new_data_len() {
-            if self.dupacks > 0 && !self.in_recovery {
-                self.lt_bytes += len;
+            if self.rec.dupacks > 0 && !self.rec.in_recovery {
+                self.rec.lt_bytes += len;
             }
             return Some(self.send_new(len, now));
         }
-        if self.in_recovery && self.sack_ok {
+        if self.rec.in_recovery && self.sack_ok {
             // Rule 3.
             if let Some(i) = self.sb.next_unsacked_below_high_sacked() {
                 return Some(self.retransmit(i, RtxReason::SackRecovery, now));
             }
             // Rule 4: one rescue retransmission per recovery.
-            if self.rescue_rxt.is_none_or(|r| self.snd_una > r) {
+            if self.rec.rescue_rxt.is_none_or(|r| self.snd_una > r) {
                 if let Some(i) = self.sb.highest_unsacked() {
-                    self.rescue_rxt = Some(self.recover);
+                    self.rec.rescue_rxt = Some(self.rec.recover);
                     return Some(self.retransmit(i, RtxReason::Rescue, now));
                 }
             }
@@ -969,12 +976,83 @@ impl Connection {
         self.stats.data_segments_sent += 1;
         self.stats.payload_bytes_sent += len;
         self.arm_rtx_if_idle(now);
+        if let (true, Some(p)) = (self.rec.in_recovery, self.rec.prr.as_mut()) {
+            // RFC 6937 §3: prr_out += (data sent).
+            p.on_sent(len);
+        }
+        if self.cfg.tlp {
+            // RFC 8985 §7.2: (re)start the PTO after sending new data.
+            self.schedule_tlp(now);
+        }
         seg
+    }
+
+    /// RFC 8985 §7.2: arm the PTO when the sender is in the Open state
+    /// (no recovery, nothing SACKed), no probe is outstanding and data is
+    /// in flight; otherwise the RTO alone guards the flight.
+    fn schedule_tlp(&mut self, now: Time) {
+        let open = self.sack_ok
+            && !self.rec.in_recovery
+            && !self.rec.after_rto
+            && self.sb.sacked_bytes() == 0
+            && self.rec.tlp.end_seq.is_none()
+            && !self.sb.is_empty()
+            && self.can_send_data_state();
+        if !open {
+            self.rec.tlp_deadline = None;
+            return;
+        }
+        let srtt = (self.rtt.srtt() > 0).then(|| self.rtt.srtt());
+        let one = self.sb.outstanding() <= self.mss;
+        let rto_left = self.rtx_deadline.map(|d| d.saturating_sub(now));
+        self.rec.tlp_deadline = Some(now + Tlp::pto(srtt, one, rto_left));
+    }
+
+    /// RFC 8985 §7.3: the PTO expired. Send one new segment if the
+    /// receiver's window allows (regardless of cwnd), else retransmit the
+    /// highest-sequence segment; remember TLP.end_seq and re-arm the RTO.
+    fn send_tlp_probe(&mut self, now: Time) -> Option<Segment> {
+        if self.rec.tlp.end_seq.is_some() || self.rec.in_recovery || self.rec.after_rto {
+            return None;
+        }
+        let seg = if let Some(len) = self.new_data_len() {
+            // Mark the episode first so send_new does not re-arm the PTO.
+            let start = self.snd_max;
+            self.rec.tlp.on_probe(start + len, false);
+            let seg = self.send_new(len, now);
+            self.push_event(Event::Tlp {
+                seq: start,
+                len: len as u32,
+                kind: 0,
+                cwnd: self.ccs.cwnd,
+            });
+            seg
+        } else {
+            let i = self.sb.len().checked_sub(1)?;
+            let last = *self.sb.get(i)?;
+            if last.has(SACKED) {
+                return None;
+            }
+            self.rec.tlp.on_probe(self.snd_max, true);
+            self.push_event(Event::Tlp {
+                seq: last.start,
+                len: last.len() as u32,
+                kind: 1,
+                cwnd: self.ccs.cwnd,
+            });
+            self.retransmit(i, RtxReason::Tlp, now)
+        };
+        self.restart_rtx(now);
+        Some(seg)
     }
 
     fn retransmit(&mut self, i: usize, reason: RtxReason, now: Time) -> Segment {
         let s = *self.sb.get(i).unwrap();
         self.sb.on_retransmit(i, now);
+        if let (true, Some(p)) = (self.rec.in_recovery, self.rec.prr.as_mut()) {
+            // RFC 6937 §3: prr_out += (data sent).
+            p.on_sent(s.len());
+        }
         let len = s.len();
         let flags = self.data_flags(s.end);
         let seg = self.base_segment(flags, s.start, len as u32, now);
@@ -1041,9 +1119,28 @@ impl Connection {
             self.ack_pending = true;
             self.ack_policy.on_ack_sent();
         }
-        if self.rtx_deadline.is_some_and(|d| d <= now) {
+        if self.rec.tlp_deadline.is_some_and(|d| d <= now) {
+            // RFC 8985 §7.3: the PTO expired; the probe goes out with the
+            // next transmission. The PTO stands in for the RTO (§7.2: it is
+            // capped at the RTO's expiry), which is re-armed after the probe.
+            self.rec.tlp_deadline = None;
+            self.rec.tlp_pending = true;
+            if self.rtx_deadline.is_some_and(|d| d <= now) {
+                self.restart_rtx(now);
+            }
+        } else if self.rtx_deadline.is_some_and(|d| d <= now) {
             self.rtx_deadline = None;
             self.on_rto(now);
+        }
+        if self.rec.rack_deadline.is_some_and(|d| d <= now) {
+            // RFC 8985 §6.2 step 5: the reordering timer expired.
+            self.rec.rack_deadline = None;
+            self.rack_detect(now, true);
+            if self.rack_may_enter_recovery() {
+                // As Linux's tcp_rack_reo_timeout: one segment's worth of
+                // delivery for the PRR step.
+                self.enter_recovery(now, self.mss);
+            }
         }
         if let Some((t, chunk)) = self.read_busy {
             if t <= now {
@@ -1177,18 +1274,26 @@ impl Connection {
                 sack: self.sack_ok,
             });
         }
-        self.cc.on_rto(&mut self.ccs, flight, first_expiry, now);
+        let basis = self.loss_basis(flight);
+        self.cc.on_rto(&mut self.ccs, basis, first_expiry, now);
         // RFC 5681 §3.1: cwnd = LW = 1 full-sized segment.
         self.ccs.cwnd = self.mss;
         // RFC 6675 §5.1 / RFC 6582 §3.2 (after a timeout): everything
         // outstanding is presumed lost; no new recovery before SND.UNA
         // passes what was sent so far.
         self.sb.mark_all_lost();
-        self.in_recovery = false;
-        self.recover = self.snd_max;
-        self.dupacks = 0;
-        self.after_rto = true;
-        self.rescue_rxt = None;
+        self.rec.in_recovery = false;
+        self.rec.prr = None;
+        // RFC 8985 §7: the RTO ends any probe episode; RACK's timer has
+        // nothing left to time (everything is marked lost).
+        self.rec.tlp = Tlp::default();
+        self.rec.tlp_deadline = None;
+        self.rec.tlp_pending = false;
+        self.rec.rack_deadline = None;
+        self.rec.recover = self.snd_max;
+        self.rec.dupacks = 0;
+        self.rec.after_rto = true;
+        self.rec.rescue_rxt = None;
         // RFC 6298 §5.4: retransmit the earliest unacknowledged segment;
         // §5.5: back off; §5.6: restart the timer.
         self.force_rtx = Some((first.start, RtxReason::Timeout));
@@ -1351,6 +1456,9 @@ impl Connection {
             self.snd_wl2 = ack;
         }
 
+        // RFC 6937 §2 DeliveredData = change in snd.una + change in SACKd.
+        let sacked_before = self.sb.sacked_bytes();
+        let una_before = self.snd_una;
         // ---- SACK scoreboard (RFC 2018 §4, RFC 2883 §4 for DSACK) ----
         let mut newly_sacked = 0u64;
         let mut dsacks = [(0u64, 0u64); 1];
@@ -1453,12 +1561,12 @@ impl Connection {
                 }
                 self.cc.on_rtt_sample(r, now);
             }
-            self.dupacks = 0;
-            self.lt_bytes = 0;
-            if self.after_rto && self.sb.lost_bytes() == 0 {
-                self.after_rto = false;
+            self.rec.dupacks = 0;
+            self.rec.lt_bytes = 0;
+            if self.rec.after_rto && self.sb.lost_bytes() == 0 {
+                self.rec.after_rto = false;
             }
-            if self.in_recovery {
+            if self.rec.in_recovery {
                 self.on_ack_in_recovery(ack, prev_una, acked_bytes, prior_flight, now);
             } else {
                 let info = AckInfo {
@@ -1473,6 +1581,9 @@ impl Connection {
                     snd_nxt: self.snd_max,
                 };
                 let before = self.cc.hystart().map(|h| h.phase());
+                if self.cfg.hystart_linux {
+                    self.cc.on_newest_rtt(sum.rtt_sent_at.map(|t| now - t));
+                }
                 self.cc.on_ack(&mut self.ccs, &info);
                 let after = self.cc.hystart().map(|h| h.phase());
                 if before != after {
@@ -1489,13 +1600,17 @@ impl Connection {
             // RFC 6298 §5.2 / §5.3.
             if self.sb.is_empty() && (!self.fin_sent || self.fin_acked) {
                 self.rtx_deadline = None;
-            } else if !(self.in_recovery
+            } else if !(self.rec.in_recovery
                 && !self.sack_ok
-                && self.recovery_kind == RecoveryKind::FastRecovery
-                && self.first_partial_seen
-                && ack < self.recover)
+                && self.rec.recovery_kind == RecoveryKind::FastRecovery
+                && self.rec.first_partial_seen
+                && ack < self.rec.recover)
             {
                 self.restart_rtx(now);
+            }
+            if self.cfg.tlp {
+                // RFC 8985 §7.2: restart the PTO on an ACK of new data.
+                self.schedule_tlp(now);
             }
         } else {
             acked_bytes = 0;
@@ -1513,9 +1628,9 @@ impl Connection {
                     !window_changed
                 };
             if is_dup {
-                self.dupacks += 1;
+                self.rec.dupacks += 1;
                 self.stats.dupacks_rcvd += 1;
-                if self.in_recovery && !self.sack_ok {
+                if self.rec.in_recovery && !self.sack_ok {
                     // RFC 5681 §3.2 step 4 / RFC 6582 §3.2 step 3: inflate.
                     self.ccs.cwnd += self.mss;
                 }
@@ -1556,19 +1671,165 @@ impl Connection {
             }
         }
 
-        // ---- loss detection ----
-        if self.sack_ok && newly_sacked > 0 {
-            self.sb.mark_lost(self.cfg.dupthresh, self.mss);
-        }
-        if !self.in_recovery && !self.sb.is_empty() {
-            let trigger =
-                self.dupacks >= self.cfg.dupthresh || (self.sack_ok && self.sb.first_is_lost());
-            // RFC 6582 §3.2 step 1 / RFC 6675 §5.1: not before SND.UNA passes
-            // the previous recovery point.
-            if trigger && self.snd_una >= self.recover {
-                self.enter_recovery(now);
+        // ---- RACK-TLP (recovery/rack.rs) ----
+        let rack = self.sack_ok && self.cfg.loss_detection == LossDetection::Rack;
+        let delivered = self.sb.take_delivered();
+        if rack {
+            // RFC 8985 §6.2 steps 1–3 (min_RTT is the RTT estimator's).
+            let min_rtt = self.min_rtt_or_srtt();
+            let fack = self.snd_una.max(self.sb.high_sacked);
+            let tsecr = if self.ts_ok {
+                seg.options.timestamps.map(|t| t.1)
+            } else {
+                None
+            };
+            let (g, off) = (self.cfg.ts_granularity, self.ts_offset);
+            // Step 2: a retransmission counts only if the echoed timestamp is
+            // not older than it.
+            let valid = |xmit: Time| {
+                tsecr.is_none_or(|e| {
+                    let sent = ((xmit / g) as u32).wrapping_add(off);
+                    (e.wrapping_sub(sent) as i32) >= 0
+                })
+            };
+            self.rec.rack.on_ack(&delivered, fack, now, min_rtt, valid);
+            // Step 4: DSACKs widen the reordering window.
+            self.rec.rack.end_dsack_round(self.snd_una);
+            if n_dsack > 0 {
+                self.rec.rack.on_dsack(self.snd_una, self.snd_max);
             }
         }
+        if self.rec.tlp.end_seq.is_some() {
+            // RFC 8985 §7.4.2: did the probe repair a loss?
+            let dsack_end = (n_dsack > 0).then_some(dsacks[0].1);
+            let pure_dupack =
+                ack == prev_una_all && seg.payload_len == 0 && seg.options.sack_blocks().is_empty();
+            if self.rec.tlp.on_ack(ack, dsack_end, pure_dupack) == TlpAck::Repaired {
+                self.on_tlp_repaired(now);
+            }
+        }
+
+        // RFC 6937 §2: DeliveredData = change_in(snd.una) + change_in(SACKd).
+        let delivered_data = ((self.snd_una - una_before) as i128 + self.sb.sacked_bytes() as i128
+            - sacked_before as i128)
+            .max(0) as u64;
+        // A recovery already running takes its PRR step after loss detection;
+        // one entered on this ACK takes it in enter_recovery.
+        let mut prr_step = self.rec.in_recovery;
+
+        // ---- loss detection ----
+        if rack {
+            // RFC 8985 §6.2 step 5, when the ACK delivered something (Linux
+            // runs it when RACK advanced; the reordering timer covers the rest).
+            if delivered.orig.is_some() || delivered.rtx.is_some() {
+                self.rack_detect(now, false);
+            }
+        } else if self.sack_ok && newly_sacked > 0 {
+            self.sb.mark_lost(self.cfg.dupthresh, self.mss);
+        }
+        if !self.rec.in_recovery && !self.sb.is_empty() {
+            let trigger = if rack {
+                // Linux tcp_time_to_recover with RACK: any segment marked lost.
+                self.rack_may_enter_recovery()
+            } else {
+                self.rec.dupacks >= self.cfg.dupthresh || (self.sack_ok && self.sb.first_is_lost())
+            };
+            // RFC 6582 §3.2 step 1 / RFC 6675 §5.1: not before SND.UNA passes
+            // the previous recovery point.
+            if trigger && self.snd_una >= self.rec.recover {
+                self.enter_recovery(now, delivered_data);
+                prr_step = false;
+            }
+        }
+
+        // ---- PRR (recovery/prr.rs): cwnd for this ACK during SACK recovery ----
+        if prr_step && self.rec.in_recovery {
+            self.prr_step(delivered_data);
+        }
+    }
+
+    /// RFC 6937 §3, on an ACK during SACK recovery with PRR: sndcnt from
+    /// DeliveredData and pipe; cwnd = pipe + sndcnt (Linux tcp_cwnd_reduction).
+    fn prr_step(&mut self, delivered: u64) {
+        if self.rec.recovery_kind != RecoveryKind::Sack {
+            return;
+        }
+        if let Some(p) = self.rec.prr.as_mut() {
+            let pipe = self.sb.pipe();
+            let sndcnt = p.on_ack(delivered, pipe, self.ccs.ssthresh, self.mss);
+            self.ccs.cwnd = pipe + sndcnt;
+        }
+    }
+
+    /// What the congestion control's multiplicative decrease is applied to:
+    /// FlightSize (RFC 5681 eq. 4, RFC 9438 §4.6) or, as Linux
+    /// (`tcp_reno_ssthresh`, `bictcp_recalc_ssthresh`), cwnd.
+    fn loss_basis(&self, flight: u64) -> u64 {
+        match self.cfg.ssthresh_from {
+            SsthreshFrom::Flight => flight,
+            SsthreshFrom::Cwnd => self.ccs.cwnd,
+        }
+    }
+
+    /// min_RTT for RACK (RFC 8985 §6.2 step 1): the estimator's minimum,
+    /// or SRTT before the first sample.
+    fn min_rtt_or_srtt(&self) -> Time {
+        let m = self.rtt.min_rtt();
+        if m == Time::MAX {
+            self.rtt.srtt()
+        } else {
+            m
+        }
+    }
+
+    /// RFC 8985 §6.2 step 5: mark what RACK finds lost, (re)arm or stop the
+    /// reordering timer.
+    fn rack_detect(&mut self, now: Time, timer: bool) {
+        let reo_wnd = self.rec.rack.reo_wnd(
+            self.rec.in_recovery || self.rec.after_rto,
+            self.sb.sacked_bytes() / self.mss.max(1),
+            self.cfg.dupthresh,
+            self.min_rtt_or_srtt(),
+            self.rtt.srtt(),
+        );
+        let d = self.rec.rack.detect_loss(&mut self.sb, now, reo_wnd);
+        if let Some(seq) = d.first_seq {
+            self.push_event(Event::RackLoss {
+                seq,
+                bytes: d.bytes,
+                lost_retrans: d.lost_retrans,
+                timer,
+                reo_wnd,
+            });
+        }
+        self.rec.rack_deadline = (d.timeout > 0).then(|| now + d.timeout);
+    }
+
+    /// Linux tcp_time_to_recover with RACK: some segment is marked lost and
+    /// the sender is not already recovering (nor before the last recovery
+    /// point).
+    fn rack_may_enter_recovery(&self) -> bool {
+        !self.rec.in_recovery
+            && !self.rec.after_rto
+            && self.sb.lost_bytes() > 0
+            && self.snd_una >= self.rec.recover
+            && !self.sb.is_empty()
+    }
+
+    /// RFC 8985 §7.4.2: the tail loss probe repaired a loss: respond as to
+    /// a loss (Linux: CWR, cwnd = ssthresh at once).
+    fn on_tlp_repaired(&mut self, now: Time) {
+        let flight = self.sb.outstanding();
+        let basis = self.loss_basis(flight);
+        let ssthresh = self.cc.ssthresh_on_loss(&self.ccs, basis, now);
+        self.ccs.ssthresh = ssthresh;
+        self.ccs.cwnd = self.ccs.cwnd.min(ssthresh).max(self.mss);
+        self.push_event(Event::Tlp {
+            seq: self.snd_una,
+            len: 0,
+            kind: 2,
+            cwnd: self.ccs.cwnd,
+        });
     }
 
     /// Act on a detector's decision about timeout `id`.
@@ -1621,7 +1882,7 @@ impl Connection {
                     // RFC 4015 §3.2 step (2): SND.NXT = SND.MAX — the segments
                     // presumed lost by the timeout are in flight after all.
                     self.sb.clear_lost();
-                    self.after_rto = false;
+                    self.rec.after_rto = false;
                 }
                 if out.rebase_rto {
                     self.rebase = Some((
@@ -1649,7 +1910,7 @@ impl Connection {
         );
         if undone {
             self.stats.fr_undone += 1;
-            if self.in_recovery {
+            if self.rec.in_recovery {
                 // The hole was filled by the delayed original (Linux
                 // tcp_try_undo_partial -> tcp_undo_cwnd_reduction(sk, true)):
                 // forget the loss marks, cancel a pending NewReno partial-ACK
@@ -1662,7 +1923,7 @@ impl Connection {
                 ) {
                     self.force_rtx = None;
                 }
-                self.recover = self.snd_una;
+                self.rec.recover = self.snd_una;
                 self.exit_recovery();
             }
         }
@@ -1674,10 +1935,12 @@ impl Connection {
         });
     }
 
-    fn enter_recovery(&mut self, now: Time) {
+    /// Fast recovery starts; `delivered` is the DeliveredData of the ACK
+    /// (or timer) that started it, for the first PRR step.
+    fn enter_recovery(&mut self, now: Time, delivered: u64) {
         // RFC 5681 §3.2 step 2 (and RFC 6675 §5 step 4.2): data sent by
         // Limited Transmit is not counted in FlightSize here.
-        let flight = self.sb.outstanding().saturating_sub(self.lt_bytes);
+        let flight = self.sb.outstanding().saturating_sub(self.rec.lt_bytes);
         // RFC 4015 §3.2 step (0), before cwnd and ssthresh are reduced:
         // pipe_prev = max(FlightSize, ssthresh); Linux keeps prior_cwnd and
         // prior_ssthresh (tcp_init_cwnd_reduction) for the undo.
@@ -1688,25 +1951,44 @@ impl Connection {
             flight,
             ..Saved::default()
         };
-        let ssthresh = self.cc.ssthresh_on_loss(&self.ccs, flight, now);
+        let basis = self.loss_basis(flight);
+        let ssthresh = self.cc.ssthresh_on_loss(&self.ccs, basis, now);
         self.ccs.ssthresh = ssthresh;
-        self.in_recovery = true;
-        self.recover = self.snd_max;
-        self.first_partial_seen = false;
-        self.rescue_rxt = None;
+        self.rec.in_recovery = true;
+        self.rec.recover = self.snd_max;
+        self.rec.first_partial_seen = false;
+        self.rec.rescue_rxt = None;
         self.stats.fast_retransmits += 1;
         self.stats.recoveries += 1;
-        let first = self.sb.front().copied().unwrap();
+        // RFC 8985 §7: a recovery ends the probe episode.
+        self.rec.tlp = Tlp::default();
+        self.rec.tlp_deadline = None;
+        self.rec.tlp_pending = false;
+        let rack = self.sack_ok && self.cfg.loss_detection == LossDetection::Rack;
+        // With RACK the lowest segment it marked lost is retransmitted first.
+        let i = if rack {
+            self.sb.next_lost().unwrap_or(0)
+        } else {
+            0
+        };
+        let first = *self.sb.get(i).unwrap();
         // The first segment is presumed lost (RFC 5681 §3.2 step 2,
         // RFC 6675 §5 step 4.3).
-        self.sb.mark_seg_lost(0);
+        self.sb.mark_seg_lost(i);
         if self.sack_ok {
-            // RFC 6675 §5 step 4.2: cwnd = ssthresh.
-            self.recovery_kind = RecoveryKind::Sack;
-            self.ccs.cwnd = ssthresh;
+            self.rec.recovery_kind = RecoveryKind::Sack;
+            if let RecoveryCwnd::Prr(bound) = self.cfg.recovery_cwnd {
+                // RFC 6937 §3: RecoverFS = snd.nxt − snd.una, then the step
+                // for the ACK that started recovery.
+                self.rec.prr = Some(Prr::start(bound, self.sb.outstanding()));
+                self.prr_step(delivered);
+            } else {
+                // RFC 6675 §5 step 4.2: cwnd = ssthresh.
+                self.ccs.cwnd = ssthresh;
+            }
         } else {
             // RFC 5681 §3.2 step 3 / RFC 6582 §3.2 step 2: cwnd = ssthresh + 3·SMSS.
-            self.recovery_kind = RecoveryKind::FastRecovery;
+            self.rec.recovery_kind = RecoveryKind::FastRecovery;
             self.ccs.cwnd = ssthresh + 3 * self.mss;
         }
         self.force_rtx = Some((first.start, RtxReason::FastRetransmit));
@@ -1732,22 +2014,27 @@ impl Connection {
             ssthresh: self.fr_saved.ssthresh,
         });
         self.push_event(Event::EnterRecovery {
-            kind: self.recovery_kind,
-            recover: self.recover,
+            kind: self.rec.recovery_kind,
+            recover: self.rec.recover,
             cwnd: self.ccs.cwnd,
             ssthresh,
         });
     }
 
     fn exit_recovery(&mut self) {
-        self.in_recovery = false;
+        self.rec.in_recovery = false;
+        self.rec.prr = None;
+        if self.cfg.loss_detection == LossDetection::Rack {
+            // RFC 8985 §6.2 step 4: the reordering window decays per recovery.
+            self.rec.rack.on_recovery_end();
+        }
         self.push_event(Event::ExitRecovery {
             cwnd: self.ccs.cwnd,
         });
     }
 
     fn on_ack_in_recovery(&mut self, ack: u64, _prev_una: u64, acked: u64, _prior: u64, now: Time) {
-        if ack >= self.recover {
+        if ack >= self.rec.recover {
             // Full ACK.
             if self.sack_ok {
                 // RFC 6675 §5: recovery ends when HighACK ≥ RecoveryPoint.
@@ -1770,7 +2057,7 @@ impl Connection {
         if self.cfg.cc == CcKind::Reno {
             // RFC 5681 §3.2 step 6: Reno leaves recovery on the first new ACK.
             self.ccs.cwnd = self.ccs.ssthresh;
-            self.recover = self.snd_una; // allow a new fast retransmit
+            self.rec.recover = self.snd_una; // allow a new fast retransmit
             self.exit_recovery();
             return;
         }
@@ -1784,9 +2071,9 @@ impl Connection {
         self.ccs.cwnd =
             self.ccs.cwnd.saturating_sub(acked) + if acked >= self.mss { self.mss } else { 0 };
         self.ccs.cwnd = self.ccs.cwnd.max(self.mss);
-        if !self.first_partial_seen {
+        if !self.rec.first_partial_seen {
             // "Impatient" variant: reset the timer on the first partial ACK only.
-            self.first_partial_seen = true;
+            self.rec.first_partial_seen = true;
             self.restart_rtx(now);
         }
     }

@@ -20,10 +20,12 @@ pub enum RtxReason {
     Rescue = 5,
     /// SYN, SYN-ACK or FIN retransmission.
     Control = 6,
+    /// RFC 8985 §7.3: a tail loss probe retransmitting the last segment.
+    Tlp = 7,
 }
 
 impl RtxReason {
-    pub const NAMES: [&'static str; 7] = [
+    pub const NAMES: [&'static str; 8] = [
         "timeout",
         "after_timeout",
         "fast_retransmit",
@@ -31,6 +33,7 @@ impl RtxReason {
         "sack_recovery",
         "rescue",
         "control",
+        "tlp",
     ];
     pub fn name(self) -> &'static str {
         Self::NAMES[self as usize]
@@ -109,6 +112,25 @@ pub enum Event {
         ca: bool,
         cwnd: u64,
         ssthresh: u64,
+    },
+    /// RFC 8985 §7: a tail loss probe was sent (`kind` 0: new data, 1: a
+    /// retransmission of the last segment) or its ACK showed that it
+    /// repaired a loss (`kind` 2; cwnd and ssthresh were reduced).
+    Tlp {
+        seq: u64,
+        len: u32,
+        kind: u8,
+        cwnd: u64,
+    },
+    /// RACK (RFC 8985 §6.2 step 5) marked `bytes` lost, the lowest at
+    /// `seq`, `lost_retrans` of the segments being retransmissions lost
+    /// again; `timer`: found by the reordering timer, not an ACK.
+    RackLoss {
+        seq: u64,
+        bytes: u64,
+        lost_retrans: u32,
+        timer: bool,
+        reo_wnd: Time,
     },
     /// All data written was acknowledged and both FINs exchanged (or the
     /// connection otherwise finished cleanly).

@@ -19,6 +19,7 @@ pub mod config;
 pub mod connection;
 pub mod events;
 pub mod reasm;
+pub mod recovery;
 pub mod rto;
 pub mod scoreboard;
 pub mod segment;

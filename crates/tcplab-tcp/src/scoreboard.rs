@@ -74,6 +74,49 @@ pub struct Scoreboard {
     /// No segment starting below this is un-SACKed and not retransmitted
     /// (a rule-3 candidate).
     unsacked_cursor: Cell<u64>,
+    /// Segments newly delivered (SACKed or cumulatively acknowledged
+    /// without having been SACKed) since the last `take_delivered`: what
+    /// RACK (RFC 8985 §6.2 steps 2–3) needs from an ACK.
+    delivered: Delivered,
+}
+
+/// The newly delivered segments of one ACK, summarised for RACK.
+#[derive(Clone, Copy, Debug)]
+pub struct Delivered {
+    /// (xmit_ts, end_seq) of the most recently sent never-retransmitted one.
+    pub orig: Option<(Time, u64)>,
+    /// (xmit_ts, end_seq) of the most recently (re)sent retransmitted one.
+    pub rtx: Option<(Time, u64)>,
+    /// Lowest end of a never-retransmitted one (u64::MAX: none).
+    pub lowest_orig_end: u64,
+}
+
+impl Default for Delivered {
+    fn default() -> Self {
+        Delivered {
+            orig: None,
+            rtx: None,
+            lowest_orig_end: u64::MAX,
+        }
+    }
+}
+
+impl Delivered {
+    #[inline]
+    fn note(&mut self, s: &TxSeg) {
+        fn newer(a: Option<(Time, u64)>, t: Time, e: u64) -> Option<(Time, u64)> {
+            match a {
+                Some((t0, e0)) if (t0, e0) >= (t, e) => a,
+                _ => Some((t, e)),
+            }
+        }
+        if s.has(EVER_RETRANS) {
+            self.rtx = newer(self.rtx, s.sent_at, s.end);
+        } else {
+            self.orig = newer(self.orig, s.sent_at, s.end);
+            self.lowest_orig_end = self.lowest_orig_end.min(s.end);
+        }
+    }
 }
 
 const COVERED: usize = 8;
@@ -229,6 +272,7 @@ impl Scoreboard {
                     if front.has(RETRANS) {
                         self.retrans -= len;
                     }
+                    self.delivered.note(&front);
                 }
                 sum.bytes += len;
                 sum.segments += 1;
@@ -333,6 +377,7 @@ impl Scoreboard {
                 }
                 if s.start >= left && s.end <= right && !s.has(SACKED) {
                     self.set_flag(i, SACKED);
+                    self.delivered.note(&s);
                     newly += s.len();
                     if !s.has(EVER_RETRANS) {
                         orig = true;
@@ -347,6 +392,11 @@ impl Scoreboard {
         }
         self.cover(left, right);
         (newly, orig, sent)
+    }
+
+    /// What the ACKs since the last call delivered (and forget it).
+    pub fn take_delivered(&mut self) -> Delivered {
+        std::mem::take(&mut self.delivered)
     }
 
     /// The lowest start `a` of a covered range [a, b) with a < seq ≤ b.

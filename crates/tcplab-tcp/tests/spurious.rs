@@ -162,6 +162,7 @@ fn responses_set_the_window_as_specified() {
         ResponseKind::Eifel,
         ResponseKind::KeepCwnd,
         ResponseKind::Reno,
+        ResponseKind::Undo,
     ] {
         let n = spike_until(DetectorKind::Eifel, resp, t_det);
         assert_eq!(n.a.stats().spurious_detected, 2, "{resp:?}");
@@ -180,6 +181,8 @@ fn responses_set_the_window_as_specified() {
             }
             // Reno: loss window (plus the slow-start growth of this ACK), go-back-N.
             ResponseKind::Reno => assert!(cwnd <= 3 * mss, "{cwnd}"),
+            // Linux's undo: the window before the timeout.
+            ResponseKind::Undo => assert!(cwnd >= before, "{cwnd} {before}"),
         }
     }
     // Reno response goes back N, the others do not.
@@ -187,6 +190,8 @@ fn responses_set_the_window_as_specified() {
     assert!(go_back_n(&reno) >= 2);
     let keep = spike(DetectorKind::Eifel, ResponseKind::KeepCwnd, true);
     assert_eq!(go_back_n(&keep), 0);
+    let undo = spike(DetectorKind::Eifel, ResponseKind::Undo, true);
+    assert_eq!(go_back_n(&undo), 0);
 }
 
 #[test]

@@ -11,6 +11,10 @@ on out-of-order data). Linux's
 ``reno`` is tcplab's ``newreno`` with SACK and byte counting L = 2 (Linux's slow start adds one
 segment per segment acknowledged, so a delayed ACK of 2 segments adds 2).
 
+With ``stack="linux"`` the tcplab side is instead the flow ``stack = "linux"`` (every Linux
+default in one word: PRR, RACK-TLP, Linux's HyStart for CUBIC, cwnd-based ssthresh, F-RTO,
+DSACK undo; docs/linux-stack.md) with only the congestion control and MSS given.
+
 Both runs yield a :class:`Run`: goodput over ``[warmup, duration]`` seconds after the flow
 opened (tcplab: from the ``delivered`` time series; Linux: from the receiver's byte count),
 retransmitted segments over the whole run, and cwnd in segments over time.
@@ -62,7 +66,17 @@ class Case:
 
     @property
     def label(self) -> str:
-        return f"{self.cc} rtt={self.rtt_ms:g}ms loss={self.loss:g}"
+        s = f"{self.cc} rtt={self.rtt_ms:g}ms loss={self.loss:g}"
+        if self.rate_bps != 10_000_000:
+            s += f" rate={self.rate_bps / 1e6:g}M"
+        if self.queue != 100:
+            s += f" queue={self.queue}"
+        return s
+
+    @property
+    def bdp_packets(self) -> float:
+        """Bandwidth-delay product in 1500-byte packets."""
+        return self.rate_bps * self.rtt_ms / 1e3 / 8 / 1500
 
 
 @dataclass
@@ -79,10 +93,10 @@ class Run:
 
 
 def tcplab_scenario(
-    case: Case, seed: int, sample_s: float = 0.02, stack: str = "linux"
+    case: Case, seed: int, sample_s: float = 0.02, stack: str = "matched"
 ) -> dict[str, Any]:
-    """The tcplab scenario (as a TOML-shaped dict) matching ``case`` on the testbed; with
-    ``stack = "default"`` the flow keeps tcplab's defaults except cc, MSS and IW."""
+    """The tcplab scenario (as a TOML-shaped dict) matching ``case`` on the testbed; ``stack``
+    picks the tcplab side (:data:`STACKS`)."""
     flow: dict[str, Any] = {
         "cc": CC_TCPLAB[case.cc],
         "sack": True,
@@ -103,7 +117,9 @@ def tcplab_scenario(
         flow["abc_l"] = 2
     if stack == "default":
         flow = {"cc": CC_TCPLAB[case.cc], "mss": 1448, "initial_window": 10}
-    elif stack != "linux":
+    elif stack == "linux":
+        flow = {"stack": "linux", "cc": CC_TCPLAB[case.cc], "mss": 1448}
+    elif stack != "matched":
         raise ValueError(f"stack: must be one of {', '.join(STACKS)} (got {stack!r})")
     return {
         "name": f"linux-{case.cc}",
@@ -123,10 +139,10 @@ def tcplab_scenario(
 
 
 def tcplab_runs(
-    case: Case, seeds: list[int], rate_scale: float = 1.0, stack: str = "linux"
+    case: Case, seeds: list[int], rate_scale: float = 1.0, stack: str = "matched"
 ) -> list[Run]:
     """``case`` in tcplab, once per seed. ``rate_scale`` multiplies the link rate (for tests
-    that check the comparison notices a wrong rate)."""
+    that check the comparison notices a wrong rate); ``stack`` picks the tcplab side."""
     from tcplab.scenario import parse_scenario
     from tcplab.sweep import run_config
 

@@ -1,7 +1,7 @@
 """``tcplab validate linux``: real Linux TCP over tcplab's emulator against tcplab's simulator.
 
     tcplab validate linux [--case cc=cubic,rate=10Mbps,rtt=40ms,loss=0.01,queue=100] [--quick]
-                          [--runs N] [--stack linux|default] [--out DIR] [--json]
+                          [--runs N] [--stack matched|linux|default] [--out DIR] [--json]
 
 Needs root (network namespaces, TUN devices). Without ``--case``: the matrix (reno and cubic,
 10 Mbit/s, RTT 40 and 100 ms, loss 0 / 0.1 % / 1 %), ``DIR/report.md``, ``DIR/results.json``
@@ -274,7 +274,7 @@ def run_matrix(quick: bool, out: Path) -> dict[str, Any]:
         env["link_sender"] = tb.link_info(tb.snd)
         env["cubic_module"] = cubic_parameters()
         for case in cases:
-            row, linux, sim, late = measure(tb, case, reps, seeds, "linux")
+            row, linux, sim, late = measure(tb, case, reps, seeds, "matched")
             lateness.extend(late)
             runs[case.label] = (linux, sim)
             rows.append(row)
@@ -465,7 +465,7 @@ def validate(a: argparse.Namespace) -> int:
     if why is not None:
         print(f"tcplab: error: validate linux: {why}", file=sys.stderr)
         return 1
-    if cases or a.json or a.stack != "linux" or a.runs is not None:
+    if cases or a.json or a.stack != "matched" or a.runs is not None:
         if not cases:
             cases = matrix(a.quick)[0]
         reps = a.runs or (1 if a.quick else 5)

@@ -22,8 +22,9 @@
 //!   previous ACK and an application-limited ACK is removed from t (§4.2).
 
 use super::hystart::HyStart;
+use super::hystart_linux::HyStartLinux;
 use super::{AckInfo, CcState, CongestionControl};
-use crate::Time;
+use crate::{Time, NS_PER_MS};
 
 /// RFC 9438 §4.1/§5: C = 0.4 segments/s^3.
 const C: f64 = 0.4;
@@ -85,6 +86,10 @@ pub struct Cubic {
     ss_after_rto: bool,
     /// HyStart++ for the initial slow start (RFC 9406), if enabled.
     hystart: Option<HyStart>,
+    /// HyStart as Linux's tcp_cubic.c, if enabled, and the send-time RTT
+    /// sample of the ACK being processed (`on_newest_rtt`).
+    hystart_linux: Option<HyStartLinux>,
+    newest_rtt: Option<Time>,
 }
 
 impl Default for Cubic {
@@ -103,6 +108,8 @@ impl Cubic {
             abc_l: 1,
             ss_after_rto: false,
             hystart: None,
+            hystart_linux: None,
+            newest_rtt: None,
         }
     }
 
@@ -213,6 +220,28 @@ impl CongestionControl for Cubic {
             return;
         }
         let mss = st.mss.max(1) as f64;
+        let newest_rtt = self.newest_rtt.take();
+        if let (Some(h), Some(rtt)) = (self.hystart_linux.as_mut(), newest_rtt) {
+            // tcp_cubic.c: bictcp_acked (HyStart) runs before the slow-start
+            // increase; an exit sets ssthresh = cwnd, so this ACK already
+            // counts in congestion avoidance. Its delay sample is the RTT of
+            // the newest segment acknowledged, from send times in µs (not
+            // the timestamp echo, which a delayed ACK holds at the oldest).
+            // hystart_ack_delay is min(1 ms, 4·GSO max size / pacing rate):
+            // 1 ms below ~2 Gbit/s.
+            let exit = h.on_ack(
+                ack.now,
+                rtt,
+                ack.snd_una,
+                ack.snd_nxt,
+                st.in_slow_start(),
+                st.cwnd / st.mss.max(1),
+                NS_PER_MS,
+            );
+            if exit.is_some() {
+                st.ssthresh = st.cwnd;
+            }
+        }
         let cwnd_b = self.cwnd_bytes(st);
         if st.in_slow_start() {
             if let Some(step) = self
@@ -304,6 +333,10 @@ impl CongestionControl for Cubic {
         if let Some(h) = self.hystart.as_mut() {
             h.on_congestion();
         }
+        if let Some(h) = self.hystart_linux.as_mut() {
+            // bictcp_state(TCP_CA_Loss): HyStart runs again.
+            h.on_loss();
+        }
     }
 
     fn set_abc_limit(&mut self, l: u32) -> bool {
@@ -318,6 +351,15 @@ impl CongestionControl for Cubic {
 
     fn hystart(&self) -> Option<&HyStart> {
         self.hystart.as_ref()
+    }
+
+    fn on_newest_rtt(&mut self, rtt: Option<Time>) {
+        self.newest_rtt = rtt;
+    }
+
+    fn set_hystart_linux(&mut self, on: bool) -> bool {
+        self.hystart_linux = on.then(HyStartLinux::default);
+        true
     }
 
     fn undo(&mut self) {

@@ -9,6 +9,7 @@ mod bdp_tracking;
 mod cubic;
 mod fast;
 pub mod hystart;
+pub mod hystart_linux;
 mod params;
 mod qos_tcp;
 mod reno;
@@ -150,6 +151,18 @@ pub trait CongestionControl: Send {
     /// Use HyStart++ (RFC 9406) in the initial slow start (see `hystart`).
     /// Returns false if this controller does not support it.
     fn set_hystart(&mut self, _on: bool) -> bool {
+        false
+    }
+
+    /// The RTT of the most recently sent segment the coming ACK acknowledges
+    /// in full (Linux's `ca_rtt_us`: from send times, not timestamps; None
+    /// if all were retransmitted), handed over before `on_ack`. Default:
+    /// ignored.
+    fn on_newest_rtt(&mut self, _rtt: Option<Time>) {}
+
+    /// Use HyStart as Linux's `tcp_cubic.c` (`hystart_linux.rs`). Returns
+    /// false if this controller does not support it.
+    fn set_hystart_linux(&mut self, _on: bool) -> bool {
         false
     }
 

@@ -24,7 +24,7 @@ mod response;
 pub use dsack::DsackDetector;
 pub use eifel::EifelDetector;
 pub use frto::Frto;
-pub use response::{respond_fr, EifelResponse, KeepCwndResponse, RenoResponse};
+pub use response::{respond_fr, EifelResponse, KeepCwndResponse, RenoResponse, UndoResponse};
 
 use crate::cc::CcState;
 use crate::Time;
@@ -84,15 +84,20 @@ pub enum ResponseKind {
     KeepCwnd,
     /// Plain Reno: cwnd stays at the loss window, ssthresh halved, go-back-N.
     Reno,
+    /// Linux `tcp_try_undo_loss` → `tcp_undo_cwnd_reduction`: cwnd =
+    /// max(cwnd, cwnd before the timeout), ssthresh likewise, loss marks
+    /// cleared; no RTO adaptation.
+    Undo,
 }
 
 impl ResponseKind {
-    pub const NAMES: [&'static str; 3] = ["eifel", "keep-cwnd", "reno"];
+    pub const NAMES: [&'static str; 4] = ["eifel", "keep-cwnd", "reno", "undo"];
     pub fn parse(s: &str) -> Option<ResponseKind> {
         match s {
             "eifel" => Some(ResponseKind::Eifel),
             "keep-cwnd" => Some(ResponseKind::KeepCwnd),
             "reno" => Some(ResponseKind::Reno),
+            "undo" => Some(ResponseKind::Undo),
             _ => None,
         }
     }
@@ -303,6 +308,7 @@ pub fn new_response(kind: ResponseKind) -> Box<dyn Response> {
         ResponseKind::Eifel => Box::new(EifelResponse),
         ResponseKind::KeepCwnd => Box::new(KeepCwndResponse),
         ResponseKind::Reno => Box::new(RenoResponse),
+        ResponseKind::Undo => Box::new(UndoResponse),
     }
 }
 

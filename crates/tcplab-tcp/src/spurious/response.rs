@@ -100,6 +100,27 @@ impl Response for RenoResponse {
     }
 }
 
+/// Linux's undo of a spurious timeout (`tcp_try_undo_loss` →
+/// `tcp_undo_cwnd_reduction(sk, true)`): cwnd = max(cwnd, prior_cwnd),
+/// ssthresh = max(ssthresh, prior_ssthresh), the loss marks cleared.
+/// Unlike RFC 4015 it does not size cwnd from FlightSize, which SACKed and
+/// lost data can inflate far beyond the window before the timeout.
+pub struct UndoResponse;
+
+impl Response for UndoResponse {
+    fn name(&self) -> &'static str {
+        "undo"
+    }
+    fn on_spurious(&mut self, c: &mut ResponseCtx) -> ResponseOut {
+        c.ccs.cwnd = c.ccs.cwnd.max(c.saved.cwnd).min(c.ccs.max_cwnd);
+        c.ccs.ssthresh = c.ccs.ssthresh.max(c.saved.ssthresh);
+        ResponseOut {
+            resume_new: !c.late,
+            rebase_rto: false,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -125,6 +146,22 @@ mod tests {
             rttvar_prev: 50,
             snd_max_at_rto: 11_001,
         }
+    }
+
+    #[test]
+    fn undo_restores_the_windows_before_the_timeout() {
+        let (mut s, sv) = (st(), saved());
+        let mut c = ResponseCtx {
+            ccs: &mut s,
+            saved: &sv,
+            flight: 40_000, // SACKed and lost data: far above cwnd before
+            acked: 2000,
+            iw: 4000,
+            late: false,
+        };
+        let out = UndoResponse.on_spurious(&mut c);
+        assert_eq!((s.cwnd, s.ssthresh), (10_000, 64_000));
+        assert!(out.resume_new && !out.rebase_rto);
     }
 
     #[test]

@@ -1,0 +1,134 @@
+"""Cross-check tcplab's PRR (RFC 6937) against ns-3's: NewReno + PRR with SACK in tcplab versus
+ns-3 3.44's ``TcpLinuxReno`` + ``TcpPrrRecovery`` on several path settings, small queues
+included (where the reduction's shape matters most).
+
+    python bench/ns3_prr.py [--duration S] [--out FILE.json]
+
+Builds ``bench/ns3/build/p2p_bulk`` with ``bench/ns3/build.sh`` if needed (PyPI ``ns3`` wheel).
+tcplab's side matches the ns-3 program (bench/README.md): one unlimited flow, MSS 1448, IW10,
+SACK, timestamps, window scaling, 4 MiB buffers, delayed ACK every 2 segments or 200 ms, RTO
+minimum 1 s (RFC 6298 otherwise), DropTail device queues counting waiting packets, a 2-byte PPP
+header per frame; ``TcpLinuxReno``'s slow start adds every acknowledged segment (``abc_l = 2``
+with ACKs of 2), it slow-starts only while cwnd < ssthresh and halves cwnd (not FlightSize).
+tcplab is also run with the immediate reduction (RFC 6675) to show what PRR changes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+BENCH = Path(__file__).resolve().parent
+NS3_BIN = BENCH / "ns3" / "build" / "p2p_bulk"
+
+#: (rate, one-way delay, queue in packets): RTT 20 to 400 ms, 2 to 50 Mbit/s, queues from a
+#: fraction of the BDP to more than it.
+SETTINGS: list[tuple[str, str, int]] = [
+    ("10Mbps", "50ms", 100),
+    ("10Mbps", "50ms", 20),
+    ("10Mbps", "20ms", 10),
+    ("20Mbps", "10ms", 5),
+    ("50Mbps", "20ms", 50),
+    ("2Mbps", "100ms", 10),
+    ("10Mbps", "200ms", 30),
+]
+
+
+def ns3(rate: str, delay: str, queue: int, duration: float) -> dict[str, Any]:
+    if not NS3_BIN.exists():
+        subprocess.run(["bash", str(BENCH / "ns3" / "build.sh")], check=True)
+    out = subprocess.run(
+        [
+            str(NS3_BIN),
+            f"--duration={duration:g}",
+            f"--rate={rate}",
+            f"--delay={delay}",
+            f"--queue={queue}",
+            "--recovery=prr",
+            "--verbose=0",
+        ],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
+    res: dict[str, Any] = json.loads(out.strip().splitlines()[-1])
+    return res
+
+
+def tcplab(rate: str, delay: str, queue: int, duration: float, recovery: str) -> dict[str, Any]:
+    from tcplab.scenario import parse_scenario
+    from tcplab.sweep import run_config
+
+    sc = {
+        "name": "ns3-prr",
+        "duration": f"{duration:g}s",
+        "seed": 1,
+        "path": [{"rate": rate, "delay": delay, "queue": queue, "overhead": 2}],
+        "flows": [
+            {
+                "cc": "newreno",
+                "sack": True,
+                "mss": 1448,
+                "initial_window": 10,
+                "abc_l": 2,
+                "ca_at_ssthresh": True,
+                "ssthresh_from": "cwnd",
+                "recovery_cwnd": recovery,
+            }
+        ],
+    }
+    flow: dict[str, Any] = run_config(parse_scenario(sc).to_config())["flows"][0]
+    return flow
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--duration", type=float, default=100.0, help="simulated seconds per run")
+    ap.add_argument("--out", type=Path, default=None, help="write the rows as JSON here")
+    a = ap.parse_args(argv)
+    rows = []
+    print(
+        "| rate | RTT | queue | ns-3 PRR goodput (Mbit/s) | tcplab PRR | diff | "
+        "tcplab immediate | retrans ns-3 / tcplab PRR | RTOs ns-3 / tcplab PRR |"
+    )
+    print("|---|---|---|---|---|---|---|---|---|")
+    for rate, delay, queue in SETTINGS:
+        n = ns3(rate, delay, queue, a.duration)
+        prr = tcplab(rate, delay, queue, a.duration, "prr")
+        imm = tcplab(rate, delay, queue, a.duration, "immediate")
+        diff = (prr["goodput_bps"] - n["goodput_bps"]) / n["goodput_bps"] * 100
+        row = {
+            "rate": rate,
+            "delay": delay,
+            "queue": queue,
+            "ns3_goodput_bps": n["goodput_bps"],
+            "tcplab_prr_goodput_bps": prr["goodput_bps"],
+            "tcplab_immediate_goodput_bps": imm["goodput_bps"],
+            "diff_pct": diff,
+            "ns3_retransmissions": n["retransmissions"],
+            "tcplab_prr_retransmissions": prr["retransmitted_segments"],
+            "ns3_rto": n["rto_losses"],
+            "tcplab_prr_rto": prr["timeouts"],
+        }
+        rows.append(row)
+        rtt = 2 * float(delay.removesuffix("ms"))
+        print(
+            f"| {rate} | {rtt:g} ms | {queue} | {n['goodput_bps'] / 1e6:.3f} | "
+            f"{prr['goodput_bps'] / 1e6:.3f} | {diff:+.2f} % | {imm['goodput_bps'] / 1e6:.3f} | "
+            f"{n['retransmissions']} / {prr['retransmitted_segments']} | "
+            f"{n['rto_losses']} / {prr['timeouts']} |",
+            flush=True,
+        )
+    if a.out:
+        a.out.write_text(json.dumps(rows, indent=1))
+    worst = max(abs(r["diff_pct"]) for r in rows)
+    print(f"largest |diff|: {worst:.2f} % over {len(rows)} settings")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,201 @@
+//! PRR (RFC 6937) and RACK-TLP (RFC 8985) in the endpoint, on the
+//! two-endpoint harness (10 Mb/s, 20 ms each way): the tail loss probe with
+//! and without loss of the probe, RACK detecting a lost retransmission
+//! without a timeout, and PRR spreading the reduction over the round trip.
+
+mod harness;
+
+use harness::{cfg, Net};
+use tcplab_tcp::recovery::{LossDetection, PrrBound, RecoveryCwnd};
+use tcplab_tcp::{Config, Event, RtxReason, NS_PER_MS, NS_PER_S};
+
+const BYTES: u64 = 200_000;
+/// The last data segment of the transfer (1000-byte segments from offset 1).
+const LAST: u64 = 1 + BYTES - 1000;
+
+fn rack_tlp() -> Config {
+    Config {
+        loss_detection: LossDetection::Rack,
+        tlp: true,
+        ..cfg()
+    }
+}
+
+fn run(c: Config, drop: harness::Dropper) -> Net {
+    let mut n = Net::new(c.clone(), c);
+    n.a.app_supply(BYTES);
+    n.a.close();
+    n.drop = drop;
+    n.run_until(60 * NS_PER_S);
+    assert_eq!(n.b.stats().bytes_delivered, BYTES);
+    n
+}
+
+fn tlps(n: &Net, kind: u8) -> usize {
+    n.count_a(|e| matches!(e, Event::Tlp { kind: k, .. } if *k == kind))
+}
+
+/// RFC 8985 §7.3: the last segment is lost; the PTO (2·SRTT ≈ 80 ms, far
+/// below the 1 s RTO) sends a probe retransmitting it, which repairs the
+/// loss: no timeout. Without TLP the same loss costs an RTO.
+#[test]
+fn tail_loss_is_repaired_by_the_probe() {
+    let drop_last =
+        || -> harness::Dropper { Box::new(|s, prior| s.a_to_b && s.off == LAST && prior == 0) };
+    let n = run(rack_tlp(), drop_last());
+    assert_eq!(n.a.stats().timeouts, 0);
+    assert_eq!(
+        tlps(&n, 1),
+        1,
+        "one probe, a retransmission of the last segment"
+    );
+    let probe = n
+        .events_a
+        .iter()
+        .find_map(|(t, e)| {
+            matches!(
+                e,
+                Event::Retransmit {
+                    reason: RtxReason::Tlp,
+                    ..
+                }
+            )
+            .then_some(*t)
+        })
+        .unwrap();
+    let first = n.data_sent().find(|s| s.off == LAST).unwrap().t;
+    // PTO = 2·SRTT (one segment is not alone in flight here): well under the RTO.
+    assert!(
+        probe - first < 200 * NS_PER_MS,
+        "probe {} ms after",
+        (probe - first) / NS_PER_MS
+    );
+
+    let plain = run(cfg(), drop_last());
+    assert_eq!(plain.a.stats().timeouts, 1);
+    assert_eq!(tlps(&plain, 1), 0);
+}
+
+/// RFC 8985 §7.4: the last segment and the probe are both lost: the episode
+/// stays open (no second probe) and the RTO recovers.
+#[test]
+fn lost_probe_leaves_the_rto() {
+    let n = run(
+        rack_tlp(),
+        Box::new(|s, prior| s.a_to_b && s.off == LAST && prior <= 1),
+    );
+    // Linux-like timers: a 40 ms delayed ACK leaves the last segment alone in
+    // flight, so PTO = 2·SRTT + WCDelAckT, capped at the RTO's expiry: the
+    // probe stands in for the RTO, which follows it.
+    let mut c = rack_tlp();
+    c.rto = tcplab_tcp::RtoProfile {
+        min: 200 * NS_PER_MS,
+        granularity: 200 * NS_PER_MS,
+        ..c.rto
+    };
+    c.ack.max_delay = 40 * NS_PER_MS;
+    let mut m = Net::new(c.clone(), c);
+    m.a.app_supply(20_000);
+    m.a.close();
+    m.drop = Box::new(|s, _| s.a_to_b && s.off == 19_001);
+    m.run_until(5 * NS_PER_S);
+    let probe = m.count_a(|e| matches!(e, Event::Tlp { kind: 1, .. }));
+    assert_eq!(probe, 1);
+    assert!(m.a.stats().timeouts >= 1);
+    assert_eq!(tlps(&n, 1), 1, "one probe only");
+    assert_eq!(n.a.stats().timeouts, 1);
+}
+
+/// RFC 8985 §7.3: a whole flight is lost (every segment first sent between
+/// 120 and 220 ms), so no ACK comes back; the application still has data, so
+/// the probe carries a new segment, whose SACK lets RACK find the losses
+/// one round trip later, without a timeout and well before the sender
+/// without TLP starts its recovery.
+#[test]
+fn probe_with_new_data_when_the_flight_is_lost() {
+    let lost = |s: &harness::Sent, prior: usize| {
+        s.a_to_b && s.len > 0 && prior == 0 && (120 * NS_PER_MS..220 * NS_PER_MS).contains(&s.t)
+    };
+    let n = run(rack_tlp(), Box::new(lost));
+    assert!(
+        n.data_sent().filter(|s| lost(s, 0)).count() > 10,
+        "a whole flight lost"
+    );
+    assert_eq!(tlps(&n, 0), 1, "one probe, with new data");
+    assert_eq!(n.a.stats().timeouts, 0);
+    let first_rtx = |n: &Net| {
+        n.events_a
+            .iter()
+            .find_map(|(t, e)| matches!(e, Event::Retransmit { .. }).then_some(*t))
+            .unwrap()
+    };
+    let plain = run(cfg(), Box::new(lost));
+    assert!(first_rtx(&n) + 100 * NS_PER_MS < first_rtx(&plain));
+}
+
+/// RFC 8985 §6: segment k is lost and so is its fast retransmission. RACK
+/// sees later-sent segments SACKed and marks the retransmission lost again
+/// (RackLoss with lost_retrans), so the transfer needs no timeout; RFC 6675
+/// DupThresh detection cannot, and waits for the RTO.
+#[test]
+fn rack_detects_a_lost_retransmission() {
+    const K: u64 = 1 + 60 * 1000;
+    let drop = || -> harness::Dropper { Box::new(|s, prior| s.a_to_b && s.off == K && prior <= 1) };
+    let n = run(rack_tlp(), drop());
+    assert_eq!(n.a.stats().timeouts, 0);
+    let again =
+        n.count_a(|e| matches!(e, Event::RackLoss { lost_retrans, .. } if *lost_retrans > 0));
+    assert!(again >= 1, "RACK marked the lost retransmission");
+    assert_eq!(n.data_sent().filter(|s| s.off == K).count(), 3);
+
+    let plain = run(cfg(), drop());
+    assert!(plain.a.stats().timeouts >= 1);
+}
+
+/// RFC 6937 §3.1 in the endpoint: one loss in a large flight. With the
+/// immediate reduction (RFC 6675) nothing new is sent for the first half of
+/// the recovery round ("half-silent"); PRR sends about every other ACK from
+/// the start. Both end the recovery with the same cwnd (ssthresh).
+#[test]
+fn prr_spreads_the_reduction() {
+    const K: u64 = 1 + 100 * 1000;
+    let sent_in_first_half = |c: Config| {
+        let n = run(c, Box::new(|s, prior| s.a_to_b && s.off == K && prior == 0));
+        let (t0, recover) = n
+            .events_a
+            .iter()
+            .find_map(|(t, e)| match e {
+                Event::EnterRecovery { recover, .. } => Some((*t, *recover)),
+                _ => None,
+            })
+            .unwrap();
+        let exit = n
+            .events_a
+            .iter()
+            .find_map(|(t, e)| matches!(e, Event::ExitRecovery { .. }).then_some(*t))
+            .unwrap();
+        let half = t0 + (exit - t0) / 2;
+        let new_first_half = n
+            .data_sent()
+            .filter(|s| s.t > t0 && s.t < half && s.off >= recover)
+            .count();
+        let cwnd_exit = n
+            .events_a
+            .iter()
+            .find_map(|(_, e)| match e {
+                Event::ExitRecovery { cwnd } => Some(*cwnd),
+                _ => None,
+            })
+            .unwrap();
+        (new_first_half, cwnd_exit, n.a.stats().timeouts)
+    };
+    let mut c = cfg();
+    c.initial_ssthresh = Some(60_000);
+    let (imm, cw_imm, to_imm) = sent_in_first_half(c.clone());
+    c.recovery_cwnd = RecoveryCwnd::Prr(PrrBound::Ssrb);
+    let (prr, cw_prr, to_prr) = sent_in_first_half(c);
+    assert_eq!(imm, 0, "RFC 6675: half-silent");
+    assert!(prr >= 5, "PRR sends during the first half ({prr})");
+    assert_eq!(cw_imm, cw_prr);
+    assert_eq!((to_imm, to_prr), (0, 0));
+}
