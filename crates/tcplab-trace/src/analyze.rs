@@ -319,6 +319,11 @@ struct Half {
     max_tsval_sent: Option<u32>,
     snd_max_t: Time,
     zero_since: Option<Time>,
+    /// Duplicate ACKs before the last advance, and its time.
+    prev_dup_run: u32,
+    prev_dup_run_t: Time,
+    /// Receiver side: when the current hole opened.
+    hole_t: Time,
     limited_since: Option<Time>,
     fin: bool,
     fin_acked: bool,
@@ -353,6 +358,9 @@ impl Half {
             max_tsval_sent: None,
             snd_max_t: 0,
             zero_since: None,
+            prev_dup_run: 0,
+            prev_dup_run_t: 0,
+            hole_t: 0,
             limited_since: None,
             fin: false,
             fin_acked: false,
@@ -390,6 +398,8 @@ struct Conn {
     near: Option<u8>,
     halves: [Half; 2],
     rst: bool,
+    /// Both FINs acknowledged, or a RST.
+    done: bool,
 }
 
 /// FxHash-style hasher: the connection key is not attacker-chosen in a
@@ -424,6 +434,9 @@ impl Hasher for FastHasher {
 
 type Key = (Addr, u16, Addr, u16);
 
+/// Longer "RTT samples" are capture artefacts (clock steps), not paths.
+const MAX_RTT: Time = 600 * NS_PER_S;
+
 /// The streaming analyser: feed packets in capture order with `packet`.
 pub struct Analyzer {
     opts: Options,
@@ -438,6 +451,9 @@ pub struct Analyzer {
     pub tcp_packets: u64,
     /// Packets of connections whose first packet was not a SYN.
     pub midstream_conns: u64,
+    /// Packets whose timestamp was earlier than the one before.
+    pub time_reversals: u64,
+    clock: Time,
     last_key: Option<(Key, usize, bool)>,
 }
 
@@ -472,6 +488,8 @@ impl Analyzer {
             pkts: Vec::new(),
             tcp_packets: 0,
             midstream_conns: 0,
+            time_reversals: 0,
+            clock: 0,
             last_key: None,
         }
     }
@@ -484,6 +502,15 @@ impl Analyzer {
     /// Feeds one decoded TCP packet captured at `t` (ns).
     pub fn packet(&mut self, t: Time, p: &TcpPacket) {
         self.tcp_packets += 1;
+        // Captures merged from several interfaces can step back in time; the
+        // analysis keeps its clock monotonic and counts the steps.
+        let t = if t < self.clock {
+            self.time_reversals += 1;
+            self.clock
+        } else {
+            self.clock = t;
+            t
+        };
         let seg = &p.seg;
         let fwd: Key = (p.src, seg.src_port, p.dst, seg.dst_port);
         // Fast path: same connection as the previous packet.
@@ -506,25 +533,61 @@ impl Analyzer {
             }
         };
         let mut conn = self.slots[slot].take().expect("open slot");
-        let i = usize::from(!from_a);
-        self.on_packet(&mut conn, i, t, p);
-        let done = conn.rst
-            || (conn.halves[0].fin_acked
-                || conn.halves[0].fin && conn.halves[0].st.data_packets == 0)
-                && (conn.halves[1].fin_acked
-                    || conn.halves[1].fin && conn.halves[1].st.data_packets == 0)
-                && conn.halves[0].fin
-                && conn.halves[1].fin;
-        if done {
+        if conn.done && seg.flags.syn() && !seg.flags.ack() {
+            // The 4-tuple is reused by a new connection: close the old one.
             let key = (conn.ep[0].0, conn.ep[0].1, conn.ep[1].0, conn.ep[1].1);
             self.conns.remove(&key);
             self.last_key = None;
             self.free.push(slot);
             let stats = self.close(conn);
             self.finished.push(stats);
-        } else {
-            self.slots[slot] = Some(conn);
+            let s = self.open(t, fwd, seg);
+            self.packet_in(s, true, t, p);
+            return;
         }
+        self.slots[slot] = Some(conn);
+        self.packet_in(slot, from_a, t, p);
+        // Closed connections are kept a while for their last ACKs and
+        // retransmitted FINs, then reaped (memory stays bounded by the open ones).
+        if self.tcp_packets % 65536 == 0 {
+            self.reap(t);
+        }
+    }
+
+    fn packet_in(&mut self, slot: usize, from_a: bool, t: Time, p: &TcpPacket) {
+        let mut conn = self.slots[slot].take().expect("open slot");
+        let i = usize::from(!from_a);
+        self.on_packet(&mut conn, i, t, p);
+        let h = &conn.halves;
+        let fin_done = |k: usize| h[k].fin && (h[k].fin_acked || h[k].st.data_packets == 0);
+        if conn.rst || (fin_done(0) && fin_done(1)) {
+            conn.done = true;
+        }
+        self.slots[slot] = Some(conn);
+    }
+
+    /// Closes connections that finished (FIN/RST) more than 2 MSL (120 s) ago.
+    fn reap(&mut self, now: Time) {
+        let slots = &self.slots;
+        let old: Vec<(Key, usize)> = self
+            .conns
+            .iter()
+            .filter(|(_, &s)| {
+                slots[s]
+                    .as_ref()
+                    .is_some_and(|c| c.done && now.saturating_sub(c.last_t) > 120 * NS_PER_S)
+            })
+            .map(|(k, &s)| (*k, s))
+            .collect();
+        for (k, s) in old {
+            self.conns.remove(&k);
+            self.free.push(s);
+            if let Some(c) = self.slots[s].take() {
+                let st = self.close(c);
+                self.finished.push(st);
+            }
+        }
+        self.last_key = None;
     }
 
     fn open(&mut self, t: Time, key: Key, seg: &Segment) -> usize {
@@ -540,6 +603,7 @@ impl Analyzer {
             near: None,
             halves: [Half::new(profile), Half::new(profile)],
             rst: false,
+            done: false,
         };
         if !(seg.flags.syn() && !seg.flags.ack()) {
             self.midstream_conns += 1;
@@ -601,7 +665,7 @@ impl Analyzer {
             first_ns: c.first_t,
             last_ns: c.last_t,
             handshake: c.syn_t.is_some(),
-            closed: c.rst || (c.halves[0].fin && c.halves[1].fin),
+            closed: c.done || c.rst || (c.halves[0].fin && c.halves[1].fin),
             halves,
         }
     }
@@ -644,7 +708,7 @@ impl Analyzer {
                 } else {
                     1
                 });
-                let rtt = t - t0;
+                let rtt = (t - t0).min(MAX_RTT);
                 for k in 0..2 {
                     let h = &mut c.halves[k];
                     h.est.on_sample(rtt);
@@ -710,6 +774,9 @@ impl Analyzer {
     }
 
     fn rtt_sample(&mut self, c: &mut Conn, k: usize, t: Time, rtt: Time, source: u8) {
+        if rtt > MAX_RTT {
+            return;
+        }
         let h = &mut c.halves[k];
         h.est.on_sample(rtt);
         h.st.rtt_samples += 1;
@@ -788,6 +855,9 @@ impl Analyzer {
                     h.max_tsval_sent = Some(v);
                 }
             }
+            if start > h.rcv_nxt && h.seen.is_empty() {
+                h.hole_t = t;
+            }
             note_seen(h, start, end);
             // Receive-window-limited: the flight fills the peer's window.
             if h.last_wnd != u32::MAX && h.limited_since.is_none() {
@@ -823,7 +893,7 @@ impl Analyzer {
                 (Some(v), Some(m)) => seq_lt(v, m) || v == m,
                 _ => {
                     let half_rtt = h.min_rtt().unwrap_or(0) / 2;
-                    t.saturating_sub(h.snd_max_t) < half_rtt
+                    t.saturating_sub(h.hole_t) < half_rtt
                 }
             };
             if reordered {
@@ -840,7 +910,12 @@ impl Analyzer {
         // Classify (see `RtxClass`).
         let head = start <= h.una;
         // RFC 5681 §3.2 (DupThresh) / RFC 6675 §5 (IsLost: DupThresh × SMSS SACKed above).
-        let loss_indicated = h.dupacks >= 3 || h.sacked_above >= 3 * peer_mss;
+        // At the receiver, a late original may have ended the run of
+        // duplicate ACKs just before the fast retransmission arrives.
+        let recent_run = side == Side::Receiver
+            && h.prev_dup_run >= 3
+            && t.saturating_sub(h.prev_dup_run_t) < h.min_rtt().unwrap_or(0);
+        let loss_indicated = h.dupacks >= 3 || recent_run || h.sacked_above >= 3 * peer_mss;
         let seg_retx_since = |h: &Half, since: Time| {
             h.segs
                 .iter()
@@ -849,7 +924,13 @@ impl Analyzer {
         };
         let mut backoff = 0;
         let class = if let Some(ep) = h.rto_ep.filter(|ep| start < ep.recover) {
-            if head && seg_retx_since(h, ep.start_t) {
+            if head && h.dupacks >= 3 {
+                // Duplicate ACKs after the timeout (e.g. for its needless
+                // go-back-N copies) make a NewReno sender fast-retransmit.
+                h.rto_ep = None;
+                h.recovery = Some(h.snd_max);
+                RtxClass::FastRetransmit
+            } else if head && seg_retx_since(h, ep.start_t) {
                 // RFC 6298 §5.5: the timer expired again (backed off).
                 backoff = if start == ep.seg_start {
                     ep.backoff + 1
@@ -1074,10 +1155,16 @@ impl Analyzer {
         let dsack = dsack_block(seg).map(|(l, r)| (unwrap(base, l, ack), unwrap(base, r, ack)));
         if let Some((l, r)) = dsack {
             h.st.dsacks += 1;
-            for p in h.pending.iter_mut() {
-                if p.start < r && l < p.end {
-                    p.dsack = true;
-                }
+            // One D-SACK reports one extra copy: blame the latest
+            // retransmission of those bytes not yet blamed (with backed-off
+            // timeouts, the copies that arrived are the last ones sent).
+            if let Some(p) = h
+                .pending
+                .iter_mut()
+                .filter(|p| p.start < r && l < p.end && !p.dsack)
+                .max_by_key(|p| p.t)
+            {
+                p.dsack = true;
             }
         }
         let mut sacked = 0;
@@ -1111,6 +1198,8 @@ impl Analyzer {
                 h.st.dupacks += 1;
             }
         } else {
+            h.prev_dup_run = h.dupacks;
+            h.prev_dup_run_t = t;
             let newly = ack - h.una;
             h.st.bytes_acked += newly.min(h.snd_max.saturating_sub(h.una));
             h.una = ack;

@@ -179,9 +179,11 @@ impl<R: Read> CaptureReader<R> {
                 }
                 me.offset = blen as u64;
             }
-            _ => return Err(not(&format!(
+            _ => {
+                return Err(not(&format!(
                 "magic 0x{magic_le:08x} is neither pcap (a1b2c3d4/a1b23c4d) nor pcapng (0a0d0d0a)"
-            ))),
+            )))
+            }
         }
         Ok(me)
     }
@@ -544,6 +546,7 @@ mod tests {
         f.extend(9u16.to_le_bytes());
         f.extend(1u16.to_le_bytes());
         f.extend([9, 0, 0, 0]);
+        f.extend([0u8; 4]); // opt_endofopt
         f.extend(32u32.to_le_bytes());
         // an unknown block (name resolution), skipped
         f.extend(4u32.to_le_bytes());

@@ -9,6 +9,7 @@
 pub mod analyze;
 pub mod capture;
 pub mod decode;
+pub mod synth;
 
 use std::fs::File;
 use std::io::BufReader;
@@ -75,18 +76,14 @@ impl Filter {
     }
 }
 
-/// Reads and analyses `path`. Errors (not a capture, unreadable) are one
-/// line naming the file and the problem.
-pub fn analyze_file(path: &Path, opts: Options) -> Result<Report, String> {
-    let name = path.display().to_string();
-    let f = File::open(path).map_err(|e| format!("{name}: cannot open: {e}"))?;
+/// Analyses a capture held in any reader (`name` is used in messages).
+pub fn analyze_reader<R: std::io::Read>(r: R, name: &str, opts: Options) -> Result<Report, String> {
     let start = Instant::now();
     let side = opts.side;
-    let mut rd =
-        CaptureReader::new(BufReader::with_capacity(1 << 20, f), &name).map_err(|e| match e {
-            CaptureError::NotACapture(m) => m,
-            CaptureError::Io(e) => format!("{name}: read error: {e}"),
-        })?;
+    let mut rd = CaptureReader::new(r, name).map_err(|e| match e {
+        CaptureError::NotACapture(m) => m,
+        CaptureError::Io(e) => format!("{name}: read error: {e}"),
+    })?;
     let mut an = Analyzer::new(opts);
     let mut skipped = [0u64; 6];
     loop {
@@ -103,7 +100,7 @@ pub fn analyze_file(path: &Path, opts: Options) -> Result<Report, String> {
     }
     an.finish();
     Ok(Report {
-        file: name,
+        file: name.to_string(),
         records: rd.records,
         tcp_packets: an.tcp_packets,
         skipped,
@@ -114,6 +111,14 @@ pub fn analyze_file(path: &Path, opts: Options) -> Result<Report, String> {
         side,
         analyzer: an,
     })
+}
+
+/// Reads and analyses `path`. Errors (not a capture, unreadable) are one
+/// line naming the file and the problem.
+pub fn analyze_file(path: &Path, opts: Options) -> Result<Report, String> {
+    let name = path.display().to_string();
+    let f = File::open(path).map_err(|e| format!("{name}: cannot open: {e}"))?;
+    analyze_reader(BufReader::with_capacity(1 << 20, f), &name, opts)
 }
 
 fn half_json(h: &analyze::HalfStats) -> Value {
@@ -224,6 +229,7 @@ impl Report {
             "truncated_tail": self.truncated_tail,
             "corrupt": self.corrupt,
             "midstream_connections": self.midstream_conns,
+            "time_reversals": self.analyzer.time_reversals,
             "sto_per_mb": if bytes > 0 { sto as f64 / (bytes as f64 / 1e6) } else { 0.0 },
             "spurious_rto_episodes": sto,
             "unnecessary_per_sto": if sto > 0 { Some(unnecessary as f64 / sto as f64) } else { None },
