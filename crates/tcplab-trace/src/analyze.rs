@@ -311,7 +311,9 @@ struct Half {
     rto_ep: Option<RtoEpisode>,
     est: RttEstimator,
     /// First packet with a fresh TSval since the last echo: (tsval, time).
-    ts_probe: Option<(u32, Time)>,
+    /// Recent distinct TSvals sent and when each was first seen.
+    ts_ring: [(u32, Time); TS_RING],
+    ts_next: usize,
     ts_last: Option<u32>,
     /// Receiver side: contiguous seen data and seen ranges above it.
     rcv_nxt: u64,
@@ -351,7 +353,8 @@ impl Half {
             recovery: None,
             rto_ep: None,
             est: RttEstimator::new(profile),
-            ts_probe: None,
+            ts_ring: [(0, Time::MAX); TS_RING],
+            ts_next: 0,
             ts_last: None,
             rcv_nxt: 0,
             seen: Vec::new(),
@@ -433,6 +436,8 @@ impl Hasher for FastHasher {
 }
 
 type Key = (Addr, u16, Addr, u16);
+
+const TS_RING: usize = 16;
 
 /// Longer "RTT samples" are capture artefacts (clock steps), not paths.
 const MAX_RTT: Time = 600 * NS_PER_S;
@@ -532,7 +537,7 @@ impl Analyzer {
                 (slot, from_a)
             }
         };
-        let mut conn = self.slots[slot].take().expect("open slot");
+        let conn = self.slots[slot].take().expect("open slot");
         if conn.done && seg.flags.syn() && !seg.flags.ack() {
             // The 4-tuple is reused by a new connection: close the old one.
             let key = (conn.ep[0].0, conn.ep[0].1, conn.ep[1].0, conn.ep[1].1);
@@ -736,32 +741,32 @@ impl Analyzer {
         let side_i = self.side_of(c, i);
         let side_j = self.side_of(c, j);
         c.halves[i].st.side = Some(side_i);
-        // Timestamp RTT (RFC 7323 §4.1): an echo of the earliest fresh TSval.
+        // Timestamp RTT (RFC 7323 §4.1): the time from the first packet
+        // carrying a TSval to the first packet echoing it.
         if let Some((tsval, tsecr)) = seg.options.timestamps {
             let hi = &mut c.halves[i];
             if hi.ts_last != Some(tsval) {
                 hi.ts_last = Some(tsval);
-                if hi.ts_probe.is_none() {
-                    hi.ts_probe = Some((tsval, t));
-                }
+                hi.ts_ring[hi.ts_next] = (tsval, t);
+                hi.ts_next = (hi.ts_next + 1) % TS_RING;
             }
-            let probe = c.halves[j].ts_probe;
-            if let Some((v, t0)) = probe {
-                if seg.flags.ack() && tsecr == v {
-                    c.halves[j].ts_probe = None;
-                    // A full RTT only if the probe's sender is next to the
-                    // capture point: feed it to the half whose data that
-                    // endpoint sends (j at the sender side) or receives (i).
-                    let rtt = t - t0;
-                    let target = if side_j == Side::Sender {
-                        Some(j)
-                    } else if side_i == Side::Receiver {
-                        Some(i)
-                    } else {
-                        None
-                    };
-                    if let Some(k) = target {
-                        self.rtt_sample(c, k, t, rtt, 1);
+            if seg.flags.ack() {
+                let hj = &mut c.halves[j];
+                if let Some(e) = hj
+                    .ts_ring
+                    .iter_mut()
+                    .find(|e| e.0 == tsecr && e.1 != Time::MAX)
+                {
+                    let rtt = t - e.1;
+                    e.1 = Time::MAX; // one sample per TSval
+                                     // A full RTT only if the capture is next to j (the
+                                     // TSval's sender): it is j's RTT as a data sender and,
+                                     // equally, the path RTT for i's data seen at its receiver.
+                    if side_j == Side::Sender {
+                        self.rtt_sample(c, j, t, rtt, 1);
+                    }
+                    if side_i == Side::Receiver {
+                        self.rtt_sample(c, i, t, rtt, 1);
                     }
                 }
             }
