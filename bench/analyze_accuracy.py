@@ -90,8 +90,13 @@ def case_configs(quick: bool) -> list[tuple[str, dict[str, Any]]]:
                     "sample_interval": "0s",
                     "path": [
                         LAN,
-                        {"kind": "link", "rate": "4Mbps", "delay": "40ms", "queue": 60,
-                         "loss": 0.02},
+                        {
+                            "kind": "link",
+                            "rate": "4Mbps",
+                            "delay": "40ms",
+                            "queue": 60,
+                            "loss": 0.02,
+                        },
                         LAN,
                     ],
                     "flows": [{"cc": "newreno", "bytes": "unlimited", "mss": 1448, **tcp}],
@@ -107,8 +112,13 @@ def case_configs(quick: bool) -> list[tuple[str, dict[str, Any]]]:
                     "sample_interval": "0s",
                     "path": [
                         LAN,
-                        {"kind": "link", "rate": "10Mbps", "delay": "50ms", "queue": 100,
-                         "down": {"reorder": {"p": 0.01, "extra": "10ms"}}},
+                        {
+                            "kind": "link",
+                            "rate": "10Mbps",
+                            "delay": "50ms",
+                            "queue": 100,
+                            "down": {"reorder": {"p": 0.01, "extra": "10ms"}},
+                        },
                         LAN,
                     ],
                     "flows": [{"cc": "newreno", "bytes": "unlimited", **tcp}],
@@ -172,9 +182,7 @@ def analysed_rows(pcap: Path, side: str) -> tuple[list[dict[str, Any]], dict[str
     return rows, res.summary
 
 
-def match(
-    truth: list[dict[str, Any]], rows: list[dict[str, Any]], side: str
-) -> dict[int, int]:
+def match(truth: list[dict[str, Any]], rows: list[dict[str, Any]], side: str) -> dict[int, int]:
     """truth index → analyser row index."""
     by_key: dict[tuple[int, int], list[int]] = defaultdict(list)
     for j, r in enumerate(rows):
@@ -208,9 +216,20 @@ def tshark_counts(pcap: Path) -> dict[str, int]:
         "spurious_retransmission": "tcp.analysis.spurious_retransmission",
     }
     out = subprocess.run(
-        [exe, "-n", "-r", str(pcap), "-T", "fields", "-e", "frame.number",
-         *sum((["-e", f] for f in flags.values()), [])],
-        check=True, capture_output=True, text=True,
+        [
+            exe,
+            "-n",
+            "-r",
+            str(pcap),
+            "-T",
+            "fields",
+            "-e",
+            "frame.number",
+            *[a for f in flags.values() for a in ("-e", f)],
+        ],
+        check=True,
+        capture_output=True,
+        text=True,
     ).stdout
     counts: Counter[str] = Counter()
     for line in out.splitlines():
@@ -299,8 +318,10 @@ def report(results: Sequence[dict[str, Any]]) -> str:
     for r in results:
         for side in ("sender", "receiver"):
             key = (r["case"], side)
-            a = agg.setdefault(key, {"t": 0, "st": 0, "sp": 0, "tp": 0, "cls": {}, "ts": Counter(),
-                                     "rp": 0, "rt": 0})
+            a = agg.setdefault(
+                key,
+                {"t": 0, "st": 0, "sp": 0, "tp": 0, "cls": {}, "ts": Counter(), "rp": 0, "rt": 0},
+            )
             s = r[side]
             a["t"] += s["timeouts"]
             a["st"] += s["spurious_true"]
@@ -314,7 +335,7 @@ def report(results: Sequence[dict[str, Any]]) -> str:
                 cc.update(v)
 
     def f(x: float) -> str:
-        return "–" if np.isnan(x) else f"{x:.2f}"
+        return "n/a" if np.isnan(x) else f"{x:.2f}"
 
     for (case, side), a in agg.items():
         p, rc = pr(a["tp"], a["sp"], a["st"])

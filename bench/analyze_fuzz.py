@@ -27,8 +27,18 @@ def main() -> int:
     ap.add_argument("--inputs", type=int, default=1_000_000)
     ap.add_argument("--seed", type=int, default=1)
     args = ap.parse_args()
-    cmd = ["cargo", "run", "--quiet", "-p", "tcplab-trace", "--example",
-           "fuzz_parser", "--", str(args.inputs), str(args.seed)]
+    cmd = [
+        "cargo",
+        "run",
+        "--quiet",
+        "-p",
+        "tcplab-trace",
+        "--example",
+        "fuzz_parser",
+        "--",
+        str(args.inputs),
+        str(args.seed),
+    ]
     out = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
     sys.stderr.write(out.stderr)
     result = json.loads(out.stdout.strip().splitlines()[-1])

@@ -154,7 +154,9 @@ def _table(conns: list[dict[str, Any]]) -> str:
                 opts,
             )
         )
-    widths = [max(len(h), *(len(r[k]) for r in rows)) if rows else len(h) for k, h in enumerate(heads)]
+    widths = [
+        max(len(h), *(len(r[k]) for r in rows)) if rows else len(h) for k, h in enumerate(heads)
+    ]
 
     def line(cells: tuple[str, ...]) -> str:
         return "  ".join(c.ljust(w) for c, w in zip(cells, widths, strict=True)).rstrip()
@@ -223,7 +225,9 @@ def write(res: AnalyzeResult, out: Path) -> None:
 
     out.mkdir(parents=True, exist_ok=True)
     (out / "summary.json").write_text(json.dumps(res.summary, indent=2) + "\n")
-    write_parquet(pa.Table.from_pandas(res.connections, preserve_index=False), out / "connections.parquet")
+    write_parquet(
+        pa.Table.from_pandas(res.connections, preserve_index=False), out / "connections.parquet"
+    )
     write_parquet(
         pa.Table.from_pandas(res.retransmissions, preserve_index=False),
         out / "retransmissions.parquet",

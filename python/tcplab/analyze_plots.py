@@ -135,23 +135,35 @@ def rtt_graph(res: AnalyzeResult, conn: dict[str, Any], path: Path) -> Path:
             )
     if len(s):
         ax.step(
-            s["t_ns"] * 1e-9 - t0, s["srtt_ns"] * 1e-6, where="post", color="tab:green",
+            s["t_ns"] * 1e-9 - t0,
+            s["srtt_ns"] * 1e-6,
+            where="post",
+            color="tab:green",
             label="SRTT",
         )
         ax.step(
-            s["t_ns"] * 1e-9 - t0, s["rto_ns"] * 1e-6, where="post", color="tab:red",
+            s["t_ns"] * 1e-9 - t0,
+            s["rto_ns"] * 1e-6,
+            where="post",
+            color="tab:red",
             label="RTO (RFC 6298)",
         )
     r = res.retransmissions
     r = r[(r["conn"] == cid) & (r["dir"] == d) & (r["class_name"] == "rto")]
     for k, t in enumerate(r["t_ns"]):
-        ax.axvline(t * 1e-9 - t0, color="tab:red", ls=":", lw=0.8,
-                   label="retransmission timeout" if k == 0 else None)
+        ax.axvline(
+            t * 1e-9 - t0,
+            color="tab:red",
+            ls=":",
+            lw=0.8,
+            label="retransmission timeout" if k == 0 else None,
+        )
     ax.set_xlabel("time since the connection's first packet (s)")
     ax.set_ylabel("ms")
     ax.set_yscale("log")
-    ax.set_title(f"RTT and RTO, {conn['src']}:{conn['sport']} → {conn['dst']}:{conn['dport']}",
-                 fontsize=10)
+    ax.set_title(
+        f"RTT and RTO, {conn['src']}:{conn['sport']} → {conn['dst']}:{conn['dport']}", fontsize=10
+    )
     ax.grid(alpha=0.3, which="both")
     ax.legend(loc="upper left", fontsize=8, framealpha=0.9)
     fig.tight_layout()
