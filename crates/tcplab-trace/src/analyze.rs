@@ -1203,8 +1203,10 @@ impl Analyzer {
                 h.st.dupacks += 1;
             }
         } else {
-            h.prev_dup_run = h.dupacks;
-            h.prev_dup_run_t = t;
+            if h.dupacks > 0 {
+                h.prev_dup_run = h.dupacks;
+                h.prev_dup_run_t = t;
+            }
             let newly = ack - h.una;
             h.st.bytes_acked += newly.min(h.snd_max.saturating_sub(h.una));
             h.una = ack;
