@@ -50,7 +50,7 @@ LAN = {"kind": "link", "rate": "10Gbps", "delay": "0s", "queue": 100000}
 
 def case_configs(quick: bool) -> list[tuple[str, dict[str, Any]]]:
     """(name, scenario table) for every case."""
-    n = 12 if quick else 40
+    n = 12 if quick else 60
     cases: list[tuple[str, dict[str, Any]]] = []
     sizes = {"kind": "empirical", "bins": [["300KB", "301KB", 1], ["2MB", "2.001MB", 1]]}
     variants = [("ts+sack", {}), ("no-ts", {"timestamps": False}), ("no-sack", {"sack": False})]

@@ -554,7 +554,7 @@ impl Analyzer {
         self.packet_in(slot, from_a, t, p);
         // Closed connections are kept a while for their last ACKs and
         // retransmitted FINs, then reaped (memory stays bounded by the open ones).
-        if self.tcp_packets % 65536 == 0 {
+        if self.tcp_packets.is_multiple_of(65536) {
             self.reap(t);
         }
     }
@@ -610,7 +610,7 @@ impl Analyzer {
             rst: false,
             done: false,
         };
-        if !(seg.flags.syn() && !seg.flags.ack()) {
+        if !seg.flags.syn() || seg.flags.ack() {
             self.midstream_conns += 1;
         }
         self.next_id += 1;
@@ -1313,16 +1313,15 @@ fn verdicts(
                     p.first_cover = Some((t, p.recover)); // F-RTO done; wait for a D-SACK
                 }
             }
-            Some((t1, _)) => {
-                // An RTT after the covering ACK without a D-SACK: genuine.
-                if t - t1 > srtt.max(half_rtt.unwrap_or(0) * 2) {
-                    decided.push((n, false, Evidence::None));
-                }
+            // An RTT after the covering ACK without a D-SACK: genuine.
+            Some((t1, _)) if t - t1 > srtt.max(half_rtt.unwrap_or(0) * 2) => {
+                decided.push((n, false, Evidence::None));
             }
+            Some(_) => {}
             None => {}
         }
     }
-    decided.sort_by(|a, b| b.0.cmp(&a.0));
+    decided.sort_by_key(|d| std::cmp::Reverse(d.0));
     decided
 }
 

@@ -168,7 +168,7 @@ impl<R: Read> CaptureReader<R> {
                     _ => return Err(not("pcapng byte-order magic is not 0x1a2b3c4d")),
                 };
                 let blen = me.u32_at(&hdr, 4) as usize;
-                if !(28..=MAX_RECORD).contains(&blen) || blen % 4 != 0 {
+                if !(28..=MAX_RECORD).contains(&blen) || !blen.is_multiple_of(4) {
                     return Err(not(&format!(
                         "pcapng section header length {blen} is not a multiple of 4 in 28..{MAX_RECORD}"
                     )));
@@ -304,7 +304,7 @@ impl<R: Read> CaptureReader<R> {
                     }
                 };
                 blen = self.u32_at(&h, 4) as usize;
-                if !(28..=MAX_RECORD).contains(&blen) || blen % 4 != 0 {
+                if !(28..=MAX_RECORD).contains(&blen) || !blen.is_multiple_of(4) {
                     return Ok(self.corrupt(format!(
                         "pcapng block length {blen} is not a multiple of 4 in 12..{MAX_RECORD}"
                     )));
@@ -317,7 +317,7 @@ impl<R: Read> CaptureReader<R> {
                 self.offset += blen as u64;
                 continue;
             }
-            if !(12..=MAX_RECORD).contains(&blen) || blen % 4 != 0 {
+            if !(12..=MAX_RECORD).contains(&blen) || !blen.is_multiple_of(4) {
                 return Ok(self.corrupt(format!(
                     "pcapng block length {blen} is not a multiple of 4 in 12..{MAX_RECORD}"
                 )));
