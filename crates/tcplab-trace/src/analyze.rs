@@ -283,6 +283,8 @@ struct Pending {
     /// First ACK that covered `start`: (time, ack).
     first_cover: Option<(Time, u64)>,
     dsack: bool,
+    /// RTOs: consecutive timeouts before this one in the episode.
+    backoff: u32,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -1033,6 +1035,7 @@ impl Analyzer {
             recover: h.snd_max,
             first_cover: None,
             dsack: false,
+            backoff,
         };
         if side == Side::Receiver || (end <= h.una) {
             // At the receiver the capture point knows: already seen arriving
@@ -1062,12 +1065,7 @@ impl Analyzer {
             h.st.spurious_retransmissions += 1;
             if p.class == RtxClass::Rto {
                 h.st.spurious_rtos += 1;
-                let backoff = if self.opts.collect {
-                    self.rtx[p.row].backoff
-                } else {
-                    0
-                };
-                if backoff == 0 {
+                if p.backoff == 0 {
                     h.st.spurious_rto_episodes += 1;
                 }
             }
