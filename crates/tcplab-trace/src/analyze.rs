@@ -931,7 +931,15 @@ impl Analyzer {
         };
         let mut backoff = 0;
         let class = if let Some(ep) = h.rto_ep.filter(|ep| start < ep.recover) {
-            if head && h.dupacks >= 3 {
+            // At the receiver every needless go-back-N copy is below the
+            // cumulative ACK, so only the timed-out segment itself counts
+            // as the head (the sender's view of it is not visible there).
+            let head = if side == Side::Receiver {
+                start == ep.seg_start
+            } else {
+                head
+            };
+            if head && h.dupacks >= 3 && side == Side::Sender {
                 // Duplicate ACKs after the timeout (e.g. for its needless
                 // go-back-N copies) make a NewReno sender fast-retransmit.
                 h.rto_ep = None;
