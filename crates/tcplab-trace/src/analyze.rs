@@ -921,7 +921,7 @@ impl Analyzer {
         // duplicate ACKs just before the fast retransmission arrives.
         let recent_run = side == Side::Receiver
             && h.prev_dup_run >= 3
-            && t.saturating_sub(h.prev_dup_run_t) < h.min_rtt().unwrap_or(0);
+            && t.saturating_sub(h.prev_dup_run_t) < 2 * h.est.srtt().max(h.min_rtt().unwrap_or(0));
         let loss_indicated = h.dupacks >= 3 || recent_run || h.sacked_above >= 3 * peer_mss;
         let seg_retx_since = |h: &Half, since: Time| {
             h.segs
