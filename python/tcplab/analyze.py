@@ -10,15 +10,18 @@ import argparse
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
-import pandas as pd
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["AnalyzeResult", "add_parser", "analyze_capture", "cmd_analyze"]
 
 
 def _frame(cols: dict[str, tuple[str, bytes]]) -> pd.DataFrame:
+    import numpy as np
+    import pandas as pd
+
     return pd.DataFrame({k: np.frombuffer(data, dtype=dt) for k, (dt, data) in cols.items()})
 
 
@@ -37,6 +40,8 @@ class AnalyzeResult:
     @property
     def connections(self) -> pd.DataFrame:
         """One row per connection and data direction."""
+        import pandas as pd
+
         return pd.DataFrame(self.summary["connections"])
 
 
@@ -56,6 +61,8 @@ def analyze_capture(
     raw = _core.analyze(
         str(path), side=side, rto=rto, filter=filter, collect=collect, packets=packets
     )
+    import pandas as pd
+
     rtx = _frame(raw["retransmissions"])
     rtx["class_name"] = pd.Categorical.from_codes(rtx["class"], categories=raw["classes"])
     rtx["evidence_name"] = pd.Categorical.from_codes(rtx["evidence"], categories=raw["evidence"])
@@ -193,6 +200,14 @@ def render(summary: dict[str, Any]) -> str:
 
 def cmd_analyze(args: argparse.Namespace) -> int:
     """``tcplab analyze``: exit 0, or 2 (raised as ``ValueError``) for a non-capture."""
+    if not (args.out or args.plot):
+        # Summary only: no tables, no pandas.
+        from tcplab import _core
+
+        raw = _core.analyze(args.capture, side=args.side, rto=args.rto, filter=args.filter)
+        summary = json.loads(raw["summary"])
+        print(json.dumps(summary) if args.json else render(summary))
+        return 0
     res = analyze_capture(
         args.capture,
         side=args.side,
