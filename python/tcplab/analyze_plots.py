@@ -125,7 +125,7 @@ def rtt_graph(res: AnalyzeResult, conn: dict[str, Any], path: Path) -> Path:
     s = res.rtt_samples
     s = s[(s["conn"] == cid) & (s["dir"] == d)]
     t0 = conn["start_s"]
-    fig, ax = plt.subplots(figsize=(10, 4.5))
+    fig, ax = plt.subplots(figsize=(10, 5))
     names = {0: "RTT sample (ACK, Karn)", 1: "RTT sample (timestamp echo)", 2: "handshake RTT"}
     for src, color in ((0, "tab:blue"), (1, "tab:cyan"), (2, "black")):
         sel = s[s["source"] == src]
@@ -165,7 +165,8 @@ def rtt_graph(res: AnalyzeResult, conn: dict[str, Any], path: Path) -> Path:
         f"RTT and RTO, {conn['src']}:{conn['sport']} → {conn['dst']}:{conn['dport']}", fontsize=10
     )
     ax.grid(alpha=0.3, which="both")
-    ax.legend(loc="upper left", fontsize=8, framealpha=0.9)
+    # below the axes: the RTO line runs along the top of the plot
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.15), ncol=3, fontsize=8)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
