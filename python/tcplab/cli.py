@@ -197,6 +197,10 @@ def _parser() -> argparse.ArgumentParser:
     mod.add_argument("name", nargs="?", metavar="NAME")
     mod.add_argument("params", nargs="*", metavar="KEY=VALUE")
     mod.set_defaults(func=_cmd_model)
+
+    from tcplab.analyze import add_parser as add_analyze
+
+    add_analyze(sub)
     return parser
 
 

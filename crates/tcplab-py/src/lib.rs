@@ -131,11 +131,224 @@ fn emu_run(
     .map_err(PyValueError::new_err)
 }
 
+/// Analyse a pcap/pcapng capture (`tcplab analyze`). Returns the summary
+/// JSON (as `--json` prints it) and, with `collect`, the retransmission,
+/// RTT-sample and (with `packets`) packet tables as columns.
+#[pyfunction]
+#[pyo3(signature = (path, side="auto", rto="rfc6298", filter=None, collect=false, packets=false))]
+fn analyze<'py>(
+    py: Python<'py>,
+    path: &str,
+    side: &str,
+    rto: &str,
+    filter: Option<&str>,
+    collect: bool,
+    packets: bool,
+) -> PyResult<Bound<'py, PyDict>> {
+    let side = tcplab_trace::Side::parse(side).ok_or_else(|| {
+        PyValueError::new_err(format!(
+            "--side: must be sender, receiver or auto (got {side:?})"
+        ))
+    })?;
+    let rto_model = tcplab_trace::RtoModel::parse(rto).ok_or_else(|| {
+        PyValueError::new_err(format!("--rto: must be rfc6298 or linux (got {rto:?})"))
+    })?;
+    let filter = filter
+        .map(tcplab_trace::Filter::parse)
+        .transpose()
+        .map_err(PyValueError::new_err)?;
+    let opts = tcplab_trace::Options {
+        side,
+        rto: rto_model,
+        collect: collect || packets,
+        collect_packets: packets,
+    };
+    let path_buf = std::path::PathBuf::from(path);
+    let rep = py
+        .allow_threads(|| tcplab_trace::analyze_file(&path_buf, opts))
+        .map_err(PyValueError::new_err)?;
+    let keep: std::collections::HashSet<u32> =
+        rep.connections(filter.as_ref()).map(|c| c.id).collect();
+    let d = PyDict::new(py);
+    d.set_item("summary", rep.to_json(filter.as_ref()).to_string())?;
+    let an = &rep.analyzer;
+    let rx: Vec<&tcplab_trace::analyze::RtxRow> =
+        an.rtx.iter().filter(|r| keep.contains(&r.conn)).collect();
+    let t = PyDict::new(py);
+    col(
+        py,
+        &t,
+        "conn",
+        "<u4",
+        &rx.iter().map(|r| r.conn).collect::<Vec<_>>(),
+    )?;
+    col(
+        py,
+        &t,
+        "dir",
+        "<u1",
+        &rx.iter().map(|r| r.dir).collect::<Vec<_>>(),
+    )?;
+    col(
+        py,
+        &t,
+        "t_ns",
+        "<u8",
+        &rx.iter().map(|r| r.t_ns).collect::<Vec<_>>(),
+    )?;
+    col(
+        py,
+        &t,
+        "seq",
+        "<u8",
+        &rx.iter().map(|r| r.seq).collect::<Vec<_>>(),
+    )?;
+    col(
+        py,
+        &t,
+        "len",
+        "<u4",
+        &rx.iter().map(|r| r.len).collect::<Vec<_>>(),
+    )?;
+    col(
+        py,
+        &t,
+        "class",
+        "<u1",
+        &rx.iter().map(|r| r.class as u8).collect::<Vec<_>>(),
+    )?;
+    col(
+        py,
+        &t,
+        "spurious",
+        "<i1",
+        &rx.iter().map(|r| r.spurious).collect::<Vec<_>>(),
+    )?;
+    col(
+        py,
+        &t,
+        "evidence",
+        "<u1",
+        &rx.iter().map(|r| r.evidence as u8).collect::<Vec<_>>(),
+    )?;
+    col(
+        py,
+        &t,
+        "backoff",
+        "<u4",
+        &rx.iter().map(|r| r.backoff).collect::<Vec<_>>(),
+    )?;
+    d.set_item("retransmissions", t)?;
+    let rt: Vec<&tcplab_trace::analyze::RttRow> =
+        an.rtt.iter().filter(|r| keep.contains(&r.conn)).collect();
+    let t = PyDict::new(py);
+    col(
+        py,
+        &t,
+        "conn",
+        "<u4",
+        &rt.iter().map(|r| r.conn).collect::<Vec<_>>(),
+    )?;
+    col(
+        py,
+        &t,
+        "dir",
+        "<u1",
+        &rt.iter().map(|r| r.dir).collect::<Vec<_>>(),
+    )?;
+    col(
+        py,
+        &t,
+        "t_ns",
+        "<u8",
+        &rt.iter().map(|r| r.t_ns).collect::<Vec<_>>(),
+    )?;
+    col(
+        py,
+        &t,
+        "rtt_ns",
+        "<u8",
+        &rt.iter().map(|r| r.rtt_ns).collect::<Vec<_>>(),
+    )?;
+    col(
+        py,
+        &t,
+        "source",
+        "<u1",
+        &rt.iter().map(|r| r.source).collect::<Vec<_>>(),
+    )?;
+    col(
+        py,
+        &t,
+        "srtt_ns",
+        "<u8",
+        &rt.iter().map(|r| r.srtt_ns).collect::<Vec<_>>(),
+    )?;
+    col(
+        py,
+        &t,
+        "rto_ns",
+        "<u8",
+        &rt.iter().map(|r| r.rto_ns).collect::<Vec<_>>(),
+    )?;
+    d.set_item("rtt_samples", t)?;
+    let pk: Vec<&tcplab_trace::analyze::PktRow> =
+        an.pkts.iter().filter(|r| keep.contains(&r.conn)).collect();
+    let t = PyDict::new(py);
+    col(
+        py,
+        &t,
+        "conn",
+        "<u4",
+        &pk.iter().map(|r| r.conn).collect::<Vec<_>>(),
+    )?;
+    col(
+        py,
+        &t,
+        "dir",
+        "<u1",
+        &pk.iter().map(|r| r.dir).collect::<Vec<_>>(),
+    )?;
+    col(
+        py,
+        &t,
+        "t_ns",
+        "<u8",
+        &pk.iter().map(|r| r.t_ns).collect::<Vec<_>>(),
+    )?;
+    col(
+        py,
+        &t,
+        "kind",
+        "<u1",
+        &pk.iter().map(|r| r.kind).collect::<Vec<_>>(),
+    )?;
+    col(
+        py,
+        &t,
+        "seq",
+        "<u8",
+        &pk.iter().map(|r| r.seq).collect::<Vec<_>>(),
+    )?;
+    col(
+        py,
+        &t,
+        "end",
+        "<u8",
+        &pk.iter().map(|r| r.end).collect::<Vec<_>>(),
+    )?;
+    d.set_item("packets", t)?;
+    d.set_item("classes", PyList::new(py, tcplab_trace::RtxClass::NAMES)?)?;
+    d.set_item("evidence", PyList::new(py, tcplab_trace::Evidence::NAMES)?)?;
+    Ok(d)
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run, m)?)?;
     #[cfg(target_os = "linux")]
     m.add_function(wrap_pyfunction!(emu_run, m)?)?;
+    m.add_function(wrap_pyfunction!(analyze, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

@@ -1,0 +1,1372 @@
+//! Per-connection, per-direction TCP analysis of a packet stream.
+//!
+//! Each connection has two halves, one per data direction; a half sees its
+//! own data packets and the ACKs its peer sends. State per half is the
+//! in-flight window (segments between the highest cumulative ACK and the
+//! highest sequence sent) plus retransmissions still awaiting a verdict, so
+//! memory is bounded by open connections and their windows, not by packets.
+//!
+//! Sequence numbers are unwrapped to 64-bit offsets from the initial sequence
+//! number with `tcplab_tcp::seq::unwrap` (data starts at offset 1, as in the
+//! simulator's event log), and RTT samples drive `tcplab_tcp::rto::RttEstimator`.
+
+use std::collections::{HashMap, VecDeque};
+use std::hash::{BuildHasherDefault, Hasher};
+
+use tcplab_tcp::config::RtoProfile;
+use tcplab_tcp::rto::RttEstimator;
+use tcplab_tcp::segment::Segment;
+use tcplab_tcp::seq::unwrap;
+use tcplab_tcp::{Time, NS_PER_MS, NS_PER_S};
+
+use crate::decode::{Addr, TcpPacket};
+
+/// Where the capture was taken, relative to a direction's data sender.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Side {
+    /// Next to the data sender: retransmissions are seen as sent, ACKs as received.
+    Sender,
+    /// Next to the receiver: only copies that arrived are seen.
+    Receiver,
+    /// From the handshake timing: the endpoint whose packets are answered
+    /// fastest is next to the capture point (sender side without a handshake).
+    Auto,
+}
+
+impl Side {
+    pub fn parse(s: &str) -> Option<Side> {
+        match s {
+            "sender" => Some(Side::Sender),
+            "receiver" => Some(Side::Receiver),
+            "auto" => Some(Side::Auto),
+            _ => None,
+        }
+    }
+    pub fn name(self) -> &'static str {
+        match self {
+            Side::Sender => "sender",
+            Side::Receiver => "receiver",
+            Side::Auto => "auto",
+        }
+    }
+}
+
+/// RTO the RTT samples imply: RFC 6298 (minimum 1 s) or Linux (minimum 200 ms).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum RtoModel {
+    Rfc6298,
+    Linux,
+}
+
+impl RtoModel {
+    pub fn parse(s: &str) -> Option<RtoModel> {
+        match s {
+            "rfc6298" => Some(RtoModel::Rfc6298),
+            "linux" => Some(RtoModel::Linux),
+            _ => None,
+        }
+    }
+    pub fn profile(self) -> RtoProfile {
+        match self {
+            // RFC 6298 §2.1, §2.4, §2.5
+            RtoModel::Rfc6298 => RtoProfile::default(),
+            // Linux TCP_RTO_MIN 200 ms, TCP_RTO_MAX 120 s, 1 ms clock
+            RtoModel::Linux => RtoProfile {
+                initial: NS_PER_S,
+                min: 200 * NS_PER_MS,
+                max: 120 * NS_PER_S,
+                granularity: NS_PER_MS,
+                max_backoff: 15,
+            },
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct Options {
+    pub side: Side,
+    pub rto: RtoModel,
+    /// Keep per-retransmission and per-RTT-sample rows (for Parquet, plots).
+    pub collect: bool,
+    /// Keep per-packet rows for time-sequence plots (data and ACK points).
+    pub collect_packets: bool,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            side: Side::Auto,
+            rto: RtoModel::Rfc6298,
+            collect: false,
+            collect_packets: false,
+        }
+    }
+}
+
+/// Retransmission classes.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum RtxClass {
+    /// First retransmission of a loss episode after ≥ 3 duplicate ACKs or
+    /// 3 segments' worth of SACKed data (RFC 5681 §3.2, RFC 6675 §5).
+    FastRetransmit = 0,
+    /// Further retransmissions in that fast recovery (partial ACKs, SACK holes).
+    FastRecovery = 1,
+    /// The oldest outstanding segment again, with too few duplicate ACKs for
+    /// a fast retransmit, or a second time in one recovery (RFC 6298 §5.4).
+    Rto = 2,
+    /// Segments after it, resent after an RTO before the old flight's
+    /// highest sequence is acknowledged (go-back-N, RFC 5681 §3.1 note).
+    GoBackN = 3,
+    /// The highest outstanding segment, alone, outside any recovery: a
+    /// tail-loss probe (RFC 8985 §7.3).
+    Tlp = 4,
+    /// None of the above (e.g. a retransmission of acknowledged data).
+    Other = 5,
+}
+
+impl RtxClass {
+    pub const NAMES: [&'static str; 6] = [
+        "fast_retransmit",
+        "fast_recovery",
+        "rto",
+        "go_back_n",
+        "tlp",
+        "other",
+    ];
+    pub fn name(self) -> &'static str {
+        Self::NAMES[self as usize]
+    }
+}
+
+/// What decided a retransmission's verdict.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Evidence {
+    /// No method applied (no verdict, or nothing pointed to spurious).
+    None = 0,
+    /// RFC 3522 §3.2: the first ACK covering the retransmission echoes an
+    /// older TSval than the retransmission's.
+    Eifel = 1,
+    /// RFC 2883 §4 / RFC 3708 §3: a D-SACK reported the bytes twice received.
+    Dsack = 2,
+    /// RFC 5682 §2 pattern: the second ACK after an RTO acknowledged data
+    /// that had not been retransmitted since the timeout.
+    Frto = 3,
+    /// At the capture point: the bytes had already been seen arriving at
+    /// the receiver (receiver side) or acknowledged (sender side).
+    CapturePoint = 4,
+    /// The first ACK covering it came back in less than half the smallest
+    /// RTT seen, so an earlier copy must have caused it.
+    AckTiming = 5,
+}
+
+impl Evidence {
+    pub const NAMES: [&'static str; 6] = [
+        "none",
+        "eifel",
+        "dsack",
+        "frto",
+        "capture_point",
+        "ack_timing",
+    ];
+    pub fn name(self) -> &'static str {
+        Self::NAMES[self as usize]
+    }
+}
+
+/// One retransmission (output row).
+#[derive(Clone, Debug)]
+pub struct RtxRow {
+    pub conn: u32,
+    /// 0: data from the connection's first endpoint (`a`), 1: from `b`.
+    pub dir: u8,
+    pub t_ns: u64,
+    /// Offset from the initial sequence number (first data byte = 1).
+    pub seq: u64,
+    pub len: u32,
+    pub class: RtxClass,
+    /// 1 spurious, 0 genuine (no evidence of spurious), -1 undecided.
+    pub spurious: i8,
+    pub evidence: Evidence,
+    /// For RTOs: consecutive timeouts of the same episode (0 = first).
+    pub backoff: u32,
+}
+
+/// One RTT sample (output row).
+#[derive(Clone, Debug)]
+pub struct RttRow {
+    pub conn: u32,
+    pub dir: u8,
+    pub t_ns: u64,
+    pub rtt_ns: u64,
+    /// 0: ACK of a never-retransmitted segment (Karn), 1: timestamp echo,
+    /// 2: handshake.
+    pub source: u8,
+    pub srtt_ns: u64,
+    pub rto_ns: u64,
+}
+
+/// One packet point for time-sequence graphs (output row).
+#[derive(Clone, Debug)]
+pub struct PktRow {
+    pub conn: u32,
+    pub dir: u8,
+    pub t_ns: u64,
+    /// 0 data, 1 ACK (seq = cumulative ACK), 2 SACK block (seq..end).
+    pub kind: u8,
+    pub seq: u64,
+    pub end: u64,
+}
+
+/// Per-direction results.
+#[derive(Clone, Debug, Default)]
+pub struct HalfStats {
+    pub side: Option<Side>,
+    pub packets: u64,
+    pub data_packets: u64,
+    /// All payload bytes sent, retransmissions included.
+    pub bytes_sent: u64,
+    /// Distinct payload bytes (highest sequence − first).
+    pub bytes_unique: u64,
+    /// Payload bytes cumulatively acknowledged.
+    pub bytes_acked: u64,
+    pub first_ns: u64,
+    pub last_ns: u64,
+    pub syn: bool,
+    pub mss: Option<u16>,
+    pub wscale: Option<u8>,
+    pub sack_permitted: bool,
+    pub timestamps: bool,
+    pub retransmissions: u64,
+    pub by_class: [u64; 6],
+    pub rtos: u64,
+    /// RTO episodes (first timeouts, backoff 0).
+    pub rto_episodes: u64,
+    pub spurious_rtos: u64,
+    pub spurious_rto_episodes: u64,
+    pub spurious_retransmissions: u64,
+    pub undecided: u64,
+    pub dsacks: u64,
+    pub reordered: u64,
+    pub duplicates: u64,
+    pub dupacks: u64,
+    pub zero_window_ns: u64,
+    pub rwnd_limited_ns: u64,
+    pub delay_spikes: u64,
+    pub max_ack_gap_ns: u64,
+    pub rtt_samples: u64,
+    pub rtt_min_ns: u64,
+    pub srtt_ns: u64,
+    pub rto_ns: u64,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Tx {
+    start: u64,
+    end: u64,
+    first_t: Time,
+    last_t: Time,
+    ntx: u32,
+    ip_id: u16,
+    tsval: Option<u32>,
+}
+
+#[derive(Clone, Debug)]
+struct Pending {
+    row: usize,
+    start: u64,
+    end: u64,
+    t: Time,
+    tsval: Option<u32>,
+    class: RtxClass,
+    /// snd_max when it was sent (RTOs: the F-RTO window).
+    recover: u64,
+    /// First ACK that covered `start`: (time, ack).
+    first_cover: Option<(Time, u64)>,
+    dsack: bool,
+    /// RTOs: consecutive timeouts before this one in the episode.
+    backoff: u32,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct RtoEpisode {
+    start_t: Time,
+    recover: u64,
+    seg_start: u64,
+    backoff: u32,
+}
+
+struct Half {
+    st: HalfStats,
+    base: Option<u32>,
+    snd_max: u64,
+    una: u64,
+    have_una: bool,
+    first_data: Option<u64>,
+    segs: VecDeque<Tx>,
+    pending: Vec<Pending>,
+    dupacks: u32,
+    last_ack_t: Option<Time>,
+    last_ack_wire: u32,
+    last_wnd: u32,
+    sacked_above: u64,
+    recovery: Option<u64>,
+    rto_ep: Option<RtoEpisode>,
+    est: RttEstimator,
+    /// First packet with a fresh TSval since the last echo: (tsval, time).
+    /// Recent distinct TSvals sent and when each was first seen.
+    ts_ring: [(u32, Time); TS_RING],
+    ts_next: usize,
+    ts_last: Option<u32>,
+    /// Receiver side: contiguous seen data and seen ranges above it.
+    rcv_nxt: u64,
+    seen: Vec<(u64, u64)>,
+    max_tsval_sent: Option<u32>,
+    snd_max_t: Time,
+    zero_since: Option<Time>,
+    /// Duplicate ACKs before the last advance, and its time.
+    prev_dup_run: u32,
+    prev_dup_run_t: Time,
+    /// Receiver side: when the current hole opened.
+    hole_t: Time,
+    limited_since: Option<Time>,
+    fin: bool,
+    fin_acked: bool,
+}
+
+impl Half {
+    fn new(profile: RtoProfile) -> Self {
+        Half {
+            st: HalfStats {
+                rtt_min_ns: u64::MAX,
+                ..Default::default()
+            },
+            base: None,
+            snd_max: 0,
+            una: 0,
+            have_una: false,
+            first_data: None,
+            segs: VecDeque::new(),
+            pending: Vec::new(),
+            dupacks: 0,
+            last_ack_t: None,
+            last_ack_wire: 0,
+            last_wnd: u32::MAX,
+            sacked_above: 0,
+            recovery: None,
+            rto_ep: None,
+            est: RttEstimator::new(profile),
+            ts_ring: [(0, Time::MAX); TS_RING],
+            ts_next: 0,
+            ts_last: None,
+            rcv_nxt: 0,
+            seen: Vec::new(),
+            max_tsval_sent: None,
+            snd_max_t: 0,
+            zero_since: None,
+            prev_dup_run: 0,
+            prev_dup_run_t: 0,
+            hole_t: 0,
+            limited_since: None,
+            fin: false,
+            fin_acked: false,
+        }
+    }
+
+    fn min_rtt(&self) -> Option<Time> {
+        (self.st.rtt_min_ns != u64::MAX).then_some(self.st.rtt_min_ns)
+    }
+}
+
+/// A finished or open connection's results.
+#[derive(Clone, Debug)]
+pub struct ConnStats {
+    pub id: u32,
+    pub a: (Addr, u16),
+    pub b: (Addr, u16),
+    pub first_ns: u64,
+    pub last_ns: u64,
+    /// The handshake was seen (else the capture started mid-connection).
+    pub handshake: bool,
+    pub closed: bool,
+    pub halves: [HalfStats; 2],
+}
+
+struct Conn {
+    id: u32,
+    ep: [(Addr, u16); 2],
+    first_t: Time,
+    last_t: Time,
+    syn_t: Option<Time>,
+    synack_t: Option<Time>,
+    ack3_t: Option<Time>,
+    /// Endpoint next to the capture point (from the handshake).
+    near: Option<u8>,
+    halves: [Half; 2],
+    rst: bool,
+    /// Both FINs acknowledged, or a RST.
+    done: bool,
+}
+
+/// FxHash-style hasher: the connection key is not attacker-chosen in a
+/// capture file analysed offline, and SipHash would cost ≈ 40 ns a packet.
+#[derive(Default, Clone, Copy)]
+pub struct FastHasher(u64);
+
+impl Hasher for FastHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for chunk in bytes.chunks(8) {
+            let mut b = [0u8; 8];
+            b[..chunk.len()].copy_from_slice(chunk);
+            self.write_u64(u64::from_le_bytes(b));
+        }
+    }
+    fn write_u64(&mut self, v: u64) {
+        self.0 = (self.0.rotate_left(5) ^ v).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+    fn write_u16(&mut self, v: u16) {
+        self.write_u64(u64::from(v));
+    }
+    fn write_u8(&mut self, v: u8) {
+        self.write_u64(u64::from(v));
+    }
+    fn write_usize(&mut self, v: usize) {
+        self.write_u64(v as u64);
+    }
+}
+
+type Key = (Addr, u16, Addr, u16);
+
+const TS_RING: usize = 16;
+
+/// Longer "RTT samples" are capture artefacts (clock steps), not paths.
+const MAX_RTT: Time = 600 * NS_PER_S;
+
+/// The streaming analyser: feed packets in capture order with `packet`.
+pub struct Analyzer {
+    opts: Options,
+    conns: HashMap<Key, usize, BuildHasherDefault<FastHasher>>,
+    slots: Vec<Option<Conn>>,
+    free: Vec<usize>,
+    next_id: u32,
+    pub finished: Vec<ConnStats>,
+    pub rtx: Vec<RtxRow>,
+    pub rtt: Vec<RttRow>,
+    pub pkts: Vec<PktRow>,
+    pub tcp_packets: u64,
+    /// Packets of connections whose first packet was not a SYN.
+    pub midstream_conns: u64,
+    /// Packets whose timestamp was earlier than the one before.
+    pub time_reversals: u64,
+    clock: Time,
+    last_key: Option<(Key, usize, bool)>,
+}
+
+#[inline]
+fn seq_lt(a: u32, b: u32) -> bool {
+    (a.wrapping_sub(b) as i32) < 0
+}
+
+/// D-SACK block of an ACK (RFC 2883 §4): the first SACK block lies below the
+/// cumulative ACK or inside the second block. Wire values.
+fn dsack_block(seg: &Segment) -> Option<(u32, u32)> {
+    let blocks = seg.options.sack_blocks();
+    let first = blocks.first()?;
+    let below = !seq_lt(seg.ack, first.right); // right <= ack
+    let inside = blocks
+        .get(1)
+        .is_some_and(|b2| !seq_lt(first.left, b2.left) && !seq_lt(b2.right, first.right));
+    (below || inside).then_some((first.left, first.right))
+}
+
+impl Analyzer {
+    pub fn new(opts: Options) -> Self {
+        Analyzer {
+            opts,
+            conns: HashMap::default(),
+            slots: Vec::new(),
+            free: Vec::new(),
+            next_id: 0,
+            finished: Vec::new(),
+            rtx: Vec::new(),
+            rtt: Vec::new(),
+            pkts: Vec::new(),
+            tcp_packets: 0,
+            midstream_conns: 0,
+            time_reversals: 0,
+            clock: 0,
+            last_key: None,
+        }
+    }
+
+    /// Connections still open (their state is in memory).
+    pub fn open_connections(&self) -> usize {
+        self.conns.len()
+    }
+
+    /// Feeds one decoded TCP packet captured at `t` (ns).
+    pub fn packet(&mut self, t: Time, p: &TcpPacket) {
+        self.tcp_packets += 1;
+        // Captures merged from several interfaces can step back in time; the
+        // analysis keeps its clock monotonic and counts the steps.
+        let t = if t < self.clock {
+            self.time_reversals += 1;
+            self.clock
+        } else {
+            self.clock = t;
+            t
+        };
+        let seg = &p.seg;
+        let fwd: Key = (p.src, seg.src_port, p.dst, seg.dst_port);
+        // Fast path: same connection as the previous packet.
+        let (slot, from_a) = match self.last_key {
+            Some((k, s, a)) if k == fwd => (s, a),
+            Some((k, s, a)) if k == (p.dst, seg.dst_port, p.src, seg.src_port) => (s, !a),
+            _ => {
+                let rev: Key = (p.dst, seg.dst_port, p.src, seg.src_port);
+                let (slot, from_a) = if let Some(&s) = self.conns.get(&fwd) {
+                    (s, true)
+                } else if let Some(&s) = self.conns.get(&rev) {
+                    (s, false)
+                } else {
+                    let s = self.open(t, fwd, seg);
+                    (s, true)
+                };
+                let a_key = if from_a { fwd } else { rev };
+                self.last_key = Some((a_key, slot, true));
+                (slot, from_a)
+            }
+        };
+        let conn = self.slots[slot].take().expect("open slot");
+        if conn.done && seg.flags.syn() && !seg.flags.ack() {
+            // The 4-tuple is reused by a new connection: close the old one.
+            let key = (conn.ep[0].0, conn.ep[0].1, conn.ep[1].0, conn.ep[1].1);
+            self.conns.remove(&key);
+            self.last_key = None;
+            self.free.push(slot);
+            let stats = self.close(conn);
+            self.finished.push(stats);
+            let s = self.open(t, fwd, seg);
+            self.packet_in(s, true, t, p);
+            return;
+        }
+        self.slots[slot] = Some(conn);
+        self.packet_in(slot, from_a, t, p);
+        // Closed connections are kept a while for their last ACKs and
+        // retransmitted FINs, then reaped (memory stays bounded by the open ones).
+        if self.tcp_packets.is_multiple_of(65536) {
+            self.reap(t);
+        }
+    }
+
+    fn packet_in(&mut self, slot: usize, from_a: bool, t: Time, p: &TcpPacket) {
+        let mut conn = self.slots[slot].take().expect("open slot");
+        let i = usize::from(!from_a);
+        self.on_packet(&mut conn, i, t, p);
+        let h = &conn.halves;
+        let fin_done = |k: usize| h[k].fin && (h[k].fin_acked || h[k].st.data_packets == 0);
+        if conn.rst || (fin_done(0) && fin_done(1)) {
+            conn.done = true;
+        }
+        self.slots[slot] = Some(conn);
+    }
+
+    /// Closes connections that finished (FIN/RST) more than 2 MSL (120 s) ago.
+    fn reap(&mut self, now: Time) {
+        let slots = &self.slots;
+        let old: Vec<(Key, usize)> = self
+            .conns
+            .iter()
+            .filter(|(_, &s)| {
+                slots[s]
+                    .as_ref()
+                    .is_some_and(|c| c.done && now.saturating_sub(c.last_t) > 120 * NS_PER_S)
+            })
+            .map(|(k, &s)| (*k, s))
+            .collect();
+        for (k, s) in old {
+            self.conns.remove(&k);
+            self.free.push(s);
+            if let Some(c) = self.slots[s].take() {
+                let st = self.close(c);
+                self.finished.push(st);
+            }
+        }
+        self.last_key = None;
+    }
+
+    fn open(&mut self, t: Time, key: Key, seg: &Segment) -> usize {
+        let profile = self.opts.rto.profile();
+        let conn = Conn {
+            id: self.next_id,
+            ep: [(key.0, key.1), (key.2, key.3)],
+            first_t: t,
+            last_t: t,
+            syn_t: None,
+            synack_t: None,
+            ack3_t: None,
+            near: None,
+            halves: [Half::new(profile), Half::new(profile)],
+            rst: false,
+            done: false,
+        };
+        if !seg.flags.syn() || seg.flags.ack() {
+            self.midstream_conns += 1;
+        }
+        self.next_id += 1;
+        let slot = match self.free.pop() {
+            Some(s) => {
+                self.slots[s] = Some(conn);
+                s
+            }
+            None => {
+                self.slots.push(Some(conn));
+                self.slots.len() - 1
+            }
+        };
+        self.conns.insert(key, slot);
+        slot
+    }
+
+    /// Ends the analysis: every open connection is closed and returned in
+    /// `finished` (ordered by connection id).
+    pub fn finish(&mut self) {
+        let slots: Vec<usize> = self.conns.drain().map(|(_, s)| s).collect();
+        for s in slots {
+            if let Some(c) = self.slots[s].take() {
+                let st = self.close(c);
+                self.finished.push(st);
+            }
+        }
+        self.finished.sort_by_key(|c| c.id);
+        self.last_key = None;
+    }
+
+    fn close(&mut self, mut c: Conn) -> ConnStats {
+        let mut halves: [HalfStats; 2] = Default::default();
+        for (i, h) in c.halves.iter_mut().enumerate() {
+            // Verdicts still pending at the end: decide with what was seen.
+            let pend = std::mem::take(&mut h.pending);
+            for p in pend {
+                self.settle(c.id, i, h, &p, false, Evidence::None);
+            }
+            if let Some(z) = h.zero_since.take() {
+                h.st.zero_window_ns += c.last_t.saturating_sub(z);
+            }
+            if let Some(z) = h.limited_since.take() {
+                h.st.rwnd_limited_ns += c.last_t.saturating_sub(z);
+            }
+            h.st.srtt_ns = h.est.srtt();
+            h.st.rto_ns = if h.est.has_sample() { h.est.rto() } else { 0 };
+            if h.st.rtt_min_ns == u64::MAX {
+                h.st.rtt_min_ns = 0;
+            }
+            halves[i] = std::mem::take(&mut h.st);
+        }
+        ConnStats {
+            id: c.id,
+            a: c.ep[0],
+            b: c.ep[1],
+            first_ns: c.first_t,
+            last_ns: c.last_t,
+            handshake: c.syn_t.is_some(),
+            closed: c.done || c.rst || (c.halves[0].fin && c.halves[1].fin),
+            halves,
+        }
+    }
+
+    fn side_of(&self, c: &Conn, i: usize) -> Side {
+        match self.opts.side {
+            Side::Auto => match c.near {
+                Some(n) if usize::from(n) != i => Side::Receiver,
+                _ => Side::Sender,
+            },
+            s => s,
+        }
+    }
+
+    fn on_packet(&mut self, c: &mut Conn, i: usize, t: Time, p: &TcpPacket) {
+        let seg = &p.seg;
+        c.last_t = t;
+        let j = 1 - i;
+        // Handshake bookkeeping (RFC 9293 §3.5) and the capture side.
+        if seg.flags.syn() {
+            let h = &mut c.halves[i];
+            h.base = Some(seg.seq);
+            h.st.syn = true;
+            h.st.mss = seg.options.mss;
+            h.st.wscale = seg.options.wscale;
+            h.st.sack_permitted = seg.options.sack_permitted;
+            h.st.timestamps = seg.options.timestamps.is_some();
+            if seg.flags.ack() {
+                c.synack_t.get_or_insert(t);
+            } else {
+                c.syn_t.get_or_insert(t);
+            }
+        } else if c.ack3_t.is_none() && c.synack_t.is_some() && seg.flags.ack() && i == 0 {
+            c.ack3_t = Some(t);
+            if let (Some(t0), Some(t1)) = (c.syn_t, c.synack_t) {
+                // Next to the client, the SYN-ACK takes an RTT and the ACK
+                // leaves at once; next to the server, the reverse.
+                c.near = Some(if t - t1 <= t1.saturating_sub(t0) {
+                    0
+                } else {
+                    1
+                });
+                let rtt = (t - t0).min(MAX_RTT);
+                for k in 0..2 {
+                    let h = &mut c.halves[k];
+                    h.est.on_sample(rtt);
+                    h.st.rtt_min_ns = h.st.rtt_min_ns.min(rtt);
+                }
+                if self.opts.collect {
+                    for k in 0..2u8 {
+                        let est = &c.halves[usize::from(k)].est;
+                        self.rtt.push(RttRow {
+                            conn: c.id,
+                            dir: k,
+                            t_ns: t,
+                            rtt_ns: rtt,
+                            source: 2,
+                            srtt_ns: est.srtt(),
+                            rto_ns: est.rto(),
+                        });
+                    }
+                }
+            }
+        }
+        if seg.flags.rst() {
+            c.rst = true;
+        }
+        let side_i = self.side_of(c, i);
+        let side_j = self.side_of(c, j);
+        c.halves[i].st.side = Some(side_i);
+        // Timestamp RTT (RFC 7323 §4.1): the time from the first packet
+        // carrying a TSval to the first packet echoing it.
+        if let Some((tsval, tsecr)) = seg.options.timestamps {
+            let hi = &mut c.halves[i];
+            if hi.ts_last != Some(tsval) {
+                hi.ts_last = Some(tsval);
+                hi.ts_ring[hi.ts_next] = (tsval, t);
+                hi.ts_next = (hi.ts_next + 1) % TS_RING;
+            }
+            if seg.flags.ack() {
+                let hj = &mut c.halves[j];
+                if let Some(e) = hj
+                    .ts_ring
+                    .iter_mut()
+                    .find(|e| e.0 == tsecr && e.1 != Time::MAX)
+                {
+                    let rtt = t - e.1;
+                    e.1 = Time::MAX; // one sample per TSval
+                                     // A full RTT only if the capture is next to j (the
+                                     // TSval's sender): it is j's RTT as a data sender and,
+                                     // equally, the path RTT for i's data seen at its receiver.
+                    if side_j == Side::Sender {
+                        self.rtt_sample(c, j, t, rtt, 1);
+                    }
+                    if side_i == Side::Receiver {
+                        self.rtt_sample(c, i, t, rtt, 1);
+                    }
+                }
+            }
+        }
+        // This packet's data belongs to half i; its ACK to half j.
+        self.on_data(c, i, t, p, side_i);
+        if seg.flags.ack() {
+            self.on_ack(c, j, t, seg, side_j);
+        }
+    }
+
+    fn rtt_sample(&mut self, c: &mut Conn, k: usize, t: Time, rtt: Time, source: u8) {
+        if rtt > MAX_RTT {
+            return;
+        }
+        let h = &mut c.halves[k];
+        h.est.on_sample(rtt);
+        h.st.rtt_samples += 1;
+        h.st.rtt_min_ns = h.st.rtt_min_ns.min(rtt);
+        if self.opts.collect {
+            self.rtt.push(RttRow {
+                conn: c.id,
+                dir: k as u8,
+                t_ns: t,
+                rtt_ns: rtt,
+                source,
+                srtt_ns: h.est.srtt(),
+                rto_ns: h.est.rto(),
+            });
+        }
+    }
+
+    fn on_data(&mut self, c: &mut Conn, i: usize, t: Time, p: &TcpPacket, side: Side) {
+        let seg = &p.seg;
+        let id = c.id;
+        let peer_mss = u64::from(c.halves[1 - i].st.mss.unwrap_or(536).max(536));
+        let h = &mut c.halves[i];
+        h.st.packets += 1;
+        if h.st.first_ns == 0 {
+            h.st.first_ns = t;
+        }
+        h.st.last_ns = t;
+        let len = u64::from(seg.payload_len) + u64::from(seg.flags.fin());
+        if len == 0 {
+            return;
+        }
+        let base = *h.base.get_or_insert(seg.seq.wrapping_sub(1));
+        let start = unwrap(base, seg.seq, h.snd_max.max(1));
+        let end = start + len;
+        if seg.flags.fin() {
+            h.fin = true;
+        }
+        if seg.payload_len > 0 {
+            h.st.data_packets += 1;
+            h.st.bytes_sent += u64::from(seg.payload_len);
+        }
+        let tsval = seg.options.timestamps.map(|x| x.0);
+        if self.opts.collect_packets {
+            self.pkts.push(PktRow {
+                conn: id,
+                dir: i as u8,
+                t_ns: t,
+                kind: 0,
+                seq: start,
+                end,
+            });
+        }
+        if h.first_data.is_none() {
+            h.first_data = Some(start);
+            h.snd_max = start;
+            h.rcv_nxt = start;
+            if !h.have_una {
+                h.una = start;
+            }
+        }
+        if start >= h.snd_max {
+            // New data (the normal case).
+            h.snd_max = end;
+            h.snd_max_t = t;
+            h.segs.push_back(Tx {
+                start,
+                end,
+                first_t: t,
+                last_t: t,
+                ntx: 1,
+                ip_id: p.ip_id,
+                tsval,
+            });
+            if let Some(v) = tsval {
+                if h.max_tsval_sent.is_none_or(|m| seq_lt(m, v)) {
+                    h.max_tsval_sent = Some(v);
+                }
+            }
+            if start > h.rcv_nxt && h.seen.is_empty() {
+                h.hole_t = t;
+            }
+            note_seen(h, start, end);
+            // Receive-window-limited: the flight fills the peer's window.
+            if h.last_wnd != u32::MAX && h.limited_since.is_none() {
+                let flight = h.snd_max.saturating_sub(h.una);
+                if flight + peer_mss > u64::from(h.last_wnd) {
+                    h.limited_since = Some(t);
+                }
+            }
+            h.st.bytes_unique = h.snd_max - h.first_data.unwrap_or(h.snd_max);
+            return;
+        }
+        // Below snd_max: a retransmission, a network duplicate or (at the
+        // receiver) a late original.
+        let dup_of_last = h
+            .segs
+            .iter()
+            .rev()
+            .find(|s| s.start == start && s.end == end)
+            .is_some_and(|s| {
+                (p.ip_id != 0 && s.ip_id == p.ip_id && tsval == s.tsval)
+                    || (p.ip_id == 0 && tsval.is_some() && s.tsval == tsval && s.ntx == 1)
+            });
+        if dup_of_last {
+            h.st.duplicates += 1;
+            return;
+        }
+        let already_seen = covered(h, start, end);
+        if side == Side::Receiver && !already_seen {
+            // A hole filled: retransmission or reordering? A retransmission
+            // carries a newer TSval than the data above it; without
+            // timestamps, a hole open for less than half an RTT is reordering.
+            let reordered = match (tsval, h.max_tsval_sent) {
+                (Some(v), Some(m)) => seq_lt(v, m) || v == m,
+                _ => {
+                    let half_rtt = h.min_rtt().unwrap_or(0) / 2;
+                    t.saturating_sub(h.hole_t) < half_rtt
+                }
+            };
+            if reordered {
+                h.st.reordered += 1;
+                note_seen(h, start, end);
+                return;
+            }
+        }
+        if let Some(v) = tsval {
+            if h.max_tsval_sent.is_none_or(|m| seq_lt(m, v)) {
+                h.max_tsval_sent = Some(v);
+            }
+        }
+        // Classify (see `RtxClass`).
+        let head = start <= h.una;
+        // RFC 5681 §3.2 (DupThresh) / RFC 6675 §5 (IsLost: DupThresh × SMSS SACKed above).
+        // At the receiver, a late original may have ended the run of
+        // duplicate ACKs just before the fast retransmission arrives.
+        let recent_run = side == Side::Receiver
+            && h.prev_dup_run >= 3
+            && t.saturating_sub(h.prev_dup_run_t) < 2 * h.est.srtt().max(h.min_rtt().unwrap_or(0));
+        let loss_indicated = h.dupacks >= 3 || recent_run || h.sacked_above >= 3 * peer_mss;
+        let seg_retx_since = |h: &Half, since: Time| {
+            h.segs
+                .iter()
+                .find(|s| s.start <= start && start < s.end)
+                .is_some_and(|s| s.ntx > 1 && s.last_t >= since)
+        };
+        let mut backoff = 0;
+        let class = if let Some(ep) = h.rto_ep.filter(|ep| start < ep.recover) {
+            // At the receiver every needless go-back-N copy is below the
+            // cumulative ACK, so only the timed-out segment itself counts
+            // as the head (the sender's view of it is not visible there).
+            let head = if side == Side::Receiver {
+                start == ep.seg_start
+            } else {
+                head
+            };
+            if head && h.dupacks >= 3 && side == Side::Sender {
+                // Duplicate ACKs after the timeout (e.g. for its needless
+                // go-back-N copies) make a NewReno sender fast-retransmit.
+                h.rto_ep = None;
+                h.recovery = Some(h.snd_max);
+                RtxClass::FastRetransmit
+            } else if head && seg_retx_since(h, ep.start_t) {
+                // RFC 6298 §5.5: the timer expired again (backed off).
+                backoff = if start == ep.seg_start {
+                    ep.backoff + 1
+                } else {
+                    0
+                };
+                h.rto_ep = Some(RtoEpisode {
+                    start_t: t,
+                    recover: h.snd_max,
+                    seg_start: start,
+                    backoff,
+                });
+                RtxClass::Rto
+            } else {
+                RtxClass::GoBackN
+            }
+        } else if let Some(rec) = h.recovery.filter(|&r| h.una < r) {
+            let _ = rec;
+            if head && seg_retx_since(h, 0) {
+                // A lost fast retransmission is only recovered by the RTO.
+                h.recovery = None;
+                h.rto_ep = Some(RtoEpisode {
+                    start_t: t,
+                    recover: h.snd_max,
+                    seg_start: start,
+                    backoff: 0,
+                });
+                RtxClass::Rto
+            } else {
+                RtxClass::FastRecovery
+            }
+        } else if end <= h.una && side == Side::Sender {
+            RtxClass::Other
+        } else if head {
+            if loss_indicated {
+                // RFC 5681 §3.2 step 2 / RFC 6675 §5 step 4.
+                h.recovery = Some(h.snd_max);
+                RtxClass::FastRetransmit
+            } else {
+                // RFC 6298 §5.4: retransmit the earliest unacknowledged segment.
+                h.rto_ep = Some(RtoEpisode {
+                    start_t: t,
+                    recover: h.snd_max,
+                    seg_start: start,
+                    backoff: 0,
+                });
+                RtxClass::Rto
+            }
+        } else if end >= h.snd_max && !loss_indicated {
+            // RFC 8985 §7.3: the probe retransmits the highest segment.
+            RtxClass::Tlp
+        } else if loss_indicated || h.dupacks > 0 {
+            RtxClass::FastRecovery
+        } else {
+            RtxClass::Other
+        };
+        // Update the in-flight record (Karn: no RTT sample from it now).
+        for s in h.segs.iter_mut() {
+            if s.end > start && s.start < end {
+                s.ntx += 1;
+                s.last_t = t;
+                s.ip_id = p.ip_id;
+                s.tsval = tsval;
+            }
+        }
+        h.st.retransmissions += 1;
+        h.st.by_class[class as usize] += 1;
+        if class == RtxClass::Rto {
+            h.st.rtos += 1;
+            if backoff == 0 {
+                h.st.rto_episodes += 1;
+            }
+        }
+        let row = self.rtx.len();
+        if self.opts.collect {
+            self.rtx.push(RtxRow {
+                conn: id,
+                dir: i as u8,
+                t_ns: t,
+                seq: start,
+                len: (end - start) as u32,
+                class,
+                spurious: -1,
+                evidence: Evidence::None,
+                backoff,
+            });
+        }
+        let pend = Pending {
+            row,
+            start,
+            end,
+            t,
+            tsval,
+            class,
+            recover: h.snd_max,
+            first_cover: None,
+            dsack: false,
+            backoff,
+        };
+        if side == Side::Receiver || (end <= h.una) {
+            // At the receiver the capture point knows: already seen arriving
+            // (or, at the sender, already acknowledged) = spurious.
+            let spurious = already_seen || end <= h.una;
+            self.settle(id, i, h, &pend, spurious, Evidence::CapturePoint);
+            if side == Side::Receiver {
+                note_seen(h, start, end);
+            }
+        } else {
+            h.pending.push(pend);
+        }
+    }
+
+    /// Records a verdict in the stats (and the row).
+    fn settle(
+        &mut self,
+        _id: u32,
+        _i: usize,
+        h: &mut Half,
+        p: &Pending,
+        spurious: bool,
+        ev: Evidence,
+    ) {
+        let undecided = ev == Evidence::None && !spurious && p.first_cover.is_none();
+        if spurious {
+            h.st.spurious_retransmissions += 1;
+            if p.class == RtxClass::Rto {
+                h.st.spurious_rtos += 1;
+                if p.backoff == 0 {
+                    h.st.spurious_rto_episodes += 1;
+                }
+            }
+        } else if undecided {
+            h.st.undecided += 1;
+        }
+        if self.opts.collect {
+            let r = &mut self.rtx[p.row];
+            r.spurious = if undecided { -1 } else { i8::from(spurious) };
+            r.evidence = ev;
+        }
+    }
+
+    fn on_ack(&mut self, c: &mut Conn, k: usize, t: Time, seg: &Segment, side: Side) {
+        let id = c.id;
+        let wscale_ok = c.halves[0].st.wscale.is_some() && c.halves[1].st.wscale.is_some();
+        let peer_shift = if wscale_ok {
+            u32::from(c.halves[1 - k].st.wscale.unwrap_or(0).min(14))
+        } else {
+            0
+        };
+        let collect_packets = self.opts.collect_packets;
+        let h = &mut c.halves[k];
+        let Some(base) = h.base else {
+            // Nothing of this half seen yet (mid-connection start): anchor
+            // the sequence space at the ACK.
+            if !seg.flags.syn() {
+                h.base = Some(seg.ack.wrapping_sub(1));
+                h.una = 1;
+                h.snd_max = 1;
+                h.have_una = true;
+                h.last_ack_wire = seg.ack;
+                h.last_ack_t = Some(t);
+            }
+            return;
+        };
+        let ack = unwrap(base, seg.ack, h.snd_max.max(1));
+        let wnd = if seg.flags.syn() {
+            u32::from(seg.window)
+        } else {
+            u32::from(seg.window) << peer_shift
+        };
+        // Zero window and window-limited time.
+        if wnd == 0 {
+            h.zero_since.get_or_insert(t);
+        } else if let Some(z) = h.zero_since.take() {
+            h.st.zero_window_ns += t - z;
+        }
+        h.last_wnd = wnd;
+        if collect_packets && h.first_data.is_some() {
+            self.pkts.push(PktRow {
+                conn: id,
+                dir: k as u8,
+                t_ns: t,
+                kind: 1,
+                seq: ack,
+                end: ack,
+            });
+            for b in seg.options.sack_blocks() {
+                let l = unwrap(base, b.left, ack);
+                let r = unwrap(base, b.right, ack);
+                self.pkts.push(PktRow {
+                    conn: id,
+                    dir: k as u8,
+                    t_ns: t,
+                    kind: 2,
+                    seq: l,
+                    end: r,
+                });
+            }
+        }
+        if h.first_data.is_none() && !h.fin {
+            h.una = ack.max(h.una);
+            h.have_una = true;
+            h.last_ack_t = Some(t);
+            return;
+        }
+        // Delay spikes: an inter-ACK gap far above the RTT while data is out.
+        if let Some(prev) = h.last_ack_t {
+            let gap = t - prev;
+            if h.una < h.snd_max {
+                h.st.max_ack_gap_ns = h.st.max_ack_gap_ns.max(gap);
+                if h.est.has_sample() && gap > 3 * h.est.srtt().max(h.min_rtt().unwrap_or(0)) {
+                    h.st.delay_spikes += 1;
+                }
+            }
+        }
+        h.last_ack_t = Some(t);
+        // SACK information: bytes SACKed above the cumulative ACK; D-SACK.
+        let dsack = dsack_block(seg).map(|(l, r)| (unwrap(base, l, ack), unwrap(base, r, ack)));
+        if let Some((l, r)) = dsack {
+            h.st.dsacks += 1;
+            // One D-SACK reports one extra copy: blame the latest
+            // retransmission of those bytes not yet blamed (with backed-off
+            // timeouts, the copies that arrived are the last ones sent).
+            if let Some(p) = h
+                .pending
+                .iter_mut()
+                .filter(|p| p.start < r && l < p.end && !p.dsack)
+                .max_by_key(|p| p.t)
+            {
+                p.dsack = true;
+            }
+        }
+        let mut sacked = 0;
+        for (n, b) in seg.options.sack_blocks().iter().enumerate() {
+            if n == 0 && dsack.is_some() {
+                continue;
+            }
+            let l = unwrap(base, b.left, ack);
+            let r = unwrap(base, b.right, ack);
+            if r > ack && r > l {
+                sacked += r - l.max(ack);
+            }
+        }
+        h.sacked_above = sacked;
+        let advanced = ack > h.una;
+        // Verdicts for pending retransmissions (sender side), before the
+        // acknowledged segments leave the in-flight record.
+        if !h.pending.is_empty() {
+            let decided = verdicts(h, t, ack, advanced, seg.options.timestamps.map(|x| x.1));
+            for (n, sp, ev) in decided {
+                let p = h.pending.swap_remove(n);
+                self.settle(id, k, h, &p, sp, ev);
+            }
+        }
+        let h = &mut c.halves[k];
+        let pure = seg.payload_len == 0 && !seg.flags.syn() && !seg.flags.fin();
+        if !advanced {
+            // RFC 5681 §2 duplicate ACK (window update excluded).
+            if ack == h.una && pure && h.una < h.snd_max && (wnd == h.last_wnd || sacked > 0) {
+                h.dupacks += 1;
+                h.st.dupacks += 1;
+            }
+        } else {
+            if h.dupacks > 0 {
+                h.prev_dup_run = h.dupacks;
+                h.prev_dup_run_t = t;
+            }
+            let newly = ack - h.una;
+            h.st.bytes_acked += newly.min(h.snd_max.saturating_sub(h.una));
+            h.una = ack;
+            h.dupacks = 0;
+            if h.fin && ack >= h.snd_max {
+                h.fin_acked = true;
+            }
+            // Karn's rule (RFC 6298 §3): sample only never-retransmitted segments.
+            let mut sample = None;
+            while let Some(s) = h.segs.front() {
+                if s.end > ack {
+                    break;
+                }
+                if s.end == ack && s.ntx == 1 {
+                    sample = Some(t - s.first_t);
+                }
+                h.segs.pop_front();
+            }
+            if h.recovery.is_some_and(|r| ack >= r) {
+                h.recovery = None;
+            }
+            if let Some(lim) = h.limited_since {
+                if h.snd_max.saturating_sub(h.una) < u64::from(wnd) / 2 {
+                    h.st.rwnd_limited_ns += t - lim;
+                    h.limited_since = None;
+                }
+            }
+            if let (Some(rtt), Side::Sender) = (sample, side) {
+                self.rtt_sample(c, k, t, rtt, 0);
+            }
+        }
+    }
+}
+
+/// Evidence an ACK at `t` (cumulative `ack`, echoing `tsecr`) gives about the
+/// half's pending retransmissions: (index, spurious, evidence), indexes in
+/// decreasing order so they can be `swap_remove`d.
+fn verdicts(
+    h: &mut Half,
+    t: Time,
+    ack: u64,
+    advanced: bool,
+    tsecr: Option<u32>,
+) -> Vec<(usize, bool, Evidence)> {
+    let half_rtt = h.min_rtt().map(|m| m / 2);
+    let srtt = h.est.srtt();
+    let sack = h.st.sack_permitted;
+    let segs = &h.segs;
+    // The latest transmission of byte `b`, if it is still in flight.
+    let last_tx = |b: u64| -> Option<Time> {
+        segs.iter()
+            .find(|s| s.start <= b && b < s.end)
+            .map(|s| s.last_t)
+    };
+    let mut decided: Vec<(usize, bool, Evidence)> = Vec::new();
+    for (n, p) in h.pending.iter_mut().enumerate() {
+        if t < p.t {
+            continue;
+        }
+        if p.dsack {
+            // RFC 3708 §3 / RFC 2883 §4: the receiver reported the
+            // retransmitted bytes as a duplicate.
+            decided.push((n, true, Evidence::Dsack));
+            continue;
+        }
+        match p.first_cover {
+            None if ack > p.start => {
+                p.first_cover = Some((t, ack));
+                // RFC 3522 §3.2: spurious if the first ACK acknowledging the
+                // retransmission echoes a timestamp older than its TSval.
+                if let (Some(e), Some(v)) = (tsecr, p.tsval) {
+                    decided.push((n, seq_lt(e, v), Evidence::Eifel));
+                    continue;
+                }
+                // Back in less than half the smallest RTT: caused by an
+                // earlier copy.
+                if let Some(hr) = half_rtt {
+                    if t - p.t < hr {
+                        decided.push((n, true, Evidence::AckTiming));
+                        continue;
+                    }
+                }
+                let frto_possible =
+                    matches!(p.class, RtxClass::Rto | RtxClass::GoBackN) && ack < p.recover;
+                if !frto_possible && !sack {
+                    decided.push((n, false, Evidence::None));
+                }
+            }
+            Some((_, a1)) if advanced && ack > a1 && a1 < p.recover => {
+                // RFC 5682 §2.2 pattern: the second window-advancing ACK after
+                // the timeout acknowledges data sent before it and not resent
+                // since (or resent too recently to be the cause) → the
+                // original flight arrived, the timeout was spurious.
+                let top = ack.min(p.recover) - 1;
+                let early = match last_tx(top) {
+                    Some(lt) => lt < p.t || half_rtt.is_some_and(|hr| t - lt < hr),
+                    None => false,
+                };
+                if early {
+                    decided.push((n, true, Evidence::Frto));
+                } else if !sack {
+                    decided.push((n, false, Evidence::None));
+                } else {
+                    p.first_cover = Some((t, p.recover)); // F-RTO done; wait for a D-SACK
+                }
+            }
+            // An RTT after the covering ACK without a D-SACK: genuine.
+            Some((t1, _)) if t - t1 > srtt.max(half_rtt.unwrap_or(0) * 2) => {
+                decided.push((n, false, Evidence::None));
+            }
+            Some(_) => {}
+            None => {}
+        }
+    }
+    decided.sort_by_key(|d| std::cmp::Reverse(d.0));
+    decided
+}
+
+/// Receiver side: was [start, end) already seen arriving?
+fn covered(h: &Half, start: u64, end: u64) -> bool {
+    if end <= h.rcv_nxt {
+        return true;
+    }
+    let from = start.max(h.rcv_nxt);
+    h.seen.iter().any(|&(l, r)| l <= from && end <= r)
+}
+
+/// Records [start, end) as seen (bounded: ranges merge as holes fill).
+fn note_seen(h: &mut Half, start: u64, end: u64) {
+    if start <= h.rcv_nxt {
+        h.rcv_nxt = h.rcv_nxt.max(end);
+    } else if h.seen.len() < 64 {
+        h.seen.push((start, end));
+    }
+    if !h.seen.is_empty() {
+        h.seen.sort_unstable();
+        let mut nxt = h.rcv_nxt;
+        h.seen.retain(|&(l, r)| {
+            if l <= nxt {
+                nxt = nxt.max(r);
+                false
+            } else {
+                true
+            }
+        });
+        h.rcv_nxt = nxt;
+        // merge overlapping ranges
+        let mut out: Vec<(u64, u64)> = Vec::with_capacity(h.seen.len());
+        for &(l, r) in &h.seen {
+            match out.last_mut() {
+                Some(last) if l <= last.1 => last.1 = last.1.max(r),
+                _ => out.push((l, r)),
+            }
+        }
+        h.seen = out;
+    }
+}

@@ -1,0 +1,147 @@
+"""``tcplab analyze``: the command line, its outputs, bad input, and the analysis of a
+simulator capture checked against the run's own event table (ground truth)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("tcplab._core")
+
+from tcplab.analyze import analyze_capture
+from tcplab.cli import main
+from tcplab.scenario import parse_scenario
+from tcplab.sweep import run_config
+
+pytestmark = pytest.mark.core
+
+LAN = {"kind": "link", "rate": "10Gbps", "delay": "0s", "queue": 100000}
+
+
+@pytest.fixture(scope="module")
+def train_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict]:
+    """W-TCP downloads over the sto-3g `train` preset, captured next to the sender (hop 0)
+    and next to the receiver (hop 2)."""
+    d = tmp_path_factory.mktemp("train")
+    table = {
+        "name": "analyze-train",
+        "duration": "200s",
+        "seed": 3,
+        "sample_interval": "0s",
+        "path": [
+            LAN,
+            {
+                "kind": "rlc",
+                "name": "radio",
+                "preset": "train",
+                # radio stalls long enough for timeouts (1-9 s stalls come at random too)
+                "stalls": [["6s", "5s"], ["20s", "8s"], ["40s", "3s"], ["60s", "12s"]],
+            },
+            LAN,
+        ],
+        "flows": [
+            {
+                "name": "download",
+                "profile": "w-tcp",
+                "app": "downloads",
+                "sizes": {"kind": "empirical", "bins": [["300KB", "301KB", 1]]},
+                "think": {"kind": "exponential", "mean": "2s"},
+                "downloads": 10,
+            }
+        ],
+        "pcap": [
+            {"hop": 0, "dir": "both", "file": "snd.pcap"},
+            {"hop": 2, "dir": "both", "file": "rcv.pcap"},
+        ],
+    }
+    res = run_config(parse_scenario(table).to_config(out_dir=d), columns=True)
+    return d, res
+
+
+def _truth_timeouts(res: dict) -> list[tuple[int, int, int]]:
+    ev = res["events_table"]
+    k = res["event_kinds"].index("timeout")
+    sel = ev["kind"] == k
+    return sorted(
+        zip(
+            ev["conn"][sel].tolist(),
+            ev["seq"][sel].tolist(),
+            ev["spurious"][sel].tolist(),
+            strict=True,
+        )
+    )
+
+
+def test_sender_side_rtos_match_ground_truth(train_run: tuple[Path, dict]) -> None:
+    d, res = train_run
+    truth = _truth_timeouts(res)
+    assert len(truth) >= 3, "the scenario should produce timeouts"
+    r = analyze_capture(d / "snd.pcap", side="sender")
+    conns = {c["conn"]: c for c in r.summary["connections"]}
+    rx = r.retransmissions
+    rto = rx[rx["class_name"] == "rto"]
+    got = sorted(
+        (int(conns[c]["dport"]) - 10000, int(s), int(sp))
+        for c, s, sp in zip(rto["conn"], rto["seq"], rto["spurious"], strict=True)
+    )
+    assert got == truth
+    # every flow's bytes are accounted for
+    assert sum(c["bytes_acked"] for c in conns.values()) >= res["flows"][0]["bytes_delivered"]
+    assert r.summary["sto_per_mb"] > 0
+
+
+def test_cli_table_json_out_and_plot(
+    train_run: tuple[Path, dict], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    d, _ = train_run
+    assert main(["analyze", str(d / "snd.pcap"), "--side", "sender"]) == 0
+    table = capsys.readouterr().out
+    assert "STO per MB" in table and "10.1.0.1:5001" in table
+    assert main(["analyze", str(d / "rcv.pcap"), "--json", "--filter", "10001"]) == 0
+    obj = json.loads(capsys.readouterr().out)
+    assert {"packets", "wall_s", "connections"} <= obj.keys()
+    assert len(obj["connections"]) == 1
+    c = obj["connections"][0]
+    for k in ("retransmissions", "fast_retransmits", "rtos", "spurious_rtos", "sto_per_mb"):
+        assert k in c
+    assert c["side"] == "receiver"  # from the handshake timing
+    out = tmp_path / "out"
+    assert (
+        main(["analyze", str(d / "snd.pcap"), "--out", str(out), "--plot", "--filter", "#1"]) == 0
+    )
+    names = sorted(p.name for p in out.iterdir())
+    for f in (
+        "summary.json",
+        "connections.parquet",
+        "retransmissions.parquet",
+        "rtt_samples.parquet",
+        "conn1-dir1-tseq.png",
+        "conn1-dir1-rtt.png",
+    ):
+        assert f in names, names
+    import pyarrow.parquet as pq
+
+    assert pq.read_table(out / "rtt_samples.parquet").num_rows > 10
+
+
+def test_not_a_capture_exits_2_with_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    f = tmp_path / "notes.txt"
+    f.write_text("hello, not a capture\n")
+    assert main(["analyze", str(f)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert "notes.txt: not a capture" in err and "magic" in err
+
+
+def test_cut_off_capture_is_reported(train_run: tuple[Path, dict], tmp_path: Path) -> None:
+    d, _ = train_run
+    data = (d / "snd.pcap").read_bytes()
+    cut = tmp_path / "cut.pcap"
+    cut.write_bytes(data[: len(data) // 2 + 7])
+    r = analyze_capture(cut)
+    assert r.summary["truncated_tail"] is True
+    assert r.summary["packets"] > 100
