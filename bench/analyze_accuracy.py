@@ -16,7 +16,7 @@ analyser row of that sequence at or after the truth time). tshark's flags
 (``tcp.analysis.retransmission``, ``fast_retransmission``, ``spurious_retransmission``) are
 counted on the same files.
 
-    python bench/analyze_accuracy.py [--quick] [--jobs N] [--md docs/analyze-accuracy.md]
+    python bench/analyze_accuracy.py [--quick] [--jobs N] [--md FILE]
 """
 
 from __future__ import annotations

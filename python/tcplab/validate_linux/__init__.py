@@ -32,6 +32,6 @@ def add_arguments(ap: argparse.ArgumentParser) -> None:
         choices=STACKS,
         default="matched",
         help="tcplab's TCP settings: matched (mirror the testbed's Linux, default), linux "
-        "(the stack = \"linux\" profile) or default (tcplab's defaults)",
+        '(the stack = "linux" profile) or default (tcplab\'s defaults)',
     )
     ap.add_argument("--json", action="store_true", help="one JSON object per case and line")
