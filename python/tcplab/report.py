@@ -438,6 +438,7 @@ class Report:
         unit: str = "",
         shown: str | None = None,
         note: str = "",
+        estimate: bool = False,
     ) -> Comparison:
         """Record one check of tcplab's value against the paper's claim ``rule``.
 
@@ -446,12 +447,20 @@ class Report:
         value and whose Student-t interval the CI (``tcplab`` is then ignored and may be None).
         ``paper``: what the paper prints, when the rule's own rendering is not it. ``shown``:
         text for the tcplab column when the value judged is not the one to display.
+        ``estimate``: the value is a random estimate without a CI (e.g. a threshold read off a
+        sweep over seeds); a quick run's few seeds cannot make its verdict firm, so there it is
+        reported inconclusive (the full run judges it as a point).
         """
         n = None
         if samples is not None:
             tcplab, ci = mean_ci95(samples)
             n = len(samples)
         verdict = rule.verdict(tcplab, ci)
+        if estimate and self.quick and verdict in ("holds", "misses"):
+            note = f"quick run: would be '{verdict}', too few seeds to judge" + (
+                f"; {note}" if note else ""
+            )
+            verdict = "inconclusive"
         c = Comparison(
             item=item,
             kind=rule.kind,
