@@ -162,13 +162,9 @@ def interior_optimum(xs: Sequence[float], ys: Sequence[float]) -> tuple[float, b
     return float(xs[i]), interior
 
 
-def reproduce(report: Report, jobs: int | None = None) -> None:
-    start = time.perf_counter()
-    quick = report.quick
-    duration = "10s" if quick else "60s"
+def table1_ping(report: Report, jobs: int | None) -> None:
+    """Table 1: ping RTTs on the testbed's PPP 8N1 uplink."""
     out = Path(report.out_dir)
-
-    # ---- Table 1: ping RTTs on the testbed's PPP 8N1 uplink ----------------------------------
     rates = sorted(TABLE1)
     # One probe size per run, so a small ping never waits behind a large one.
     cfgs = [
@@ -205,7 +201,11 @@ def reproduce(report: Report, jobs: int | None = None) -> None:
     ax.legend()
     report.figure(plots.save(fig, out / "table1_ping_rtt.png"), "Table 1: ping RTTs")
 
-    # ---- Fig. 4-5: throughput vs uplink rate, window 8760, ACK every 2nd segment --------------
+
+def fig4_5_uplink_rate(report: Report, jobs: int | None, duration: str) -> None:
+    """Fig. 4-5: throughput vs uplink rate, window 8760, ACK every 2nd segment."""
+    quick = report.quick
+    out = Path(report.out_dir)
     up_kbps = [9.6, 19.2, 28.8, 32, 38.4, 64, 100, 150, 200, 250, 300, 400, 600, 1000]
     if quick:
         up_kbps = [9.6, 19.2, 32, 38.4, 64, 100, 150, 200, 250, 300, 600, 1000]
@@ -304,7 +304,14 @@ def reproduce(report: Report, jobs: int | None = None) -> None:
         unit="kbit/s",
     )
 
-    # ---- Fig. 9: throughput vs ACK interval, for several windows (32 kbps) -------------------
+
+def fig9_ack_interval(
+    report: Report, jobs: int | None, duration: str
+) -> tuple[list[int], dict[int, list[float]]]:
+    """Fig. 9: throughput vs ACK interval for several windows (32 kbps); returns the ACK
+    intervals and the curves."""
+    quick = report.quick
+    out = Path(report.out_dir)
     acks = list(range(1, 17)) if not quick else [1, 2, 3, 4, 5, 6, 8, 10, 12, 16]
     windows9 = [PAPER_WINDOW, 16384, 32768]
     fig9: dict[int, list[float]] = {}
@@ -332,8 +339,14 @@ def reproduce(report: Report, jobs: int | None = None) -> None:
             f"N = {best:g} ({max(fig9[w]):.2f} Mbit/s)",
             paper="yes (figure, no numbers)",
         )
+    return acks, fig9
 
-    # ---- Fig. 8: throughput vs window size for fixed ACK intervals (32 kbps) ------------------
+
+def fig8_window(report: Report, jobs: int | None, duration: str) -> list[int]:
+    """Fig. 8: throughput vs window for fixed ACK intervals (32 kbps), and the required-window
+    claim of §3.1; returns the windows."""
+    quick = report.quick
+    out = Path(report.out_dir)
     wins = [4380, 8760, 13140, 17520, 24000, 32768, 49152, 65535]
     if quick:
         wins = [4380, 8760, 17520, 24000, 32768, 65535]
@@ -388,8 +401,15 @@ def reproduce(report: Report, jobs: int | None = None) -> None:
         "keeps the uplink saturated with ACKs. The paper's required window is a bound for the "
         "10 Mbps path, not for the ACK-limited one",
     )
+    return wins
 
-    # ---- Fig. 7: after improvement vs uplink rate ------------------------------------------
+
+def fig7_improved(
+    report: Report, jobs: int | None, duration: str, acks: list[int], fig9: dict[int, list[float]]
+) -> list[float]:
+    """Fig. 7: after the improvement (window, Fig. 9's optimal ACK interval) vs uplink rate;
+    returns the uplink rates."""
+    out = Path(report.out_dir)
     up7 = [9.6, 19.2, 32, 38.4, 64, 100, 200, 400, 1000]
     improved_window = 32768
     best_n, _ = interior_optimum(acks, fig9[improved_window])
@@ -426,8 +446,20 @@ def reproduce(report: Report, jobs: int | None = None) -> None:
         note=f"{before[i32]:.2f} → {after[i32]:.2f} Mbit/s; the paper prints no value, so the "
         "rule is its claim (higher), not a tcplab-chosen margin",
     )
+    return up7
 
-    # ---- RFC 3449 mitigations on the same curves ---------------------------------------------
+
+def mitigations(
+    report: Report,
+    jobs: int | None,
+    duration: str,
+    up7: list[float],
+    wins: list[int],
+    acks: list[int],
+) -> None:
+    """RFC 3449 mitigations on the Fig. 7-9 curves, and byte counting on a short transfer
+    (beyond the paper)."""
+    out = Path(report.out_dir)
     mitigations: dict[str, dict[str, Any]] = {
         "none": {},
         "ACK filtering (§5.2.1)": {"ack_filter": True},
@@ -500,6 +532,17 @@ def reproduce(report: Report, jobs: int | None = None) -> None:
     )
     report.data["abc_transfer_s"] = {"L=1": short[0], "L=2": short[1]}
 
+
+def reproduce(report: Report, jobs: int | None = None) -> None:
+    """Table 1, Fig. 4-5, 7-9 and the RFC 3449 mitigations, one function each."""
+    start = time.perf_counter()
+    duration = "10s" if report.quick else "60s"
+    table1_ping(report, jobs)
+    fig4_5_uplink_rate(report, jobs, duration)
+    acks, curves9 = fig9_ack_interval(report, jobs, duration)
+    wins = fig8_window(report, jobs, duration)
+    up7 = fig7_improved(report, jobs, duration, acks, curves9)
+    mitigations(report, jobs, duration, up7, wins, acks)
     report.section(
         "Setup and choices",
         (__doc__ or "").split("\n\n", 1)[1]
