@@ -20,6 +20,7 @@ from tcplab import plots
 from tcplab.report import (
     Above,
     AtLeast,
+    AtMost,
     Below,
     Between,
     Factor,
@@ -307,7 +308,12 @@ def fig45(report: Report, jobs: int | None) -> dict[str, Any]:
             r = res[i]
             i += 1
             f = r["flows"][0]
-            sim[(k, v)] = (transfer_throughput(r), f["timeouts"], f["spurious_timeouts"])
+            sim[(k, v)] = (
+                transfer_throughput(r),
+                f["timeouts"],
+                f["spurious_timeouts"],
+                unnecessary_per_sto(r)[0],
+            )
     model = {
         (k, v): throughput(
             FIG45_SIZE,
@@ -397,6 +403,43 @@ def fig45(report: Report, jobs: int | None) -> dict[str, Any]:
         note="see 'Differences from the paper' (Fig. 4/5): RFC 5681's ssthresh floor of 2 "
         "segments and the ACK burst after the stall shrink the early-STO penalty from ~23 "
         "packets (model) to ~5",
+    )
+    # Eq. (1): unnecessary retransmissions after one STO (§5.2's numbers), then the emulation.
+    from tcplab.models.sto3g import unnecessary_rtx
+
+    for label, kw, paper in (
+        ("cwnd capped at the BDP", {}, 10),
+        ("cwnd 64 KB", {"max_cwnd": 65535.0}, 44),
+    ):
+        report.check(
+            f"eq. (1): most unnecessary retransmissions without F-RTO, {label}",
+            Within(paper, abs=0, kind="formula"),
+            unnecessary_rtx(FIG45_RATE, FIG45_RTT, **kw),
+            unit="packets",
+            note="384 kbit/s, RTT 300 ms, MSS 1460 B",
+        )
+    report.check(
+        "eq. (1): unnecessary retransmissions with F-RTO + Eifel",
+        Within(1, abs=0, kind="formula"),
+        unnecessary_rtx(FIG45_RATE, FIG45_RTT, frto=1.0),
+        unit="packets",
+    )
+    # The emulation: the go-back-N after the STO resends what was in flight, at most the
+    # BDP-capped window of eq. (1); F-RTO + Eifel resends the one timed-out segment.
+    report.check(
+        "Fig. 5 sim: unnecessary retransmissions per STO without F-RTO (each position)",
+        AtMost(10),
+        [sim[(k, "without F-RTO/Eifel")][3] for k in ws],
+        paper="≤ 10 (eq. (1), cwnd capped at the BDP)",
+        unit="packets",
+        note="positions " + ", ".join(ws),
+    )
+    report.check(
+        "Fig. 5 sim: unnecessary retransmissions per STO with F-RTO + Eifel (each position)",
+        Within(1, abs=0),
+        [sim[(k, "F-RTO + Eifel")][3] for k in ws],
+        paper="1 (eq. (1))",
+        unit="packets",
     )
     ratio = float(np.mean([a / m for a, m in zip(s1, t1, strict=True)]))
     report.check(
