@@ -32,7 +32,7 @@ from typing import Any
 
 from tcplab import plots
 from tcplab.models.asymmetric import asym_bound, asym_saturation_uplink, asym_window
-from tcplab.report import Above, Below, Claim, Info, Report, Within
+from tcplab.report import Above, AtLeast, Below, Claim, Info, Report, Within
 from tcplab.scenario import parse_scenario
 from tcplab.sweep import run_configs
 
@@ -50,6 +50,10 @@ PAPER_WINDOW = 8760
 PAPER_BDP_WINDOW = 24000  # §3.1
 MSS = 1460
 DOWN_BPS = 10_000_000
+
+#: How far the phase of BSD's free-running 200 ms delayed-ACK tick moves one run's goodput (%):
+#: the uncertainty the Fig. 8 checks are judged with (deterministic runs have no seed CI).
+TICK_PHASE_PCT = 5.0
 
 #: Uplink framing profiles: (overhead bytes per frame, line bits per byte).
 FRAMINGS: dict[str, tuple[int, int]] = {"paper": (32, 8), "ppp-8n1": (8, 10)}
@@ -372,19 +376,31 @@ def fig8_window(report: Report, jobs: int | None, duration: str) -> list[int]:
     for n in acks8:
         ys = fig8[n]
         beyond = [y for w, y in zip(wins, ys, strict=True) if w >= PAPER_BDP_WINDOW]
-        plateau = min(beyond) >= 0.9 * max(ys) and ys[0] < 0.9 * max(ys)
+        # Both halves of the claim as shares of the best window's goodput, with ±5 %: the BSD
+        # 200 ms tick's phase moves these runs by that much (section "Where tcplab differs").
         report.check(
-            f"Fig. 8: window helps only up to a point (ACK every {n})",
-            Claim(
-                "smallest window < 90% of max; every window ≥ 24000 B within 10% of max", plateau
+            f"Fig. 8: the window helps (ACK every {n}): smallest window / best",
+            Below(90),
+            round(100 * ys[0] / max(ys), 1),
+            ci=TICK_PHASE_PCT,
+            paper="rises",
+            unit="%",
+            note=f"{ys[0]:.2f} of {max(ys):.2f} Mbit/s at {wins[0]} B"
+            + (
+                "; ACK every 2: hardly a rise — even 3 segments (4380 B) keep the 55 ACK/s "
+                "uplink nearly busy (see the required-window check)"
+                if n == 2
+                else ""
             ),
-            f"{ys[0]:.2f} → {min(beyond):.2f}-{max(beyond):.2f}",
-            paper="rises, then plateau",
-            unit="Mbit/s",
-            note="ACK every 2: no rise at all — even 3 segments (4380 B) keep the 55 ACK/s "
-            "uplink busy, so the window never limits (see the required-window check)"
-            if n == 2
-            else "",
+        )
+        report.check(
+            f"Fig. 8: only up to a point (ACK every {n}): worst window ≥ 24000 B / best",
+            AtLeast(90),
+            round(100 * min(beyond) / max(ys), 1),
+            ci=TICK_PHASE_PCT,
+            paper="plateau",
+            unit="%",
+            note=f"{min(beyond):.2f}-{max(beyond):.2f} Mbit/s",
         )
     # §3.1: the window must exceed the BDP, 10 Mbps x (1.2 + 18) ms ≈ 24000 B. tcplab's own
     # simulation at the paper's 8760 B window and ACK every 2 says otherwise.
@@ -394,6 +410,7 @@ def fig8_window(report: Report, jobs: int | None, duration: str) -> list[int]:
         "§3.1: a window below the BDP (8760 < 24000 B) limits throughput (ACK every 2, 32 kbps)",
         Below(90),
         round(100 * share, 1),
+        ci=TICK_PHASE_PCT,
         paper="limited (window must exceed 24000 B)",
         unit="% of the best window's",
         note="the BDP uses the 10 Mbps downlink rate, but the ACK clock caps the flow at "
