@@ -760,7 +760,7 @@ def reproduce(report: Report, jobs: int | None) -> None:
             axes[0].annotate(
                 "in-order release of data\nSACKed during a stall\n(RTO backoff), not a rate",
                 (r["series_t"][k], rate[k] / 1e6),
-                xytext=(25, -10),
+                xytext=(25, -45),
                 textcoords="offset points",
                 fontsize=7,
                 arrowprops={"arrowstyle": "->", "lw": 0.6},
