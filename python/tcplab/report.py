@@ -67,6 +67,8 @@ _MARK = {"holds": "✅ holds", "misses": "❌ misses", "inconclusive": "❔ inco
 def _num(v: float) -> str:
     if math.isinf(v):
         return "∞" if v > 0 else "-∞"
+    if 1e4 <= abs(v) < 1e9:
+        return f"{v:.0f}"  # 24000, not 2.4e+04
     return f"{v:.4g}"
 
 
