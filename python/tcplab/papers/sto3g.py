@@ -123,13 +123,6 @@ def conns_with_sto(res: dict[str, Any]) -> tuple[int, int]:
 FACTOR = 2.0
 
 
-def within(paper: float, value: float, factor: float = FACTOR) -> bool:
-    """``value`` within a factor of ``paper`` (both > 0), the verdict rule for magnitudes."""
-    if not (paper > 0 and value > 0) or math.isnan(value):
-        return False
-    return 1 / factor <= value / paper <= factor
-
-
 def ci95(values: Sequence[float]) -> tuple[float, float]:
     """Mean and half-width of its 95% confidence interval (normal approximation)."""
     a = np.asarray(values, dtype=float)
