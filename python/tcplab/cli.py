@@ -634,11 +634,13 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
             report = Report(paper, title, Path(args.out) / paper, quick=args.quick)
             load(paper).reproduce(report, jobs=args.jobs)
             path = report.write()
-            held = sum(c.ok is True for c in report.comparisons)
-            missed = [c for c in report.comparisons if c.ok is False]
-            print(f"{paper}: {held} of {held + len(missed)} checks hold; report: {path}")
-            for c in missed:
-                print(f"  misses: {c.item}: paper {c.paper}, tcplab {c.tcplab} ({c.rule})")
+            print(f"{paper}: {report.headline()}; report: {path}")
+            for c in report.comparisons:
+                if c.verdict in ("misses", "inconclusive") and c.kind != "context":
+                    print(
+                        f"  {c.verdict} ({c.kind}): {c.item}: paper {c.paper}, tcplab {c.tcplab}"
+                        f" ({c.rule})"
+                    )
     return status
 
 

@@ -32,7 +32,7 @@ from typing import Any
 
 from tcplab import plots
 from tcplab.models.asymmetric import asym_bound, asym_saturation_uplink, asym_window
-from tcplab.report import Report
+from tcplab.report import Above, AtLeast, Below, Claim, Info, Report, Within
 from tcplab.scenario import parse_scenario
 from tcplab.sweep import run_configs
 
@@ -50,6 +50,10 @@ PAPER_WINDOW = 8760
 PAPER_BDP_WINDOW = 24000  # §3.1
 MSS = 1460
 DOWN_BPS = 10_000_000
+
+#: How far the phase of BSD's free-running 200 ms delayed-ACK tick moves one run's goodput (%):
+#: the uncertainty the Fig. 8 checks are judged with (deterministic runs have no seed CI).
+TICK_PHASE_PCT = 5.0
 
 #: Uplink framing profiles: (overhead bytes per frame, line bits per byte).
 FRAMINGS: dict[str, tuple[int, int]] = {"paper": (32, 8), "ppp-8n1": (8, 10)}
@@ -162,17 +166,9 @@ def interior_optimum(xs: Sequence[float], ys: Sequence[float]) -> tuple[float, b
     return float(xs[i]), interior
 
 
-def _within(x: float, target: float, tol: float) -> bool:
-    return abs(x - target) <= tol * target
-
-
-def reproduce(report: Report, jobs: int | None = None) -> None:
-    start = time.perf_counter()
-    quick = report.quick
-    duration = "10s" if quick else "60s"
+def table1_ping(report: Report, jobs: int | None) -> None:
+    """Table 1: ping RTTs on the testbed's PPP 8N1 uplink."""
     out = Path(report.out_dir)
-
-    # ---- Table 1: ping RTTs on the testbed's PPP 8N1 uplink ----------------------------------
     rates = sorted(TABLE1)
     # One probe size per run, so a small ping never waits behind a large one.
     cfgs = [
@@ -186,15 +182,12 @@ def reproduce(report: Report, jobs: int | None = None) -> None:
     for r, got in zip(rates, rtts, strict=True):
         for size in (1500, 40):
             paper = TABLE1[r][size]
-            ok = _within(got[size], paper, 0.10)
-            report.compare(
+            report.check(
                 f"Table 1: ping RTT {size} B at {r:g} kbps",
-                paper,
+                Within(paper, rel=0.10),
                 round(got[size], 2),
                 unit="ms",
-                rule="within 10%",
-                ok=ok,
-                note=f"{100 * (got[size] / paper - 1):+.1f}%",
+                note=f"{100 * (got[size] / paper - 1):+.1f}% (testbed measurement)",
             )
             table1[f"{r:g}k/{size}"] = {"paper": paper, "tcplab": got[size]}
     report.data["table1"] = table1
@@ -212,7 +205,11 @@ def reproduce(report: Report, jobs: int | None = None) -> None:
     ax.legend()
     report.figure(plots.save(fig, out / "table1_ping_rtt.png"), "Table 1: ping RTTs")
 
-    # ---- Fig. 4-5: throughput vs uplink rate, window 8760, ACK every 2nd segment --------------
+
+def fig4_5_uplink_rate(report: Report, jobs: int | None, duration: str) -> None:
+    """Fig. 4-5: throughput vs uplink rate, window 8760, ACK every 2nd segment."""
+    quick = report.quick
+    out = Path(report.out_dir)
     up_kbps = [9.6, 19.2, 28.8, 32, 38.4, 64, 100, 150, 200, 250, 300, 400, 600, 1000]
     if quick:
         up_kbps = [9.6, 19.2, 32, 38.4, 64, 100, 150, 200, 250, 300, 600, 1000]
@@ -247,80 +244,78 @@ def reproduce(report: Report, jobs: int | None = None) -> None:
     report.figure(plots.save(fig, out / "fig4_5_uplink_rate.png"), "Fig. 4-5")
 
     i32 = up_kbps.index(32)
-    lo, hi = PAPER_32K_MBPS
     x32 = curves["paper"][i32]
-    report.compare(
+    # §3.3: "about 1.2 Mbps" from the simulation (1.3 Mbit/s from theory): 1.2 ± 10 %.
+    report.check(
         "32 kbps uplink: throughput (paper framing)",
-        "1.2-1.3",
+        Within(1.2, rel=0.10),
         round(x32, 3),
+        paper="≈ 1.2 (theory 1.3)",
         unit="Mbit/s",
-        rule="within 15% of 1.2-1.3",
-        ok=0.85 * lo <= x32 <= 1.15 * hi,
+        note="deterministic run: no CI",
     )
     y32 = curves["ppp-8n1"][i32]
-    report.compare(
+    report.check(
         "32 kbps uplink: throughput (PPP 8N1 uplink)",
-        "1.2-1.3",
+        Info("context: the testbed's real framing"),
         round(y32, 3),
         unit="Mbit/s",
-        rule="informative",
-        ok=None,
         note="a 40 B ACK is 48 B x 10 bits = 480 line bits, not the paper's 576: 15 ms per ACK",
     )
-    report.compare(
+    report.check(
         "32 kbps: model bound (paper §3.1: 2·1460 B / 18 ms)",
-        1.3,
+        Within(1.3, rel=0.02, kind="formula"),
         round(model[i32], 3),
         unit="Mbit/s",
-        rule="within 2%",
-        ok=_within(model[i32], 1.3, 0.02),
     )
-    report.compare(
+    report.check(
         "required window (paper §3.1)",
-        PAPER_BDP_WINDOW,
+        Within(PAPER_BDP_WINDOW, rel=0.02, kind="formula"),
         round(asym_window(DOWN_BPS, 32e3)),
         unit="B",
-        rule="within 2%",
-        ok=_within(asym_window(DOWN_BPS, 32e3), PAPER_BDP_WINDOW, 0.02),
     )
-    report.compare(
+    report.check(
         "symmetric 10 Mbps throughput",
-        PAPER_SYMMETRIC_MBPS,
+        Info("context: the paper's testbed hosts"),
         round(sym, 2),
+        paper=PAPER_SYMMETRIC_MBPS,
         unit="Mbit/s",
-        rule="informative",
-        ok=None,
-        note="tcplab hosts are ideal; the paper's 7 Mbps is its Pentium-90 testbed",
+        note="not a claim about TCP: the paper's 7 Mbps is what its Pentium-90 hosts managed "
+        "(measured), tcplab's hosts are ideal",
     )
-    report.compare(
+    report.check(
         "asymmetric/symmetric ratio at 32 kbps",
-        "≈ 1/6",
+        Info("context: divides by the testbed's host-limited 7 Mbps"),
         f"1/{sym / x32:.1f}",
-        rule="informative",
-        ok=None,
+        paper="≈ 1/6",
         note="paper: 1.2 Mbps (sim) over 7 Mbps (testbed); tcplab: both simulated",
     )
+    # §3.3: "around 200 kbps" (theory and simulation); its own arithmetic gives 236: ± 20 %.
     for framing, label in (("paper", "paper framing"), ("ppp-8n1", "PPP 8N1 uplink")):
         knee = knee_kbps(up_kbps, curves[framing], 64)
-        report.compare(
+        report.check(
             f"saturation uplink rate ({label})",
-            PAPER_SATURATION_KBPS,
+            Within(PAPER_SATURATION_KBPS, rel=0.20),
             round(knee, 1),
             unit="kbit/s",
-            rule="within 25%",
-            ok=_within(knee, PAPER_SATURATION_KBPS, 0.25),
             note="knee of the simulated curve: ACK-clock line meets the plateau",
         )
-    report.compare(
+    report.check(
         "saturation uplink rate (model, 409 ACK/s x 72 B)",
-        "≈ 236 (§3.3)",
+        Within(236, rel=0.02, kind="formula"),
         round(asym_saturation_uplink(DOWN_BPS) / 1e3, 1),
+        paper="≈ 236 (§3.3)",
         unit="kbit/s",
-        rule="within 25% of 200",
-        ok=_within(asym_saturation_uplink(DOWN_BPS) / 1e3, PAPER_SATURATION_KBPS, 0.25),
     )
 
-    # ---- Fig. 9: throughput vs ACK interval, for several windows (32 kbps) -------------------
+
+def fig9_ack_interval(
+    report: Report, jobs: int | None, duration: str
+) -> tuple[list[int], dict[int, list[float]]]:
+    """Fig. 9: throughput vs ACK interval for several windows (32 kbps); returns the ACK
+    intervals and the curves."""
+    quick = report.quick
+    out = Path(report.out_dir)
     acks = list(range(1, 17)) if not quick else [1, 2, 3, 4, 5, 6, 8, 10, 12, 16]
     windows9 = [PAPER_WINDOW, 16384, 32768]
     fig9: dict[int, list[float]] = {}
@@ -342,15 +337,20 @@ def reproduce(report: Report, jobs: int | None = None) -> None:
     report.figure(plots.save(fig, out / "fig9_ack_interval.png"), "Fig. 9")
     for w in windows9:
         best, interior = interior_optimum(acks, fig9[w])
-        report.compare(
+        report.check(
             f"Fig. 9: ACK interval has an interior optimum (window {w} B)",
-            "yes",
+            Claim("argmax interior, ≥ 5% lower on both sides", interior),
             f"N = {best:g} ({max(fig9[w]):.2f} Mbit/s)",
-            rule="argmax interior, ≥ 5% lower on both sides",
-            ok=interior,
+            paper="yes (figure, no numbers)",
         )
+    return acks, fig9
 
-    # ---- Fig. 8: throughput vs window size for fixed ACK intervals (32 kbps) ------------------
+
+def fig8_window(report: Report, jobs: int | None, duration: str) -> list[int]:
+    """Fig. 8: throughput vs window for fixed ACK intervals (32 kbps), and the required-window
+    claim of §3.1; returns the windows."""
+    quick = report.quick
+    out = Path(report.out_dir)
     wins = [4380, 8760, 13140, 17520, 24000, 32768, 49152, 65535]
     if quick:
         wins = [4380, 8760, 17520, 24000, 32768, 65535]
@@ -362,7 +362,7 @@ def reproduce(report: Report, jobs: int | None = None) -> None:
         )
         fig8[n] = [goodput_mbps(s) for s in res]
     report.data["fig8"] = {"window": wins, **{str(n): v for n, v in fig8.items()}}
-    fig, ax = plots.figure()
+    fig, ax = plots.figure(size=(6.4, 5.0))
     for n in acks8:
         ax.plot([w / 1024 for w in wins], fig8[n], "o-", label=f"tcplab, ACK every {n}")
         ax.axhline(asym_bound(DOWN_BPS, 32e3, ack_every=n) / 1e6, color="grey", lw=0.6, ls="--")
@@ -370,23 +370,63 @@ def reproduce(report: Report, jobs: int | None = None) -> None:
     ax.set_xlabel("window [KiB]")
     ax.set_ylabel("goodput [Mbit/s]")
     ax.set_title("Fig. 8: throughput vs window (32 kbps)\ndashed: model bound per ACK interval")
-    ax.legend(fontsize=8)
+    # below the axes: inside, every corner has a curve or a bound line
+    ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=2)
     report.figure(plots.save(fig, out / "fig8_window.png"), "Fig. 8")
     for n in acks8:
         ys = fig8[n]
         beyond = [y for w, y in zip(wins, ys, strict=True) if w >= PAPER_BDP_WINDOW]
-        plateau = min(beyond) >= 0.9 * max(ys) and ys[0] < 0.9 * max(ys)
-        report.compare(
-            f"Fig. 8: window helps only up to a point (ACK every {n})",
-            "plateau",
-            f"{ys[0]:.2f} → {min(beyond):.2f}-{max(beyond):.2f}",
-            unit="Mbit/s",
-            rule="smallest window < 90% of max; every window ≥ 24000 B within 10% of max",
-            ok=plateau if n > 2 else None,
-            note="ACK every 2: even 3 segments (4380 B) keep the ACK clock busy" if n == 2 else "",
+        # Both halves of the claim as shares of the best window's goodput, with ±5 %: the BSD
+        # 200 ms tick's phase moves these runs by that much (section "Where tcplab differs").
+        report.check(
+            f"Fig. 8: the window helps (ACK every {n}): smallest window / best",
+            Below(90),
+            round(100 * ys[0] / max(ys), 1),
+            ci=TICK_PHASE_PCT,
+            paper="rises",
+            unit="%",
+            note=f"{ys[0]:.2f} of {max(ys):.2f} Mbit/s at {wins[0]} B"
+            + (
+                "; ACK every 2: hardly a rise — even 3 segments (4380 B) keep the 55 ACK/s "
+                "uplink nearly busy (see the required-window check)"
+                if n == 2
+                else ""
+            ),
         )
+        report.check(
+            f"Fig. 8: only up to a point (ACK every {n}): worst window ≥ 24000 B / best",
+            AtLeast(90),
+            round(100 * min(beyond) / max(ys), 1),
+            ci=TICK_PHASE_PCT,
+            paper="plateau",
+            unit="%",
+            note=f"{min(beyond):.2f}-{max(beyond):.2f} Mbit/s",
+        )
+    # §3.1: the window must exceed the BDP, 10 Mbps x (1.2 + 18) ms ≈ 24000 B. tcplab's own
+    # simulation at the paper's 8760 B window and ACK every 2 says otherwise.
+    i8760 = wins.index(PAPER_WINDOW)
+    share = fig8[2][i8760] / max(fig8[2])
+    report.check(
+        "§3.1: a window below the BDP (8760 < 24000 B) limits throughput (ACK every 2, 32 kbps)",
+        Below(90),
+        round(100 * share, 1),
+        ci=TICK_PHASE_PCT,
+        paper="limited (window must exceed 24000 B)",
+        unit="% of the best window's",
+        note="the BDP uses the 10 Mbps downlink rate, but the ACK clock caps the flow at "
+        "≈ 1.3 Mbit/s, whose pipe is 1.3 Mbit/s x 19.2 ms ≈ 3.1 kB: 8760 B (6 segments) already "
+        "keeps the uplink saturated with ACKs. The paper's required window is a bound for the "
+        "10 Mbps path, not for the ACK-limited one",
+    )
+    return wins
 
-    # ---- Fig. 7: after improvement vs uplink rate ------------------------------------------
+
+def fig7_improved(
+    report: Report, jobs: int | None, duration: str, acks: list[int], fig9: dict[int, list[float]]
+) -> list[float]:
+    """Fig. 7: after the improvement (window, Fig. 9's optimal ACK interval) vs uplink rate;
+    returns the uplink rates."""
+    out = Path(report.out_dir)
     up7 = [9.6, 19.2, 32, 38.4, 64, 100, 200, 400, 1000]
     improved_window = 32768
     best_n, _ = interior_optimum(acks, fig9[improved_window])
@@ -414,16 +454,29 @@ def reproduce(report: Report, jobs: int | None = None) -> None:
     report.figure(plots.save(fig, out / "fig7_improved.png"), "Fig. 7")
     before, after = next(iter(fig7.values())), list(fig7.values())[-1]
     i32 = up7.index(32)
-    report.compare(
-        "Fig. 7: improvement raises throughput at 32 kbps",
-        "higher",
-        f"{before[i32]:.2f} → {after[i32]:.2f}",
-        unit="Mbit/s",
-        rule="after ≥ 1.5 x before",
-        ok=after[i32] >= 1.5 * before[i32],
+    report.check(
+        "Fig. 7: improvement raises throughput at 32 kbps (after / before)",
+        Above(1.0),
+        round(after[i32] / before[i32], 2),
+        paper="higher (figure, no numbers)",
+        unit="x",
+        note=f"{before[i32]:.2f} → {after[i32]:.2f} Mbit/s; the paper prints no value, so the "
+        "rule is its claim (higher), not a tcplab-chosen margin",
     )
+    return up7
 
-    # ---- RFC 3449 mitigations on the same curves ---------------------------------------------
+
+def mitigations(
+    report: Report,
+    jobs: int | None,
+    duration: str,
+    up7: list[float],
+    wins: list[int],
+    acks: list[int],
+) -> None:
+    """RFC 3449 mitigations on the Fig. 7-9 curves, and byte counting on a short transfer
+    (beyond the paper)."""
+    out = Path(report.out_dir)
     mitigations: dict[str, dict[str, Any]] = {
         "none": {},
         "ACK filtering (§5.2.1)": {"ack_filter": True},
@@ -475,13 +528,11 @@ def reproduce(report: Report, jobs: int | None = None) -> None:
     base32 = mit["none"]["rate"][up7.index(32)]
     for label in list(mitigations)[1:]:
         v = mit[label]["rate"][up7.index(32)]
-        report.compare(
+        report.check(
             f"mitigation at 32 kbps, window 32 KiB: {label}",
-            "—",
+            Info("not in the paper"),
             f"{base32:.2f} → {v:.2f}",
             unit="Mbit/s",
-            rule="informative (not in the paper)",
-            ok=None,
         )
 
     # Byte counting matters while cwnd grows: a 64 KB transfer with ACK filtering.
@@ -491,15 +542,24 @@ def reproduce(report: Report, jobs: int | None = None) -> None:
             [config(up_bps=32e3, window=65535, ack_filter=True, abc_l=limit, transfer=65536)], 1
         )
         short.append(res[0]["flows"][0]["duration_s"])
-    report.compare(
+    report.check(
         "64 KB transfer with ACK filtering: ABC L=1 vs L=2",
-        "—",
+        Info("not in the paper (RFC 3465 §2.2)"),
         f"{short[0]:.3f} s → {short[1]:.3f} s",
-        rule="informative (RFC 3465 §2.2)",
-        ok=None,
     )
     report.data["abc_transfer_s"] = {"L=1": short[0], "L=2": short[1]}
 
+
+def reproduce(report: Report, jobs: int | None = None) -> None:
+    """Table 1, Fig. 4-5, 7-9 and the RFC 3449 mitigations, one function each."""
+    start = time.perf_counter()
+    duration = "10s" if report.quick else "60s"
+    table1_ping(report, jobs)
+    fig4_5_uplink_rate(report, jobs, duration)
+    acks, curves9 = fig9_ack_interval(report, jobs, duration)
+    wins = fig8_window(report, jobs, duration)
+    up7 = fig7_improved(report, jobs, duration, acks, curves9)
+    mitigations(report, jobs, duration, up7, wins, acks)
     report.section(
         "Setup and choices",
         (__doc__ or "").split("\n\n", 1)[1]

@@ -40,7 +40,7 @@ from typing import Any
 
 import numpy as np
 
-from tcplab.report import Report
+from tcplab.report import Above, Below, Claim, Info, Report, Within
 from tcplab.scenario import parse_scenario
 from tcplab.sweep import run_configs
 
@@ -174,12 +174,10 @@ def _fig3(report: Report, jobs: int | None) -> None:
     keep = sent <= size
     fig, ax = plots.figure()
     ax.step(sent[keep] / 1000, cwnd_seg[keep], where="post", label="tcplab (spoofing)")
-    ax.axhline(43, color="grey", ls=":", lw=1)
-    # The paper states the rules (IW 1, +1 segment per ACK, 43-segment cap), not the figure's
-    # numbers: under those rules cwnd reaches 43 after 42 ACKs, i.e. after 1 + 2*42 = 85
-    # segments were sent.
-    model_x = PAPER_PLATEAU_SENT_SEGMENTS * 1460 / 1000
-    plots.mark_paper(ax, [0.0, model_x], [1, 43], label="paper: IW 1 → 43 (85 segments sent)")
+    # The paper's own numbers: IW 1 segment and the 43-segment cap (65535/1500). Where cwnd
+    # reaches the cap is not printed (the report derives it from the paper's rules, a formula).
+    ax.axhline(43, color="black", ls=":", lw=1, label="paper: cap 43 segments (65535/1500)")
+    plots.mark_paper(ax, [0.0], [1], label="paper: initial window 1 segment")
     ax.set_xlabel("data sent by the sender (kB)")
     ax.set_ylabel("cwnd (segments of 1460 B)")
     ax.set_xlim(0, min(size, 400 * KB) / 1000)
@@ -188,15 +186,13 @@ def _fig3(report: Report, jobs: int | None) -> None:
     path = plots.save(fig, report.out_dir / "fig3_cwnd.png")
     report.figure(path, "Fig. 3 — sender cwnd (segments) vs data sent, with spoofing")
     plateau = int(cwnd_seg.max())
-    report.compare(
+    report.check(
         "Fig. 3: cwnd plateau",
-        43,
+        Within(43, abs=1, kind="calibration"),
         plateau,
         unit="segments",
-        rule="within 1 segment",
-        ok=abs(plateau - 43) <= 1,
-        note="paper counts 65535/1500 (MTU); tcplab's cwnd is in MSS = 1460 B: "
-        "65535/1460 = 44.9 → 44",
+        note="set by the configuration (max_cwnd = 65535 B, the paper's window): the paper "
+        "counts 65535/1500 (MTU); tcplab's cwnd is in MSS = 1460 B: 65535/1460 = 44.9 → 44",
     )
     # Data sent when the plateau is first reached.
     first = int(np.argmax(cwnd_seg >= plateau))
@@ -205,22 +201,25 @@ def _fig3(report: Report, jobs: int | None) -> None:
         "cwnd_segments": cwnd_seg[keep].tolist()[::5],
         "plateau_reached_at_bytes": float(sent[first]),
     }
-    report.compare(
+    report.check(
         "Fig. 3: data sent when cwnd reaches its plateau",
-        round(PAPER_PLATEAU_SENT_SEGMENTS * 1460 / 1000, 1),
+        Within(round(PAPER_PLATEAU_SENT_SEGMENTS * 1460 / 1000, 1), rel=0.05, kind="formula"),
         round(float(sent[first]) / 1000, 1),
         unit="kB",
-        rule="within 5%",
-        ok=abs(float(sent[first]) / (PAPER_PLATEAU_SENT_SEGMENTS * 1460) - 1) <= 0.05,
-        note="paper value derived from its stated rules (1 + 2*42 segments of 1460 B); tcplab "
-        "reaches 44 segments, one ACK later",
+        note="not printed in the paper: derived from its stated rules (1 + 2*42 segments of "
+        "1460 B), so it tests tcplab's slow start against the rules; tcplab reaches 44 segments, "
+        "one ACK later",
     )
-    report.compare(
+    report.check(
         "Fig. 3: cwnd grows by one segment per pseudo-ACK until the plateau",
-        "slow start, stepwise",
+        Claim(
+            "cwnd monotone non-decreasing until the plateau",
+            bool(np.all(np.diff(cwnd_seg[: first + 1]) >= 0)),
+            kind="formula",
+        ),
         f"plateau after {sent[first] / 1000:.0f} kB sent",
-        rule="monotone non-decreasing until the plateau",
-        ok=bool(np.all(np.diff(cwnd_seg[: first + 1]) >= 0)),
+        paper="slow start, stepwise",
+        note="the paper's slow-start rule re-evaluated by the simulated sender",
     )
 
 
@@ -277,53 +276,34 @@ def _fig4(report: Report, jobs: int | None) -> dict[str, float]:
     spoof = at1["with spoofing"]["sender_bps"] / LINK_BPS
     plain = at1["without spoofing"]["sender_bps"] / LINK_BPS
     zero = at1["zero-delay link"]["sender_bps"] / LINK_BPS
-    report.compare(
-        "Fig. 4: 1 MB without spoofing",
-        "< 5",
-        round(plain * 100, 2),
-        unit="% of link",
-        rule="< 5%",
-        ok=plain < 0.05,
+    # The paper gives one-sided bounds here ("below 5 %", "above 80 %", "over 15x"); a
+    # deterministic run (no loss, no random draw) has no confidence interval.
+    report.check("Fig. 4: 1 MB without spoofing", Below(5), round(plain * 100, 2), unit="% of link")
+    report.check("Fig. 4: 1 MB with spoofing", Above(80), round(spoof * 100, 1), unit="% of link")
+    report.check(
+        "Fig. 4: spoofing / plain TCP at 1 MB", Above(15), round(spoof / plain, 1), unit="x"
     )
-    report.compare(
-        "Fig. 4: 1 MB with spoofing",
-        "> 80",
-        round(spoof * 100, 1),
-        unit="% of link",
-        rule="> 80%",
-        ok=spoof > 0.80,
-    )
-    report.compare(
-        "Fig. 4: spoofing / plain TCP at 1 MB",
-        "> 15",
-        round(spoof / plain, 1),
-        unit="x",
-        rule="≥ 15x",
-        ok=spoof / plain >= 15,
-    )
-    report.compare(
+    report.check(
         "Fig. 4: spoofing / zero-delay link at 1 MB",
-        "> 80",
+        Above(80),
         round(spoof / zero * 100, 1),
         unit="%",
-        rule="> 80%",
-        ok=spoof / zero > 0.8,
     )
     # Sensitivity: RFC 5681 also allows slow start at cwnd = ssthresh (tcplab's default).
     (alt,) = _runs([config(spoof=False, size=1 * MB, tcp={"ca_at_ssthresh": False})], jobs)
     alt_plain = throughputs(alt, 1 * MB)["sender_bps"] / LINK_BPS
-    report.compare(
+    report.check(
         "1 MB without spoofing, slow start at cwnd = ssthresh",
-        "< 5",
+        Info("sensitivity: paper < 5"),
         round(alt_plain * 100, 2),
         unit="% of link",
         note="sensitivity, not the paper's rule: with tcplab's default the unspoofed sender "
         "reaches 3 segments per timeout round instead of 2",
     )
     e2e = at1["with spoofing"]["e2e_bps"] / LINK_BPS
-    report.compare(
+    report.check(
         "1 MB with spoofing, end to end (receiver has all)",
-        "—",
+        Info(),
         round(e2e * 100, 1),
         unit="% of link",
         note="not in the paper: includes the satellite leg and the PEP's own slow start",
@@ -382,15 +362,20 @@ def _fig5(report: Report, jobs: int | None) -> None:
     fig, ax = plots.figure()
     curves: dict[str, tuple[list[float], list[float]]] = {}
     final: dict[str, float] = {}
+    # "no error" and "error, dupack" nearly coincide: the first is drawn wide and pale under
+    # the second, dashed, so both stay visible.
+    styles: dict[str, dict[str, Any]] = {
+        "spoofing, no error": {"lw": 4.0, "alpha": 0.45},
+        "spoofing, error, dupack": {"ls": "--", "lw": 1.4},
+    }
     for name, s in zip(cases, res, strict=True):
         x, y = _cumulative(s)
         curves[name] = (x, y)
         final[name] = throughputs(s, size)["sender_bps"] / LINK_BPS
-        ax.plot(x, y, label=f"tcplab: {name}")
+        ax.plot(x, y, label=f"tcplab: {name}", **styles.get(name, {}))
     ax.set_xlabel("data acknowledged to the sender (kB)")
     ax.set_ylabel("average throughput so far (% of 1 Mbps)")
     ax.set_ylim(0, 105)
-    ax.set_title("Fig. 5: error at the 11th segment (sender-router)")
     # The paper: the timeout case is up to ~50% below the error-free case.
     xn, yn = curves["spoofing, no error"]
     xt, yt = curves["spoofing, error, timeout"]
@@ -398,37 +383,41 @@ def _fig5(report: Report, jobs: int | None) -> None:
     ratio = np.asarray(yt) / np.maximum(yn_at, 1e-9)
     sel = np.asarray(xt) >= 20  # after the error (11 segments ≈ 16 kB)
     worst = float(1 - ratio[sel].min()) if sel.any() else math.nan
-    j = int(np.argmin(np.where(sel, ratio, np.inf)))
-    plots.mark_paper(ax, [xt[j]], [yn_at[j] * 0.5], label="paper: up to ~50% lower (TO case)")
-    ax.legend(fontsize=8)
+    # The paper prints no point of this figure, only "up to ~50 % lower" for the timeout case:
+    # stated in the title, not drawn as a paper marker (a marker would need tcplab's curve).
+    ax.set_title(
+        "Fig. 5: error at the 11th segment (sender-router)\n"
+        "paper: dupack ≈ no error; timeout up to ~50 % lower",
+        fontsize=10,
+    )
+    ax.legend(fontsize=8, loc="lower right")
     path = plots.save(fig, report.out_dir / "fig5_error.png")
     report.figure(path, "Fig. 5 — cumulative throughput with an error at the 11th segment")
     report.data["fig5"] = {"final": final, "worst_timeout_reduction": worst}
     dup = final["spoofing, error, dupack"] / final["spoofing, no error"]
-    report.compare(
+    # "≈ no loss": two-sided, 5 % either way.
+    report.check(
         "Fig. 5: error recovered by dupacks vs no error (1 transfer)",
-        "≈ 100",
+        Within(100, abs=5),
         round(dup * 100, 1),
+        paper="≈ 100",
         unit="%",
-        rule="≥ 90%",
-        ok=dup >= 0.9,
     )
-    report.compare(
+    # "up to ~50 %": read as 50 ± 10 (the paper's figure, not a printed number).
+    report.check(
         "Fig. 5: largest loss of the timeout case vs no error",
-        "≈ 50",
+        Within(50, abs=10),
         round(worst * 100, 1),
+        paper="≈ 50 (up to)",
         unit="%",
-        rule="30-70%",
-        ok=0.3 <= worst <= 0.7,
     )
     to = final["spoofing, error, timeout"] / final["spoofing, no error"]
-    report.compare(
-        "Fig. 5: timeout case at the end of the transfer vs no error",
-        "below (slow recovery)",
-        round(to * 100, 1),
+    report.check(
+        "Fig. 5: timeout case / dupack case at the end of the transfer",
+        Below(100),
+        round(to / dup * 100, 1),
+        paper="below (slow recovery)",
         unit="%",
-        rule="< dupack case",
-        ok=to < dup,
     )
 
 
@@ -666,9 +655,9 @@ def _held(report: Report, jobs: int | None) -> None:
     report.data["pep_runs"] = rows
     report.section("PEP report, 1 MB upload (not in the paper)", "\n".join(lines))
     small = rows["64 KiB buffer, no loss"]["sender_bps"] / LINK_BPS
-    report.compare(
+    report.check(
         "1 MB with spoofing, 64 KiB PEP buffer (sender view)",
-        "—",
+        Info(),
         round(small * 100, 1),
         unit="% of link",
         note="the paper leaves the router buffer open; the 1 MiB default holds the whole "

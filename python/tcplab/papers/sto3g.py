@@ -10,7 +10,6 @@ carries its ground truth (``spurious``) and the detector's verdict (``detected``
 
 from __future__ import annotations
 
-import itertools
 import math
 from collections.abc import Sequence
 from typing import Any
@@ -18,8 +17,22 @@ from typing import Any
 import numpy as np
 
 from tcplab import plots
-from tcplab.report import Report
+from tcplab.report import (
+    Above,
+    AtLeast,
+    AtMost,
+    Below,
+    Between,
+    Factor,
+    Highest,
+    Info,
+    Lowest,
+    Order,
+    Report,
+    Within,
+)
 from tcplab.scenario import parse_scenario
+from tcplab.stats import ratio_ci95
 from tcplab.sweep import run_configs
 
 #: The paper's Fig. 2 workload: size mix of the cell-edge downloads (§4; the missing ~1% of
@@ -110,13 +123,6 @@ def conns_with_sto(res: dict[str, Any]) -> tuple[int, int]:
 FACTOR = 2.0
 
 
-def within(paper: float, value: float, factor: float = FACTOR) -> bool:
-    """``value`` within a factor of ``paper`` (both > 0), the verdict rule for magnitudes."""
-    if not (paper > 0 and value > 0) or math.isnan(value):
-        return False
-    return 1 / factor <= value / paper <= factor
-
-
 def ci95(values: Sequence[float]) -> tuple[float, float]:
     """Mean and half-width of its 95% confidence interval (normal approximation)."""
     a = np.asarray(values, dtype=float)
@@ -138,6 +144,8 @@ def prop_ci(k: int, n: int) -> tuple[float, float]:
 
 
 def fig2(report: Report, jobs: int | None) -> dict[str, Any]:
+    import matplotlib.ticker as plt_ticker
+
     rtos = [1.5, 4.0, 10.0] if report.quick else [1.5, 2.0, 3.0, 4.0, 6.0, 8.0, 10.0]
     n, seeds = (400, 3) if report.quick else (400, 10)
     sizes = {"kind": "empirical", "bins": SIZE_MIX}
@@ -178,49 +186,54 @@ def fig2(report: Report, jobs: int | None) -> dict[str, Any]:
     plots.mark_paper(ax, [4.0], [PAPER_FIG2_STRONG * 100], label="paper, strong", marker="D")
     ax.set_xlabel("initial = minimum RTO (s)")
     ax.set_ylabel("connections with ≥ 1 STO (%)")
-    ax.set_yscale("symlog", linthresh=1)
+    # log axis: the strong-field 0.4 % and the flat ~1 % are read as easily as the 10 %
+    ax.set_yscale("log")
+    ax.set_ylim(0.1, 30)
+    ax.yaxis.set_major_formatter(plt_ticker.FormatStrFormatter("%g"))
+    ax.grid(True, which="both", axis="y", alpha=0.3)
     ax.legend()
     report.figure(plots.save(fig, report.out_dir / "fig2_sto_vs_rto.png"), "Fig. 2")
+    # Every Fig. 2 number is a target the weak and strong presets were fitted to (radio.py):
+    # calibrations, shown with their binomial CI, not predictions.
     lo, hi = share[1.5][0], share[4.0][0]
-    rule = f"within x{FACTOR:g}"
-    report.compare(
+    note = "calibration target of the weak preset (tcplab/radio.py)"
+    report.check(
         "Fig. 2 STO share at RTO 1.5 s",
-        0.10,
-        round(lo, 4),
-        rule=rule,
-        ok=within(0.10, lo),
-        note="calibration target",
+        Factor(0.10, FACTOR, kind="calibration"),
+        lo,
+        ci=share[1.5][1],
+        note=note,
     )
-    report.compare(
+    report.check(
         "Fig. 2 STO share at RTO 4 s",
-        0.01,
-        round(hi, 4),
-        rule=rule,
-        ok=within(0.01, hi),
-        note="calibration target",
+        Factor(0.01, FACTOR, kind="calibration"),
+        hi,
+        ci=share[4.0][1],
+        note=note,
     )
-    report.compare(
+    report.check(
         "Fig. 2 ratio 1.5 s / 4 s",
-        "≥ 5",
+        Within(10, rel=0.5, kind="calibration"),
         round(lo / hi, 2) if hi > 0 else math.inf,
-        rule="≥ 5",
-        ok=bool(hi == 0 or lo / hi >= 5) and lo > 0,
+        paper="≈ 10 (10 % / 1 %)",
+        note=note,
+        estimate=True,
     )
     flat = [share[r][0] for r in rtos if r >= 4.0]
-    spread = (max(flat) - min(flat)) / max(max(flat), 1e-9)
-    report.compare(
-        "Fig. 2 flat from 4 s to 10 s",
-        "±30%",
-        round(spread, 3),
-        rule="(max-min)/max ≤ 0.3 or all < 1%",
-        ok=bool(spread <= 0.3 or max(flat) < 0.01),
+    report.check(
+        "Fig. 2 flat from 4 s to 10 s: share at 10 s / share at 4 s",
+        Within(1.0, abs=0.3, kind="calibration"),
+        round(share[10.0][0] / hi, 3) if hi > 0 else math.nan,
+        paper="flat (≈ 1)",
+        note=f"{note}; shares {', '.join(f'{100 * v:.2f} %' for v in flat)} from 4 s up",
+        estimate=True,
     )
-    report.compare(
+    report.check(
         "Fig. 2 strong field at 4 s",
-        PAPER_FIG2_STRONG,
-        round(strong[0], 4),
-        rule=f"within x{FACTOR:g}",
-        ok=within(PAPER_FIG2_STRONG, strong[0]),
+        Factor(PAPER_FIG2_STRONG, FACTOR, kind="calibration"),
+        strong[0],
+        ci=strong[1],
+        note="calibration target of the strong preset",
     )
     return {"share": share, "strong": strong}
 
@@ -288,7 +301,12 @@ def fig45(report: Report, jobs: int | None) -> dict[str, Any]:
             r = res[i]
             i += 1
             f = r["flows"][0]
-            sim[(k, v)] = (transfer_throughput(r), f["timeouts"], f["spurious_timeouts"])
+            sim[(k, v)] = (
+                transfer_throughput(r),
+                f["timeouts"],
+                f["spurious_timeouts"],
+                unnecessary_per_sto(r)[0],
+            )
     model = {
         (k, v): throughput(
             FIG45_SIZE,
@@ -328,48 +346,100 @@ def fig45(report: Report, jobs: int | None) -> dict[str, Any]:
     t1 = [model[(k, "F-RTO + Eifel")] for k in ws]
     t2 = [model[(k, "without F-RTO/Eifel")] for k in ws]
     spread = (max(t1) - min(t1)) / max(t1)
-    report.compare(
-        "Fig. 4 model: T1 independent of STO position",
-        "constant",
-        round(spread, 4),
-        rule="spread < 1%",
-        ok=spread < 0.01,
+    report.check(
+        "Fig. 4 model: T1 spread over STO positions",
+        Below(1, kind="formula"),
+        round(spread * 100, 4),
+        paper="constant",
+        unit="%",
+        note="the paper's eqs. (5)-(10) re-evaluated",
     )
-    report.compare(
+    report.check(
         "Fig. 4 model: early STO hurts most without F-RTO",
-        "w=3 lowest",
-        list(ws)[int(np.argmin(t2))],
-        ok=bool(np.argmin(t2) == 0),
+        Lowest("w=3", kind="formula"),
+        {k: round(v / 1e3, 1) for k, v in zip(ws, t2, strict=True)},
+        paper="w=3 lowest",
+        unit="kbit/s",
+        note="the paper's eqs. (5)-(10) re-evaluated",
     )
     s1 = [sim[(k, "F-RTO + Eifel")][0] for k in ws]
     s2 = [sim[(k, "without F-RTO/Eifel")][0] for k in ws]
     sto = [sim[(k, v)][2] for k in ws for v in variants]
-    report.compare(
-        "Fig. 5 sim: one STO in every run", "1", sto, rule="all ≥ 1", ok=all(n >= 1 for n in sto)
+    report.check(
+        "Fig. 5 sim: spurious timeouts per run (the scheduled stall)",
+        Info("setup check: the scenario schedules one stall per run"),
+        sto,
     )
     sspread = (max(s1) - min(s1)) / max(s1)
-    report.compare(
+    report.check(
         "Fig. 5 sim: F-RTO+Eifel throughput spread over STO positions",
-        "≈ 0",
-        round(sspread, 3),
-        rule="< 10%",
-        ok=sspread < 0.1,
+        Below(10),
+        round(sspread * 100, 1),
+        paper="≈ 0 (independent of position)",
+        unit="%",
+        note="one deterministic run per position: no CI",
     )
-    report.compare(
-        "Fig. 5 sim: F-RTO+Eifel ≥ without at every position",
-        "yes",
+    report.check(
+        "Fig. 5 sim: F-RTO+Eifel / without, at every position",
+        AtLeast(1),
         [round(a / b, 3) for a, b in zip(s1, s2, strict=True)],
-        rule="ratio ≥ 1",
-        ok=all(a >= b for a, b in zip(s1, s2, strict=True)),
+        paper="≥ 1 (F-RTO+Eifel wins)",
+        unit="x",
+    )
+    # The paper's emulator shows "the same trend as the model": an early STO hurts most.
+    report.check(
+        "Fig. 5 sim: early STO hurts most without F-RTO",
+        Lowest("w=3"),
+        {k: round(v / 1e3, 1) for k, v in zip(ws, s2, strict=True)},
+        paper="w=3 lowest",
+        unit="kbit/s",
+        note="see 'Differences from the paper' (Fig. 4/5): RFC 5681's ssthresh floor of 2 "
+        "segments and the ACK burst after the stall shrink the early-STO penalty from ~23 "
+        "packets (model) to ~5",
+    )
+    # Eq. (1): unnecessary retransmissions after one STO (§5.2's numbers), then the emulation.
+    from tcplab.models.sto3g import unnecessary_rtx
+
+    for label, kw, paper in (
+        ("cwnd capped at the BDP", {}, 10),
+        ("cwnd 64 KB", {"max_cwnd": 65535.0}, 44),
+    ):
+        report.check(
+            f"eq. (1): most unnecessary retransmissions without F-RTO, {label}",
+            Within(paper, abs=0, kind="formula"),
+            unnecessary_rtx(FIG45_RATE, FIG45_RTT, **kw),
+            unit="packets",
+            note="384 kbit/s, RTT 300 ms, MSS 1460 B",
+        )
+    report.check(
+        "eq. (1): unnecessary retransmissions with F-RTO + Eifel",
+        Within(1, abs=0, kind="formula"),
+        unnecessary_rtx(FIG45_RATE, FIG45_RTT, frto=1.0),
+        unit="packets",
+    )
+    # The emulation: the go-back-N after the STO resends what was in flight, at most the
+    # BDP-capped window of eq. (1); F-RTO + Eifel resends the one timed-out segment.
+    report.check(
+        "Fig. 5 sim: unnecessary retransmissions per STO without F-RTO (each position)",
+        AtMost(10),
+        [sim[(k, "without F-RTO/Eifel")][3] for k in ws],
+        paper="≤ 10 (eq. (1), cwnd capped at the BDP)",
+        unit="packets",
+        note="positions " + ", ".join(ws),
+    )
+    report.check(
+        "Fig. 5 sim: unnecessary retransmissions per STO with F-RTO + Eifel (each position)",
+        Within(1, abs=0),
+        [sim[(k, "F-RTO + Eifel")][3] for k in ws],
+        paper="1 (eq. (1))",
+        unit="packets",
     )
     ratio = float(np.mean([a / m for a, m in zip(s1, t1, strict=True)]))
-    report.compare(
+    report.check(
         "Fig. 5 sim/model with F-RTO+Eifel",
-        0.85,
+        Within(0.85, abs=0.1),
         round(ratio, 3),
-        rule="0.75 … 0.95",
-        ok=0.75 <= ratio <= 0.95,
-        note="paper: emulator ~15% below the model",
+        paper="≈ 0.85 (~15 % below the model)",
     )
     return {
         "stall_at_s": {k: (v or 0) / 1e9 for k, v in at.items()},
@@ -431,33 +501,80 @@ def fig6(report: Report, jobs: int | None) -> dict[str, Any]:
     ax.set_ylabel("spurious timeouts per MB")
     ax.legend()
     report.figure(plots.save(fig, report.out_dir / "fig6_sto_per_mb.png"), "Fig. 6")
+    # The presets were chosen against Fig. 6's weak and train bars and the standard profile's
+    # ordering (radio.py's calibration table): those rows are calibrations.
+    cal = "calibration target (tcplab/radio.py's table)"
     for env, v in PAPER_FIG6_STD.items():
-        x = out[env]["standard"][0]
-        report.compare(
+        m, h = out[env]["standard"]
+        report.check(
             f"Fig. 6 {env} standard",
-            v,
-            round(x, 3),
+            Factor(v, FACTOR, kind="calibration"),
+            m,
+            ci=h,
             unit="/MB",
-            rule=f"within x{FACTOR:g}",
-            ok=within(v, x),
-            note="calibration target",
+            note=cal,
         )
     for env, v in PAPER_FIG6_TUNED.items():
-        x = out[env]["tuned-3g"][0]
-        report.compare(
+        m, h = out[env]["tuned-3g"]
+        report.check(
             f"Fig. 6 {env} tuned",
-            v,
-            round(x, 3),
+            Factor(v, FACTOR, kind="calibration"),
+            m,
+            ci=h,
             unit="/MB",
-            rule=f"within x{FACTOR:g}",
-            ok=within(v, x),
-            note="prediction",
+            note=cal,
         )
-    lower = all(out[e]["tuned-3g"][0] <= out[e]["standard"][0] for e in ENVIRONMENTS)
-    report.compare("Fig. 6 tuning lowers STO/MB everywhere", "yes", lower, ok=lower)
-    mv = [out[e]["tuned-3g"][0] for e in MOVING]
-    rising = all(a <= b for a, b in itertools.pairwise(mv))
-    report.compare("Fig. 6 tuned STO/MB rises with speed", "yes", rising, ok=rising)
+    for prof in ("standard", "tuned-3g"):
+        vals = {e: out[e][prof][0] for e in ENVIRONMENTS}
+        cis = {e: out[e][prof][1] for e in ENVIRONMENTS}
+        for rule, paper in ((Highest, "train highest"), (Lowest, "weak lowest")):
+            env = "train" if rule is Highest else "weak"
+            report.check(
+                f"Fig. 6 {prof}: {paper} of the five environments",
+                rule(env, kind="calibration"),
+                {e: round(v, 3) for e, v in vals.items()},
+                ci=cis,
+                paper=paper,
+                unit="/MB",
+                note=cal
+                + "; pairs whose CIs overlap make it inconclusive"
+                + (
+                    "; it misses because weak's STO/MB stays above the paper's 0.18 (standard) and "
+                    "0.01 (tuned) — the calibration conflict in 'Differences from the paper' — "
+                    "so the slower moving presets fall below it"
+                    if env == "weak" and rule(env).verdict(vals, cis) == "misses"
+                    else ""
+                ),
+            )
+    report.check(
+        "Fig. 6 standard: strong field above weak field",
+        Order(["strong", "weak"], kind="calibration"),
+        {e: round(out[e]["standard"][0], 3) for e in ("strong", "weak")},
+        ci={e: out[e]["standard"][1] for e in ("strong", "weak")},
+        paper="strong > weak",
+        unit="/MB",
+        note=cal,
+    )
+    # Predictions: what the fit did not target.
+    diff = [out[e]["standard"][0] - out[e]["tuned-3g"][0] for e in ENVIRONMENTS]
+    dci = [math.hypot(out[e]["standard"][1], out[e]["tuned-3g"][1]) for e in ENVIRONMENTS]
+    report.check(
+        "Fig. 6 tuning lowers STO/MB everywhere (standard minus tuned, per environment)",
+        Above(0),
+        [round(d, 3) for d in diff],
+        ci=[round(h, 3) for h in dci],
+        paper="> 0 everywhere",
+        unit="/MB",
+        note="environments in order " + ", ".join(ENVIRONMENTS),
+    )
+    report.check(
+        "Fig. 6 tuned STO/MB rises with speed",
+        Order(list(reversed(MOVING))),
+        {e: round(out[e]["tuned-3g"][0], 3) for e in MOVING},
+        ci={e: out[e]["tuned-3g"][1] for e in MOVING},
+        paper="train > car > pedestrian",
+        unit="/MB",
+    )
     return out
 
 
@@ -475,6 +592,124 @@ def unnecessary_per_sto(res: dict[str, Any]) -> tuple[float, int]:
             n_sto += int(sel.sum())
             tot_rtx += int((rtx & (ev["conn"] == c)).sum())
     return (tot_rtx / n_sto if n_sto else math.nan), n_sto
+
+
+def _gain(a: tuple[float, float], b: tuple[float, float]) -> tuple[float, float]:
+    """a/b - 1 for two independent (mean, CI half-width) pairs, with the propagated half-width."""
+    (ma, ha), (mb, hb) = a, b
+    if not (mb > 0 and ma > 0):
+        return math.nan, math.nan
+    rel = math.hypot(0.0 if math.isnan(ha) else ha / ma, 0.0 if math.isnan(hb) else hb / mb)
+    return ma / mb - 1, ma / mb * rel
+
+
+def _fig78_plot(
+    report: Report,
+    env: str,
+    variants: dict[str, str],
+    unn: dict[str, dict[str, float]],
+    unn_ci: dict[str, dict[str, float]],
+    gains: dict[str, tuple[float, float]],
+) -> None:
+    """Fig. 7 (unnecessary retransmissions per STO) and Fig. 8 (throughput gain of F-RTO+Eifel
+    for downloads with one STO), each with the paper's own numbers marked."""
+    fig, ax = plots.figure(ncols=2)
+    x = np.arange(len(CONTENTS))
+    wd = 0.8 / len(variants)
+    for j, v in enumerate(variants):
+        off = (j - (len(variants) - 1) / 2) * wd
+        ys = [unn[c][v] for c in CONTENTS]
+        err = [
+            0.0 if math.isnan(unn_ci[c][v]) else min(unn_ci[c][v], 0.95 * y)
+            for c, y in zip(CONTENTS, ys, strict=True)
+        ]
+        ax[0].bar(x + off, ys, wd, yerr=err, capsize=2, label=f"tcplab {v}")
+    off_off, off_frto = -wd, 0.0
+    i6, i2 = list(CONTENTS).index("6KB"), list(CONTENTS).index("2MB")
+    plots.mark_paper(ax[0], [x[i2] + off_off, x[i2] + off_frto, x[i6] + off_off], [28.0, 3.0, 1.6])
+    # "< 2" for 6 KB, 18 KB, 300 KB with F-RTO: an upper limit, drawn as a bar-top cap
+    for c in ("6KB", "18KB", "300KB"):
+        i = list(CONTENTS).index(c)
+        ax[0].plot(
+            [x[i] + off_frto - wd / 2, x[i] + off_frto + wd / 2],
+            [2, 2],
+            color="black",
+            lw=2,
+            label="paper: < 2 with F-RTO" if c == "6KB" else None,
+        )
+    ax[0].set_yscale("log")
+    ax[0].set_xticks(x, list(CONTENTS))
+    ax[0].set_xlabel("content size")
+    ax[0].set_ylabel("unnecessary retransmissions per STO (packets)")
+    ax[0].set_title(f"Fig. 7 ({env}, tuned RTO)")
+    ax[0].legend(fontsize=7)
+    g = [100 * gains[c][0] for c in CONTENTS]
+    gh = [0.0 if math.isnan(gains[c][1]) else 100 * gains[c][1] for c in CONTENTS]
+    ax[1].bar(x, g, 0.6, yerr=gh, capsize=3, color="C1", label="tcplab: F-RTO+Eifel vs off")
+    ax[1].axhline(0, color="grey", lw=0.6)
+    ax[1].fill_between(
+        [x[1] - 0.4, x[-1] + 0.4], 2, 12, color="black", alpha=0.12, label="paper: +2 … +12 %"
+    )
+    # a few one-STO downloads of 6 KB give a CI far wider than the effect: the axis keeps the
+    # paper's band readable and the clipped bars say so
+    lo_y, hi_y = -20.0, 30.0
+    for i, (v, e) in enumerate(zip(g, gh, strict=True)):
+        if v - e < lo_y or v + e > hi_y:
+            ax[1].annotate(
+                f"{v:+.1f} ± {e:.0f} %\n(CI clipped)",
+                (x[i], hi_y * 0.7),
+                ha="center",
+                fontsize=7,
+            )
+    ax[1].set_ylim(lo_y, hi_y)
+    ax[1].set_xticks(x, list(CONTENTS))
+    ax[1].set_xlabel("content size")
+    ax[1].set_ylabel("throughput gain (%), one-STO downloads")
+    ax[1].set_title("Fig. 8 (paper: little for 6 KB)")
+    ax[1].legend(fontsize=7)
+    report.figure(plots.save(fig, report.out_dir / "fig7_fig8.png"), "Fig. 7 and Fig. 8")
+
+
+def _fig7_checks(
+    report: Report, unn: dict[str, dict[str, float]], unn_ci: dict[str, dict[str, float]]
+) -> None:
+    """Fig. 7's numbers: 28 and 3 at 2 MB, 1.6 at 6 KB without F-RTO, < 2 elsewhere with it."""
+    for name, v, paper in (("2MB", "off", 28.0), ("2MB", "F-RTO+Eifel", 3.0), ("6KB", "off", 1.6)):
+        label = "without F-RTO" if v == "off" else "with F-RTO"
+        report.check(
+            f"Fig. 7 {name} {label}",
+            Factor(paper, FACTOR),
+            unn[name][v],
+            ci=unn_ci[name][v],
+            unit="pkts/STO",
+        )
+    a, b = unn["2MB"]["off"], unn["2MB"]["F-RTO+Eifel"]
+    ha, hb = unn_ci["2MB"]["off"], unn_ci["2MB"]["F-RTO+Eifel"]
+    report.check(
+        "Fig. 7 F-RTO cut at 2 MB (without / with)",
+        Factor(28 / 3, FACTOR),
+        round(a / b, 2) if b else math.inf,
+        ci=a / b * math.hypot(ha / a, hb / b) if a and b else None,
+        paper="≈ 9.3 (28 / 3)",
+        unit="x",
+    )
+    for name in ("6KB", "18KB", "300KB"):
+        report.check(
+            f"Fig. 7 {name} with F-RTO",
+            Below(2),
+            unn[name]["F-RTO+Eifel"],
+            ci=unn_ci[name]["F-RTO+Eifel"],
+            unit="pkts/STO",
+            note="n/a: no STO in these runs" if math.isnan(unn[name]["F-RTO+Eifel"]) else "",
+        )
+    for name in ("6KB", "18KB", "300KB"):
+        report.check(
+            f"Fig. 7 {name} with F-RTO, Linux variant (not the paper's)",
+            Info("beyond the paper; paper's < 2 is for RFC 4138 F-RTO"),
+            unn[name]["F-RTO Linux+Eifel"],
+            ci=unn_ci[name]["F-RTO Linux+Eifel"],
+            unit="pkts/STO",
+        )
 
 
 def fig78(report: Report, jobs: int | None, env: str = "train") -> dict[str, Any]:
@@ -499,94 +734,28 @@ def fig78(report: Report, jobs: int | None, env: str = "train") -> dict[str, Any
             ]
     res = run_configs(cfgs, jobs, columns=True)
     unn: dict[str, dict[str, float]] = {}
+    unn_ci: dict[str, dict[str, float]] = {}
     thr: dict[str, dict[str, tuple[float, float]]] = {}
     steps: dict[str, dict[str, dict[str, Any]]] = {}
     k = 0
     for name in CONTENTS:
-        unn[name], thr[name], steps[name] = {}, {}, {}
+        unn[name], unn_ci[name], thr[name], steps[name] = {}, {}, {}, {}
         for v in variants:
             rs = res[k : k + seeds]
             k += seeds
             tot = [unnecessary_per_sto(r) for r in rs]
-            n_sto = sum(x[1] for x in tot)
-            unn[name][v] = sum(x[0] * x[1] for x in tot if x[1]) / n_sto if n_sto else math.nan
+            # retransmissions / STOs pooled over seeds; the CI treats seeds as the samples
+            num = [x[0] * x[1] if x[1] else 0.0 for x in tot]
+            den = [float(x[1]) for x in tot]
+            if sum(den):
+                unn[name][v], unn_ci[name][v] = ratio_ci95(num, den)
+            else:
+                unn[name][v], unn_ci[name][v] = math.nan, math.nan
             thr[name][v] = ci95(one_sto_throughputs(rs))
             steps[name][v] = verdict_breakdown(rs)
-    fig, ax = plots.figure(ncols=2)
-    x = np.arange(len(CONTENTS))
-    wd = 0.8 / len(variants)
-    for j, v in enumerate(variants):
-        off = (j - (len(variants) - 1) / 2) * wd
-        ax[0].bar(x + off, [unn[c][v] for c in CONTENTS], wd, label=v)
-        ax[1].bar(
-            x + off,
-            [thr[c][v][0] / 1e3 for c in CONTENTS],
-            wd,
-            yerr=[thr[c][v][1] / 1e3 for c in CONTENTS],
-            capsize=3,
-            label=v,
-        )
-    plots.mark_paper(ax[0], [x[3] - wd, x[3], x[0] - wd], [28.0, 3.0, 1.6])
-    for a in ax:
-        a.set_xticks(x, list(CONTENTS))
-        a.legend()
-    ax[0].set_yscale("log")
-    ax[0].set_ylabel("unnecessary retransmissions per STO (packets)")
-    ax[1].set_ylabel("throughput of downloads with one STO (kbit/s)")
-    ax[0].set_title(f"Fig. 7 ({env}, tuned RTO)")
-    ax[1].set_title("Fig. 8")
-    report.figure(plots.save(fig, report.out_dir / "fig7_fig8.png"), "Fig. 7 and Fig. 8")
-    a, b = unn["2MB"]["off"], unn["2MB"]["F-RTO+Eifel"]
-    report.compare(
-        "Fig. 7 2 MB without F-RTO",
-        28,
-        round(a, 2),
-        unit="pkts/STO",
-        rule=f"within x{FACTOR:g}",
-        ok=within(28, a),
-    )
-    report.compare(
-        "Fig. 7 2 MB with F-RTO",
-        3,
-        round(b, 2),
-        unit="pkts/STO",
-        rule=f"within x{FACTOR:g}",
-        ok=within(3, b),
-    )
-    report.compare(
-        "Fig. 7 F-RTO cut at 2 MB",
-        "≥ 5x",
-        round(a / b, 2) if b else math.inf,
-        rule="≥ 5",
-        ok=bool(b == 0 or a / b >= 5),
-    )
-    report.compare(
-        "Fig. 7 6 KB without F-RTO",
-        1.6,
-        round(unn["6KB"]["off"], 2),
-        unit="pkts/STO",
-        rule=f"within x{FACTOR:g}",
-        ok=within(1.6, unn["6KB"]["off"]),
-    )
-    for name in ("6KB", "18KB", "300KB"):
-        v = unn[name]["F-RTO+Eifel"]
-        report.compare(
-            f"Fig. 7 {name} with F-RTO",
-            "< 2",
-            round(v, 2),
-            unit="pkts/STO",
-            rule="< 2 (n/a if no STO)",
-            ok=None if math.isnan(v) else bool(v < 2),
-        )
-    for name in ("6KB", "18KB", "300KB"):
-        v = unn[name]["F-RTO Linux+Eifel"]
-        report.compare(
-            f"Fig. 7 {name} with F-RTO, Linux variant (not the paper's)",
-            "< 2",
-            round(v, 2),
-            unit="pkts/STO",
-            note="beyond the paper",
-        )
+    gains = {name: _gain(thr[name]["F-RTO+Eifel"], thr[name]["off"]) for name in CONTENTS}
+    _fig78_plot(report, env, variants, unn, unn_ci, gains)
+    _fig7_checks(report, unn, unn_ci)
     lines = [
         "| content | F-RTO | STOs | detected | missed: finished / no_window / dupack / other "
         "| go-back-N rtx per miss | unnecessary rtx per STO |",
@@ -606,18 +775,28 @@ def fig78(report: Report, jobs: int | None, env: str = "train") -> dict[str, Any
         "go-back-N retransmissions (reason `after_timeout`) that followed each miss, until the "
         "next timeout or the end of the connection.\n\n" + "\n".join(lines),
     )
+    # "+2 % to +12 % for 18 KB and larger": each gain within 2 … 12 %, with its CI.
     for name in ("18KB", "300KB", "2MB"):
-        t0, t1 = thr[name]["off"][0], thr[name]["F-RTO+Eifel"][0]
-        gain = t1 / t0 - 1 if t0 > 0 else math.nan
-        report.compare(
+        g, h = gains[name]
+        report.check(
             f"Fig. 8 gain {name}",
-            "2-12%",
-            round(gain * 100, 1),
+            Between(2, 12),
+            round(g * 100, 1),
+            ci=round(h * 100, 1),
+            paper="2-12",
             unit="%",
-            rule="> 0",
-            ok=bool(gain > 0),
+            note=f"downloads with one STO: {thr[name]['off'][0] / 1e3:.0f} → "
+            f"{thr[name]['F-RTO+Eifel'][0] / 1e3:.0f} kbit/s",
         )
-    return {"unnecessary": unn, "throughput": thr, "steps": steps}
+    g, h = gains["6KB"]
+    report.check(
+        "Fig. 8 gain 6KB",
+        Info("paper: 'little' (no number)"),
+        round(g * 100, 1),
+        ci=round(h * 100, 1),
+        unit="%",
+    )
+    return {"unnecessary": unn, "unnecessary_ci": unn_ci, "throughput": thr, "steps": steps}
 
 
 MISS_CAUSES = ("finished", "no_window", "dupack", "other")
@@ -735,34 +914,36 @@ def _table4(
     total = sum(r["flows"][0]["spurious_timeouts"] for r in res)
     share = {k: v / total if total else math.nan for k, v in causes.items()}
     missed = sum(causes.values()) / total if total else math.nan
+    n_missed = sum(causes.values())
     if detection != "frto":
         # Linux's F-RTO is not the paper's implementation: shown, not judged.
-        report.compare(
+        report.check(
             f"Table 4 ({label}) STOs missed by Linux F-RTO (not the paper's)",
-            0.29,
+            Info("beyond the paper"),
             round(missed, 3),
+            ci=prop_ci(n_missed, total)[1],
             note=f"{total} spurious timeouts; finished {share['finished']:.3f}",
         )
         return {"total_sto": total, "share": share, "missed": missed}
-    report.compare(
+    # Shares with their binomial CI; the paper's values are two-sided targets (within x2).
+    report.check(
         f"Table 4 ({label}) STOs F-RTO missed",
-        0.29,
-        round(missed, 3),
-        rule=f"within x{FACTOR:g}",
-        ok=within(PAPER_TABLE4["total"], missed),
-        note=f"{total} spurious timeouts",
+        Factor(PAPER_TABLE4["total"], FACTOR),
+        missed,
+        ci=prop_ci(n_missed, total)[1],
+        note=f"{total} spurious timeouts; the paper gives no traffic mix for Table 4",
     )
     for k in ("finished", "no_window", "dupack"):
-        if k == "finished":
-            ok = within(PAPER_TABLE4[k], share[k])
-            rule = f"within x{FACTOR:g}"
-        else:
-            ok = share[k] < 0.02  # the paper's 0.7% and 0.3%: rare
-            rule = "< 2%"
-        report.compare(
-            f"Table 4 ({label}) miss: {k}", PAPER_TABLE4[k], round(share[k], 4), rule=rule, ok=ok
+        report.check(
+            f"Table 4 ({label}) miss: {k}",
+            Factor(PAPER_TABLE4[k], FACTOR),
+            share[k],
+            ci=prop_ci(causes[k], total)[1],
+            note=f"{causes[k]} of {total}",
         )
-    report.compare(f"Table 4 ({label}) miss: other", "—", round(share["other"], 4))
+    report.check(
+        f"Table 4 ({label}) miss: other", Info("no such row in the paper"), round(share["other"], 4)
+    )
     return {"total_sto": total, "share": share, "missed": missed}
 
 
@@ -846,7 +1027,7 @@ def detectors(report: Report, jobs: int | None) -> dict[str, Any]:
             f"± {row['one_sto_ci_kbps']:.0f} | {row['goodput_kbps']:.1f} |"
         )
     report.section("Detectors x responses (beyond the paper)", "\n".join(lines))
-    fig, ax = plots.figure(ncols=2, size=(7.0, 4.2))
+    fig, ax = plots.figure(ncols=2, size=(7.0, 4.6))
     labels = [f"{d}/{r}" for d, r in combos]
     x = np.arange(len(combos))
     for j, env in enumerate(MOVING):
@@ -866,8 +1047,11 @@ def detectors(report: Report, jobs: int | None) -> dict[str, Any]:
         a.legend(fontsize=8, loc="upper center", ncol=3)
     ax[0].set_ylim(0, 50)
     ax[1].set_ylim(0, 380)
-    ax[0].set_ylabel("unnecessary retransmissions per STO (packets)")
-    ax[1].set_ylabel("throughput of downloads with one STO (kbit/s)")
+    # short labels: the long ones ran off the figure
+    ax[0].set_ylabel("unnecessary rtx per STO (packets)")
+    ax[1].set_ylabel("one-STO downloads (kbit/s)")
+    ax[0].set_xlabel("detector / response")
+    ax[1].set_xlabel("detector / response")
     ax[0].set_title("detector / response, tuned RTO")
     ax[1].set_title("300 KB and 2 MB downloads")
     report.figure(
@@ -927,14 +1111,18 @@ def analyze_row(report: Report, jobs: int | None) -> dict[str, Any]:
                 k += 1
             t, m = float(np.mean(truth)), float(np.mean(measured))
             out[env] = {"truth": t, "analyze": m}
-            report.compare(
+            # Not a paper prediction: tcplab analyze's measurement against the simulator's
+            # own truth for the same runs (shown, not counted, as a tcplab-internal check).
+            report.check(
                 f"Fig. 6 STO/MB, {env}, standard RTO: `tcplab analyze` on sender-side captures",
-                paper,
+                Within(round(t, 3), rel=0.1, kind="formula"),
                 round(m, 3),
+                paper=paper,
                 unit="/MB",
-                rule="analyze within 10 % of the simulator's truth for the same runs",
-                ok=abs(m - t) <= 0.1 * max(t, 1e-9),
-                note=f"simulator truth {t:.3f}/MB ({seeds} runs of {n} downloads)",
+                note=(
+                    f"analyze vs the simulator's truth {t:.3f}/MB for the same runs ({seeds} runs"
+                    f" of {n} downloads); the rule is analyze within 10 % of that truth"
+                ),
             )
     return out
 
