@@ -56,6 +56,7 @@ def run(
     seed: int | None = None,
     out: str | os.PathLike[str] | None = None,
     progress: bool | ProgressCallback = False,
+    trace: bool = False,
 ) -> RunResult:
     """Run ``scenario`` (a :class:`Scenario`, a TOML path, a built-in name; None = p2p-bulk).
 
@@ -63,12 +64,18 @@ def run(
     written there (and relative pcap files go there). ``progress=True`` shows a progress bar on
     stderr for runs longer than 2 s; a callable receives the fraction of simulated time done.
 
+    ``trace=True`` also records every data segment, ACK and SACK block and samples each hop's
+    queue (the ``segments`` and ``queues`` tables, which :meth:`RunResult.plot` draws); it
+    changes no other output.
+
     Raises :class:`InvariantError` if the simulator reports a violated invariant (after writing
     the outputs, which the exception carries as ``.result``).
     """
     if not isinstance(scenario, Scenario):
         scenario = load_scenario(scenario)
     config = scenario.to_config(seed=seed, out_dir=out)
+    if trace:
+        config["trace"] = True
     core = _core()
     if out is not None:
         Path(out).mkdir(parents=True, exist_ok=True)

@@ -15,11 +15,43 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
+from contextlib import contextmanager
 from typing import Any
 
-__all__ = ["FLOW_METRICS", "default_jobs", "parse_vary", "run_config", "run_configs", "sweep"]
+__all__ = [
+    "FLOW_METRICS",
+    "default_jobs",
+    "parse_vary",
+    "record_seeds",
+    "run_config",
+    "run_configs",
+    "sweep",
+]
+
+#: Open :func:`record_seeds` collections (a reproduction's provenance lists its seeds).
+_SEED_SINKS: list[set[int]] = []
+
+
+@contextmanager
+def record_seeds() -> Iterator[set[int]]:
+    """Collect the seed of every configuration :func:`run_config`/:func:`run_configs` runs
+    (from this process) while the block runs."""
+    sink: set[int] = set()
+    _SEED_SINKS.append(sink)
+    try:
+        yield sink
+    finally:
+        _SEED_SINKS.remove(sink)
+
+
+def _note_seeds(configs: Iterable[dict[str, Any]]) -> None:
+    if _SEED_SINKS:
+        seeds = {int(c["seed"]) for c in configs if "seed" in c}
+        for sink in _SEED_SINKS:
+            sink.update(seeds)
+
 
 #: Per-flow summary fields a sweep row carries (all of them numeric).
 FLOW_METRICS = (
@@ -49,6 +81,7 @@ def run_config(config: dict[str, Any], columns: bool = False) -> dict[str, Any]:
     from tcplab import _core
     from tcplab.errors import InvariantError
 
+    _note_seeds([config])
     raw = _core.run(json.dumps(config), None)
     summary = json.loads(raw["summary"])
     violations = summary["invariants"]["violations"]
@@ -78,6 +111,7 @@ def run_configs(
     """Run every configuration, ``jobs`` at a time (default :func:`default_jobs`); results in
     input order."""
     configs = list(configs)
+    _note_seeds(configs)
     jobs = default_jobs() if jobs is None else jobs
     if jobs <= 1 or len(configs) <= 1:
         return [run_config(c, columns) for c in configs]

@@ -218,6 +218,13 @@ impl RlcDir {
         }
     }
 
+    /// SDUs accepted and not yet through the radio at `now` (what the
+    /// queue limit counts); reads `inq` without purging it.
+    pub fn queued(&self, now: Time) -> u64 {
+        // Transmission end times are pushed in order (each starts after busy_until).
+        (self.inq.len() - self.inq.partition_point(|&e| e <= now)) as u64
+    }
+
     fn pdu_time(&self) -> Time {
         (self.pdu_bytes as u64 * 8 * 1_000_000_000).div_ceil(self.cfg.rate_bps)
     }
@@ -401,6 +408,10 @@ impl Component for RlcHop {
 
     fn tx_packets(&self) -> u64 {
         self.dirs[0].stats.tx_packets + self.dirs[1].stats.tx_packets
+    }
+
+    fn queue_len(&mut self, dir: crate::sim::Dir, now: Time) -> Option<u64> {
+        Some(self.dirs[dir as usize].queued(now))
     }
 }
 
