@@ -61,9 +61,9 @@ nav.toc a { margin-right: 1em; } .muted { color: #666; font-size: .9em; }
 
 #: Verdict class → label; a comparison's own ``verdict`` string wins when it has one.
 VERDICT_LABELS = {
-    "holds": "✅ holds",
-    "misses": "❌ misses",
-    "inconclusive": "⚠️ inconclusive",
+    "holds": "✓ holds",
+    "misses": "✗ misses",
+    "inconclusive": "? inconclusive",
     "info": "— (no rule)",
 }
 

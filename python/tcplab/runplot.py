@@ -401,7 +401,21 @@ def _episodes(fl: _Flow) -> list[tuple[float, float, float]]:
         later = t[(t > te) & np.isin(kind, ["spurious_detected", "detector_verdict"])]
         if len(later) and later[0] - te < 3 * after:
             after = max(after, float(later[0] - te) * 1.3)
-        out.append((te, te - 1.05 * before, te + after))
+        start, end = te - 1.05 * before, te + after
+        # the retransmission this timeout/fast retransmit sent: show where its earlier copy
+        # arrived (what makes it unnecessary), with a margin
+        if fl.first_arrival is not None:
+            rtx = np.flatnonzero(kind == "retransmit")
+            same = np.flatnonzero(
+                (t[rtx] == te) & (ev["seq"].to_numpy()[rtx] == ev["seq"].iloc[row])
+            )
+            for j in same:
+                ta = fl.first_arrival[j] / 1e9
+                if ta >= 0:
+                    span = end - start
+                    start = min(start, ta - 0.08 * span)
+                    end = max(end, ta + 0.08 * span)
+        out.append((te, max(start, 0.0), end))
     return out
 
 
