@@ -17,10 +17,10 @@ import pytest
 import tcplab
 from support import SCENARIOS
 from tcplab.cli import main
-from tcplab.htmlreport import provenance, seed_ranges, verdict_of, write_index, write_run_report
+from tcplab.htmlreport import provenance, seed_ranges, verdict_of, write_index
 from tcplab.report import Comparison, Report
 from tcplab.results import RunResult
-from tcplab.runplot import decimate, plot_run, unnecessary_retransmissions
+from tcplab.runplot import decimate, unnecessary_retransmissions
 
 core = pytest.mark.core
 
@@ -46,7 +46,7 @@ def test_decimate_keeps_every_extreme_and_order() -> None:
     assert len(xs) <= 1000
     assert np.all(np.diff(xs) >= 0)
     assert ys.max() == y.max() and ys.min() == y.min()
-    small_x, small_y = decimate(x[:50], y[:50], bins=500)
+    small_x, _ = decimate(x[:50], y[:50], bins=500)
     assert small_x is x[:50] or np.array_equal(small_x, x[:50])
 
 
@@ -120,17 +120,24 @@ def test_segment_trace_matches_the_counters(traced: tuple[RunResult, Path]) -> N
     assert q["packets"].max() > 0
 
 
+@pytest.fixture(scope="module")
+def plotted(traced: tuple[RunResult, Path], tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """``tcplab plot`` of the traced run's directory, zoomed to 20-40 s, into a new directory."""
+    _, out = traced
+    dest = tmp_path_factory.mktemp("plotted")
+    assert main(["plot", str(out), "--out", str(dest), "--window", "20s:40s"]) == 0
+    return dest
+
+
 @core
 def test_read_round_trip_and_plot_command(
-    traced: tuple[RunResult, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    traced: tuple[RunResult, Path], plotted: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     result, out = traced
     back = RunResult.read(out)
     assert back.traced and back.summary["flows"] == result.summary["flows"]
     pd.testing.assert_frame_equal(back.segments, result.segments)
-    status = main(["plot", str(out), "--out", str(tmp_path / "p"), "--window", "20s:40s"])
-    assert status == 0, capsys.readouterr().err
-    names = sorted(p.name for p in (tmp_path / "p").iterdir())
+    names = sorted(p.name for p in plotted.iterdir())
     assert names == [
         "flow0-episodes.png",
         "flow0-state.png",
@@ -138,9 +145,11 @@ def test_read_round_trip_and_plot_command(
         "link0-radio.png",
         "report.html",
     ]
+    capsys.readouterr()
     assert main(["plot", str(out), "--flow", "7"]) == 2
     assert "no flow 7" in capsys.readouterr().err
     assert main(["plot", str(out), "--window", "9:3"]) == 2
+    assert "--window: must be 0 <= START < END" in capsys.readouterr().err
 
 
 # -- HTML pages --------------------------------------------------------------------------------
@@ -247,19 +256,26 @@ def _browser(binary: str, *args: str, cwd: Path) -> subprocess.CompletedProcess[
 
 
 def render(page: Path, shot: Path, tmp: Path) -> tuple[int, int]:
-    """Screenshot ``page`` (1280×2400) and count its images and broken images as Chromium
-    sees them after load (a copy of the page with a checking script, read with --dump-dom)."""
+    """Load ``page`` in Chromium once: screenshot it (1280 by 2400 px) and count its images and
+    broken images after load (on a copy of the page with a checking script that marks the body,
+    read back with --dump-dom; the script changes nothing visible)."""
     binary = _chromium()
-    proc = _browser(
-        binary, f"--screenshot={shot}", "--window-size=1280,2400", page.as_uri(), cwd=tmp
-    )
-    assert shot.is_file(), proc.stderr[-2000:]
     probe = page.with_name(page.stem + ".probe.html")
     probe.write_text(page.read_text("utf-8").replace("</body>", _CHECK + "</body>"), "utf-8")
-    dom = _browser(binary, "--dump-dom", probe.as_uri(), cwd=tmp).stdout
-    probe.unlink()
-    m = re.search(r'data-images="(\d+)" data-broken="(\d+)" data-checked="yes"', dom)
-    assert m, f"the check script did not run: {dom[:500]}"
+    try:
+        proc = _browser(
+            binary,
+            f"--screenshot={shot}",
+            "--window-size=1280,2400",
+            "--dump-dom",
+            probe.as_uri(),
+            cwd=tmp,
+        )
+    finally:
+        probe.unlink()
+    assert shot.is_file(), proc.stderr[-2000:]
+    m = re.search(r'data-images="(\d+)" data-broken="(\d+)" data-checked="yes"', proc.stdout)
+    assert m, f"the check script did not run: {proc.stdout[:500]} {proc.stderr[-1000:]}"
     return int(m.group(1)), int(m.group(2))
 
 
@@ -291,12 +307,8 @@ def test_pages_render_in_chromium(tmp_path: Path) -> None:
 
 
 @core
-def test_run_report_renders_in_chromium(traced: tuple[RunResult, Path], tmp_path: Path) -> None:
+def test_run_report_renders_in_chromium(plotted: Path, tmp_path: Path) -> None:
     _chromium()
-    result, _ = traced
-    figures = plot_run(result, tmp_path)
-    page = write_run_report(result, tmp_path, figures)
-    images, broken = render(page, tmp_path / "run-report.png", tmp_path)
-    assert (images, broken) == (len(figures), 0)
-    assert len(figures) == 4
+    images, broken = render(plotted / "report.html", tmp_path / "run-report.png", tmp_path)
+    assert (images, broken) == (4, 0)
     assert_not_blank(tmp_path / "run-report.png")

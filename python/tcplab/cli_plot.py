@@ -156,6 +156,19 @@ def write_index(out: Path, reports: list[Report]) -> Path:
     from tcplab.htmlreport import provenance
     from tcplab.htmlreport import write_index as write
 
-    entries = [(r.paper, r.title, r.out_dir / "report.html", r.comparisons) for r in reports]
+    entries = [
+        (
+            r.paper,
+            r.title,
+            r.out_dir / "report.html",
+            r.comparisons,
+            {
+                "figures": len(r.figures),
+                "seeds": r.provenance.get("seeds"),
+                "run time": r.provenance.get("run time"),
+            },
+        )
+        for r in reports
+    ]
     quick = {r.quick for r in reports}
     return write(out, entries, provenance(mode="quick" if quick == {True} else "full"))

@@ -54,7 +54,8 @@ td.verdict { white-space: nowrap; }
 figure { margin: 1.5em 0; } figure img { max-width: 100%; height: auto; border: 1px solid #eee; }
 figcaption { font-size: .9em; color: #444; margin-top: .3em; }
 code { background: #f5f5f5; padding: 0 .2em; border-radius: 3px; }
-dl.prov { display: grid; grid-template-columns: max-content auto; gap: .15em 1em; font-size: .92em; }
+dl.prov { display: grid; grid-template-columns: max-content auto; gap: .15em 1em;
+          font-size: .92em; }
 dl.prov dt { font-weight: 600; } dl.prov dd { margin: 0; }
 nav.toc a { margin-right: 1em; } .muted { color: #666; font-size: .9em; }
 """
@@ -272,23 +273,35 @@ def write_reproduce_report(report: Report) -> Path:
     return path
 
 
-def write_index(out_dir: Path, entries: Sequence[tuple[str, str, Path, Sequence[Any]]],
-                prov: Mapping[str, Any]) -> Path:  # fmt: skip
+def write_index(
+    out_dir: Path,
+    entries: Sequence[tuple[str, str, Path, Sequence[Any]] | tuple[str, str, Path, Sequence[Any],
+                                                                    Mapping[str, Any]]],
+    prov: Mapping[str, Any],
+) -> Path:  # fmt: skip
     """``index.html`` for ``tcplab reproduce all``: one row per paper (title, verdict tally,
-    link to its ``report.html``). ``entries``: (paper id, title, report.html path, comparisons)."""
+    link to its ``report.html``, and any further columns). ``entries``: (paper id, title,
+    report.html path, comparisons[, {column: value}])."""
+    extra_cols: list[str] = []
+    for e in entries:
+        for k in e[4] if len(e) > 4 else {}:  # type: ignore[misc]
+            if k not in extra_cols:
+                extra_cols.append(k)
     rows = []
-    for paper, title, page, comparisons in entries:
+    for e in entries:
+        paper, title, page, comparisons = e[:4]
+        extra = e[4] if len(e) > 4 else {}  # type: ignore[misc]
         rel = os.path.relpath(page, out_dir)
+        cells = "".join(f"<td class=num>{_esc(_fmt(extra.get(k)))}</td>" for k in extra_cols)
         rows.append(
             f'<tr><td><a href="{_esc(rel)}">{_esc(paper)}</a></td><td>{_esc(title)}</td>'
-            f"<td>{_tally_html(tally(comparisons))}</td></tr>"
+            f"<td>{_tally_html(tally(comparisons))}</td>{cells}</tr>"
         )
+    heads = "".join(f"<th>{_esc(k)}</th>" for k in extra_cols)
     body = (
         "<h1>tcplab: reproductions of the source papers</h1>\n"
-        "<table><thead><tr><th>paper</th><th>title</th><th>checks</th></tr></thead><tbody>"
-        + "".join(rows)
-        + "</tbody></table>\n"
-        + _prov_html(prov)
+        f"<table><thead><tr><th>paper</th><th>title</th><th>checks</th>{heads}</tr></thead>"
+        "<tbody>" + "".join(rows) + "</tbody></table>\n" + _prov_html(prov)
     )
     path = out_dir / "index.html"
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -338,6 +351,27 @@ def _rows_table(rows: Sequence[Mapping[str, Any]], cols: Sequence[tuple[str, str
             cells.append(f"<td{' class=num' if num else ''}>{_esc(text)}</td>")
         body.append(f"<tr>{''.join(cells)}</tr>")
     return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+
+
+_RUN_CAPTIONS = (
+    (
+        "-tseq.png",
+        "Time-sequence graph: data segments as sent and as they arrive, the ACK line and SACK "
+        "blocks as the sender gets them; retransmissions by reason (hollow = unnecessary), "
+        "timeouts (spurious or genuine) and the detector's verdicts.",
+    ),
+    (
+        "-episodes.png",
+        "Each timeout and fast retransmit zoomed in; a star marks where an earlier copy of a "
+        "retransmitted segment reached the receiver (why the retransmission was unnecessary).",
+    ),
+    ("-state.png", "Sender state: cwnd, ssthresh, bytes in flight; SRTT, RTTVAR, RTO; goodput."),
+    (".png", "Link: packets queued per direction; cumulative drops by cause and direction."),
+)
+
+
+def _run_caption(name: str) -> str:
+    return next(text for suffix, text in _RUN_CAPTIONS if name.endswith(suffix))
 
 
 def write_run_report(

@@ -165,6 +165,36 @@ def _legend_right(ax: Axes, **kw: Any) -> None:
         )
 
 
+#: Above this many event lines on one axes, they become short ticks along its top edge.
+MAX_LINES = 40
+
+
+class _VLines:
+    """Vertical event lines (timeouts, verdicts, fast retransmits), grouped by label; drawn full
+    height when there are few, as ticks along the top edge when many would hide the data."""
+
+    def __init__(self) -> None:
+        self.groups: dict[str, tuple[list[float], str, Any, float]] = {}
+
+    def add(self, x: float, colour: str, style: Any, width: float, label: str) -> None:
+        self.groups.setdefault(label, ([], colour, style, width))[0].append(x)
+
+    def draw(self, ax: Axes) -> None:
+        many = sum(len(g[0]) for g in self.groups.values()) > MAX_LINES
+        for label, (xs, colour, style, width) in self.groups.items():
+            ax.vlines(
+                xs,
+                0.92 if many else 0.0,
+                1.0,
+                transform=ax.get_xaxis_transform(),
+                colors=colour,
+                linestyles="-" if many else style,
+                linewidth=0.8 if many else width,
+                label=f"{label} (ticks at top)" if many else label,
+                zorder=1,
+            )
+
+
 @dataclass
 class _Flow:
     """One flow's rows, times in seconds."""
@@ -274,6 +304,9 @@ def _draw_marks(
     win = (t >= t0) & (t <= t1)
     kind = ev["kind"].astype(str).to_numpy()
     rtx_rows = np.flatnonzero(kind == "retransmit")
+    # big markers when zoomed in, smaller the more there are in an overview
+    n_shown = int(np.count_nonzero(win[rtx_rows]))
+    size = 9 if annotate else (7 if n_shown <= 30 else 5 if n_shown <= 300 else 3)
     for j, row in enumerate(rtx_rows):
         if not win[row]:
             continue
@@ -304,26 +337,25 @@ def _draw_marks(
             t[row] / tdiv,
             ev["seq"].iloc[row] / ydiv,
             marker=marker,
-            markersize=9,
+            markersize=size,
             markerfacecolor="none" if unnecessary else colour,
             markeredgecolor=colour,
-            markeredgewidth=2.0,
+            markeredgewidth=2.0 if size > 5 else 1.0,
             linestyle="none",
             label=f"retransmission: {reason} ({verdict})",
             zorder=5,
         )
+    lines = _VLines()
     for row in np.flatnonzero((kind == "timeout") & win):
         spurious = int(ev["spurious"].iloc[row]) == 1
         detected = int(ev["detected"].iloc[row]) == 1
         colour = C_SPURIOUS if spurious else C_GENUINE
         label = "timeout: spurious" if spurious else "timeout: genuine"
-        style = "--"
+        style: Any = "--"
         if spurious:
             label += " (detected)" if detected else " (not detected)"
             style = "--" if detected else (0, (6, 2, 1, 2))
-        ax.axvline(
-            t[row] / tdiv, color=colour, linestyle=style, linewidth=1.2, label=label, zorder=1
-        )
+        lines.add(t[row] / tdiv, colour, style, 1.2, label)
         if annotate:
             text = "spurious RTO" if spurious else "RTO"
             if spurious:
@@ -339,33 +371,15 @@ def _draw_marks(
                 color=colour,
             )
     for row in np.flatnonzero((kind == "spurious_detected") & win):
-        ax.axvline(
-            t[row] / tdiv,
-            color=C_DETECTED,
-            linestyle=":",
-            linewidth=1.5,
-            label="detector: spurious verdict",
-            zorder=1,
-        )
+        lines.add(t[row] / tdiv, C_DETECTED, ":", 1.5, "detector: spurious verdict")
     for row in np.flatnonzero((kind == "detector_verdict") & win):
-        ax.axvline(
-            t[row] / tdiv,
-            color=C_GENUINE,
-            linestyle=":",
-            linewidth=1.2,
-            label="detector: not spurious",
-            zorder=1,
-        )
+        lines.add(t[row] / tdiv, C_GENUINE, ":", 1.2, "detector: not spurious")
     for row in np.flatnonzero((kind == "fast_retransmit") & win):
         spurious = int(ev["spurious"].iloc[row]) == 1
-        ax.axvline(
-            t[row] / tdiv,
-            color=C_SPURIOUS if spurious else "#7B3294",
-            linestyle="-.",
-            linewidth=1.0,
-            label="fast retransmit: spurious" if spurious else "fast retransmit",
-            zorder=1,
-        )
+        colour = C_SPURIOUS if spurious else "#7B3294"
+        label = "fast retransmit: spurious" if spurious else "fast retransmit"
+        lines.add(t[row] / tdiv, colour, "-.", 1.0, label)
+    lines.draw(ax)
 
 
 def _tseq(fl: _Flow, path: Path, t0: float, t1: float, scenario: str) -> Path:
@@ -504,9 +518,9 @@ def _state(fl: _Flow, path: Path, t0: float, t1: float, scenario: str) -> Path |
     # ssthresh starts "infinite": drawn only where it is finite and on the cwnd scale
     ssth = np.where(ssth > 4 * top, np.nan, ssth)
     for y, label, colour, width in (
+        (inflight, "bytes in flight", C_ACK, 0.8),  # under cwnd, which bounds it
         (cwnd, "cwnd", C_SEND, 1.2),
         (ssth, "ssthresh (blank: not yet set)", C_SPURIOUS, 1.0),
-        (inflight, "bytes in flight", C_ACK, 0.8),
     ):
         x, yy = decimate(t, y)
         ax1.plot(x / tdiv, yy / ydiv, color=colour, linewidth=width, label=label)
@@ -547,17 +561,15 @@ def _state(fl: _Flow, path: Path, t0: float, t1: float, scenario: str) -> Path |
     ev = fl.events
     kind = ev["kind"].astype(str).to_numpy()
     et = ev["t_ns"].to_numpy() / 1e9
+    lines = _VLines()
     for row in np.flatnonzero((kind == "timeout") & (et >= t0) & (et <= t1)):
         spurious = int(ev["spurious"].iloc[row]) == 1
-        for ax in axes:
-            ax.axvline(
-                et[row] / tdiv,
-                color=C_SPURIOUS if spurious else C_GENUINE,
-                linestyle="--",
-                linewidth=0.8,
-                alpha=0.7,
-                label="timeout: spurious" if spurious else "timeout: genuine",
-            )
+        colour = C_SPURIOUS if spurious else C_GENUINE
+        lines.add(
+            et[row] / tdiv, colour, "--", 0.8, f"timeout: {'spurious' if spurious else 'genuine'}"
+        )
+    for ax in axes:
+        lines.draw(ax)
     for ax in axes:
         ax.set_xlim(t0 / tdiv, t1 / tdiv)
         ax.grid(alpha=0.3)
@@ -615,6 +627,7 @@ def _link(
             else "this hop kind reports no queue"
         )
         axq.text(0.5, 0.5, why, ha="center", va="center", transform=axq.transAxes, fontsize=9)
+        axq.set_yticks([])
     axq.set_ylabel("queue (packets)")
     ev = run.events
     kind = ev["kind"].astype(str).to_numpy()

@@ -473,6 +473,27 @@ mod tests {
     }
 
     #[test]
+    fn queued_counts_sdus_not_yet_through_without_changing_them() {
+        let c = cfg(0.0, 6, 0.0);
+        let mut d = RlcDir::new(&c, &c.down, Rng::stream(1, "t"));
+        let mut sp = Spikes::new(0.0, Dist::Const { value: 0.0 }, Rng::stream(1, "s"));
+        let mut fd = Spikes::new(0.0, Dist::Const { value: 0.0 }, Rng::stream(1, "f"));
+        // three back-to-back SDUs of 36 PDUs each, offered at t = 0
+        for _ in 0..3 {
+            d.offer(1500, 0, &mut sp, &mut fd);
+        }
+        let sdu = 36 * (42u64 * 8 * 1_000_000_000).div_ceil(384_000);
+        assert_eq!(d.queued(0), 3);
+        assert_eq!(d.queued(sdu), 2); // the first one's transmission ended at `sdu`
+        assert_eq!(d.queued(3 * sdu), 0);
+        assert_eq!(
+            d.queued(sdu - 1),
+            3,
+            "reading at a later time purged nothing"
+        );
+    }
+
+    #[test]
     fn clean_channel_is_rate_plus_delay() {
         let (out, st) = run(&cfg(0.0, 6, 0.0), 1);
         // 36 PDUs of 42 B at 384 kb/s = 31.5 ms, plus 50 ms.
