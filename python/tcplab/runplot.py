@@ -312,12 +312,13 @@ def _draw_marks(
             continue
         reason = str(ev["reason_name"].iloc[row])
         marker, colour = RTX_STYLE.get(reason, ("*", "black"))
-        unnecessary = fl.unnecessary is not None and bool(fl.unnecessary[j])
+        control = reason == "control" or int(ev["seq"].iloc[row]) == 0
+        unnecessary = fl.unnecessary is not None and bool(fl.unnecessary[j]) and not control
         verdict = "unnecessary" if unnecessary else "needed"
-        if fl.unnecessary is None:
+        if control:
+            verdict = "SYN/FIN, not judged"
+        elif fl.unnecessary is None:
             verdict = "truth unknown"
-        elif int(ev["seq"].iloc[row]) == 0:
-            verdict = "SYN/FIN"
         if unnecessary and fl.first_arrival is not None and annotate:
             # where the earlier copy got through: what made this retransmission unnecessary
             ta = fl.first_arrival[j] / 1e9
