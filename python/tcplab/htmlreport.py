@@ -120,7 +120,7 @@ def verdict_of(comparison: Any) -> tuple[str, str]:
     """(CSS class, label) of a comparison: its ``verdict`` string when it has one (``holds``,
     ``misses``, ``inconclusive`` or anything else), else from ``ok`` (True/False/None)."""
     f = _fields(comparison)
-    v = f.get("verdict")
+    v = f.get("verdict", getattr(comparison, "verdict", None))  # a field or a property
     if isinstance(v, str) and v:
         key = v.lower()
         cls = next(
