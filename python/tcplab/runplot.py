@@ -444,8 +444,8 @@ def _srtt_at(fl: _Flow, t: float) -> float:
     return float(ts["srtt_ns"].iloc[max(i, 0)]) / 1e9
 
 
-def _episodes_figure(fl: _Flow, path: Path, scenario: str) -> Path | None:
-    eps = _episodes(fl)
+def _episodes_figure(fl: _Flow, path: Path, scenario: str, t0: float, t1: float) -> Path | None:
+    eps = [e for e in _episodes(fl) if t0 <= e[0] <= t1]
     if not eps:
         return None
     shown = eps[:MAX_EPISODES]
@@ -725,7 +725,7 @@ def plot_run(
         base = out / f"{prefix}flow{fid}"
         if fl.segments is not None:
             paths.append(_tseq(fl, Path(f"{base}-tseq.png"), t0, t1, run.scenario))
-            ep = _episodes_figure(fl, Path(f"{base}-episodes.png"), run.scenario)
+            ep = _episodes_figure(fl, Path(f"{base}-episodes.png"), run.scenario, t0, t1)
             if ep is not None:
                 paths.append(ep)
         st = _state(fl, Path(f"{base}-state.png"), t0, t1, run.scenario)
