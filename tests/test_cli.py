@@ -229,10 +229,11 @@ def test_out_dir_and_pcap(
         "events.parquet",
         "flows.parquet",
         "links.parquet",
+        "report.html",
         "summary.json",
         "timeseries.parquet",
     ]
-    assert out.endswith(f"wrote {out_dir}/summary.json and {out_dir}/*.parquet\n")
+    assert out.endswith(f"wrote {out_dir}/summary.json, *.parquet and report.html\n")
     assert fake_core.configs[0]["pcap"] == [
         {"hop": 0, "dir": "fwd", "path": str(out_dir / "link0-fwd.pcap"), "payload_snaplen": 0},
         {"hop": 0, "dir": "both", "path": str(out_dir / "link0-both.pcap"), "payload_snaplen": 0},

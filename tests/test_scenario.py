@@ -85,6 +85,7 @@ P2P_CONFIG = {
     "duration_ns": 600_000_000_000,
     "seed": 1,
     "sample_interval_ns": 100_000_000,
+    "trace": False,
     "hops": [{"kind": "link", "name": "link0", "fwd": P2P_DIR, "rev": P2P_DIR}],
     "flows": [
         {

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 if TYPE_CHECKING:
     import pyarrow as pa
 
+from tcplab import cli_plot
 from tcplab.errors import InvariantError, ScenarioError, show
 from tcplab.scenario import (
     Scenario,
@@ -79,6 +80,7 @@ def _parser() -> argparse.ArgumentParser:
         help="override a scenario key before validation, e.g. duration=20s, flows[0].cc=cubic, "
         "path[0].loss=0.01; repeatable",
     )
+    cli_plot.add_run_options(run)
     run.set_defaults(func=_cmd_run)
 
     emu = sub.add_parser(
@@ -171,11 +173,14 @@ def _parser() -> argparse.ArgumentParser:
     )
     scenarios.set_defaults(func=_cmd_scenarios)
 
+    cli_plot.add_parser(sub)
+
     repro = sub.add_parser(
         "reproduce",
         help="reproduce a source paper's results",
         description="Reproduce a source paper's figures and tables: writes PNG figures, "
-        "results.json and report.md (every paper number beside tcplab's) into OUT/PAPER.",
+        "results.json, report.md and report.html (every paper number beside tcplab's) into "
+        "OUT/PAPER; with all, also OUT/index.html.",
     )
     repro.add_argument("paper", metavar="PAPER", help="a paper id, or 'all'")
     repro.add_argument("--quick", action="store_true", help="fewer runs (minutes, not hours)")
@@ -271,19 +276,29 @@ def _cmd_run(args: argparse.Namespace) -> int:
     scenario = _scenario_for(args)
     progress = not args.quiet and sys.stderr.isatty()
     try:
-        # Without --out only the summary is printed: no time series or event log is kept.
-        tables = args.out is not None
-        result = run(scenario, seed=args.seed, out=args.out, progress=progress, tables=tables)
+        # Without --out (or --plot) only the summary is printed: no time series or event log.
+        tables = args.out is not None or bool(args.plot)
+        result = run(
+            scenario,
+            seed=args.seed,
+            out=args.out,
+            progress=progress,
+            tables=tables,
+            trace=args.plot,
+        )
     except InvariantError as err:
         if err.result is not None and args.json:
             print(json.dumps(err.result.report()))
         raise
+    figures = cli_plot.after_run(args, result)
     if args.json:
         print(json.dumps(result.report()))
     elif not args.quiet:
         print(_render(result.report()))
         if args.out:
-            print(f"\nwrote {args.out}/summary.json and {args.out}/*.parquet")
+            print(f"\nwrote {args.out}/summary.json, *.parquet and report.html")
+        if figures:
+            print(f"wrote {len(figures)} figures: {', '.join(str(p) for p in figures)}")
     return 0
 
 
@@ -433,10 +448,11 @@ def _render(report: dict[str, Any]) -> str:
             [
                 lk["name"],
                 lk["dir"],
+                # an rlc or wlan hop reports no tx_bytes (its row has other fields)
                 f"{lk['tx_packets']:,}",
-                f"{lk['tx_bytes'] / 1e6:.2f}",
-                f"{lk['drops_queue']:,}",
-                f"{lk['drops_loss']:,}",
+                "-" if lk.get("tx_bytes") is None else f"{lk['tx_bytes'] / 1e6:.2f}",
+                f"{lk.get('drops_queue') or 0:,}",
+                f"{lk.get('drops_loss') or 0:,}",
             ]
             for lk in report["links"]
         ],
@@ -628,12 +644,15 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
     status = 0
     from tcplab.campaign import using_options
 
+    reports = []
     with using_options(args):
         for paper in papers:
             _, title = PAPERS[paper]
             report = Report(paper, title, Path(args.out) / paper, quick=args.quick)
-            load(paper).reproduce(report, jobs=args.jobs)
+            with cli_plot.reproducing(report, args.jobs):
+                load(paper).reproduce(report, jobs=args.jobs)
             path = report.write()
+            reports.append(report)
             print(f"{paper}: {report.headline()}; report: {path}")
             for c in report.comparisons:
                 if c.verdict in ("misses", "inconclusive") and c.kind != "context":
@@ -641,6 +660,8 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
                         f"  {c.verdict} ({c.kind}): {c.item}: paper {c.paper}, tcplab {c.tcplab}"
                         f" ({c.rule})"
                     )
+    if args.paper == "all":
+        print(f"index: {cli_plot.write_index(Path(args.out), reports)}")
     return status
 
 

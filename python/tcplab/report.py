@@ -427,6 +427,8 @@ class Report:
     figures: list[tuple[str, str]] = field(default_factory=list)
     sections: list[tuple[str, str]] = field(default_factory=list)
     data: dict[str, Any] = field(default_factory=dict)
+    #: What produced the run (tcplab version, seeds, run time, ...), shown in report.html.
+    provenance: dict[str, Any] = field(default_factory=dict)
 
     def check(
         self,
@@ -538,6 +540,9 @@ class Report:
             lines += [f"![{caption}]({name})", "", f"*{caption}*", ""]
         path = self.out_dir / "report.md"
         path.write_text("\n".join(lines), encoding="utf-8")
+        from tcplab.htmlreport import write_reproduce_report
+
+        write_reproduce_report(self)  # report.html beside report.md
         results = {
             "paper": self.paper,
             "quick": self.quick,

@@ -8,6 +8,12 @@ Tables:
 - ``timeseries``: per-flow samples every ``sample_interval`` (cwnd, ssthresh, srtt, ...).
 - ``events``: the event log (timeouts with their ground truth, retransmissions, ...); ``kind`` is
   categorical, and each row's raw ``reason`` code is decoded by its kind into ``reason_name``.
+
+A traced run (``trace=True``) adds:
+
+- ``segments``: every data segment the sender sends and the receiver gets, every ACK and SACK
+  block the sender gets (the time-sequence graph's data).
+- ``queues``: packets queued or in service per hop and direction every ``sample_interval``.
 """
 
 from __future__ import annotations
@@ -28,7 +34,15 @@ if TYPE_CHECKING:
 # numpy and pyarrow are imported where tables are built, not at import time: a
 # `tcplab run --json` never builds a table and starts faster without them.
 
-__all__ = ["EVENT_COLUMNS", "TABLES", "TIMESERIES_COLUMNS", "RunResult"]
+__all__ = [
+    "EVENT_COLUMNS",
+    "QUEUE_COLUMNS",
+    "SEGMENT_COLUMNS",
+    "TABLES",
+    "TIMESERIES_COLUMNS",
+    "TRACE_TABLES",
+    "RunResult",
+]
 
 TIMESERIES_COLUMNS = (
     "flow",
@@ -54,7 +68,11 @@ EVENT_COLUMNS = (
     "detected",
     "value",
 )
+SEGMENT_COLUMNS = ("t_ns", "flow", "conn", "kind", "seq", "len", "sent_ns")
+QUEUE_COLUMNS = ("t_ns", "hop", "dir", "packets")
 TABLES = ("flows", "links", "cross", "timeseries", "events")
+#: Tables a traced run (``tcplab.run(..., trace=True)``, ``tcplab run --plot``) adds.
+TRACE_TABLES = ("segments", "queues")
 #: Fields of the ``--json`` report besides the summary's own ``flows``/``links``/``cross``.
 REPORT_FIELDS = ("events", "packets", "sim_time_s")
 
@@ -252,6 +270,43 @@ class RunResult:
         self.wall_s = wall_s
         self.config = config
 
+    @property
+    def traced(self) -> bool:
+        """Whether the run recorded the segment trace and queue samples (``trace=True``)."""
+        if self._raw is None and "_arrow" in self.__dict__:
+            return "segments" in self.__dict__["_arrow"]
+        return bool(self.config and self.config.get("trace"))
+
+    @classmethod
+    def read(cls, out_dir: str | os.PathLike[str]) -> RunResult:
+        """Load what :meth:`write` wrote into ``out_dir`` (``summary.json`` and the Parquet
+        tables; a traced run's ``segments`` and ``queues`` when present)."""
+        import pyarrow.parquet as pq
+
+        out = Path(out_dir)
+        summary_path = out / "summary.json"
+        if not summary_path.is_file():
+            raise FileNotFoundError(f"{out}: no summary.json (not a `tcplab run --out` directory)")
+        summary = json.loads(summary_path.read_text("utf-8"))
+        tables = {}
+        for name in (*TABLES, *TRACE_TABLES):
+            path = out / f"{name}.parquet"
+            if path.is_file():
+                tables[name] = pq.read_table(path)
+            elif name in TABLES:
+                raise FileNotFoundError(f"{path}: missing (written by `tcplab run --out`)")
+        result = cls(
+            summary,
+            None,
+            None,
+            [],
+            [],
+            scenario=str(summary.get("scenario", out.name)),
+            seed=int(summary.get("seed", 0)),
+        )
+        result.__dict__["_arrow"] = tables
+        return result
+
     @classmethod
     def from_core(
         cls,
@@ -298,7 +353,15 @@ class RunResult:
 
     @cached_property
     def _arrow(self) -> dict[str, pa.Table]:
-        return {name: self._table(name) for name in TABLES}
+        tables = {name: self._table(name) for name in TABLES}
+        if self._has_trace:
+            tables.update(self._trace_tables())
+        return tables
+
+    @property
+    def _has_trace(self) -> bool:
+        """The run recorded the segment trace (``trace=True``)."""
+        return self.traced and self._raw is not None and "segments" in self._raw
 
     def _table(self, name: str) -> pa.Table:
         """One table as Arrow (see :data:`TABLES`)."""
@@ -362,8 +425,34 @@ class RunResult:
             if writer is not None:
                 writer.close()
 
+    def _trace_tables(self) -> dict[str, pa.Table]:
+        """``segments`` (``kind`` categorical) and ``queues`` (``dir`` categorical, ``link``
+        the hop's name) from a traced run."""
+        import numpy as np
+        import pyarrow as pa
+
+        assert self._raw is not None
+        seg = _decode_columns(self._raw["segments"], "segments", SEGMENT_COLUMNS)
+        kinds = list(self._raw["segment_kinds"])
+        seg_cols: dict[str, Any] = dict(seg)
+        seg_cols["kind"] = _categorical(seg["kind"], kinds, "kind")
+        q = _decode_columns(self._raw["queues"], "queues", QUEUE_COLUMNS)
+        hop_names = [str(h.get("name", i)) for i, h in enumerate((self.config or {})["hops"])]
+        names = np.array(hop_names, dtype=object)
+        q_cols: dict[str, Any] = {
+            "t_ns": q["t_ns"],
+            "hop": q["hop"],
+            "link": pa.array(
+                names[q["hop"].astype(np.int64)] if len(q["hop"]) else [], pa.string()
+            ),
+            "dir": _categorical(q["dir"], ["fwd", "rev"], "dir"),
+            "packets": q["packets"],
+        }
+        return {"segments": pa.table(seg_cols), "queues": pa.table(q_cols)}
+
     def to_arrow(self) -> dict[str, pa.Table]:
-        """``{"flows", "links", "cross", "timeseries", "events"}`` → pyarrow Tables."""
+        """``{"flows", "links", "cross", "timeseries", "events"}`` (and ``"segments"``,
+        ``"queues"`` for a traced run) → pyarrow Tables."""
         return dict(self._arrow)
 
     # -- pandas -------------------------------------------------------------------------------
@@ -390,6 +479,35 @@ class RunResult:
     @cached_property
     def events(self) -> pd.DataFrame:
         return self._pandas("events")
+
+    @cached_property
+    def segments(self) -> pd.DataFrame:
+        """The segment trace (a traced run only; see the module docstring)."""
+        if "segments" not in self._arrow:
+            raise ValueError("no segment trace: run with trace=True (tcplab run --plot)")
+        return self._pandas("segments")
+
+    @cached_property
+    def queues(self) -> pd.DataFrame:
+        """Queue samples per hop and direction (a traced run only)."""
+        if "queues" not in self._arrow:
+            raise ValueError("no queue samples: run with trace=True (tcplab run --plot)")
+        return self._pandas("queues")
+
+    def plot(
+        self,
+        out: str | os.PathLike[str] | None = None,
+        *,
+        flows: list[int] | None = None,
+        window: tuple[float, float] | None = None,
+    ) -> list[Path]:
+        """Draw this run's figures as PNG (see :mod:`tcplab.runplot`): per flow a time-sequence
+        graph (a traced run), cwnd/ssthresh/in flight, SRTT/RTO and goodput; per link queue and
+        drops. ``out`` is a directory (default: the current one); ``flows`` selects flows by
+        id; ``window`` = (start, end) in seconds zooms every time axis. Returns the files."""
+        from tcplab.runplot import plot_run
+
+        return plot_run(self, Path(out or "."), flows=flows, window=window)
 
     # -- polars ---------------------------------------------------------------------------------
 
@@ -426,11 +544,14 @@ class RunResult:
         out.mkdir(parents=True, exist_ok=True)
         paths = []
         try:
-            for name in TABLES:
+            trace = self._trace_tables() if self._has_trace else {}
+            for name in (*TABLES, *trace):
                 path = out / f"{name}.parquet"
                 tmp = out / f".{name}.parquet.tmp"
                 if name in self._spilled:
                     self._write_spilled(name, tmp)
+                elif name in trace:
+                    write_parquet(trace[name], tmp)
                 else:
                     write_parquet(self._table(name), tmp)
                 os.replace(tmp, path)

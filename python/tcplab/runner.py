@@ -82,6 +82,7 @@ def run(
     progress: bool | ProgressCallback = False,
     *,
     tables: bool = True,
+    trace: bool = False,
 ) -> RunResult:
     """Run ``scenario`` (a :class:`Scenario`, a TOML path, a built-in name; None = p2p-bulk).
 
@@ -91,6 +92,10 @@ def run(
     than 2 s; a callable receives the fraction of simulated time done. ``tables=False``
     records only the summary (no time series or event log; memory stays flat however long the
     run), and is refused with ``out``.
+
+    ``trace=True`` also records every data segment, ACK and SACK block and samples each hop's
+    queue (the ``segments`` and ``queues`` tables, which :meth:`RunResult.plot` draws); it
+    changes no other output.
 
     An invalid configuration raises :class:`ScenarioError` naming the scenario's source. An
     interrupted run (KeyboardInterrupt, or SIGTERM under the CLI) renames its pcap files to
@@ -105,6 +110,8 @@ def run(
     if out is not None and not tables:
         raise ValueError("run(): tables=False cannot write outputs (out is set)")
     config = scenario.to_config(seed=seed, out_dir=out)
+    if trace:
+        config["trace"] = True
     core = _core()
     if out is not None:
         _prepare_out(Path(out))

@@ -1366,6 +1366,8 @@ def parse_scenario(data: Mapping[str, Any], source: str = "<dict>") -> Scenario:
             "duration_ns": duration,
             "seed": top.get_int("seed", 1, 0, U64_MAX),
             "sample_interval_ns": top.get_time("sample_interval", "100ms"),
+            # the segment trace and queue samples: tcplab.run(trace=True), tcplab run --plot
+            "trace": False,
             "hops": topo.hops,
             "flows": _flows(top, topo, duration),
             "cross": _cross(top, topo, duration),

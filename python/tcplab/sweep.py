@@ -15,14 +15,53 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from tcplab.store import Store
 
-__all__ = ["FLOW_METRICS", "default_jobs", "parse_vary", "run_config", "run_configs", "sweep"]
+__all__ = [
+    "FLOW_METRICS",
+    "default_jobs",
+    "parse_vary",
+    "record_seeds",
+    "run_config",
+    "run_configs",
+    "sweep",
+]
+
+#: Open :func:`record_seeds` collections (a reproduction's provenance lists its seeds).
+_SEED_SINKS: list[set[int]] = []
+
+
+@contextmanager
+def record_seeds() -> Iterator[set[int]]:
+    """Collect the seed of every configuration :func:`run_config`/:func:`run_configs` runs
+    (from this process) while the block runs."""
+    sink: set[int] = set()
+    _SEED_SINKS.append(sink)
+    try:
+        yield sink
+    finally:
+        _SEED_SINKS.remove(sink)
+
+
+def _note_seeds(configs: Iterable[dict[str, Any]]) -> None:
+    if _SEED_SINKS:
+        seeds = {int(c["seed"]) for c in configs if "seed" in c}
+        for sink in _SEED_SINKS:
+            sink.update(seeds)
+
+
+def _noted(configs: Iterable[dict[str, Any]]) -> Iterator[dict[str, Any]]:
+    """``configs``, each one's seed noted as it is taken (a lazily iterated campaign)."""
+    for c in configs:
+        _note_seeds([c])
+        yield c
+
 
 #: Per-flow summary fields a sweep row carries (all of them numeric).
 FLOW_METRICS = (
@@ -52,6 +91,7 @@ def run_config(config: dict[str, Any], columns: bool = False) -> dict[str, Any]:
     from tcplab import _core
     from tcplab.errors import InvariantError
 
+    _note_seeds([config])
     # Only the summary is needed unless the columns are asked for.
     record = {"timeseries": columns, "events": columns}
     raw = _core.run(json.dumps({**config, "record": record}), None)
@@ -96,7 +136,7 @@ def run_configs(
     store = default_store if store is None else store
     cluster = default_cluster if cluster is None else cluster
     if store is not None or cluster is not None:
-        jobs_in = (campaign.Job(c, tag=i) for i, c in enumerate(configs))
+        jobs_in = (campaign.Job(c, tag=i) for i, c in enumerate(_noted(configs)))
         found: dict[int, dict[str, Any]] = {}
         for job, summary in campaign.execute(
             jobs_in,
@@ -110,6 +150,7 @@ def run_configs(
             found[job.tag] = summary
         return [found[i] for i in range(len(found))]
     configs = list(configs)
+    _note_seeds(configs)
     jobs = default_jobs() if jobs is None else jobs
     if jobs <= 1 or len(configs) <= 1:
         return [run_config(c, columns) for c in configs]

@@ -104,6 +104,26 @@ fn run<'py>(
         }
     }
     d.set_item("spilled", spilled)?;
+    // The segment trace and queue samples (empty unless the config sets `trace`).
+    let seg = PyDict::new(py);
+    col(py, &seg, "t_ns", "<i8", &out.seg_t)?;
+    col(py, &seg, "flow", "<u4", &out.seg_flow)?;
+    col(py, &seg, "conn", "<u4", &out.seg_conn)?;
+    col(py, &seg, "kind", "<u1", &out.seg_kind)?;
+    col(py, &seg, "seq", "<u8", &out.seg_seq)?;
+    col(py, &seg, "len", "<u4", &out.seg_len)?;
+    col(py, &seg, "sent_ns", "<i8", &out.seg_sent)?;
+    d.set_item("segments", seg)?;
+    let q = PyDict::new(py);
+    col(py, &q, "t_ns", "<i8", &out.q_t)?;
+    col(py, &q, "hop", "<u4", &out.q_hop)?;
+    col(py, &q, "dir", "<u1", &out.q_dir)?;
+    col(py, &q, "packets", "<u8", &out.q_packets)?;
+    d.set_item("queues", q)?;
+    d.set_item(
+        "segment_kinds",
+        PyList::new(py, tcplab_sim::SEGMENT_KIND_NAMES)?,
+    )?;
     d.set_item(
         "event_kinds",
         PyList::new(py, tcplab_sim::EVENT_KIND_NAMES)?,

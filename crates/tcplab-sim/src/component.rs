@@ -164,6 +164,14 @@ pub trait Component {
     fn backlog(&mut self, _dir: Dir, _now: Time) -> Option<u64> {
         None
     }
+
+    /// Packets queued or in service in direction `dir` at `now`, for the
+    /// queue samples of a traced run (`SimConfig::trace`); `None` where the
+    /// component has no queue to report. Must not change what the component
+    /// does next.
+    fn queue_len(&mut self, dir: Dir, now: Time) -> Option<u64> {
+        self.backlog(dir, now)
+    }
 }
 
 /// pcap taps: hop × direction → writer.

@@ -19,6 +19,12 @@ pub struct SimConfig {
     /// Period of the per-flow time series, ns (0 = no time series).
     #[serde(default = "default_sample_interval")]
     pub sample_interval_ns: u64,
+    /// Record the segment trace (every data segment sent and arriving, every
+    /// ACK and SACK block the sender receives) and sample each hop's queue
+    /// every `sample_interval_ns`. Off by default: it only adds outputs and
+    /// does not change the simulation.
+    #[serde(default)]
+    pub trace: bool,
     /// Path components; flows list the indexes they traverse.
     pub hops: Vec<HopConfig>,
     pub flows: Vec<FlowConfig>,
@@ -547,6 +553,7 @@ pub fn example_p2p(duration_ns: u64, loss: f64) -> SimConfig {
         duration_ns,
         seed: 1,
         sample_interval_ns: 100_000_000,
+        trace: false,
         hops: vec![HopConfig::Link(LinkConfig {
             name: "link0".into(),
             fwd: dir.clone(),

@@ -24,7 +24,7 @@ pub mod validate;
 pub mod wlan;
 
 pub use config::SimConfig;
-pub use output::{Output, EVENT_KIND_NAMES};
+pub use output::{Output, EVENT_KIND_NAMES, SEGMENT_KIND_NAMES};
 pub use sim::Sim;
 
 /// Parse a JSON configuration and run it.

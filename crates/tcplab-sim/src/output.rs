@@ -80,6 +80,28 @@ pub const EVENT_KIND_NAMES: [&str; 18] = [
     "rack_loss",
 ];
 
+/// Kinds of rows in the segment trace (`SimConfig::trace`; the time-sequence
+/// graph). Offsets are stream offsets as in the event log (1 = first data byte).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum SegmentKind {
+    /// The sender handed a data segment to its first hop: seq, len; sent_ns = t.
+    Send = 0,
+    /// A data segment reached the receiver: seq, len; sent_ns = when this
+    /// copy left the sender (a copy sent before a retransmission that arrives
+    /// makes the retransmission unnecessary).
+    Arrive = 1,
+    /// An ACK reached the sender: seq = cumulative ACK offset, len = the
+    /// advertised window in bytes (scaled).
+    Ack = 2,
+    /// One SACK block of the ACK just before it: seq = left edge, len =
+    /// right − left (RFC 2018 §3; a first block below the ACK is a DSACK,
+    /// RFC 2883 §4).
+    Sack = 3,
+}
+
+pub const SEGMENT_KIND_NAMES: [&str; 4] = ["send", "arrive", "ack", "sack"];
+
 /// Accumulated per-flow counters over all its connections.
 #[derive(Default, Clone, Copy, Debug)]
 pub struct FlowAgg {
@@ -359,6 +381,20 @@ pub struct Output {
     pub ev_spurious: Vec<i8>,
     pub ev_detected: Vec<i8>,
     pub ev_value: Vec<f64>,
+    // segment trace (only with `SimConfig::trace`)
+    pub seg_t: Vec<i64>,
+    pub seg_flow: Vec<u32>,
+    pub seg_conn: Vec<u32>,
+    pub seg_kind: Vec<u8>,
+    pub seg_seq: Vec<u64>,
+    pub seg_len: Vec<u32>,
+    pub seg_sent: Vec<i64>,
+    // queue samples (only with `SimConfig::trace`): one row per hop,
+    // direction and `sample_interval` for hops whose queue is observable
+    pub q_t: Vec<i64>,
+    pub q_hop: Vec<u32>,
+    pub q_dir: Vec<u8>,
+    pub q_packets: Vec<u64>,
     pub summary: Option<Summary>,
     /// Tables not asked for are not recorded (`Record`).
     skip_timeseries: bool,
@@ -590,6 +626,36 @@ impl Output {
                 .get_byte(at)
                 .map_or(0, |b| b as i8)
         }
+    }
+
+    /// Append a segment-trace row.
+    #[allow(clippy::too_many_arguments)]
+    #[inline]
+    pub fn segment(
+        &mut self,
+        t: Time,
+        flow: u32,
+        conn: u32,
+        kind: SegmentKind,
+        seq: u64,
+        len: u32,
+        sent: Time,
+    ) {
+        self.seg_t.push(t as i64);
+        self.seg_flow.push(flow);
+        self.seg_conn.push(conn);
+        self.seg_kind.push(kind as u8);
+        self.seg_seq.push(seq);
+        self.seg_len.push(len);
+        self.seg_sent.push(sent as i64);
+    }
+
+    /// Append a queue sample (packets waiting or in service).
+    pub fn queue(&mut self, t: Time, hop: u32, dir: u8, packets: u64) {
+        self.q_t.push(t as i64);
+        self.q_hop.push(hop);
+        self.q_dir.push(dir);
+        self.q_packets.push(packets);
     }
 
     pub fn set_spurious(&mut self, row: usize, v: i8) {

@@ -221,6 +221,13 @@ impl RlcDir {
         }
     }
 
+    /// SDUs accepted and not yet through the radio at `now` (what the
+    /// queue limit counts); reads `inq` without purging it.
+    pub fn queued(&self, now: Time) -> u64 {
+        // Transmission end times are pushed in order (each starts after busy_until).
+        (self.inq.len() - self.inq.partition_point(|&e| e <= now)) as u64
+    }
+
     fn pdu_time(&self) -> Time {
         (self.pdu_bytes as u64 * 8 * 1_000_000_000).div_ceil(self.cfg.rate_bps)
     }
@@ -405,6 +412,10 @@ impl Component for RlcHop {
     fn tx_packets(&self) -> u64 {
         self.dirs[0].stats.tx_packets + self.dirs[1].stats.tx_packets
     }
+
+    fn queue_len(&mut self, dir: crate::sim::Dir, now: Time) -> Option<u64> {
+        Some(self.dirs[dir as usize].queued(now))
+    }
 }
 
 #[cfg(test)]
@@ -462,6 +473,27 @@ mod tests {
             });
         }
         (out, d.stats)
+    }
+
+    #[test]
+    fn queued_counts_sdus_not_yet_through_without_changing_them() {
+        let c = cfg(0.0, 6, 0.0);
+        let mut d = RlcDir::new(&c, &c.down, Rng::stream(1, "t"));
+        let mut sp = Spikes::new(0.0, Dist::Const { value: 0.0 }, Rng::stream(1, "s"));
+        let mut fd = Spikes::new(0.0, Dist::Const { value: 0.0 }, Rng::stream(1, "f"));
+        // three back-to-back SDUs of 36 PDUs each, offered at t = 0
+        for _ in 0..3 {
+            d.offer(1500, 0, &mut sp, &mut fd);
+        }
+        let sdu = 36 * (42u64 * 8 * 1_000_000_000).div_ceil(384_000);
+        assert_eq!(d.queued(0), 3);
+        assert_eq!(d.queued(sdu), 2); // the first one's transmission ended at `sdu`
+        assert_eq!(d.queued(3 * sdu), 0);
+        assert_eq!(
+            d.queued(sdu - 1),
+            3,
+            "reading at a later time purged nothing"
+        );
     }
 
     #[test]

@@ -18,7 +18,7 @@ use crate::config::{AppConfig, FlowConfig, HopConfig, SimConfig};
 use crate::coverage::Coverage;
 use crate::dist;
 use crate::link::LinkHop;
-use crate::output::{EventKind, FlowAgg, FlowSummary, Output, Summary};
+use crate::output::{EventKind, FlowAgg, FlowSummary, Output, SegmentKind, Summary};
 use crate::pcap::PcapWriter;
 use crate::ping::{is_ping, PingRt, PING_FLOW_BASE};
 use crate::rng::Rng;
@@ -686,6 +686,9 @@ impl Sim {
                     k += 1;
                 }
             }
+            if self.cfg.trace {
+                Self::trace_arrival(&mut self.out, fi as u32, pair, p, now);
+            }
             if let (Side::Sender, Some(fb)) = (side, &p.feedback) {
                 pair.snd.on_transit_feedback(fb, now);
             }
@@ -882,8 +885,14 @@ impl Sim {
         };
         loop {
             let Sim {
-                flows, hops, eng, ..
+                flows,
+                hops,
+                eng,
+                out,
+                cfg,
+                ..
             } = self;
+            let trace = cfg.trace;
             let f = &mut flows[fi];
             let pair = &mut f.conns[ci];
             let route = &f.route;
@@ -900,8 +909,15 @@ impl Sim {
                 let Some(seg) = conn.poll_transmit(now) else {
                     break;
                 };
-                if side == Side::Sender && seg.payload_len > 0 && pair.first_data_at.is_none() {
-                    pair.first_data_at = Some(now);
+                if side == Side::Sender && seg.payload_len > 0 {
+                    if pair.first_data_at.is_none() {
+                        pair.first_data_at = Some(now);
+                    }
+                    if trace {
+                        let off = unwrap(pair.snd_iss, seg.seq, pair.snd.snd_una());
+                        let k = SegmentKind::Send;
+                        out.segment(now, fi as u32, pair.id, k, off, seg.payload_len, now);
+                    }
                 }
                 let p = Packet {
                     uid: eng.uid,
@@ -1354,8 +1370,50 @@ impl Sim {
         }
     }
 
+    /// Segment trace (`SimConfig::trace`): a data segment reaching the
+    /// receiver, or an ACK and its SACK blocks reaching the sender; offsets
+    /// as in the event log.
+    fn trace_arrival(out: &mut Output, flow: u32, pair: &ConnPair, p: &Packet, now: Time) {
+        let (iss, una) = (pair.snd_iss, pair.snd.snd_una());
+        match p.dir {
+            Dir::Fwd if p.seg.payload_len > 0 => {
+                let off = unwrap(iss, p.seg.seq, una);
+                let k = SegmentKind::Arrive;
+                out.segment(now, flow, pair.id, k, off, p.seg.payload_len, p.sent_at);
+            }
+            Dir::Rev if p.seg.flags.ack() => {
+                let ack = unwrap(iss, p.seg.ack, una);
+                let wnd = pair.snd.peer_window(&p.seg);
+                let wnd = wnd.min(u32::MAX as u64) as u32;
+                out.segment(now, flow, pair.id, SegmentKind::Ack, ack, wnd, p.sent_at);
+                for b in p.seg.options.sack_blocks() {
+                    let (l, r) = (unwrap(iss, b.left, una), unwrap(iss, b.right, una));
+                    let len = r.saturating_sub(l).min(u32::MAX as u64) as u32;
+                    out.segment(now, flow, pair.id, SegmentKind::Sack, l, len, p.sent_at);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Queue samples (`SimConfig::trace`): packets queued or in service on
+    /// every hop and direction whose component reports them.
+    fn sample_queues(&mut self) {
+        let now = self.now;
+        for (hi, h) in self.hops.iter_mut().enumerate() {
+            for dir in [Dir::Fwd, Dir::Rev] {
+                if let Some(n) = h.queue_len(dir, now) {
+                    self.out.queue(now, hi as u32, dir as u8, n);
+                }
+            }
+        }
+    }
+
     fn sample(&mut self) {
         let now = self.now;
+        if self.cfg.trace {
+            self.sample_queues();
+        }
         for (fi, f) in self.flows.iter().enumerate() {
             if let Some(pair) = f.conns.last() {
                 let c = &pair.snd;

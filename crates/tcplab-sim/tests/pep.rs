@@ -78,6 +78,7 @@ fn run(hops: Vec<HopConfig>, bytes: u64, secs: u64, seed: u64) -> Run {
         duration_ns: secs * 1000 * MS,
         seed,
         sample_interval_ns: 0,
+        trace: false,
         hops,
         flows: vec![FlowConfig {
             name: "f".into(),
@@ -229,6 +230,7 @@ fn modern_hosts_and_downloads_through_the_pep() {
             duration_ns: 3_000_000 * MS,
             seed,
             sample_interval_ns: 0,
+            trace: false,
             hops: vec![
                 link(
                     "access",

@@ -128,6 +128,7 @@ fn random_config(seed: u64) -> SimConfig {
         duration_ns: 3_000_000_000_000,
         seed,
         sample_interval_ns: 1_000_000_000,
+        trace: false,
         hops: links.into_iter().map(HopConfig::Link).collect(),
         flows: vec![FlowConfig {
             name: "f".into(),

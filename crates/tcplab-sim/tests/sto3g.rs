@@ -28,6 +28,7 @@ fn cfg(detector: &str, seed: u64) -> SimConfig {
         duration_ns: 3_000_000_000_000,
         seed,
         sample_interval_ns: 0,
+        trace: false,
         hops: vec![HopConfig::Rlc(RlcConfig {
             name: "radio".into(),
             pdu_bytes: 42,

@@ -593,6 +593,16 @@ impl Connection {
     pub fn snd_una(&self) -> u64 {
         self.snd_una
     }
+    /// The window, in bytes, that a segment's window field from the peer
+    /// advertises (RFC 7323 §2.3: shifted by the peer's scale; a SYN's
+    /// field is never scaled).
+    pub fn peer_window(&self, seg: &Segment) -> u64 {
+        if seg.flags.syn() {
+            seg.window as u64
+        } else {
+            (seg.window as u64) << self.snd_wscale
+        }
+    }
     pub fn cc_name(&self) -> &'static str {
         self.cc.name()
     }
