@@ -5,15 +5,15 @@ from __future__ import annotations
 
 import re
 import struct
-import sys
 
 import pytest
 
-from support import REPO
-
-sys.path.insert(0, str(REPO / "validation" / "linux"))
-
-from endpoints import TCP_INFO_FIELDS, TCP_INFO_FORMAT, TCP_INFO_SIZE, parse_tcp_info
+from tcplab.validate_linux.endpoints import (
+    TCP_INFO_FIELDS,
+    TCP_INFO_FORMAT,
+    TCP_INFO_SIZE,
+    parse_tcp_info,
+)
 
 
 def _codes(fmt: str) -> list[str]:

@@ -12,18 +12,20 @@ twice the configured rate, and the test must then fail (it does: goodput ratio â
 from __future__ import annotations
 
 import os
-import sys
 
 import pytest
 
-from support import REPO
-
 pytest.importorskip("tcplab._core")
-sys.path.insert(0, str(REPO / "validation" / "linux"))
 
-from compare import Case, linux_run, linux_transfer, slow_start_exit, tcplab_runs
-from netlab import Testbed as LinuxTestbed
-from netlab import available
+from tcplab.validate_linux.compare import (
+    Case,
+    linux_run,
+    linux_transfer,
+    slow_start_exit,
+    tcplab_runs,
+)
+from tcplab.validate_linux.netlab import Testbed as LinuxTestbed
+from tcplab.validate_linux.netlab import available
 
 pytestmark = pytest.mark.core
 

@@ -150,21 +150,12 @@ pub fn run(
         'outer: loop {
             let mut now = wire.clock();
             emu.run_due(now, &mut wire);
-            // A deadline closer than the timer's wake-up latency: wait for it
-            // on the clock (at most `lead` ns), then run it.
-            while let Some(at) = emu.next_deadline() {
-                if at > now + lead {
-                    break;
-                }
-                while now < at {
-                    std::hint::spin_loop();
-                    now = wire.clock();
-                }
-                emu.run_due(now, &mut wire);
-            }
             let next = emu.next_deadline();
-            if next != armed {
-                // Wake `lead` early; the spin above covers the rest.
+            // A deadline closer than the timer's wake-up latency: poll the
+            // devices, then wait the rest on the clock (at most `lead` ns).
+            let close = next.is_some_and(|at| at <= now + lead);
+            if !close && next != armed {
+                // Wake `lead` early; the spin below covers the rest.
                 let at = next.map_or(0, |t| wire.t0 + t.saturating_sub(lead).max(1));
                 let spec = libc::itimerspec {
                     it_interval: libc::timespec {
@@ -189,13 +180,23 @@ pub fn run(
                 )?;
                 armed = next;
             }
-            let n = libc::epoll_wait(ep.0, events.as_mut_ptr(), events.len() as i32, -1);
+            let timeout = if close { 0 } else { -1 };
+            let n = libc::epoll_wait(ep.0, events.as_mut_ptr(), events.len() as i32, timeout);
             if n < 0 {
                 let e = io::Error::last_os_error();
                 if e.kind() == io::ErrorKind::Interrupted {
                     continue;
                 }
                 return Err(format!("epoll_wait: {e}"));
+            }
+            if n == 0 {
+                if let Some(at) = next.filter(|_| close) {
+                    while now < at {
+                        std::hint::spin_loop();
+                        now = wire.clock();
+                    }
+                }
+                continue;
             }
             for ev in &events[..n as usize] {
                 match ev.u64 {
