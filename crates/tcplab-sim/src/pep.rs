@@ -200,6 +200,10 @@ struct PConn {
     acked_to_sender: u64,
     /// Right edge of the window last advertised to the sender.
     adv_right: u64,
+    /// Real time only: the held bytes, offset k at `k % buffer_bytes` (every
+    /// held offset lies in [snd_una, snd_una + buffer_bytes), so none
+    /// collide). Empty in simulation, freed when the connection ends.
+    ring: Vec<u8>,
 }
 
 impl PConn {
@@ -299,6 +303,7 @@ impl Pep {
             ts_off_rev: 0,
             acked_to_sender: 1,
             adv_right: 1,
+            ring: Vec::new(),
         });
         self.stats.connections += 1;
         let i = self.conns.len() - 1;
@@ -370,7 +375,7 @@ impl Pep {
         }
     }
 
-    fn on_syn(&mut self, ci: usize, p: &Packet, now: Time) {
+    fn on_syn(&mut self, ci: usize, p: &Packet, now: Time, real_bytes: bool) {
         let o = &p.seg.options;
         let info = SynInfo {
             isn: p.seg.seq,
@@ -419,6 +424,9 @@ impl Pep {
         let mut tx = Connection::relay(cfg, c.sport, c.dport, f.isn, ts_off_fwd, &rseg, rtt);
         tx.relay_echo(c.fwd_ack, c.fwd_window);
         c.tx = Some(tx);
+        if real_bytes {
+            c.ring = vec![0; self.cfg.buffer_bytes as usize];
+        }
     }
 
     /// A pseudo-ACK from the PEP to the sender.
@@ -558,6 +566,29 @@ impl Pep {
         } else if e_acc > s {
             new_bytes += insert_range(&mut c.ooo, s, e_acc);
         }
+        if !c.ring.is_empty() && e_acc > s {
+            // Real time: keep the bytes (never below what the receiver has
+            // acknowledged: those ring slots belong to later offsets).
+            let pl = ctx.payload();
+            let lo = s.max(c.snd_una);
+            if pl.len() as u64 != e - s {
+                let msg = format!(
+                    "pep: flow {} conn {}: segment of {} bytes came with {} payload bytes",
+                    c.flow,
+                    c.conn,
+                    e - s,
+                    pl.len()
+                );
+                self.violations.push(msg);
+            } else if e_acc > lo {
+                ring_write(
+                    &mut c.ring,
+                    lo,
+                    &pl[(lo - s) as usize..(e_acc - s) as usize],
+                );
+            }
+        }
+        let c = &mut self.conns[ci];
         if fin_in && c.fin_off.is_none() && e == c.rcv_nxt {
             c.fin_off = Some(e);
         }
@@ -591,8 +622,15 @@ impl Pep {
             return;
         };
         while let Some(seg) = tx.poll_transmit(ctx.now) {
+            let uid = ctx.new_uid();
+            if !c.ring.is_empty() && seg.payload_len > 0 {
+                // Real time: the segment's bytes from the held stream.
+                let off = unwrap(c.iss, seg.seq, c.snd_una);
+                let (a, b) = ring_slices(&c.ring, off, seg.payload_len as usize);
+                ctx.emit_payload(uid, a, b);
+            }
             let p = Packet {
-                uid: ctx.new_uid(),
+                uid,
                 flow: c.flow,
                 conn: c.conn,
                 dir: Dir::Fwd,
@@ -642,6 +680,7 @@ impl Pep {
         c.ooo.clear();
         c.snd_una = c.rcv_nxt;
         c.tx = None;
+        c.ring = Vec::new();
         c.timer_at = None;
         self.record_held(now);
     }
@@ -650,6 +689,23 @@ impl Pep {
     pub fn held_bytes(&self) -> u64 {
         self.held_total
     }
+}
+
+/// Write `b` at stream offset `off` of a ring buffer (offset k at k % len).
+fn ring_write(ring: &mut [u8], off: u64, b: &[u8]) {
+    let n = ring.len();
+    let at = (off % n as u64) as usize;
+    let first = b.len().min(n - at);
+    ring[at..at + first].copy_from_slice(&b[..first]);
+    ring[..b.len() - first].copy_from_slice(&b[first..]);
+}
+
+/// The `len` bytes at stream offset `off` of a ring buffer, as two slices.
+fn ring_slices(ring: &[u8], off: u64, len: usize) -> (&[u8], &[u8]) {
+    let n = ring.len();
+    let at = (off % n as u64) as usize;
+    let first = len.min(n - at);
+    (&ring[at..at + first], &ring[..len - first])
 }
 
 /// Insert [lo, hi) into sorted disjoint ranges; returns the bytes new to the set.
@@ -687,7 +743,7 @@ impl Component for Pep {
             return;
         }
         if flags.syn() {
-            self.on_syn(ci, &p, ctx.now);
+            self.on_syn(ci, &p, ctx.now, ctx.real_bytes());
             self.pass(p, ctx);
             return;
         }
@@ -734,8 +790,10 @@ impl Component for Pep {
                     // (and its own FIN or data) reaches the sender unchanged.
                     self.drive(ci, ctx);
                     if covers_fin && !self.conns[ci].ended {
-                        self.conns[ci].ended = true;
-                        self.conns[ci].timer_at = None;
+                        let c = &mut self.conns[ci];
+                        c.ended = true;
+                        c.timer_at = None;
+                        c.ring = Vec::new();
                     }
                     self.pass(p, ctx);
                 } else {
@@ -745,6 +803,10 @@ impl Component for Pep {
                 }
             }
         }
+    }
+
+    fn wants_bytes(&self) -> bool {
+        true
     }
 
     fn on_timer(&mut self, token: u64, ctx: &mut Ctx) {
