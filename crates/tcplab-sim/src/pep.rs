@@ -350,14 +350,21 @@ impl Pep {
     /// The relay's configuration: the PEP's sending-side settings and the
     /// options the sender's SYN offered (the receiver's come from its SYN-ACK).
     fn relay_config(&self, f: &SynInfo, r: &SynInfo) -> Config {
-        let mss = f.mss.unwrap_or(536).min(r.mss.unwrap_or(536)) as u64;
+        // RFC 9293 §3.7.1 (RFC 6691): the MSS counts data only, so a segment
+        // with the timestamps option carries 12 bytes less (as Linux's 1448).
+        let opts = if f.ts.is_some() && r.ts.is_some() {
+            12
+        } else {
+            0
+        };
+        let mss = f.mss.unwrap_or(536).min(r.mss.unwrap_or(536)) as u64 - opts;
         Config {
             cc: CcKind::parse(&self.cfg.cc).expect("validated"),
             sack: f.sack,
             timestamps: f.ts.is_some(),
             window_scaling: f.wscale.is_some(),
             // RFC 9293 §3.7.1: 536 without the option.
-            mss: f.mss.unwrap_or(536) as u32,
+            mss: mss as u32,
             // The relay advertises no window of its own (it echoes the sender's).
             rcv_buf: 65535,
             snd_buf: self.cfg.buffer_bytes.max(mss),
