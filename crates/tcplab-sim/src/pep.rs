@@ -217,6 +217,8 @@ impl PConn {
 struct PepStats {
     pseudo_acks: u64,
     dup_pseudo_acks: u64,
+    /// Pseudo-ACKs that closed the sender's window (buffer full).
+    zero_window_acks: u64,
     local_retransmits: u64,
     local_fast_retransmits: u64,
     local_timeouts: u64,
@@ -490,6 +492,9 @@ impl Pep {
             feedback: None,
         };
         self.stats.pseudo_acks += 1;
+        if field == 0 {
+            self.stats.zero_window_acks += 1;
+        }
         if dup {
             self.stats.dup_pseudo_acks += 1;
         }
@@ -841,6 +846,7 @@ impl Component for Pep {
                 "drops_queue": s.overflow_drops, "drops_loss": 0,
                 "pseudo_acks": s.pseudo_acks,
                 "dup_pseudo_acks": s.dup_pseudo_acks,
+                "zero_window_acks": s.zero_window_acks,
                 "window_updates": s.window_updates,
                 "local_retransmits": s.local_retransmits,
                 "local_fast_retransmits": s.local_fast_retransmits,
@@ -1119,6 +1125,7 @@ mod tests {
             last = o.emitted.into_iter().find(|p| p.dir == Dir::Rev);
         }
         assert_eq!(last.unwrap().seg.window, 0, "buffer full: zero window");
+        assert_eq!(pep.stats.zero_window_acks, 1);
         let o = h.send(&mut pep, data(3), 20);
         assert_eq!(o.dropped, 1, "beyond the window");
         assert_eq!(pep.stats.overflow_drops, 1);
