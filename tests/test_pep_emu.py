@@ -9,17 +9,15 @@ connections (20 here; ``bench/pep_load.py`` runs 200).
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tcplab import emu
+from tcplab.emu_transfer import client_command, run
 
 pytest.importorskip("tcplab._core")
 
@@ -27,94 +25,9 @@ REASON = emu.available() or (None if shutil.which("curl") else "needs curl")
 needs_emu = pytest.mark.skipif(REASON is not None, reason=str(REASON))
 CONNS = int(os.environ.get("TCPLAB_PEP_CONNS", "20"))
 
-#: A server that sends FILE to each client after its first request bytes; with ABORT set it
-#: closes with a RST (SO_LINGER 0) ABORT seconds after handing the data to its socket.
-SERVER = """
-import os, socket, struct, sys, threading, time
-data = open(sys.argv[1], "rb").read()
-abort = float(sys.argv[2])
-s = socket.socket()
-s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-s.bind((os.environ["TCPLAB_SERVER"], 8000))
-s.listen(512)
-def serve(c):
-    try:
-        c.recv(100)
-        c.sendall(data)
-        if abort:
-            time.sleep(abort)
-            c.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
-    except OSError:
-        pass
-    c.close()
-while True:
-    c, _ = s.accept()
-    threading.Thread(target=serve, args=(c,), daemon=True).start()
-"""
-
-#: A client that fetches SIZE bytes into OUT: it reads PAUSE_AT bytes, stops reading for
-#: PAUSE seconds, then reads the rest; with RST set it aborts (SO_LINGER 0) after PAUSE_AT.
-CLIENT = """
-import os, socket, struct, sys, time
-out, size, pause_at, pause, rst = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), \\
-    float(sys.argv[4]), sys.argv[5] == "1"
-c = socket.socket()
-c.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 32768)
-c.connect((os.environ["TCPLAB_SERVER"], 8000))
-c.sendall(b"GET")
-got = bytearray()
-while len(got) < size:
-    if pause_at and len(got) >= pause_at:
-        if rst:
-            c.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
-            c.close()
-            break
-        time.sleep(pause)
-        pause_at = 0
-    try:
-        b = c.recv(65536)
-    except ConnectionResetError:
-        break  # the server aborted
-    if not b:
-        break
-    got += b
-open(out, "wb").write(got)
-time.sleep(1.5)  # the last ACKs cross the satellite hop back to the PEP
-"""
-
 
 def _run(tmp: Path, path_toml: str, client: str, size: int, abort: float = 0.0) -> Any:
-    """Run SERVER (sending a random SIZE-byte file) and `client` through the path; return
-    (the file's bytes, the summary)."""
-    data = os.urandom(size)
-    (tmp / "f").write_bytes(data)
-    (tmp / "server.py").write_text(SERVER)
-    (tmp / "client.py").write_text(CLIENT)
-    (tmp / "s.toml").write_text('name = "pep-emu"\n' + path_toml)
-    r = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "tcplab",
-            "emu",
-            str(tmp / "s.toml"),
-            "--out",
-            str(tmp / "out"),
-            "--quiet",
-            "--server",
-            f"{sys.executable} {tmp / 'server.py'} {tmp / 'f'} {abort}",
-            "--",
-            "sh",
-            "-c",
-            client,
-        ],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert r.returncode == 0, r.stderr
-    summary = json.loads((tmp / "out" / "summary.json").read_text())
-    return data, summary
+    return run(tmp, path_toml, size, client, abort=abort, timeout=120)
 
 
 def _pep(summary: Any) -> Any:
@@ -126,7 +39,16 @@ def _pep(summary: Any) -> Any:
 def _client(
     tmp: Path, out: str, size: int, pause_at: int = 0, pause: float = 0, rst: int = 0
 ) -> str:
-    return f"{sys.executable} {tmp / 'client.py'} {tmp / out} {size} {pause_at} {pause} {rst}"
+    # The stop-reading and RST clients use a small receive buffer (the PEP's fills sooner).
+    return client_command(
+        tmp,
+        out,
+        size,
+        pause_at=pause_at,
+        pause=pause,
+        rst=bool(rst),
+        rcvbuf=32768 if pause_at else 0,
+    )
 
 
 def _same(a: bytes, b: bytes) -> bool:
