@@ -125,3 +125,17 @@ def test_a_rst_mid_transfer_frees_the_buffer(tmp_path: Path, side: str) -> None:
     assert pep["rst_freed_bytes"] > 0
     assert pep["held_bytes_end"] == 0
     assert s["violations"] == []
+
+
+def test_linux_section_says_why_it_did_not_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tcplab.papers import spoofing_satellite
+    from tcplab.report import Report
+
+    monkeypatch.setattr(emu, "available", lambda: "tcplab emu needs root (test)")
+    report = Report("spoofing-satellite", "t", tmp_path, quick=True)
+    spoofing_satellite._linux(report, jobs=1)
+    ((title, text),) = report.sections
+    assert "--linux" in title and "Not run here: tcplab emu needs root (test)" in text
+    assert report.comparisons == []

@@ -8,6 +8,7 @@ Errors are one line on stderr: ``tcplab: error: <message>``.
 from __future__ import annotations
 
 import argparse
+import inspect
 import json
 import math
 import os
@@ -169,6 +170,12 @@ def _parser() -> argparse.ArgumentParser:
     repro.add_argument("--quick", action="store_true", help="fewer runs (minutes, not hours)")
     repro.add_argument("--out", default="out/reproduce", metavar="DIR", help="output directory")
     repro.add_argument("--jobs", type=int, metavar="N", help="worker processes (default: CPUs)")
+    repro.add_argument(
+        "--linux",
+        action="store_true",
+        help="also run the real Linux stack over tcplab emu (papers that have such a section; "
+        "needs root and TUN, else the section says so)",
+    )
     repro.set_defaults(func=_cmd_reproduce)
 
     mod = sub.add_parser(
@@ -536,7 +543,15 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
     for paper in papers:
         _, title = PAPERS[paper]
         report = Report(paper, title, Path(args.out) / paper, quick=args.quick)
-        load(paper).reproduce(report, jobs=args.jobs)
+        module = load(paper)
+        if args.linux and "linux" in inspect.signature(module.reproduce).parameters:
+            module.reproduce(report, jobs=args.jobs, linux=True)
+        else:
+            if args.linux:
+                report.section(
+                    "Real Linux TCP (--linux)", "This reproduction has no real-stack section yet."
+                )
+            module.reproduce(report, jobs=args.jobs)
         path = report.write()
         held = sum(c.ok is True for c in report.comparisons)
         missed = [c for c in report.comparisons if c.ok is False]
