@@ -86,6 +86,17 @@ def check_path(data: Mapping[str, Any], source: str) -> None:
             )
 
 
+def _suffix() -> str:
+    """``TCPLAB_EMU_TAG`` (1-6 lower-case letters or digits) if set, else 6 random hex
+    digits: the tag in the names of the namespaces and devices of one emulation."""
+    tag = os.environ.get("TCPLAB_EMU_TAG")
+    if tag is None:
+        return secrets.token_hex(3)
+    if not (1 <= len(tag) <= 6 and tag.isascii() and tag.isalnum() and tag.islower()):
+        raise EmuError(f"TCPLAB_EMU_TAG: must be 1-6 lower-case letters or digits (got {tag!r})")
+    return tag
+
+
 def _open_tun(name: str) -> int:
     fd = os.open("/dev/net/tun", os.O_RDWR | os.O_CLOEXEC)
     try:
@@ -137,7 +148,8 @@ class Emulation:
     #: Test hook: the emulator panics after this many packets.
     panic_after_packets: int | None = None
     rt_priority: int = 10
-    suffix: str = field(default_factory=lambda: secrets.token_hex(3))
+    #: Names carry it: ``tle<suffix>-srv``, ``tle<suffix>-cli``, devices ``tle<suffix>s|c``.
+    suffix: str = field(default_factory=lambda: _suffix())
     namespaces: list[str] = field(default_factory=list)
     fds: list[int] = field(default_factory=list)
     procs: list[tuple[subprocess.Popen[bytes], bool]] = field(default_factory=list)
