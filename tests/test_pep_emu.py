@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import hashlib
 import os
+import secrets
 import shutil
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +26,22 @@ pytest.importorskip("tcplab._core")
 REASON = emu.available() or (None if shutil.which("curl") else "needs curl")
 needs_emu = pytest.mark.skipif(REASON is not None, reason=str(REASON))
 CONNS = int(os.environ.get("TCPLAB_PEP_CONNS", "20"))
+#: The tag of this process's emulations (``TCPLAB_EMU_TAG``): others run at the same time.
+TAG = secrets.token_hex(3)
+
+
+def _ours() -> set[str]:
+    ns = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+    return {line.split()[0] for line in ns.splitlines() if line.startswith(f"tle{TAG}")}
+
+
+@pytest.fixture(autouse=True)
+def clean(monkeypatch: pytest.MonkeyPatch) -> object:
+    """Name this test's emulation with TAG; nothing of it may be left behind."""
+    monkeypatch.setenv("TCPLAB_EMU_TAG", TAG)
+    yield None
+    if REASON is None:
+        assert not _ours(), f"left behind: {_ours()}"
 
 
 def _run(tmp: Path, path_toml: str, client: str, size: int, abort: float = 0.0) -> Any:
