@@ -157,3 +157,22 @@ def test_linux_section_says_why_it_did_not_run(
     ((title, text),) = report.sections
     assert "--linux" in title and "Not run here: tcplab emu needs root (test)" in text
     assert report.comparisons == []
+
+
+@needs_emu
+def test_the_hop_behind_the_pep_cut_mid_transfer(tmp_path: Path) -> None:
+    """The radio hop behind the PEP stops for 2 s mid-transfer (an rlc stall: nothing gets
+    through, nothing is lost). The PEP's own RTO fires during the cut and it recovers by
+    itself; the file arrives byte-exact and its buffer empties."""
+    size = 120_000
+    path = (
+        '[[path]]\nkind = "pep"\n'
+        '[[path]]\nkind = "rlc"\npreset = "strong"\ndown_bler = 0\nup_bler = 0\n'
+        'spike_rate = 0\nqueue = 10000\nstalls = [["1.5s", "2s"]]\n'
+    )
+    data, s = _run(tmp_path, path, _client(tmp_path, "got", size), size)
+    assert _same((tmp_path / "got").read_bytes(), data)
+    pep = _pep(s)
+    assert pep["local_timeouts"] >= 1, "the PEP timed out during the cut"
+    assert pep["held_bytes_end"] == 0
+    assert s["violations"] == []
