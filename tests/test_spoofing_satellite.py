@@ -59,7 +59,10 @@ def test_satellite_preset_and_pep_defaults() -> None:
         "rto_min_ns": 1_000_000_000,
         "rto_max_ns": 60_000_000_000,
         "series_interval_ns": 100_000_000,
+        "spurious_detection": "none",
     }
+    _, pep, _ = hops_of('spurious_detection = "frto"')
+    assert pep["spurious_detection"] == "frto"
     _, _, sat = hops_of(
         sat='rtt = "600ms"\nrate = "2Mbps"\n'
         'loss_model = {kind = "gilbert_elliott", p_gb = 0.01, p_bg = 0.3}'
@@ -78,6 +81,7 @@ def test_satellite_preset_and_pep_defaults() -> None:
         ('rto_min = "2s"', "", "path[1].rto_initial: must be between rto_min and rto_max"),
         ('rto_initial = "100ms"', "", "path[1].rto_initial: must be between rto_min and rto_max"),
         ("initial_window = 0", "", "path[1].initial_window:"),
+        ('spurious_detection = "magic"', "", "path[1].spurious_detection:"),
         ("bufer = 1", "", "path[1].bufer"),
         ("", 'delay = "1s"', "path[2].delay"),
         ("", 'rtt = "0s"', "path[2].rtt:"),

@@ -9,6 +9,7 @@ Errors are one line on stderr: ``tcplab: error: <message>``.
 from __future__ import annotations
 
 import argparse
+import inspect
 import json
 import math
 import os
@@ -187,6 +188,12 @@ def _parser() -> argparse.ArgumentParser:
     repro.add_argument("--out", default="out/reproduce", metavar="DIR", help="output directory")
     repro.add_argument("--jobs", type=int, metavar="N", help="worker processes (default: CPUs)")
     _campaign_options(repro)
+    repro.add_argument(
+        "--linux",
+        action="store_true",
+        help="also run the real Linux stack over tcplab emu (papers that have such a section; "
+        "needs root and TUN, else the section says so)",
+    )
     repro.set_defaults(func=_cmd_reproduce)
 
     from tcplab.campaign import add_results_command
@@ -649,8 +656,17 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
         for paper in papers:
             _, title = PAPERS[paper]
             report = Report(paper, title, Path(args.out) / paper, quick=args.quick)
+            module = load(paper)
             with cli_plot.reproducing(report, args.jobs):
-                load(paper).reproduce(report, jobs=args.jobs)
+                if args.linux and "linux" in inspect.signature(module.reproduce).parameters:
+                    module.reproduce(report, jobs=args.jobs, linux=True)
+                else:
+                    if args.linux:
+                        report.section(
+                            "Real Linux TCP (--linux)",
+                            "This reproduction has no real-stack section yet.",
+                        )
+                    module.reproduce(report, jobs=args.jobs)
             path = report.write()
             reports.append(report)
             print(f"{paper}: {report.headline()}; report: {path}")

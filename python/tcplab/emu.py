@@ -43,7 +43,7 @@ SERVER_ADDR = "10.99.0.1"
 CLIENT_ADDR = "10.99.0.2"
 
 #: Path kinds the real-time driver runs; the others are refused (``check_path``).
-REALTIME_KINDS = ("link", "satellite", "rlc", "dropper")
+REALTIME_KINDS = ("link", "satellite", "rlc", "dropper", "pep")
 
 _TUNSETIFF = 0x400454CA
 _IFF_TUN = 0x0001

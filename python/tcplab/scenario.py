@@ -166,6 +166,7 @@ _PEP_KEYS: Final = (
     "rto_min",
     "rto_max",
     "series_interval",
+    "spurious_detection",
 )
 _DROPPER_KEYS: Final = ("kind", "name", "data_segments")
 #: Defaults of a ``kind = "satellite"`` hop (a GEO link; Yagiu & Tanaka 2001 §3.2.2).
@@ -179,6 +180,7 @@ PEP_DEFAULTS: Final[dict[str, object]] = {
     "rto_min": "1s",
     "rto_max": "60s",
     "series_interval": "100ms",
+    "spurious_detection": "none",
 }
 _HOST_KEYS: Final = (
     "kind",
@@ -675,6 +677,12 @@ def _pep(t: _Table, name: str) -> dict[str, Any]:
         "rto_min_ns": rto["rto_min"],
         "rto_max_ns": rto["rto_max"],
         "series_interval_ns": t.get_time("series_interval", d["series_interval"], positive=True),
+        "spurious_detection": t.get_choice(
+            "spurious_detection",
+            SPURIOUS_DETECTORS,
+            "spurious-timeout detector",
+            d["spurious_detection"],
+        ),
     }
 
 

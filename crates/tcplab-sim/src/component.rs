@@ -39,6 +39,15 @@ pub(crate) struct Engine {
     /// Packets the component created, each leaving this hop in its `dir`
     /// (the engine resolves the route position after the call).
     pub(crate) emitted: Vec<(Packet, Time)>,
+    /// Real-time emulation (`emu`): packets carry real bytes.
+    pub(crate) real_bytes: bool,
+    /// Real time: the TCP payload of the packet being handed to a hop that
+    /// asked for bytes (`Component::wants_bytes`); empty in simulation.
+    pub(crate) payload_in: Vec<u8>,
+    /// Real time: payloads of emitted packets, (uid, start, len) into
+    /// `payload_out` (the driver builds the packets' bytes after the call).
+    pub(crate) payload_out: Vec<u8>,
+    pub(crate) payload_spans: Vec<(u64, u32, u32)>,
 }
 
 /// The engine's side of a component call.
@@ -119,6 +128,30 @@ impl Ctx<'_> {
         self.eng.emitted.push((p, at));
     }
 
+    /// Do packets carry real bytes (real-time emulation)? A component that
+    /// creates data segments must then supply their payload
+    /// (`emit_payload`).
+    pub fn real_bytes(&self) -> bool {
+        self.eng.real_bytes
+    }
+
+    /// The TCP payload of the packet being handled (real time and
+    /// `Component::wants_bytes` only; empty otherwise).
+    pub fn payload(&self) -> &[u8] {
+        &self.eng.payload_in
+    }
+
+    /// Real time: the payload of a packet this call emits (`a` then `b`,
+    /// e.g. the two halves of a ring buffer); `uid` is the packet's.
+    pub fn emit_payload(&mut self, uid: u64, a: &[u8], b: &[u8]) {
+        let start = self.eng.payload_out.len() as u32;
+        self.eng.payload_out.extend_from_slice(a);
+        self.eng.payload_out.extend_from_slice(b);
+        self.eng
+            .payload_spans
+            .push((uid, start, (a.len() + b.len()) as u32));
+    }
+
     /// Record `p` in this hop's pcap tap (if any) as leaving at `t`.
     #[inline]
     pub fn tap(&mut self, p: &Packet, t: Time) {
@@ -143,6 +176,12 @@ pub trait Component {
 
     /// Per-direction rows for the run summary (`name`, `dir` and counters).
     fn stats(&self, name: &str) -> Vec<serde_json::Value>;
+
+    /// Does the component read packets' payload (`Ctx::payload`)? The
+    /// real-time driver copies it only for those that do.
+    fn wants_bytes(&self) -> bool {
+        false
+    }
 
     /// Packets the component holds at the end of the run (queued, buffered).
     fn held(&self) -> u64 {

@@ -127,6 +127,12 @@ pub struct PepConfig {
     pub rto_max_ns: u64,
     /// Resolution of the reported held-bytes time series, ns.
     pub series_interval_ns: u64,
+    /// Spurious-timeout detector of the PEP's sending side ("none", "frto",
+    /// "frto-basic", "frto-linux", "eifel", "dsack"; `tcplab_tcp::DetectorKind`).
+    /// Eifel needs timestamps and DSACK needs SACK on the connection; without
+    /// them the detector never declares a timeout spurious.
+    #[serde(default = "default_spurious_detection")]
+    pub spurious_detection: String,
 }
 
 /// Drops the listed data segments (1-based count of payload-carrying

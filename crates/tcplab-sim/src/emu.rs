@@ -31,7 +31,7 @@ use std::path::Path;
 
 use serde::Deserialize;
 use tcplab_tcp::seq::unwrap;
-use tcplab_tcp::wire::decode_tcp_header;
+use tcplab_tcp::wire::{decode_tcp_header, encode_tcp_header, internet_checksum, tcp_checksum};
 use tcplab_tcp::{Segment, Time};
 
 use crate::component::{Component, Ctx, Engine, Taps};
@@ -88,7 +88,6 @@ pub trait Wire {
 pub fn refuse(cfg: &SimConfig) -> Result<(), String> {
     for (i, h) in cfg.hops.iter().enumerate() {
         let why = match h {
-            HopConfig::Pep(_) => "a PEP terminates connections (not in real time yet)",
             HopConfig::Wlan(_) => "a multi-station WLAN cell cannot run in real time yet",
             HopConfig::Host(_) => "an end-host model cannot run in real time (the hosts are real)",
             _ => continue,
@@ -324,6 +323,12 @@ pub struct Emu {
     write_errors: u64,
     max_pool: usize,
     violations: Vec<String>,
+    /// Hops that read payloads (`Component::wants_bytes`: the PEP).
+    wants_bytes: Vec<bool>,
+    /// Packets hops created (a PEP's pseudo-ACKs and segments), per direction.
+    created: [u64; 2],
+    /// Scratch for building a created packet's bytes.
+    scratch: Vec<u8>,
 }
 
 /// IPv4 header fields the emulator needs.
@@ -363,12 +368,13 @@ impl Emu {
                 opts.mtu
             ));
         }
-        let hops = cfg
+        let hops: Vec<Box<dyn Component>> = cfg
             .hops
             .iter()
             .enumerate()
             .map(|(i, h)| build_hop(h, cfg.seed, i))
             .collect();
+        let wants_bytes = hops.iter().map(|h| h.wants_bytes()).collect();
         let mut taps = Taps {
             map: vec![[Vec::new(), Vec::new()]; cfg.hops.len()],
             deferred: Some(Vec::with_capacity(16)),
@@ -399,8 +405,12 @@ impl Emu {
                 drops: Vec::with_capacity(16),
                 immediate: Vec::with_capacity(16),
                 emitted: Vec::with_capacity(4),
+                real_bytes: true,
                 ..Default::default()
             },
+            wants_bytes,
+            created: [0; 2],
+            scratch: Vec::with_capacity(opts.mtu),
             hops,
             pool: Pool::new(opts.mtu),
             now: 0,
@@ -511,8 +521,109 @@ impl Emu {
             }
         }
         let hi = self.hop_of(dir, 0);
-        self.call_hop(hi, wire, |h, ctx| h.on_packet(p, ctx));
+        self.hand_to_hop(hi, p, wire);
         self.drain_immediate(wire);
+    }
+
+    /// `on_packet` of hop `hi`, with the payload for a hop that reads it
+    /// and the pool slot freed if the hop absorbs the packet (a PEP keeps
+    /// the bytes it acknowledged).
+    fn hand_to_hop(&mut self, hi: usize, p: Packet, wire: &mut dyn Wire) {
+        if !self.wants_bytes[hi] {
+            self.call_hop(hi, wire, |h, ctx| h.on_packet(p, ctx));
+            return;
+        }
+        let uid = p.uid;
+        self.eng.payload_in.clear();
+        if !p.udp {
+            let b = self.pool.get(uid);
+            let ihl = ((b[0] & 0x0f) as usize) * 4;
+            let thl = (b.get(ihl + 12).copied().unwrap_or(0) >> 4) as usize * 4;
+            if let Some(pl) = b.get(ihl + thl..) {
+                self.eng.payload_in.extend_from_slice(pl);
+            }
+        }
+        let absorbed = self.eng.absorbed;
+        self.call_hop(hi, wire, |h, ctx| h.on_packet(p, ctx));
+        if self.eng.absorbed > absorbed {
+            self.pool.release(uid);
+        }
+    }
+
+    /// Bytes for the packets hop `hi` created (IPv4 and TCP headers with
+    /// correct checksums, addresses of the connection, the payload the hop
+    /// supplied), each continuing from `hi` in its direction.
+    fn route_emitted(&mut self, hi: usize) {
+        for k in 0..self.eng.emitted.len() {
+            let (mut p, at) = self.eng.emitted[k];
+            let payload: &[u8] = match self.eng.payload_spans.iter().find(|s| s.0 == p.uid) {
+                Some(&(_, start, len)) => {
+                    &self.eng.payload_out[start as usize..(start + len) as usize]
+                }
+                None => &[],
+            };
+            if payload.len() != p.seg.payload_len as usize || p.udp {
+                self.violations.push(format!(
+                    "hop {hi} created a packet without its bytes (payload {} of {})",
+                    payload.len(),
+                    p.seg.payload_len
+                ));
+                continue;
+            }
+            let Some(conn) = self.conns.get(p.flow as usize) else {
+                self.violations.push(format!(
+                    "hop {hi} created a packet for an unknown connection"
+                ));
+                continue;
+            };
+            let (server, _, client, _) = conn.key;
+            let (src, dst) = match p.dir {
+                Dir::Fwd => (server, client),
+                Dir::Rev => (client, server),
+            };
+            let b = &mut self.scratch;
+            b.clear();
+            b.resize(20 + 60, 0);
+            let thl = encode_tcp_header(&p.seg, &mut b[20..]);
+            b.truncate(20 + thl);
+            b.extend_from_slice(payload);
+            let total = b.len();
+            // RFC 791 header: version 4, IHL 5, DF, TTL 64, TCP.
+            b[0] = 0x45;
+            b[2..4].copy_from_slice(&(total as u16).to_be_bytes());
+            b[6] = 0x40;
+            b[8] = 64;
+            b[9] = 6;
+            b[12..16].copy_from_slice(&src);
+            b[16..20].copy_from_slice(&dst);
+            let ipc = internet_checksum(&b[..20]);
+            b[10..12].copy_from_slice(&ipc.to_be_bytes());
+            let tc = tcp_checksum(src, dst, &b[20..20 + thl], &b[20 + thl..]);
+            b[36..38].copy_from_slice(&tc.to_be_bytes());
+            let Some(slot) = self.pool.put(b) else {
+                self.oversize += 1;
+                continue;
+            };
+            self.max_pool = self.max_pool.max(self.pool.in_use());
+            p.uid = (self.entries << SLOT_BITS) | slot as u64;
+            self.entries += 1;
+            p.size = total as u32;
+            self.created[p.dir as usize] += 1;
+            let pos = match p.dir {
+                Dir::Fwd => hi,
+                Dir::Rev => self.hops.len() - 1 - hi,
+            };
+            p.hop = (pos + 1) as u16;
+            let i = self.eng.slab.put(p);
+            if at <= self.now {
+                self.eng.immediate.push(i);
+            } else {
+                self.eng.q.push(at, Ev::Arrive(i));
+            }
+        }
+        self.eng.emitted.clear();
+        self.eng.payload_out.clear();
+        self.eng.payload_spans.clear();
     }
 
     fn conn_id(&mut self, dir: Dir, ip: &Ip, seg: &Segment) -> u32 {
@@ -612,7 +723,7 @@ impl Emu {
         let p = self.eng.slab.take(i);
         if (p.hop as usize) < self.hops.len() {
             let hi = self.hop_of(p.dir, p.hop as usize);
-            self.call_hop(hi, wire, |h, ctx| h.on_packet(p, ctx));
+            self.hand_to_hop(hi, p, wire);
             return;
         }
         // Past the last hop: out through the far side's device.
@@ -686,10 +797,7 @@ impl Emu {
         }
         self.eng.drops.clear();
         if !self.eng.emitted.is_empty() {
-            self.violations.push(format!(
-                "hop {hi} created packets, which the emulator cannot send"
-            ));
-            self.eng.emitted.clear();
+            self.route_emitted(hi);
         }
     }
 
@@ -705,14 +813,15 @@ impl Emu {
                 in_flight += 1;
             }
         }
-        // Conservation: every IPv4 packet that entered left, was dropped, or
-        // is still inside the path.
+        // Conservation: every IPv4 packet that entered (or a hop created)
+        // left, was dropped, absorbed by a PEP, or is still inside the path.
         let entered = self.entries;
         let left = self.packets_out[0] + self.packets_out[1] + self.write_errors;
         let dropped = self.dropped[0] + self.dropped[1];
-        if entered != left + dropped + held + in_flight {
+        let absorbed = self.eng.absorbed;
+        if entered != left + dropped + absorbed + held + in_flight {
             self.violations.push(format!(
-                "packet conservation: {entered} entered != {left} left + {dropped} dropped + {held} held + {in_flight} in flight"
+                "packet conservation: {entered} entered != {left} left + {dropped} dropped + {absorbed} absorbed + {held} held + {in_flight} in flight"
             ));
         }
         self.violations.append(&mut self.eng.taps.errors);
@@ -779,6 +888,8 @@ impl Emu {
                 "out_bytes_series": {"fwd": self.out_series[0], "rev": self.out_series[1]},
                 "held_at_end": held + in_flight,
                 "not_ipv4": self.not_ipv4,
+                "created": {"fwd": self.created[0], "rev": self.created[1]},
+                "absorbed": self.eng.absorbed,
                 "oversize": self.oversize,
                 "write_errors": self.write_errors,
                 "max_packets_waiting": self.max_pool,
@@ -1010,19 +1121,86 @@ mod tests {
     #[test]
     fn components_that_cannot_run_in_real_time_are_refused() {
         let mut cfg = example_p2p(1_000_000_000, 0.0);
-        let pep: HopConfig = serde_json::from_str(
-            r#"{"kind": "pep", "name": "p", "buffer_bytes": 100000, "cc": "newreno",
-                "initial_window_segments": 4, "rto_initial_ns": 1000000000,
-                "rto_min_ns": 200000000, "rto_max_ns": 60000000000,
-                "series_interval_ns": 0}"#,
-        )
-        .unwrap();
-        cfg.hops.push(pep);
-        cfg.flows[0].path = vec![0, 1];
-        let e = refuse(&cfg).unwrap_err();
-        assert!(e.starts_with("path[1].kind: a PEP"), "{e}");
-        let mut cfg = example_p2p(1_000_000_000, 0.0);
         cfg.flows[0].path = vec![];
         assert!(refuse(&cfg).unwrap_err().starts_with("flows[0].path:"));
+    }
+
+    fn pep_emu(buffer: u64) -> Emu {
+        let mut cfg = example_p2p(1_000_000_000, 0.0);
+        let pep: HopConfig = serde_json::from_str(&format!(
+            r#"{{"kind": "pep", "name": "p", "buffer_bytes": {buffer}, "cc": "newreno",
+                "initial_window_segments": 4, "rto_initial_ns": 1000000000,
+                "rto_min_ns": 200000000, "rto_max_ns": 60000000000,
+                "series_interval_ns": 1000000}}"#
+        ))
+        .unwrap();
+        cfg.hops.insert(0, pep);
+        cfg.flows[0].path = vec![0, 1];
+        refuse(&cfg).unwrap();
+        let opts: EmuOptions = serde_json::from_str("{}").unwrap();
+        Emu::new(cfg, &opts).unwrap()
+    }
+
+    fn checksums_ok(b: &[u8]) -> bool {
+        let ihl = (b[0] & 0x0f) as usize * 4;
+        let src: [u8; 4] = b[12..16].try_into().unwrap();
+        let dst: [u8; 4] = b[16..20].try_into().unwrap();
+        internet_checksum(&b[..ihl]) == 0 && tcp_checksum(src, dst, &b[ihl..], &[]) == 0
+    }
+
+    #[test]
+    fn a_pep_holds_real_bytes_and_answers_with_checksummed_pseudo_acks() {
+        let mut e = pep_emu(100_000);
+        let mut w = Rec { out: vec![], t: 0 };
+        // A download: the client opens, the server answers and sends.
+        e.inject(
+            Dir::Rev,
+            &tcp(C, S, 5000, 80, 7000, Flags::SYN, 0),
+            0,
+            &mut w,
+        );
+        drain(&mut e, &mut w);
+        let synack = tcp(S, C, 80, 5000, 100, Flags::SYN | Flags::ACK, 0);
+        e.inject(Dir::Fwd, &synack, w.t, &mut w);
+        let data = tcp(S, C, 80, 5000, 101, Flags::ACK, 1000);
+        e.inject(Dir::Fwd, &data, w.t + 1_000, &mut w);
+        // Until the PEP's copy reached the client (its RTO timer runs on).
+        while w.out.len() < 4 {
+            let at = e.next_deadline().unwrap();
+            w.t = at + 7_000;
+            e.run_due(at, &mut w);
+        }
+        // The client acknowledges: the PEP frees the bytes, its timer stops.
+        let mut ack = tcp(C, S, 5000, 80, 7001, Flags::ACK, 0);
+        ack[28..32].copy_from_slice(&(101u32 + 1000).to_be_bytes());
+        e.inject(Dir::Rev, &ack, w.t, &mut w);
+        drain(&mut e, &mut w);
+        let to_server: Vec<_> = w.out.iter().filter(|o| o.0 == Dir::Rev).collect();
+        let to_client: Vec<_> = w.out.iter().filter(|o| o.0 == Dir::Fwd).collect();
+        assert_eq!(to_server.len(), 2, "the SYN and one pseudo-ACK");
+        let (ack, _) = decode_tcp_header(&to_server[1].1[20..]).unwrap();
+        assert!(ack.flags.ack() && ack.payload_len == 0);
+        assert_eq!(ack.ack, 101 + 1000, "the held data is acknowledged");
+        assert_eq!(&to_server[1].1[12..16], &C, "from the client's address");
+        assert!(checksums_ok(&to_server[1].1));
+        // No MSS option on the SYNs: 536-byte segments (RFC 9293 §3.7.1).
+        assert_eq!(to_client.len(), 3, "the SYN-ACK and the PEP's two segments");
+        assert_eq!(to_client[0].1, synack, "set-up passes unchanged");
+        let mut got = Vec::new();
+        for (k, o) in to_client[1..].iter().enumerate() {
+            let (seg, hl) = decode_tcp_header(&o.1[20..]).unwrap();
+            assert_eq!(seg.seq, 101 + 536 * k as u32);
+            assert!(checksums_ok(&o.1));
+            got.extend_from_slice(&o.1[20 + hl..]);
+        }
+        assert_eq!(got, &data[40..], "the same bytes");
+        let s = e.finish().unwrap();
+        assert!(s["violations"].as_array().unwrap().is_empty(), "{s}");
+        assert_eq!(s["links"][0]["pseudo_acks"], 1);
+        assert_eq!(s["links"][0]["held_bytes_end"], 0);
+        assert_eq!(
+            s["links"][0]["acks_absorbed"], 1,
+            "the client's ACK ends at the PEP"
+        );
     }
 }

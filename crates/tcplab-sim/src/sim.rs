@@ -386,6 +386,7 @@ impl Sim {
                 absorbed: 0,
                 emitted: Vec::with_capacity(16),
                 uid: 0,
+                ..Default::default()
             },
             hops,
             flows,

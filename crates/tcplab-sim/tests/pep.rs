@@ -36,6 +36,7 @@ fn pep(buffer: u64) -> HopConfig {
         rto_min_ns: 1000 * MS,
         rto_max_ns: 60_000 * MS,
         series_interval_ns: 100 * MS,
+        spurious_detection: "none".into(),
     })
 }
 

@@ -36,6 +36,17 @@
 //! (`fr_detector`, Eifel or DSACK); `on_spurious_fr` runs the undo
 //! (`spurious::respond_fr`) and, during recovery, clears the loss marks and
 //! leaves recovery. A timeout cancels an open fast-retransmit episode.
+//!
+//! Relay mode (`Connection::relay`): the sending side of a spoofing PEP
+//! (RFC 3135 §2.1, §3.1.1). The endpoint sends a stream another host
+//! originated, with that host's ISN and the options both SYNs negotiated; the
+//! driver supplies the bytes it holds (`app_supply`) and closes when the
+//! originator's FIN is held. Everything on the sending side (segmentation,
+//! congestion control, SACK recovery, RTO, F-RTO/Eifel, persist) is this
+//! file's. The reverse stream stays end to end: the endpoint never ACKs the
+//! peer's data (no pure ACKs, no reassembly) and its segments carry the ACK
+//! number and window field the originator last sent (`relay_echo`). Its
+//! timestamps come from its own clock (`ts_offset`, anchored by the driver).
 
 use crate::cc::hystart::Phase as HyPhase;
 use std::collections::VecDeque;
@@ -209,6 +220,10 @@ pub struct Connection {
     /// Linux prior_cwnd/prior_ssthresh).
     fr_saved: Saved,
 
+    /// Relay mode: the ACK number and window field to put on every segment
+    /// (the originator's latest), see the module documentation.
+    relay: Option<(u32, u16)>,
+
     events: VecDeque<Event>,
     stats: Stats,
 }
@@ -345,8 +360,56 @@ impl Connection {
             frto_new_allow: 0,
             rebase: None,
             episode_first_id: 0,
+            relay: None,
             cfg,
         }
+    }
+
+    /// Relay mode (module documentation): an established sending side for a
+    /// connection whose handshake passed end to end. `iss` is the
+    /// originator's ISN, `cfg` carries the options the originator's SYN
+    /// offered (`sack`, `timestamps`, `window_scaling`, `mss`), `synack` is
+    /// the peer's SYN-ACK as it passed (its ISN, MSS, window scale, SACK,
+    /// timestamps and window). `handshake_rtt`: the time from the SYN to
+    /// the SYN-ACK as the relay saw them, if the SYN passed only once
+    /// (Karn-safe, RFC 6298 §3); the first RTT sample (RFC 6298 §2.2).
+    pub fn relay(
+        cfg: Config,
+        local_port: u16,
+        remote_port: u16,
+        iss: u32,
+        ts_offset: u32,
+        synack: &Segment,
+        handshake_rtt: Option<Time>,
+    ) -> Self {
+        let mut c = Self::new(cfg, local_port, remote_port, iss, ts_offset);
+        c.parse_syn_options(synack);
+        c.snd_una = 1;
+        c.snd_max = 1;
+        c.state = State::Established;
+        c.relay = Some((synack.seq.wrapping_add(1), 0));
+        if let Some(r) = handshake_rtt {
+            c.rtt.on_sample(r.max(1));
+        }
+        c
+    }
+
+    /// Relay mode: the ACK number and window field the originator put on
+    /// its latest segment; the relay's segments carry them unchanged.
+    pub fn relay_echo(&mut self, ack: u32, window: u16) {
+        if let Some(r) = self.relay.as_mut() {
+            *r = (ack, window);
+        }
+    }
+
+    /// Is this endpoint a relay (`Connection::relay`)?
+    pub fn is_relay(&self) -> bool {
+        self.relay.is_some()
+    }
+
+    /// The retransmission queue (read-only; for a driver's checks).
+    pub fn scoreboard(&self) -> &Scoreboard {
+        &self.sb
     }
 
     // ------------------------------------------------------------------
@@ -709,7 +772,11 @@ impl Connection {
             options: TcpOptions::default(),
             payload_len,
         };
-        if flags.ack() {
+        if let (Some((ack, window)), true) = (self.relay, flags.ack()) {
+            // Relay mode: the reverse stream is the originator's to acknowledge.
+            seg.ack = ack;
+            seg.window = window;
+        } else if flags.ack() {
             seg.ack = to_wire(self.irs, self.reasm.rcv_nxt);
             let wnd = (self.advertised_window() >> self.rcv_wscale).min(65535);
             seg.window = wnd as u16;
@@ -818,7 +885,10 @@ impl Connection {
             self.update_persist(now);
             return Some(seg);
         }
-        if self.ack_pending {
+        if self.ack_pending && self.relay.is_some() {
+            // Relay mode: the peer's segments are acknowledged end to end.
+            self.ack_pending = false;
+        } else if self.ack_pending {
             let seq = self.snd_max;
             return Some(self.base_segment(Flags::ACK, seq, 0, now));
         }
@@ -1431,6 +1501,19 @@ impl Connection {
             }
             self.snd_una = 1;
             self.establish(now);
+        }
+        if self.relay.is_some() {
+            // Relay mode: only the ACK side; the peer's data and FIN pass end
+            // to end. RFC 7323 §4.3: TS.Recent follows the peer's newest TSval.
+            if let (true, Some((tsval, _))) = (self.ts_ok, seg.options.timestamps) {
+                if (tsval.wrapping_sub(self.ts_recent) as i32) >= 0 {
+                    self.ts_recent = tsval;
+                }
+            }
+            self.process_ack(seg, now);
+            self.ack_pending = false;
+            self.maybe_finish();
+            return;
         }
         // RFC 7323 §4.3 (TS.Recent update) happens with the data below.
         self.process_ack(seg, now);
