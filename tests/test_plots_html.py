@@ -7,7 +7,6 @@ import os
 import re
 import shutil
 import subprocess
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -18,7 +17,7 @@ import tcplab
 from support import SCENARIOS
 from tcplab.cli import main
 from tcplab.htmlreport import provenance, seed_ranges, verdict_of, write_index
-from tcplab.report import Comparison, Report
+from tcplab.report import Comparison, Factor, Info, Report, Within
 from tcplab.results import RunResult
 from tcplab.runplot import decimate, unnecessary_retransmissions
 
@@ -155,19 +154,11 @@ def test_read_round_trip_and_plot_command(
 # -- HTML pages --------------------------------------------------------------------------------
 
 
-@dataclass
-class _Verdicted(Comparison):
-    """A comparison as issue 14 shapes them (``kind`` and a ``verdict`` string)."""
-
-    kind: str = ""
-    verdict: str = ""
-
-
 def test_verdicts_and_seed_ranges() -> None:
-    assert verdict_of(Comparison("a", 1, 1, ok=True))[0] == "holds"
-    assert verdict_of(Comparison("a", 1, 2, ok=False))[0] == "misses"
-    assert verdict_of(Comparison("a", 1, 2))[0] == "info"
-    assert verdict_of(_Verdicted("a", 1, 2, ok=None, verdict="inconclusive"))[0] == "inconclusive"
+    assert verdict_of(Comparison("a", "prediction", 1, 1, verdict="holds"))[0] == "holds"
+    assert verdict_of(Comparison("a", "prediction", 1, 2, verdict="misses"))[0] == "misses"
+    assert verdict_of(Comparison("a", "context", 1, 2))[0] == "info"
+    assert verdict_of(Comparison("a", "formula", 1, 2, verdict="inconclusive"))[0] == "inconclusive"
     assert verdict_of({"item": "x", "verdict": "misses"})[0] == "misses"
     assert seed_ranges([5, 1, 2, 3, 9, 10]) == "1-3, 5, 9-10"
     assert seed_ranges([]) == "—"
@@ -188,12 +179,10 @@ def _figure(path: Path, colour: str) -> None:
 def synthetic_report(out: Path) -> Report:
     """A small report with every kind of content a reproduction writes."""
     r = Report("demo-paper", "Demo: a synthetic reproduction", out / "demo-paper", quick=True)
-    r.compare("Fig. 1 goodput", 1.0, 1.02, unit="Mbit/s", rule="within 5 %", ok=True)
-    r.compare("Table 2 timeouts", 3, 7, unit="per MB", rule="within x2", ok=False, note="see 3")
-    r.comparisons.append(
-        _Verdicted("Eq. 4 model", 0.5, 0.61, "", "within 10 %", None, "", "formula", "inconclusive")
-    )
-    r.compare("extra", None, 12.5, unit="s")
+    r.check("Fig. 1 goodput", Within(1.0, rel=0.05), 1.02, unit="Mbit/s")
+    r.check("Table 2 timeouts", Factor(3, 2), 7, unit="per MB", note="see 3")
+    r.check("Eq. 4 model", Within(0.5, rel=0.1, kind="formula"), 0.61, ci=0.2)
+    r.check("extra", Info(), 12.5, unit="s")
     r.section("Differences from the paper", "- **Radio**: calibrated\n- `code` and *emphasis*")
     r.section("A table", "| a | b |\n|---|---|\n| 1 | 2 |")
     r.out_dir.mkdir(parents=True, exist_ok=True)

@@ -232,7 +232,12 @@ class _Pool(_Backend):
             ) from None
 
     def close(self, cancel: bool) -> None:
-        self._pool.shutdown(wait=not cancel, cancel_futures=cancel)
+        if cancel:
+            from tcplab.sweep import stop_pool
+
+            stop_pool(self._pool)
+        else:
+            self._pool.shutdown()
 
 
 #: Dask settings for clusters that only run campaigns: no statistical profiler on the workers,

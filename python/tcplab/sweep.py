@@ -159,14 +159,19 @@ def run_configs(
         chunk = max(1, len(configs) // (jobs * 8))
         results = list(pool.map(_job, [(c, columns) for c in configs], chunksize=chunk))
     except BaseException:
-        # Interrupted (Ctrl-C, SIGTERM) or failed: stop the workers now rather than let them
-        # finish their queue.
-        for proc in list(getattr(pool, "_processes", {}).values()):
-            proc.terminate()
-        pool.shutdown(wait=True, cancel_futures=True)
+        stop_pool(pool)
         raise
     pool.shutdown()
     return results
+
+
+def stop_pool(pool: ProcessPoolExecutor) -> None:
+    """Interrupted (Ctrl-C, SIGTERM), failed or broken (a worker killed): stop the workers now
+    rather than let them finish their queue, and reap them (a broken pool's surviving workers
+    could otherwise keep the process from exiting)."""
+    for proc in list((getattr(pool, "_processes", None) or {}).values()):
+        proc.terminate()
+    pool.shutdown(wait=True, cancel_futures=True)
 
 
 def _split_top(text: str) -> list[str]:
