@@ -6,8 +6,10 @@
 //! drops them, sets timers, taps them into pcap files, or injects new packets
 //! (a PEP's pseudo-ACKs). A hop never sees the endpoints or other hops.
 
+use crate::config::PcapConfig;
 use crate::pcap::PcapWriter;
 use crate::sim::{Dir, Ev, EventQueue, Packet, Slab};
+use std::path::Path;
 use tcplab_tcp::Time;
 
 /// Why a component discarded a packet.
@@ -235,6 +237,35 @@ pub fn addr(net: u8, idx: u32) -> [u8; 4] {
 }
 
 impl Taps {
+    /// The writers of the run's `[[pcap]]` captures on a path of `hops` hops
+    /// (a two-direction capture writes its records in time order).
+    pub(crate) fn open(pcap: &[PcapConfig], hops: usize) -> Result<Taps, String> {
+        let mut taps = Taps {
+            map: vec![[Vec::new(), Vec::new()]; hops],
+            ..Default::default()
+        };
+        for (i, p) in pcap.iter().enumerate() {
+            let mut w = PcapWriter::create(Path::new(&p.path), p.payload_snaplen)
+                .map_err(|e| format!("pcap[{i}].file: cannot create {:?}: {e}", p.path))?;
+            if p.dir == "both" {
+                w = w.ordered();
+            }
+            let idx = taps.writers.len();
+            taps.writers.push(w);
+            taps.paths.push(p.path.clone());
+            let m = &mut taps.map[p.hop];
+            match p.dir.as_str() {
+                "fwd" => m[0].push(idx),
+                "rev" => m[1].push(idx),
+                _ => {
+                    m[0].push(idx);
+                    m[1].push(idx);
+                }
+            }
+        }
+        Ok(taps)
+    }
+
     /// Record `p`, leaving hop `hop` at `t` (≥ `now`: no packet tapped
     /// later leaves before `now`), in every capture of its direction there.
     #[inline]

@@ -27,7 +27,6 @@
 //! lost and the retransmission never arrived) counts as genuine.
 
 use std::collections::HashMap;
-use std::path::Path;
 
 use serde::Deserialize;
 use tcplab_tcp::seq::unwrap;
@@ -37,7 +36,6 @@ use tcplab_tcp::{Segment, Time};
 use crate::component::{Component, Ctx, Engine, Taps};
 use crate::config::{HopConfig, SimConfig};
 use crate::coverage::Coverage;
-use crate::pcap::PcapWriter;
 use crate::sim::{build_hop, Dir, Ev, Packet};
 use crate::validate::validate;
 
@@ -375,30 +373,8 @@ impl Emu {
             .map(|(i, h)| build_hop(h, cfg.seed, i))
             .collect();
         let wants_bytes = hops.iter().map(|h| h.wants_bytes()).collect();
-        let mut taps = Taps {
-            map: vec![[Vec::new(), Vec::new()]; cfg.hops.len()],
-            deferred: Some(Vec::with_capacity(16)),
-            ..Default::default()
-        };
-        for (i, p) in cfg.pcap.iter().enumerate() {
-            let mut w = PcapWriter::create(Path::new(&p.path), p.payload_snaplen)
-                .map_err(|e| format!("pcap[{i}].file: cannot create {:?}: {e}", p.path))?;
-            if p.dir == "both" {
-                w = w.ordered();
-            }
-            let idx = taps.writers.len();
-            taps.writers.push(w);
-            taps.paths.push(p.path.clone());
-            let m = &mut taps.map[p.hop];
-            match p.dir.as_str() {
-                "fwd" => m[0].push(idx),
-                "rev" => m[1].push(idx),
-                _ => {
-                    m[0].push(idx);
-                    m[1].push(idx);
-                }
-            }
-        }
+        let mut taps = Taps::open(&cfg.pcap, cfg.hops.len())?;
+        taps.deferred = Some(Vec::with_capacity(16));
         Ok(Emu {
             eng: Engine {
                 taps,

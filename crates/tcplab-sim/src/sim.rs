@@ -8,7 +8,6 @@
 
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
-use std::path::Path;
 
 use tcplab_tcp::seq::unwrap;
 use tcplab_tcp::{Config, Connection, Event, Segment, State, Time};
@@ -19,7 +18,6 @@ use crate::coverage::Coverage;
 use crate::dist;
 use crate::link::LinkHop;
 use crate::output::{EventKind, FlowAgg, FlowSummary, Output, SegmentKind, Summary};
-use crate::pcap::PcapWriter;
 use crate::ping::{is_ping, PingRt, PING_FLOW_BASE};
 use crate::rng::Rng;
 use crate::validate::{tcp_config, validate};
@@ -353,29 +351,7 @@ impl Sim {
                 dropped: 0,
             })
             .collect();
-        let mut taps = Taps {
-            map: vec![[Vec::new(), Vec::new()]; cfg.hops.len()],
-            ..Default::default()
-        };
-        for (i, p) in cfg.pcap.iter().enumerate() {
-            let mut w = PcapWriter::create(Path::new(&p.path), p.payload_snaplen)
-                .map_err(|e| format!("pcap[{i}].file: cannot create {:?}: {e}", p.path))?;
-            if p.dir == "both" {
-                w = w.ordered();
-            }
-            let idx = taps.writers.len();
-            taps.writers.push(w);
-            taps.paths.push(p.path.clone());
-            let m = &mut taps.map[p.hop];
-            match p.dir.as_str() {
-                "fwd" => m[0].push(idx),
-                "rev" => m[1].push(idx),
-                _ => {
-                    m[0].push(idx);
-                    m[1].push(idx);
-                }
-            }
-        }
+        let taps = Taps::open(&cfg.pcap, cfg.hops.len())?;
         let mut sim = Sim {
             eng: Engine {
                 q: EventQueue::default(),
