@@ -76,6 +76,25 @@ def test_rust_rechecks_cc_params() -> None:
 
 
 @pytest.mark.core
+def test_b_rounds_rules_agree_in_python_and_rust() -> None:
+    """Python accepts b_rounds 0..64 (0 = since the start); Rust used to refuse 0 and accept
+    values past its 64-entry ring."""
+    from tcplab.sweep import run_config
+
+    for ok in (0, 64):
+        cfg = _sc({"cc": "bdp-tracking", "cc_params": {"b_rounds": ok}})
+        assert run_config(cfg)["flows"][0]["bytes_delivered"] > 0
+    with pytest.raises(
+        ScenarioError, match=r"cc_params\.b_rounds: must be an integer in \[0, 64\]"
+    ):
+        _sc({"cc": "bdp-tracking", "cc_params": {"b_rounds": 65}})
+    cfg = _sc({"cc": "bdp-tracking"})
+    cfg["flows"][0]["tcp"]["cc_params"] = {"b_rounds": 65.0}
+    with pytest.raises(Exception, match=r"cc_params\.b_rounds: must be an integer in \[0, 64\]"):
+        run_config(cfg)
+
+
+@pytest.mark.core
 def test_simulated_transfer_bounded_by_host() -> None:
     from tcplab.models import throughput_bound as tb
     from tcplab.papers.throughput_bound import FIG39, FIG310, host_config

@@ -60,7 +60,7 @@ use super::{AckInfo, CcParams, CcState, CongestionControl, TransitFeedback};
 use crate::Time;
 
 /// Largest `b_rounds` (`check_params` enforces it).
-const MAX_ROUNDS: usize = 64;
+pub(crate) const MAX_ROUNDS: usize = 64;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Mode {

@@ -4,6 +4,7 @@
 //! keys exist and the rule each must satisfy, and fails with one line naming
 //! the key and the rule; the controllers read them with `get(key, default)`.
 
+use super::bdp_tracking::MAX_ROUNDS;
 use crate::config::CcKind;
 
 /// Named numeric parameters of a congestion control.
@@ -54,8 +55,9 @@ fn rules(kind: CcKind) -> &'static [Rule] {
             ("eps", |v| (0.0..1.0).contains(&v), "must be in [0, 1)"),
             (
                 "b_rounds",
-                |v| v >= 1.0 && v.fract() == 0.0,
-                "must be an integer >= 1",
+                // 0 = the largest rate since the start (the default); at most the ring's size
+                |v| (0.0..=MAX_ROUNDS as f64).contains(&v) && v.fract() == 0.0,
+                "must be an integer in [0, 64] (0 = since the start)",
             ),
         ],
     }
@@ -113,5 +115,17 @@ mod tests {
         let e = check_params(CcKind::NewReno, &p(&[("alpha", 2.0)])).unwrap_err();
         assert!(e.contains("takes no parameters"));
         assert!(check_params(CcKind::BdpTracking, &p(&[("k", 1.0)])).is_err());
+    }
+
+    #[test]
+    fn b_rounds_rule_matches_the_ring_and_python() {
+        // 0 is the default ("since the start"); above the ring's size would index past it.
+        for ok in [0.0, 1.0, 64.0] {
+            assert!(check_params(CcKind::BdpTracking, &p(&[("b_rounds", ok)])).is_ok());
+        }
+        for bad in [65.0, 1000.0, 2.5, -1.0] {
+            let e = check_params(CcKind::BdpTracking, &p(&[("b_rounds", bad)])).unwrap_err();
+            assert!(e.contains("must be an integer in [0, 64]"), "{e}");
+        }
     }
 }
