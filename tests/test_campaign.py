@@ -29,10 +29,12 @@ from tcplab.sweep import parse_vary, run_configs, sweep
 pytestmark = pytest.mark.core
 pytest.importorskip("tcplab._core")
 
-# ~50 ms a run: long enough to stop a sweep part way, short enough for CI
+# ~50 ms a run, 240 runs (≈ 6 s on 2 idle cores): long enough that a third of them are stored
+# well before the end (the store writes a part every 0.5 s; with 80 runs an idle machine had
+# finished them all by the time the signal arrived), short enough for CI
 KILL_SETS = ["duration=300s"]
 KILL_VARY = ["path[0].loss=0.0,0.001,0.01,0.02", "flows[0].cc=newreno,cubic"]
-KILL_SEEDS = 10  # 80 runs
+KILL_SEEDS = 30  # 240 runs
 
 
 def _data(sets: list[str]) -> tuple[dict[str, Any], str]:
