@@ -257,17 +257,7 @@ pub(crate) mod tests {
 
     /// An IPv4 datagram carrying `seg` (payload zeros).
     pub fn ipv4(src: [u8; 4], dst: [u8; 4], id: u16, seg: &Segment) -> Vec<u8> {
-        let mut tcp = [0u8; 60];
-        let h = encode_tcp_header(seg, &mut tcp);
-        let total = 20 + h + seg.payload_len as usize;
-        let mut p = vec![0x45, 0, (total >> 8) as u8, total as u8];
-        p.extend(id.to_be_bytes());
-        p.extend([0x40, 0, 64, 6, 0, 0]);
-        p.extend(src);
-        p.extend(dst);
-        p.extend(&tcp[..h]);
-        p.resize(total, 0);
-        p
+        crate::synth::ipv4_tcp(src, dst, id, seg, true)
     }
 
     pub fn ipv6(src: [u8; 16], dst: [u8; 16], seg: &Segment, ext: bool) -> Vec<u8> {
