@@ -32,6 +32,24 @@ fn col<'py, T: Copy>(
     d.set_item(name, t)
 }
 
+/// [`col`] over one field of each row.
+fn col_by<'py, R, T: Copy>(
+    py: Python<'py>,
+    d: &Bound<'py, PyDict>,
+    name: &str,
+    dtype: &str,
+    rows: &[R],
+    field: impl Fn(&R) -> T,
+) -> PyResult<()> {
+    col(
+        py,
+        d,
+        name,
+        dtype,
+        &rows.iter().map(field).collect::<Vec<_>>(),
+    )
+}
+
 /// Run a normalized configuration (JSON). `progress(fraction)` is called
 /// now and then; Ctrl-C interrupts the run.
 #[pyfunction]
@@ -195,168 +213,36 @@ fn analyze<'py>(
     let rx: Vec<&tcplab_trace::analyze::RtxRow> =
         an.rtx.iter().filter(|r| keep.contains(&r.conn)).collect();
     let t = PyDict::new(py);
-    col(
-        py,
-        &t,
-        "conn",
-        "<u4",
-        &rx.iter().map(|r| r.conn).collect::<Vec<_>>(),
-    )?;
-    col(
-        py,
-        &t,
-        "dir",
-        "<u1",
-        &rx.iter().map(|r| r.dir).collect::<Vec<_>>(),
-    )?;
-    col(
-        py,
-        &t,
-        "t_ns",
-        "<u8",
-        &rx.iter().map(|r| r.t_ns).collect::<Vec<_>>(),
-    )?;
-    col(
-        py,
-        &t,
-        "seq",
-        "<u8",
-        &rx.iter().map(|r| r.seq).collect::<Vec<_>>(),
-    )?;
-    col(
-        py,
-        &t,
-        "len",
-        "<u4",
-        &rx.iter().map(|r| r.len).collect::<Vec<_>>(),
-    )?;
-    col(
-        py,
-        &t,
-        "class",
-        "<u1",
-        &rx.iter().map(|r| r.class as u8).collect::<Vec<_>>(),
-    )?;
-    col(
-        py,
-        &t,
-        "spurious",
-        "<i1",
-        &rx.iter().map(|r| r.spurious).collect::<Vec<_>>(),
-    )?;
-    col(
-        py,
-        &t,
-        "evidence",
-        "<u1",
-        &rx.iter().map(|r| r.evidence as u8).collect::<Vec<_>>(),
-    )?;
-    col(
-        py,
-        &t,
-        "backoff",
-        "<u4",
-        &rx.iter().map(|r| r.backoff).collect::<Vec<_>>(),
-    )?;
+    col_by(py, &t, "conn", "<u4", &rx, |r| r.conn)?;
+    col_by(py, &t, "dir", "<u1", &rx, |r| r.dir)?;
+    col_by(py, &t, "t_ns", "<u8", &rx, |r| r.t_ns)?;
+    col_by(py, &t, "seq", "<u8", &rx, |r| r.seq)?;
+    col_by(py, &t, "len", "<u4", &rx, |r| r.len)?;
+    col_by(py, &t, "class", "<u1", &rx, |r| r.class as u8)?;
+    col_by(py, &t, "spurious", "<i1", &rx, |r| r.spurious)?;
+    col_by(py, &t, "evidence", "<u1", &rx, |r| r.evidence as u8)?;
+    col_by(py, &t, "backoff", "<u4", &rx, |r| r.backoff)?;
     d.set_item("retransmissions", t)?;
     let rt: Vec<&tcplab_trace::analyze::RttRow> =
         an.rtt.iter().filter(|r| keep.contains(&r.conn)).collect();
     let t = PyDict::new(py);
-    col(
-        py,
-        &t,
-        "conn",
-        "<u4",
-        &rt.iter().map(|r| r.conn).collect::<Vec<_>>(),
-    )?;
-    col(
-        py,
-        &t,
-        "dir",
-        "<u1",
-        &rt.iter().map(|r| r.dir).collect::<Vec<_>>(),
-    )?;
-    col(
-        py,
-        &t,
-        "t_ns",
-        "<u8",
-        &rt.iter().map(|r| r.t_ns).collect::<Vec<_>>(),
-    )?;
-    col(
-        py,
-        &t,
-        "rtt_ns",
-        "<u8",
-        &rt.iter().map(|r| r.rtt_ns).collect::<Vec<_>>(),
-    )?;
-    col(
-        py,
-        &t,
-        "source",
-        "<u1",
-        &rt.iter().map(|r| r.source).collect::<Vec<_>>(),
-    )?;
-    col(
-        py,
-        &t,
-        "srtt_ns",
-        "<u8",
-        &rt.iter().map(|r| r.srtt_ns).collect::<Vec<_>>(),
-    )?;
-    col(
-        py,
-        &t,
-        "rto_ns",
-        "<u8",
-        &rt.iter().map(|r| r.rto_ns).collect::<Vec<_>>(),
-    )?;
+    col_by(py, &t, "conn", "<u4", &rt, |r| r.conn)?;
+    col_by(py, &t, "dir", "<u1", &rt, |r| r.dir)?;
+    col_by(py, &t, "t_ns", "<u8", &rt, |r| r.t_ns)?;
+    col_by(py, &t, "rtt_ns", "<u8", &rt, |r| r.rtt_ns)?;
+    col_by(py, &t, "source", "<u1", &rt, |r| r.source)?;
+    col_by(py, &t, "srtt_ns", "<u8", &rt, |r| r.srtt_ns)?;
+    col_by(py, &t, "rto_ns", "<u8", &rt, |r| r.rto_ns)?;
     d.set_item("rtt_samples", t)?;
     let pk: Vec<&tcplab_trace::analyze::PktRow> =
         an.pkts.iter().filter(|r| keep.contains(&r.conn)).collect();
     let t = PyDict::new(py);
-    col(
-        py,
-        &t,
-        "conn",
-        "<u4",
-        &pk.iter().map(|r| r.conn).collect::<Vec<_>>(),
-    )?;
-    col(
-        py,
-        &t,
-        "dir",
-        "<u1",
-        &pk.iter().map(|r| r.dir).collect::<Vec<_>>(),
-    )?;
-    col(
-        py,
-        &t,
-        "t_ns",
-        "<u8",
-        &pk.iter().map(|r| r.t_ns).collect::<Vec<_>>(),
-    )?;
-    col(
-        py,
-        &t,
-        "kind",
-        "<u1",
-        &pk.iter().map(|r| r.kind).collect::<Vec<_>>(),
-    )?;
-    col(
-        py,
-        &t,
-        "seq",
-        "<u8",
-        &pk.iter().map(|r| r.seq).collect::<Vec<_>>(),
-    )?;
-    col(
-        py,
-        &t,
-        "end",
-        "<u8",
-        &pk.iter().map(|r| r.end).collect::<Vec<_>>(),
-    )?;
+    col_by(py, &t, "conn", "<u4", &pk, |r| r.conn)?;
+    col_by(py, &t, "dir", "<u1", &pk, |r| r.dir)?;
+    col_by(py, &t, "t_ns", "<u8", &pk, |r| r.t_ns)?;
+    col_by(py, &t, "kind", "<u1", &pk, |r| r.kind)?;
+    col_by(py, &t, "seq", "<u8", &pk, |r| r.seq)?;
+    col_by(py, &t, "end", "<u8", &pk, |r| r.end)?;
     d.set_item("packets", t)?;
     d.set_item("classes", PyList::new(py, tcplab_trace::RtxClass::NAMES)?)?;
     d.set_item("evidence", PyList::new(py, tcplab_trace::Evidence::NAMES)?)?;
