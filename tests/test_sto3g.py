@@ -152,3 +152,39 @@ def test_frto_eifel_throughput_gain_with_one_sto() -> None:
         gain = on / off - 1
         # Sekiguchi 2008 Fig. 8: +2% to +12% for 18 KB and larger.
         assert 0.0 < gain < 0.25, (content, gain)
+
+
+def test_eifel_overhead_rows(tmp_path: Any) -> None:
+    """§3.3: the timestamps cost 12 of 1500 bytes on data and 12 of 52 on ACKs (0.8 % / 23 %);
+    on the radio a 52-byte ACK needs two 42-byte PDUs where a 40-byte one needs one."""
+    from tcplab.report import Report
+
+    s = _sto3g()
+    rep = Report("sto-3g", "t", tmp_path, quick=True)
+    rows = s.eifel_overhead(rep, 2)
+    big = rows["2MB"]
+    assert big["data bytes"] == pytest.approx(100 * 12 / 1512, abs=0.05)
+    assert big["ACK per packet"] == pytest.approx(100 * 12 / 52, abs=0.1)
+    # 1448-byte segments: 0.8 % more data packets and as many more ACKs
+    assert big["ACK packets"] == pytest.approx(1460 / 1448, abs=0.002)
+    assert big["ACK radio PDUs"] == pytest.approx(50, abs=1)
+    verdicts = {c.item: c.verdict for c in rep.comparisons if c.kind == "prediction"}
+    assert set(verdicts.values()) == {"holds"}, verdicts
+
+
+def test_train_download_counts_episodes(tmp_path: Any) -> None:
+    """The train's one long download (50 MB in quick mode): STO episodes per MB with a Poisson
+    interval, the whole download delivered."""
+    from tcplab.report import Report
+
+    s = _sto3g()
+    rep = Report("sto-3g", "t", tmp_path, quick=True)
+    fig6 = {"train": {"standard": (0.3, 0.05), "tuned-3g": (0.2, 0.05)}}
+    out = s.train_500mb(rep, 2, fig6)
+    for prof in ("standard", "tuned-3g"):
+        r = out[prof]
+        assert r["completed"] == 1 and r["mb"] == pytest.approx(50)
+        assert r["sto"] > 0 and r["ci"] == pytest.approx(1.96 * r["sto"] ** 0.5 / 50)
+    # tuning lowers the STO rate on the same radio (Fig. 6)
+    assert out["tuned-3g"]["sto_per_mb"] < out["standard"]["sto_per_mb"]
+    assert [c.kind for c in rep.comparisons] == ["calibration", "calibration"]
