@@ -854,13 +854,20 @@ def fig78(report: Report, jobs: int | None) -> dict[str, Any]:
         e = per_env[env]
         for name in CONTENTS:
             g, h = e["gains"][name]
-            env_lines.append(
-                f"| {env} | {name} | {e['steps'][name]['off']['sto']} / "
-                f"{e['steps'][name]['F-RTO+Eifel']['sto']} | "
-                f"{e['unn'][name]['off']:.2f} ± {e['unn_ci'][name]['off']:.2f} | "
-                f"{e['unn'][name]['F-RTO+Eifel']:.2f} ± {e['unn_ci'][name]['F-RTO+Eifel']:.2f} | "
-                f"{100 * g:+.1f} ± {100 * h:.1f} % |"
-            )
+            k_off, k_on = (e["steps"][name][v]["sto"] for v in ("off", "F-RTO+Eifel"))
+            if min(k_off, k_on) < 5:  # a handful of STOs: no interval worth printing
+                u_off, u_on = (
+                    "—" if math.isnan(e["unn"][name][v]) else f"{e['unn'][name][v]:.2f}"
+                    for v in ("off", "F-RTO+Eifel")
+                )
+                gain = ("—" if math.isnan(g) else f"{100 * g:+.1f} %") + " (< 5 STOs: no CI)"
+            else:
+                u_off, u_on = (
+                    f"{e['unn'][name][v]:.2f} ± {e['unn_ci'][name][v]:.2f}"
+                    for v in ("off", "F-RTO+Eifel")
+                )
+                gain = f"{100 * g:+.1f} ± {100 * h:.1f} %"
+            env_lines.append(f"| {env} | {name} | {k_off} / {k_on} | {u_off} | {u_on} | {gain} |")
     report.section(
         "Figs. 7-8 in each environment",
         f"Tuned RTO, {seeds} runs of {n} downloads ({max(8, n // 3)} of 2 MB) per environment, "
