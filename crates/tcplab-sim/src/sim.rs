@@ -6,192 +6,19 @@
 //! order they were scheduled (a global sequence number breaks ties); every
 //! random draw comes from a per-component stream (`rng::Rng::stream`).
 
-use std::cmp::Ordering;
-use std::collections::BinaryHeap;
-
 use tcplab_tcp::seq::unwrap;
 use tcplab_tcp::{Config, Connection, Event, Segment, State, Time};
 
-use crate::component::{Component, Ctx, DropKind, Engine, Taps};
+use crate::component::{Component, Ctx, DropKind, Taps};
 use crate::config::{AppConfig, FlowConfig, HopConfig, SimConfig};
 use crate::coverage::Coverage;
 use crate::dist;
+use crate::engine::{Dir, Engine, Ev, EventQueue, Packet, Side, Slab};
 use crate::link::LinkHop;
 use crate::output::{EventKind, FlowAgg, FlowSummary, Output, SegmentKind, Summary};
 use crate::ping::{is_ping, PingRt, PING_FLOW_BASE};
 use crate::rng::Rng;
 use crate::validate::{tcp_config, validate};
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[repr(u8)]
-pub enum Dir {
-    Fwd = 0,
-    Rev = 1,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Side {
-    Sender,
-    Receiver,
-}
-
-/// A packet in the network. `seg` is the wire header; the rest is simulator
-/// metadata that never reaches an endpoint.
-#[derive(Clone, Copy, Debug)]
-pub struct Packet {
-    pub uid: u64,
-    /// Flow index (TCP) or cross-traffic index (UDP).
-    pub flow: u32,
-    pub conn: u32,
-    pub dir: Dir,
-    /// Index of the next hop to traverse.
-    pub hop: u16,
-    pub udp: bool,
-    /// IP datagram length.
-    pub size: u32,
-    /// When the endpoint emitted it (ground truth for spurious timeouts).
-    pub sent_at: Time,
-    pub seg: Segment,
-    /// Transit-time feedback a receiving host attached to an ACK
-    /// (simulator-side metadata, `host::HostHop`; never on the wire).
-    pub feedback: Option<tcplab_tcp::cc::TransitFeedback>,
-}
-
-pub(crate) enum Ev {
-    /// A packet (index into the packet slab) reaches its next hop or endpoint.
-    Arrive(u32),
-    Timer {
-        flow: u32,
-        conn: u32,
-        side: Side,
-        gen: u32,
-    },
-    OpenConn {
-        flow: u32,
-    },
-    Sample,
-    Cbr {
-        cross: u32,
-    },
-    HopTimer {
-        // u32 keeps `Ev` at 16 bytes (heap entries at 32).
-        hop: u32,
-        token: u64,
-    },
-    Ping {
-        idx: u32,
-    },
-}
-
-// Heap entries are moved on every push and pop: keep them at 32 bytes.
-const _: () = assert!(std::mem::size_of::<Ev>() == 16);
-
-struct Entry {
-    /// (time << 64) | sequence number: the heap compares one u128 instead
-    /// of two u64s in turn (same order: earliest first, FIFO on ties).
-    key: u128,
-    ev: Ev,
-}
-
-impl Entry {
-    #[inline]
-    fn at(&self) -> Time {
-        (self.key >> 64) as Time
-    }
-}
-
-impl PartialEq for Entry {
-    fn eq(&self, o: &Self) -> bool {
-        self.key == o.key
-    }
-}
-impl Eq for Entry {}
-impl PartialOrd for Entry {
-    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
-        Some(self.cmp(o))
-    }
-}
-impl Ord for Entry {
-    #[inline]
-    fn cmp(&self, o: &Self) -> Ordering {
-        // BinaryHeap is a max-heap: invert for earliest-first, FIFO on ties.
-        o.key.cmp(&self.key)
-    }
-}
-
-/// Packets in flight live in a slab so heap entries stay small.
-#[derive(Default)]
-pub(crate) struct Slab {
-    items: Vec<Packet>,
-    free: Vec<u32>,
-}
-
-impl Slab {
-    #[inline]
-    pub(crate) fn put(&mut self, p: Packet) -> u32 {
-        match self.free.pop() {
-            Some(i) => {
-                self.items[i as usize] = p;
-                i
-            }
-            None => {
-                self.items.push(p);
-                (self.items.len() - 1) as u32
-            }
-        }
-    }
-    #[inline]
-    pub(crate) fn take(&mut self, i: u32) -> Packet {
-        self.free.push(i);
-        self.items[i as usize]
-    }
-    /// Read a packet in place (no copy).
-    #[inline]
-    pub(crate) fn get(&self, i: u32) -> &Packet {
-        &self.items[i as usize]
-    }
-    /// Free slot `i` without reading it.
-    #[inline]
-    pub(crate) fn release(&mut self, i: u32) {
-        self.free.push(i);
-    }
-    #[inline]
-    pub(crate) fn get_mut(&mut self, i: u32) -> &mut Packet {
-        &mut self.items[i as usize]
-    }
-}
-
-#[derive(Default)]
-pub(crate) struct EventQueue {
-    heap: BinaryHeap<Entry>,
-    seq: u64,
-}
-
-impl EventQueue {
-    #[inline]
-    pub(crate) fn push(&mut self, at: Time, ev: Ev) {
-        self.seq += 1;
-        self.heap.push(Entry {
-            key: ((at as u128) << 64) | self.seq as u128,
-            ev,
-        });
-    }
-
-    /// When the earliest event is due (a real-time driver sleeps until then).
-    #[inline]
-    pub(crate) fn next_at(&self) -> Option<Time> {
-        self.heap.peek().map(|e| e.at())
-    }
-
-    /// Take the earliest event if it is due at or before `until`.
-    #[inline]
-    pub(crate) fn pop_due(&mut self, until: Time) -> Option<(Time, Ev)> {
-        if self.heap.peek()?.at() > until {
-            return None;
-        }
-        self.heap.pop().map(|e| (e.at(), e.ev))
-    }
-}
 
 #[derive(Default, Clone, Copy)]
 struct TimerSlot {
