@@ -15,7 +15,7 @@ use crate::coverage::Coverage;
 use crate::dist;
 use crate::engine::{Dir, Engine, Ev, EventQueue, Packet, Side, Slab};
 use crate::link::LinkHop;
-use crate::output::{EventKind, FlowAgg, FlowSummary, Output, SegmentKind, Summary};
+use crate::output::{EventKind, EventRow, FlowAgg, FlowSummary, Output, SegmentKind, Summary};
 use crate::ping::{is_ping, PingRt, PING_FLOW_BASE};
 use crate::rng::Rng;
 use crate::validate::{tcp_config, validate};
@@ -388,18 +388,13 @@ impl Sim {
             DropKind::Loss => EventKind::DropLoss,
         };
         let seq = self.pkt_offset(&p);
-        self.out.event(
-            self.now,
-            p.flow,
-            p.conn,
-            ek,
+        self.out.event(EventRow {
             seq,
-            p.seg.payload_len,
-            p.dir as u8,
-            -1,
-            -1,
-            hi as f64,
-        );
+            len: p.seg.payload_len,
+            reason: p.dir as u8,
+            value: hi as f64,
+            ..EventRow::new(self.now, p.flow, p.conn, ek)
+        });
     }
 
     /// Stream offset of a TCP packet's first sequence number (ground truth).
@@ -570,18 +565,11 @@ impl Sim {
                         let dur = now - pair.opened_at;
                         f.agg.completed += 1;
                         f.agg.active_ns += dur;
-                        self.out.event(
-                            now,
-                            fi as u32,
-                            id,
-                            EventKind::TransferDone,
-                            sz,
-                            0,
-                            0,
-                            -1,
-                            -1,
-                            dur as f64 * 1e-9,
-                        );
+                        self.out.event(EventRow {
+                            seq: sz,
+                            value: dur as f64 * 1e-9,
+                            ..EventRow::new(now, fi as u32, id, EventKind::TransferDone)
+                        });
                         transfer_done = true;
                     }
                 }
@@ -608,18 +596,11 @@ impl Sim {
                     if pair.snd.snd_una() > sz {
                         pair.sender_acked = true;
                         let id = pair.id;
-                        self.out.event(
-                            now,
-                            fi as u32,
-                            id,
-                            EventKind::SenderAcked,
-                            sz,
-                            0,
-                            0,
-                            -1,
-                            -1,
-                            (now - t0) as f64 * 1e-9,
-                        );
+                        self.out.event(EventRow {
+                            seq: sz,
+                            value: (now - t0) as f64 * 1e-9,
+                            ..EventRow::new(now, fi as u32, id, EventKind::SenderAcked)
+                        });
                     }
                 }
             }
@@ -780,18 +761,15 @@ impl Sim {
                 }
                 // Ground truth: already at the receiver?
                 let spurious = pair.rcv.has_received_byte(seq - 1);
-                let row = self.out.event(
-                    now,
-                    f,
-                    id,
-                    EventKind::Timeout,
+                let row = self.out.event(EventRow {
                     seq,
                     len,
-                    backoff.min(255) as u8,
-                    spurious as i8,
-                    0,
-                    rto as f64 * 1e-9,
-                );
+                    reason: backoff.min(255) as u8,
+                    spurious: spurious as i8,
+                    detected: 0,
+                    value: rto as f64 * 1e-9,
+                    ..EventRow::new(now, f, id, EventKind::Timeout)
+                });
                 pair.timeout_rows.push(row);
                 pair.note_truth(spurious, seq, now, row, false);
             }
@@ -809,18 +787,15 @@ impl Sim {
                 // segment, or the first copy of it to arrive later was sent
                 // before the fast retransmit (the retransmission was not needed).
                 let spurious = pair.rcv.has_received_byte(seq - 1);
-                let row = self.out.event(
-                    now,
-                    f,
-                    id,
-                    EventKind::FastRetransmit,
+                let row = self.out.event(EventRow {
                     seq,
                     len,
-                    tcplab_tcp::RtxReason::FastRetransmit as u8,
-                    spurious as i8,
-                    0,
-                    cwnd as f64,
-                );
+                    reason: tcplab_tcp::RtxReason::FastRetransmit as u8,
+                    spurious: spurious as i8,
+                    detected: 0,
+                    value: cwnd as f64,
+                    ..EventRow::new(now, f, id, EventKind::FastRetransmit)
+                });
                 // Rows are indexed by the episode number (`SpuriousFrDetected::id`).
                 debug_assert_eq!(pair.fr_rows.len(), n as usize);
                 pair.fr_rows.push(row);
@@ -838,32 +813,21 @@ impl Sim {
                 if let Some(&row) = pair.fr_rows.get(n as usize) {
                     self.out.set_detected(row, 1);
                 }
-                self.out.event(
-                    now,
-                    f,
-                    id,
-                    EventKind::SpuriousFrDetected,
-                    n as u64,
-                    0,
-                    undone as u8,
-                    -1,
-                    1,
-                    cwnd as f64,
-                );
+                self.out.event(EventRow {
+                    seq: n as u64,
+                    reason: undone as u8,
+                    detected: 1,
+                    value: cwnd as f64,
+                    ..EventRow::new(now, f, id, EventKind::SpuriousFrDetected)
+                });
             }
             Event::Retransmit { seq, len, reason } => {
-                self.out.event(
-                    now,
-                    f,
-                    id,
-                    EventKind::Retransmit,
+                self.out.event(EventRow {
                     seq,
                     len,
-                    reason as u8,
-                    -1,
-                    -1,
-                    0.0,
-                );
+                    reason: reason as u8,
+                    ..EventRow::new(now, f, id, EventKind::Retransmit)
+                });
             }
             Event::EnterRecovery {
                 kind,
@@ -871,64 +835,35 @@ impl Sim {
                 cwnd,
                 ..
             } => {
-                self.out.event(
-                    now,
-                    f,
-                    id,
-                    EventKind::EnterRecovery,
-                    recover,
-                    0,
-                    kind as u8,
-                    -1,
-                    -1,
-                    cwnd as f64,
-                );
+                self.out.event(EventRow {
+                    seq: recover,
+                    reason: kind as u8,
+                    value: cwnd as f64,
+                    ..EventRow::new(now, f, id, EventKind::EnterRecovery)
+                });
             }
             Event::ExitRecovery { cwnd } => {
-                self.out.event(
-                    now,
-                    f,
-                    id,
-                    EventKind::ExitRecovery,
-                    0,
-                    0,
-                    0,
-                    -1,
-                    -1,
-                    cwnd as f64,
-                );
+                self.out.event(EventRow {
+                    value: cwnd as f64,
+                    ..EventRow::new(now, f, id, EventKind::ExitRecovery)
+                });
             }
             Event::SpuriousDetected { id: tid } => {
                 // The detector's verdict goes on the timeout's own row.
                 if let Some(&row) = pair.timeout_rows.get(tid as usize) {
                     self.out.set_detected(row, 1);
                 }
-                self.out.event(
-                    now,
-                    f,
-                    id,
-                    EventKind::SpuriousDetected,
-                    tid as u64,
-                    0,
-                    0,
-                    -1,
-                    1,
-                    0.0,
-                );
+                self.out.event(EventRow {
+                    seq: tid as u64,
+                    detected: 1,
+                    ..EventRow::new(now, f, id, EventKind::SpuriousDetected)
+                });
             }
             Event::Established => {
-                self.out.event(
-                    now,
-                    f,
-                    id,
-                    EventKind::Established,
-                    0,
-                    0,
-                    side as u8,
-                    -1,
-                    -1,
-                    0.0,
-                );
+                self.out.event(EventRow {
+                    reason: side as u8,
+                    ..EventRow::new(now, f, id, EventKind::Established)
+                });
             }
             Event::DetectorVerdict { id: tid, outcome } => {
                 let k = tid as usize;
@@ -936,18 +871,12 @@ impl Sim {
                     pair.verdicts.resize(k + 1, 255);
                 }
                 pair.verdicts[k] = outcome;
-                self.out.event(
-                    now,
-                    f,
-                    id,
-                    EventKind::DetectorVerdict,
-                    tid as u64,
-                    0,
-                    outcome,
-                    -1,
-                    0,
-                    0.0,
-                );
+                self.out.event(EventRow {
+                    seq: tid as u64,
+                    reason: outcome,
+                    detected: 0,
+                    ..EventRow::new(now, f, id, EventKind::DetectorVerdict)
+                });
             }
             Event::HyStart { css, ca, cwnd, .. } => {
                 // Summary counters only (no event row: the events table and
@@ -967,18 +896,13 @@ impl Sim {
                 kind,
                 cwnd,
             } => {
-                self.out.event(
-                    now,
-                    f,
-                    id,
-                    EventKind::Tlp,
+                self.out.event(EventRow {
                     seq,
                     len,
-                    kind,
-                    -1,
-                    -1,
-                    cwnd as f64,
-                );
+                    reason: kind,
+                    value: cwnd as f64,
+                    ..EventRow::new(now, f, id, EventKind::Tlp)
+                });
             }
             Event::RackLoss {
                 seq,
@@ -987,26 +911,25 @@ impl Sim {
                 reo_wnd,
                 ..
             } => {
-                self.out.event(
-                    now,
-                    f,
-                    id,
-                    EventKind::RackLoss,
+                self.out.event(EventRow {
                     seq,
-                    bytes.min(u32::MAX as u64) as u32,
-                    timer as u8,
-                    -1,
-                    -1,
-                    reo_wnd as f64 * 1e-9,
-                );
+                    len: bytes.min(u32::MAX as u64) as u32,
+                    reason: timer as u8,
+                    value: reo_wnd as f64 * 1e-9,
+                    ..EventRow::new(now, f, id, EventKind::RackLoss)
+                });
             }
             Event::Closed => {
-                self.out
-                    .event(now, f, id, EventKind::Closed, 0, 0, side as u8, -1, -1, 0.0);
+                self.out.event(EventRow {
+                    reason: side as u8,
+                    ..EventRow::new(now, f, id, EventKind::Closed)
+                });
             }
             Event::Reset { sent } => {
-                self.out
-                    .event(now, f, id, EventKind::Reset, 0, 0, sent as u8, -1, -1, 0.0);
+                self.out.event(EventRow {
+                    reason: sent as u8,
+                    ..EventRow::new(now, f, id, EventKind::Reset)
+                });
             }
         }
     }
@@ -1083,18 +1006,10 @@ impl Sim {
             sender_acked: false,
         });
         let ci = f.conns.len() - 1;
-        self.out.event(
-            now,
-            fi as u32,
-            id,
-            EventKind::ConnOpen,
-            size.unwrap_or(0),
-            0,
-            0,
-            -1,
-            -1,
-            0.0,
-        );
+        self.out.event(EventRow {
+            seq: size.unwrap_or(0),
+            ..EventRow::new(now, fi as u32, id, EventKind::ConnOpen)
+        });
         let opener = if self.flows[fi].receiver_opens {
             Side::Receiver
         } else {
