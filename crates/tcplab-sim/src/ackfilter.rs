@@ -10,9 +10,9 @@ use std::collections::VecDeque;
 
 use crate::component::{Component, Ctx, DropKind};
 use crate::config::AckFilterLinkConfig;
+use crate::engine::Packet;
 use crate::link::{Fate, LinkDir};
 use crate::rng::Rng;
-use crate::sim::Packet;
 use tcplab_tcp::segment::Flags;
 use tcplab_tcp::Time;
 
@@ -250,10 +250,10 @@ impl Component for AckFilterLink {
     fn tx_packets(&self) -> u64 {
         self.fwd.stats.tx_packets + self.rev.wire.stats.tx_packets
     }
-    fn backlog(&mut self, dir: crate::sim::Dir, now: Time) -> Option<u64> {
+    fn backlog(&mut self, dir: crate::engine::Dir, now: Time) -> Option<u64> {
         Some(match dir {
-            crate::sim::Dir::Fwd => self.fwd.backlog(now) as u64,
-            crate::sim::Dir::Rev => self.rev.held() - self.rev.pipe.len() as u64,
+            crate::engine::Dir::Fwd => self.fwd.backlog(now) as u64,
+            crate::engine::Dir::Rev => self.rev.held() - self.rev.pipe.len() as u64,
         })
     }
 }
@@ -268,7 +268,7 @@ mod tests {
             uid: 0,
             flow: 0,
             conn: 0,
-            dir: crate::sim::Dir::Rev,
+            dir: crate::engine::Dir::Rev,
             hop: 0,
             udp: false,
             size: 40,

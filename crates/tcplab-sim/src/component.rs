@@ -7,8 +7,8 @@
 //! (a PEP's pseudo-ACKs). A hop never sees the endpoints or other hops.
 
 use crate::config::PcapConfig;
+use crate::engine::{Dir, Engine, Ev, Packet};
 use crate::pcap::PcapWriter;
-use crate::sim::{Dir, Ev, EventQueue, Packet, Slab};
 use std::path::Path;
 use tcplab_tcp::Time;
 
@@ -19,37 +19,6 @@ pub enum DropKind {
     Queue,
     /// Lost on the wire / radio (error model).
     Loss,
-}
-
-/// The engine state a component call may touch (one pointer in `Ctx`
-/// instead of one per field: a `Ctx` is built twice per packet per hop).
-#[derive(Default)]
-pub(crate) struct Engine {
-    pub(crate) q: EventQueue,
-    pub(crate) slab: Slab,
-    /// Slab indices of the packets that arrive now, after the current event,
-    /// in FIFO order. The engine drains it after every event by walking it
-    /// front to back (arrivals may append more) and then clearing it, so a
-    /// Vec does what a VecDeque did, with cheaper pushes and reads.
-    pub(crate) immediate: Vec<u32>,
-    /// Drops are logged after the call (the log needs the flow tables).
-    pub(crate) drops: Vec<(Packet, DropKind)>,
-    pub(crate) absorbed: u64,
-    pub(crate) taps: Taps,
-    /// Packet ids handed out so far.
-    pub(crate) uid: u64,
-    /// Packets the component created, each leaving this hop in its `dir`
-    /// (the engine resolves the route position after the call).
-    pub(crate) emitted: Vec<(Packet, Time)>,
-    /// Real-time emulation (`emu`): packets carry real bytes.
-    pub(crate) real_bytes: bool,
-    /// Real time: the TCP payload of the packet being handed to a hop that
-    /// asked for bytes (`Component::wants_bytes`); empty in simulation.
-    pub(crate) payload_in: Vec<u8>,
-    /// Real time: payloads of emitted packets, (uid, start, len) into
-    /// `payload_out` (the driver builds the packets' bytes after the call).
-    pub(crate) payload_out: Vec<u8>,
-    pub(crate) payload_spans: Vec<(u64, u32, u32)>,
 }
 
 /// The engine's side of a component call.

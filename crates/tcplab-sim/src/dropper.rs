@@ -12,7 +12,7 @@ use std::collections::HashMap;
 
 use crate::component::{Component, Ctx, DropKind};
 use crate::config::DropperConfig;
-use crate::sim::{Dir, Packet};
+use crate::engine::{Dir, Packet};
 
 pub struct Dropper {
     targets: Vec<u64>,

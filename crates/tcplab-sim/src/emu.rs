@@ -1,7 +1,7 @@
 //! Real-time emulation: the simulator's path components moving real IP
 //! packets between two network interfaces (`tcplab emu`).
 //!
-//! `Emu` is a second driver for the engine of `sim.rs` (ns-3's
+//! `Emu` is a second driver for the engine of `engine.rs` (ns-3's
 //! `RealtimeSimulatorImpl` is the analogue): the same `Component`s, built by
 //! the same `sim::build_hop`, see the same `Packet`s and timers through the
 //! same `Ctx`; only the endpoints differ. Packets come from outside (a TUN
@@ -33,10 +33,11 @@ use tcplab_tcp::seq::unwrap;
 use tcplab_tcp::wire::{decode_tcp_header, encode_tcp_header, internet_checksum, tcp_checksum};
 use tcplab_tcp::{Segment, Time};
 
-use crate::component::{Component, Ctx, Engine, Taps};
+use crate::component::{Component, Ctx, Taps};
 use crate::config::{HopConfig, SimConfig};
 use crate::coverage::Coverage;
-use crate::sim::{build_hop, Dir, Ev, Packet};
+use crate::engine::{Dir, Engine, Ev, Packet};
+use crate::sim::build_hop;
 use crate::validate::validate;
 
 /// Run options besides the scenario (JSON from Python).

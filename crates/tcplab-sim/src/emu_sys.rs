@@ -14,7 +14,7 @@ use tcplab_tcp::Time;
 
 use crate::config::SimConfig;
 use crate::emu::{Emu, EmuOptions, Wire};
-use crate::sim::Dir;
+use crate::engine::Dir;
 
 fn mono_ns() -> u64 {
     let mut ts = libc::timespec {

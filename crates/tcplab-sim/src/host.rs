@@ -31,7 +31,7 @@ use std::collections::VecDeque;
 
 use crate::component::{Component, Ctx, DropKind};
 use crate::config::HostConfig;
-use crate::sim::{Dir, Packet};
+use crate::engine::{Dir, Packet};
 use tcplab_tcp::cc::TransitFeedback;
 use tcplab_tcp::Time;
 

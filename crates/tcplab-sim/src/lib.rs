@@ -10,6 +10,7 @@ pub mod dropper;
 pub mod emu;
 #[cfg(target_os = "linux")]
 pub mod emu_sys;
+pub mod engine;
 pub mod host;
 pub mod link;
 pub mod loss;

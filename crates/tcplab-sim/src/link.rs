@@ -18,9 +18,9 @@ use std::collections::VecDeque;
 
 use crate::component::{Component, Ctx, DropKind, Parked};
 use crate::config::{LinkConfig, LinkDirConfig, QueueConfig};
+use crate::engine::Packet;
 use crate::loss::LossProcess;
 use crate::rng::Rng;
-use crate::sim::Packet;
 use tcplab_tcp::Time;
 
 #[derive(Clone, Copy, Debug, Default)]
@@ -291,7 +291,7 @@ impl Component for LinkHop {
     fn tx_packets(&self) -> u64 {
         self.dirs[0].stats.tx_packets + self.dirs[1].stats.tx_packets
     }
-    fn backlog(&mut self, dir: crate::sim::Dir, now: Time) -> Option<u64> {
+    fn backlog(&mut self, dir: crate::engine::Dir, now: Time) -> Option<u64> {
         Some(self.dirs[dir as usize].backlog(now) as u64)
     }
 }

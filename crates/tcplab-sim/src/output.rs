@@ -349,6 +349,50 @@ impl Spill {
     }
 }
 
+/// One row of the event log (`events.parquet`; columns in `docs/outputs.md`).
+/// `EventRow::new` fills the columns a kind does not use (0, and −1 for
+/// "not applicable"); a call site sets only those its kind does:
+/// `EventRow { seq, len, value: cwnd as f64, ..EventRow::new(now, flow, conn, EventKind::Tlp) }`.
+#[derive(Clone, Copy, Debug)]
+pub struct EventRow {
+    pub t: Time,
+    pub flow: u32,
+    pub conn: u32,
+    pub kind: EventKind,
+    /// The sequence number (stream offset) the event concerns, or the id it refers to.
+    pub seq: u64,
+    /// Bytes.
+    pub len: u32,
+    /// A code whose meaning depends on `kind`.
+    pub reason: u8,
+    /// Ground truth for a timeout or fast retransmit: 1 spurious, 0 not, −1 not applicable.
+    pub spurious: i8,
+    /// Whether the sender detected it as spurious: 1, 0, −1 not applicable.
+    pub detected: i8,
+    /// A number that depends on `kind`.
+    pub value: f64,
+}
+
+impl EventRow {
+    /// A row of `kind` for connection `conn` of flow `flow` at `t`, with
+    /// `seq`, `len`, `reason` and `value` 0 and `spurious`, `detected` −1.
+    #[inline]
+    pub fn new(t: Time, flow: u32, conn: u32, kind: EventKind) -> EventRow {
+        EventRow {
+            t,
+            flow,
+            conn,
+            kind,
+            seq: 0,
+            len: 0,
+            reason: 0,
+            spurious: -1,
+            detected: -1,
+            value: 0.0,
+        }
+    }
+}
+
 /// Where a spilled table is: the file and how many of the table's rows it
 /// holds (they come before the rows still in memory).
 #[derive(Debug, Clone)]
@@ -543,23 +587,10 @@ impl Output {
 
     /// Append an event row; returns its index (an opaque handle for
     /// `set_spurious`/`set_detected`/`spurious`/`detected`).
-    #[allow(clippy::too_many_arguments)]
-    pub fn event(
-        &mut self,
-        t: Time,
-        flow: u32,
-        conn: u32,
-        kind: EventKind,
-        seq: u64,
-        len: u32,
-        reason: u8,
-        spurious: i8,
-        detected: i8,
-        value: f64,
-    ) -> usize {
+    pub fn event(&mut self, r: EventRow) -> usize {
         if self.skip_events {
-            if matches!(kind, EventKind::Timeout | EventKind::FastRetransmit) {
-                self.marks.push([spurious, detected]);
+            if matches!(r.kind, EventKind::Timeout | EventKind::FastRetransmit) {
+                self.marks.push([r.spurious, r.detected]);
                 return self.marks.len() - 1;
             }
             return NO_ROW;
@@ -570,16 +601,16 @@ impl Output {
             self.over_cap("events");
             return NO_ROW;
         }
-        self.ev_t.push(t as i64);
-        self.ev_flow.push(flow);
-        self.ev_conn.push(conn);
-        self.ev_kind.push(kind as u8);
-        self.ev_seq.push(seq);
-        self.ev_len.push(len);
-        self.ev_reason.push(reason);
-        self.ev_spurious.push(spurious);
-        self.ev_detected.push(detected);
-        self.ev_value.push(value);
+        self.ev_t.push(r.t as i64);
+        self.ev_flow.push(r.flow);
+        self.ev_conn.push(r.conn);
+        self.ev_kind.push(r.kind as u8);
+        self.ev_seq.push(r.seq);
+        self.ev_len.push(r.len);
+        self.ev_reason.push(r.reason);
+        self.ev_spurious.push(r.spurious);
+        self.ev_detected.push(r.detected);
+        self.ev_value.push(r.value);
         self.ev_spilled() + self.ev_t.len() - 1
     }
 
@@ -716,7 +747,12 @@ mod tests {
     use super::*;
 
     fn ev(o: &mut Output, i: u64, kind: EventKind) -> usize {
-        o.event(i, 0, 0, kind, i, 1, 0, -1, -1, 0.5)
+        o.event(EventRow {
+            seq: i,
+            len: 1,
+            value: 0.5,
+            ..EventRow::new(i, 0, 0, kind)
+        })
     }
 
     #[test]

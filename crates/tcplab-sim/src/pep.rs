@@ -95,7 +95,7 @@ use std::collections::HashMap;
 
 use crate::component::{Component, Ctx, DropKind};
 use crate::config::PepConfig;
-use crate::sim::{Dir, Packet};
+use crate::engine::{Dir, Packet};
 use tcplab_tcp::seq::{to_wire, unwrap};
 use tcplab_tcp::spurious::DetectorKind;
 use tcplab_tcp::{
@@ -943,7 +943,7 @@ impl Component for Pep {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::component::Engine;
+    use crate::engine::Engine;
 
     const MSS: u32 = 1000;
     const ISS: u32 = 5000;

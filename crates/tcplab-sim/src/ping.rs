@@ -5,7 +5,7 @@
 //! `PING_FLOW_BASE + probe index`; `conn` is 0 for a request, 1 for a reply.
 
 use crate::config::PingConfig;
-use crate::sim::{Dir, Packet};
+use crate::engine::{Dir, Packet};
 use tcplab_tcp::{Segment, Time};
 
 /// Flow numbers at and above this mark probe packets.

@@ -32,8 +32,8 @@ use std::collections::VecDeque;
 use crate::component::{Component, Ctx, DropKind};
 use crate::config::{Dist, RlcConfig, RlcDirConfig};
 use crate::dist::sample;
+use crate::engine::Packet;
 use crate::rng::Rng;
-use crate::sim::Packet;
 use tcplab_tcp::Time;
 
 #[derive(Clone, Copy, Debug, Default)]
@@ -413,7 +413,7 @@ impl Component for RlcHop {
         self.dirs[0].stats.tx_packets + self.dirs[1].stats.tx_packets
     }
 
-    fn queue_len(&mut self, dir: crate::sim::Dir, now: Time) -> Option<u64> {
+    fn queue_len(&mut self, dir: crate::engine::Dir, now: Time) -> Option<u64> {
         Some(self.dirs[dir as usize].queued(now))
     }
 }

@@ -6,192 +6,19 @@
 //! order they were scheduled (a global sequence number breaks ties); every
 //! random draw comes from a per-component stream (`rng::Rng::stream`).
 
-use std::cmp::Ordering;
-use std::collections::BinaryHeap;
-
 use tcplab_tcp::seq::unwrap;
 use tcplab_tcp::{Config, Connection, Event, Segment, State, Time};
 
-use crate::component::{Component, Ctx, DropKind, Engine, Taps};
+use crate::component::{Component, Ctx, DropKind, Taps};
 use crate::config::{AppConfig, FlowConfig, HopConfig, SimConfig};
 use crate::coverage::Coverage;
 use crate::dist;
+use crate::engine::{Dir, Engine, Ev, EventQueue, Packet, Side, Slab};
 use crate::link::LinkHop;
-use crate::output::{EventKind, FlowAgg, FlowSummary, Output, SegmentKind, Summary};
+use crate::output::{EventKind, EventRow, FlowAgg, FlowSummary, Output, SegmentKind, Summary};
 use crate::ping::{is_ping, PingRt, PING_FLOW_BASE};
 use crate::rng::Rng;
 use crate::validate::{tcp_config, validate};
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[repr(u8)]
-pub enum Dir {
-    Fwd = 0,
-    Rev = 1,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Side {
-    Sender,
-    Receiver,
-}
-
-/// A packet in the network. `seg` is the wire header; the rest is simulator
-/// metadata that never reaches an endpoint.
-#[derive(Clone, Copy, Debug)]
-pub struct Packet {
-    pub uid: u64,
-    /// Flow index (TCP) or cross-traffic index (UDP).
-    pub flow: u32,
-    pub conn: u32,
-    pub dir: Dir,
-    /// Index of the next hop to traverse.
-    pub hop: u16,
-    pub udp: bool,
-    /// IP datagram length.
-    pub size: u32,
-    /// When the endpoint emitted it (ground truth for spurious timeouts).
-    pub sent_at: Time,
-    pub seg: Segment,
-    /// Transit-time feedback a receiving host attached to an ACK
-    /// (simulator-side metadata, `host::HostHop`; never on the wire).
-    pub feedback: Option<tcplab_tcp::cc::TransitFeedback>,
-}
-
-pub(crate) enum Ev {
-    /// A packet (index into the packet slab) reaches its next hop or endpoint.
-    Arrive(u32),
-    Timer {
-        flow: u32,
-        conn: u32,
-        side: Side,
-        gen: u32,
-    },
-    OpenConn {
-        flow: u32,
-    },
-    Sample,
-    Cbr {
-        cross: u32,
-    },
-    HopTimer {
-        // u32 keeps `Ev` at 16 bytes (heap entries at 32).
-        hop: u32,
-        token: u64,
-    },
-    Ping {
-        idx: u32,
-    },
-}
-
-// Heap entries are moved on every push and pop: keep them at 32 bytes.
-const _: () = assert!(std::mem::size_of::<Ev>() == 16);
-
-struct Entry {
-    /// (time << 64) | sequence number: the heap compares one u128 instead
-    /// of two u64s in turn (same order: earliest first, FIFO on ties).
-    key: u128,
-    ev: Ev,
-}
-
-impl Entry {
-    #[inline]
-    fn at(&self) -> Time {
-        (self.key >> 64) as Time
-    }
-}
-
-impl PartialEq for Entry {
-    fn eq(&self, o: &Self) -> bool {
-        self.key == o.key
-    }
-}
-impl Eq for Entry {}
-impl PartialOrd for Entry {
-    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
-        Some(self.cmp(o))
-    }
-}
-impl Ord for Entry {
-    #[inline]
-    fn cmp(&self, o: &Self) -> Ordering {
-        // BinaryHeap is a max-heap: invert for earliest-first, FIFO on ties.
-        o.key.cmp(&self.key)
-    }
-}
-
-/// Packets in flight live in a slab so heap entries stay small.
-#[derive(Default)]
-pub(crate) struct Slab {
-    items: Vec<Packet>,
-    free: Vec<u32>,
-}
-
-impl Slab {
-    #[inline]
-    pub(crate) fn put(&mut self, p: Packet) -> u32 {
-        match self.free.pop() {
-            Some(i) => {
-                self.items[i as usize] = p;
-                i
-            }
-            None => {
-                self.items.push(p);
-                (self.items.len() - 1) as u32
-            }
-        }
-    }
-    #[inline]
-    pub(crate) fn take(&mut self, i: u32) -> Packet {
-        self.free.push(i);
-        self.items[i as usize]
-    }
-    /// Read a packet in place (no copy).
-    #[inline]
-    pub(crate) fn get(&self, i: u32) -> &Packet {
-        &self.items[i as usize]
-    }
-    /// Free slot `i` without reading it.
-    #[inline]
-    pub(crate) fn release(&mut self, i: u32) {
-        self.free.push(i);
-    }
-    #[inline]
-    pub(crate) fn get_mut(&mut self, i: u32) -> &mut Packet {
-        &mut self.items[i as usize]
-    }
-}
-
-#[derive(Default)]
-pub(crate) struct EventQueue {
-    heap: BinaryHeap<Entry>,
-    seq: u64,
-}
-
-impl EventQueue {
-    #[inline]
-    pub(crate) fn push(&mut self, at: Time, ev: Ev) {
-        self.seq += 1;
-        self.heap.push(Entry {
-            key: ((at as u128) << 64) | self.seq as u128,
-            ev,
-        });
-    }
-
-    /// When the earliest event is due (a real-time driver sleeps until then).
-    #[inline]
-    pub(crate) fn next_at(&self) -> Option<Time> {
-        self.heap.peek().map(|e| e.at())
-    }
-
-    /// Take the earliest event if it is due at or before `until`.
-    #[inline]
-    pub(crate) fn pop_due(&mut self, until: Time) -> Option<(Time, Ev)> {
-        if self.heap.peek()?.at() > until {
-            return None;
-        }
-        self.heap.pop().map(|e| (e.at(), e.ev))
-    }
-}
 
 #[derive(Default, Clone, Copy)]
 struct TimerSlot {
@@ -561,18 +388,13 @@ impl Sim {
             DropKind::Loss => EventKind::DropLoss,
         };
         let seq = self.pkt_offset(&p);
-        self.out.event(
-            self.now,
-            p.flow,
-            p.conn,
-            ek,
+        self.out.event(EventRow {
             seq,
-            p.seg.payload_len,
-            p.dir as u8,
-            -1,
-            -1,
-            hi as f64,
-        );
+            len: p.seg.payload_len,
+            reason: p.dir as u8,
+            value: hi as f64,
+            ..EventRow::new(self.now, p.flow, p.conn, ek)
+        });
     }
 
     /// Stream offset of a TCP packet's first sequence number (ground truth).
@@ -743,18 +565,11 @@ impl Sim {
                         let dur = now - pair.opened_at;
                         f.agg.completed += 1;
                         f.agg.active_ns += dur;
-                        self.out.event(
-                            now,
-                            fi as u32,
-                            id,
-                            EventKind::TransferDone,
-                            sz,
-                            0,
-                            0,
-                            -1,
-                            -1,
-                            dur as f64 * 1e-9,
-                        );
+                        self.out.event(EventRow {
+                            seq: sz,
+                            value: dur as f64 * 1e-9,
+                            ..EventRow::new(now, fi as u32, id, EventKind::TransferDone)
+                        });
                         transfer_done = true;
                     }
                 }
@@ -781,18 +596,11 @@ impl Sim {
                     if pair.snd.snd_una() > sz {
                         pair.sender_acked = true;
                         let id = pair.id;
-                        self.out.event(
-                            now,
-                            fi as u32,
-                            id,
-                            EventKind::SenderAcked,
-                            sz,
-                            0,
-                            0,
-                            -1,
-                            -1,
-                            (now - t0) as f64 * 1e-9,
-                        );
+                        self.out.event(EventRow {
+                            seq: sz,
+                            value: (now - t0) as f64 * 1e-9,
+                            ..EventRow::new(now, fi as u32, id, EventKind::SenderAcked)
+                        });
                     }
                 }
             }
@@ -953,18 +761,15 @@ impl Sim {
                 }
                 // Ground truth: already at the receiver?
                 let spurious = pair.rcv.has_received_byte(seq - 1);
-                let row = self.out.event(
-                    now,
-                    f,
-                    id,
-                    EventKind::Timeout,
+                let row = self.out.event(EventRow {
                     seq,
                     len,
-                    backoff.min(255) as u8,
-                    spurious as i8,
-                    0,
-                    rto as f64 * 1e-9,
-                );
+                    reason: backoff.min(255) as u8,
+                    spurious: spurious as i8,
+                    detected: 0,
+                    value: rto as f64 * 1e-9,
+                    ..EventRow::new(now, f, id, EventKind::Timeout)
+                });
                 pair.timeout_rows.push(row);
                 pair.note_truth(spurious, seq, now, row, false);
             }
@@ -982,18 +787,15 @@ impl Sim {
                 // segment, or the first copy of it to arrive later was sent
                 // before the fast retransmit (the retransmission was not needed).
                 let spurious = pair.rcv.has_received_byte(seq - 1);
-                let row = self.out.event(
-                    now,
-                    f,
-                    id,
-                    EventKind::FastRetransmit,
+                let row = self.out.event(EventRow {
                     seq,
                     len,
-                    tcplab_tcp::RtxReason::FastRetransmit as u8,
-                    spurious as i8,
-                    0,
-                    cwnd as f64,
-                );
+                    reason: tcplab_tcp::RtxReason::FastRetransmit as u8,
+                    spurious: spurious as i8,
+                    detected: 0,
+                    value: cwnd as f64,
+                    ..EventRow::new(now, f, id, EventKind::FastRetransmit)
+                });
                 // Rows are indexed by the episode number (`SpuriousFrDetected::id`).
                 debug_assert_eq!(pair.fr_rows.len(), n as usize);
                 pair.fr_rows.push(row);
@@ -1011,32 +813,21 @@ impl Sim {
                 if let Some(&row) = pair.fr_rows.get(n as usize) {
                     self.out.set_detected(row, 1);
                 }
-                self.out.event(
-                    now,
-                    f,
-                    id,
-                    EventKind::SpuriousFrDetected,
-                    n as u64,
-                    0,
-                    undone as u8,
-                    -1,
-                    1,
-                    cwnd as f64,
-                );
+                self.out.event(EventRow {
+                    seq: n as u64,
+                    reason: undone as u8,
+                    detected: 1,
+                    value: cwnd as f64,
+                    ..EventRow::new(now, f, id, EventKind::SpuriousFrDetected)
+                });
             }
             Event::Retransmit { seq, len, reason } => {
-                self.out.event(
-                    now,
-                    f,
-                    id,
-                    EventKind::Retransmit,
+                self.out.event(EventRow {
                     seq,
                     len,
-                    reason as u8,
-                    -1,
-                    -1,
-                    0.0,
-                );
+                    reason: reason as u8,
+                    ..EventRow::new(now, f, id, EventKind::Retransmit)
+                });
             }
             Event::EnterRecovery {
                 kind,
@@ -1044,64 +835,35 @@ impl Sim {
                 cwnd,
                 ..
             } => {
-                self.out.event(
-                    now,
-                    f,
-                    id,
-                    EventKind::EnterRecovery,
-                    recover,
-                    0,
-                    kind as u8,
-                    -1,
-                    -1,
-                    cwnd as f64,
-                );
+                self.out.event(EventRow {
+                    seq: recover,
+                    reason: kind as u8,
+                    value: cwnd as f64,
+                    ..EventRow::new(now, f, id, EventKind::EnterRecovery)
+                });
             }
             Event::ExitRecovery { cwnd } => {
-                self.out.event(
-                    now,
-                    f,
-                    id,
-                    EventKind::ExitRecovery,
-                    0,
-                    0,
-                    0,
-                    -1,
-                    -1,
-                    cwnd as f64,
-                );
+                self.out.event(EventRow {
+                    value: cwnd as f64,
+                    ..EventRow::new(now, f, id, EventKind::ExitRecovery)
+                });
             }
             Event::SpuriousDetected { id: tid } => {
                 // The detector's verdict goes on the timeout's own row.
                 if let Some(&row) = pair.timeout_rows.get(tid as usize) {
                     self.out.set_detected(row, 1);
                 }
-                self.out.event(
-                    now,
-                    f,
-                    id,
-                    EventKind::SpuriousDetected,
-                    tid as u64,
-                    0,
-                    0,
-                    -1,
-                    1,
-                    0.0,
-                );
+                self.out.event(EventRow {
+                    seq: tid as u64,
+                    detected: 1,
+                    ..EventRow::new(now, f, id, EventKind::SpuriousDetected)
+                });
             }
             Event::Established => {
-                self.out.event(
-                    now,
-                    f,
-                    id,
-                    EventKind::Established,
-                    0,
-                    0,
-                    side as u8,
-                    -1,
-                    -1,
-                    0.0,
-                );
+                self.out.event(EventRow {
+                    reason: side as u8,
+                    ..EventRow::new(now, f, id, EventKind::Established)
+                });
             }
             Event::DetectorVerdict { id: tid, outcome } => {
                 let k = tid as usize;
@@ -1109,18 +871,12 @@ impl Sim {
                     pair.verdicts.resize(k + 1, 255);
                 }
                 pair.verdicts[k] = outcome;
-                self.out.event(
-                    now,
-                    f,
-                    id,
-                    EventKind::DetectorVerdict,
-                    tid as u64,
-                    0,
-                    outcome,
-                    -1,
-                    0,
-                    0.0,
-                );
+                self.out.event(EventRow {
+                    seq: tid as u64,
+                    reason: outcome,
+                    detected: 0,
+                    ..EventRow::new(now, f, id, EventKind::DetectorVerdict)
+                });
             }
             Event::HyStart { css, ca, cwnd, .. } => {
                 // Summary counters only (no event row: the events table and
@@ -1140,18 +896,13 @@ impl Sim {
                 kind,
                 cwnd,
             } => {
-                self.out.event(
-                    now,
-                    f,
-                    id,
-                    EventKind::Tlp,
+                self.out.event(EventRow {
                     seq,
                     len,
-                    kind,
-                    -1,
-                    -1,
-                    cwnd as f64,
-                );
+                    reason: kind,
+                    value: cwnd as f64,
+                    ..EventRow::new(now, f, id, EventKind::Tlp)
+                });
             }
             Event::RackLoss {
                 seq,
@@ -1160,26 +911,25 @@ impl Sim {
                 reo_wnd,
                 ..
             } => {
-                self.out.event(
-                    now,
-                    f,
-                    id,
-                    EventKind::RackLoss,
+                self.out.event(EventRow {
                     seq,
-                    bytes.min(u32::MAX as u64) as u32,
-                    timer as u8,
-                    -1,
-                    -1,
-                    reo_wnd as f64 * 1e-9,
-                );
+                    len: bytes.min(u32::MAX as u64) as u32,
+                    reason: timer as u8,
+                    value: reo_wnd as f64 * 1e-9,
+                    ..EventRow::new(now, f, id, EventKind::RackLoss)
+                });
             }
             Event::Closed => {
-                self.out
-                    .event(now, f, id, EventKind::Closed, 0, 0, side as u8, -1, -1, 0.0);
+                self.out.event(EventRow {
+                    reason: side as u8,
+                    ..EventRow::new(now, f, id, EventKind::Closed)
+                });
             }
             Event::Reset { sent } => {
-                self.out
-                    .event(now, f, id, EventKind::Reset, 0, 0, sent as u8, -1, -1, 0.0);
+                self.out.event(EventRow {
+                    reason: sent as u8,
+                    ..EventRow::new(now, f, id, EventKind::Reset)
+                });
             }
         }
     }
@@ -1256,18 +1006,10 @@ impl Sim {
             sender_acked: false,
         });
         let ci = f.conns.len() - 1;
-        self.out.event(
-            now,
-            fi as u32,
-            id,
-            EventKind::ConnOpen,
-            size.unwrap_or(0),
-            0,
-            0,
-            -1,
-            -1,
-            0.0,
-        );
+        self.out.event(EventRow {
+            seq: size.unwrap_or(0),
+            ..EventRow::new(now, fi as u32, id, EventKind::ConnOpen)
+        });
         let opener = if self.flows[fi].receiver_opens {
             Side::Receiver
         } else {

@@ -86,9 +86,9 @@ use serde::Deserialize;
 
 use crate::component::{Component, Ctx, DropKind};
 use crate::config::{LossConfig, SimConfig};
+use crate::engine::{Dir, Packet};
 use crate::loss::LossProcess;
 use crate::rng::Rng;
-use crate::sim::{Dir, Packet};
 use tcplab_tcp::Time;
 
 // ---------------------------------------------------------------------------

@@ -1,0 +1,219 @@
+//! The engine's types: packets and their direction, the events of the
+//! discrete-event loop, the event queue, the slab that holds packets in
+//! flight, and `Engine`, the part of the engine state a component call may
+//! touch (through `component::Ctx`). A component is read with this module
+//! and `component.rs`; `sim.rs` runs the world (endpoints, flows, cross
+//! traffic, samplers) and `emu.rs` drives the same types in real time.
+//!
+//! Determinism: time is integer ns; events at the same instant run in the
+//! order they were scheduled (a global sequence number breaks ties).
+
+use std::cmp::Ordering;
+use std::collections::BinaryHeap;
+
+use tcplab_tcp::{Segment, Time};
+
+use crate::component::{DropKind, Taps};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum Dir {
+    Fwd = 0,
+    Rev = 1,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Side {
+    Sender,
+    Receiver,
+}
+
+/// A packet in the network. `seg` is the wire header; the rest is simulator
+/// metadata that never reaches an endpoint.
+#[derive(Clone, Copy, Debug)]
+pub struct Packet {
+    pub uid: u64,
+    /// Flow index (TCP) or cross-traffic index (UDP).
+    pub flow: u32,
+    pub conn: u32,
+    pub dir: Dir,
+    /// Index of the next hop to traverse.
+    pub hop: u16,
+    pub udp: bool,
+    /// IP datagram length.
+    pub size: u32,
+    /// When the endpoint emitted it (ground truth for spurious timeouts).
+    pub sent_at: Time,
+    pub seg: Segment,
+    /// Transit-time feedback a receiving host attached to an ACK
+    /// (simulator-side metadata, `host::HostHop`; never on the wire).
+    pub feedback: Option<tcplab_tcp::cc::TransitFeedback>,
+}
+
+pub(crate) enum Ev {
+    /// A packet (index into the packet slab) reaches its next hop or endpoint.
+    Arrive(u32),
+    Timer {
+        flow: u32,
+        conn: u32,
+        side: Side,
+        gen: u32,
+    },
+    OpenConn {
+        flow: u32,
+    },
+    Sample,
+    Cbr {
+        cross: u32,
+    },
+    HopTimer {
+        // u32 keeps `Ev` at 16 bytes (heap entries at 32).
+        hop: u32,
+        token: u64,
+    },
+    Ping {
+        idx: u32,
+    },
+}
+
+// Heap entries are moved on every push and pop: keep them at 32 bytes.
+const _: () = assert!(std::mem::size_of::<Ev>() == 16);
+
+pub(crate) struct Entry {
+    /// (time << 64) | sequence number: the heap compares one u128 instead
+    /// of two u64s in turn (same order: earliest first, FIFO on ties).
+    key: u128,
+    pub(crate) ev: Ev,
+}
+
+impl Entry {
+    #[inline]
+    pub(crate) fn at(&self) -> Time {
+        (self.key >> 64) as Time
+    }
+}
+
+impl PartialEq for Entry {
+    fn eq(&self, o: &Self) -> bool {
+        self.key == o.key
+    }
+}
+impl Eq for Entry {}
+impl PartialOrd for Entry {
+    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
+        Some(self.cmp(o))
+    }
+}
+impl Ord for Entry {
+    #[inline]
+    fn cmp(&self, o: &Self) -> Ordering {
+        // BinaryHeap is a max-heap: invert for earliest-first, FIFO on ties.
+        o.key.cmp(&self.key)
+    }
+}
+
+/// Packets in flight live in a slab so heap entries stay small.
+#[derive(Default)]
+pub(crate) struct Slab {
+    items: Vec<Packet>,
+    free: Vec<u32>,
+}
+
+impl Slab {
+    #[inline]
+    pub(crate) fn put(&mut self, p: Packet) -> u32 {
+        match self.free.pop() {
+            Some(i) => {
+                self.items[i as usize] = p;
+                i
+            }
+            None => {
+                self.items.push(p);
+                (self.items.len() - 1) as u32
+            }
+        }
+    }
+    #[inline]
+    pub(crate) fn take(&mut self, i: u32) -> Packet {
+        self.free.push(i);
+        self.items[i as usize]
+    }
+    /// Read a packet in place (no copy).
+    #[inline]
+    pub(crate) fn get(&self, i: u32) -> &Packet {
+        &self.items[i as usize]
+    }
+    /// Free slot `i` without reading it.
+    #[inline]
+    pub(crate) fn release(&mut self, i: u32) {
+        self.free.push(i);
+    }
+    #[inline]
+    pub(crate) fn get_mut(&mut self, i: u32) -> &mut Packet {
+        &mut self.items[i as usize]
+    }
+}
+
+#[derive(Default)]
+pub(crate) struct EventQueue {
+    /// `Sim::run` pops it directly; `Sim::finish` counts what is left.
+    pub(crate) heap: BinaryHeap<Entry>,
+    seq: u64,
+}
+
+impl EventQueue {
+    #[inline]
+    pub(crate) fn push(&mut self, at: Time, ev: Ev) {
+        self.seq += 1;
+        self.heap.push(Entry {
+            key: ((at as u128) << 64) | self.seq as u128,
+            ev,
+        });
+    }
+
+    /// When the earliest event is due (a real-time driver sleeps until then).
+    #[inline]
+    pub(crate) fn next_at(&self) -> Option<Time> {
+        self.heap.peek().map(|e| e.at())
+    }
+
+    /// Take the earliest event if it is due at or before `until`.
+    #[inline]
+    pub(crate) fn pop_due(&mut self, until: Time) -> Option<(Time, Ev)> {
+        if self.heap.peek()?.at() > until {
+            return None;
+        }
+        self.heap.pop().map(|e| (e.at(), e.ev))
+    }
+}
+
+/// The engine state a component call may touch (one pointer in `Ctx`
+/// instead of one per field: a `Ctx` is built twice per packet per hop).
+#[derive(Default)]
+pub(crate) struct Engine {
+    pub(crate) q: EventQueue,
+    pub(crate) slab: Slab,
+    /// Slab indices of the packets that arrive now, after the current event,
+    /// in FIFO order. The engine drains it after every event by walking it
+    /// front to back (arrivals may append more) and then clearing it, so a
+    /// Vec does what a VecDeque did, with cheaper pushes and reads.
+    pub(crate) immediate: Vec<u32>,
+    /// Drops are logged after the call (the log needs the flow tables).
+    pub(crate) drops: Vec<(Packet, DropKind)>,
+    pub(crate) absorbed: u64,
+    pub(crate) taps: Taps,
+    /// Packet ids handed out so far.
+    pub(crate) uid: u64,
+    /// Packets the component created, each leaving this hop in its `dir`
+    /// (the engine resolves the route position after the call).
+    pub(crate) emitted: Vec<(Packet, Time)>,
+    /// Real-time emulation (`emu`): packets carry real bytes.
+    pub(crate) real_bytes: bool,
+    /// Real time: the TCP payload of the packet being handed to a hop that
+    /// asked for bytes (`Component::wants_bytes`); empty in simulation.
+    pub(crate) payload_in: Vec<u8>,
+    /// Real time: payloads of emitted packets, (uid, start, len) into
+    /// `payload_out` (the driver builds the packets' bytes after the call).
+    pub(crate) payload_out: Vec<u8>,
+    pub(crate) payload_spans: Vec<(u64, u32, u32)>,
+}
