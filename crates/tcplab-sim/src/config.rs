@@ -95,6 +95,17 @@ pub enum HopConfig {
 }
 
 impl HopConfig {
+    /// The `kind` of each variant, as the normalized configuration names it.
+    pub const KINDS: [&'static str; 7] = [
+        "link",
+        "pep",
+        "dropper",
+        "ack_filter_link",
+        "rlc",
+        "wlan",
+        "host",
+    ];
+
     pub fn name(&self) -> &str {
         match self {
             HopConfig::Link(l) => &l.name,

@@ -111,12 +111,10 @@ pub fn check_config(c: &PepConfig) -> Result<(), String> {
             c.buffer_bytes
         ));
     }
-    if !matches!(
-        CcKind::parse(&c.cc),
-        Some(CcKind::Reno | CcKind::NewReno | CcKind::Cubic)
-    ) {
+    if !CcKind::parse(&c.cc).is_some_and(|k| k.entry.loss_based) {
         return Err(format!(
-            "cc: must be one of reno, newreno, cubic (got {:?})",
+            "cc: must be one of {} (got {:?})",
+            tcplab_tcp::cc::names_where(|e| e.loss_based, ", "),
             c.cc
         ));
     }
