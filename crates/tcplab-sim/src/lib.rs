@@ -72,14 +72,14 @@ pub fn registry_json() -> String {
             })
         })
         .collect();
-    let rto: serde_json::Map<_, _> = RtoProfile::NAMED
+    // A list, not an object: the first profile is the default.
+    let rto: Vec<_> = RtoProfile::NAMED
         .iter()
         .map(|(name, p)| {
-            let v = json!({
-                "initial_ns": p.initial, "min_ns": p.min, "max_ns": p.max,
+            json!({
+                "name": name, "initial_ns": p.initial, "min_ns": p.min, "max_ns": p.max,
                 "granularity_ns": p.granularity, "max_backoff": p.max_backoff,
-            });
-            (name.to_string(), v)
+            })
         })
         .collect();
     json!({

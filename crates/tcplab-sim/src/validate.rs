@@ -254,14 +254,14 @@ pub fn tcp_config(t: &TcpConfigJson) -> Result<Config, String> {
         }),
         spurious_detection: DetectorKind::parse(&t.spurious_detection).ok_or_else(|| {
             format!(
-                "spurious_detection: unknown detector {:?} (choose from {})",
+                "spurious_detection: unknown spurious-timeout detector {:?} (choose from {})",
                 t.spurious_detection,
                 DetectorKind::NAMES.join(", ")
             )
         })?,
         spurious_response: ResponseKind::parse(&t.spurious_response).ok_or_else(|| {
             format!(
-                "spurious_response: unknown response {:?} (choose from {})",
+                "spurious_response: unknown spurious-timeout response {:?} (choose from {})",
                 t.spurious_response,
                 ResponseKind::NAMES.join(", ")
             )
@@ -270,14 +270,14 @@ pub fn tcp_config(t: &TcpConfigJson) -> Result<Config, String> {
             .filter(|d| d.judges_fast_retransmits())
             .ok_or_else(|| {
                 format!(
-                    "spurious_fr: unknown detector {:?} (choose from {})",
+                    "spurious_fr: unknown spurious-fast-retransmit detector {:?} (choose from {})",
                     t.spurious_fr,
                     DetectorKind::FR_NAMES.join(", ")
                 )
             })?,
         spurious_fr_response: FrResponseKind::parse(&t.spurious_fr_response).ok_or_else(|| {
             format!(
-                "spurious_fr_response: unknown response {:?} (choose from {})",
+                "spurious_fr_response: unknown spurious-fast-retransmit response {:?} (choose from {})",
                 t.spurious_fr_response,
                 FrResponseKind::NAMES.join(", ")
             )
@@ -285,14 +285,14 @@ pub fn tcp_config(t: &TcpConfigJson) -> Result<Config, String> {
         read_rate_bps: t.read_rate_bps,
         recovery_cwnd: RecoveryCwnd::parse(&t.recovery_cwnd).ok_or_else(|| {
             format!(
-                "recovery_cwnd: unknown reduction {:?} (choose from {})",
+                "recovery_cwnd: unknown fast-recovery cwnd reduction {:?} (choose from {})",
                 t.recovery_cwnd,
                 RecoveryCwnd::NAMES.join(", ")
             )
         })?,
         loss_detection: LossDetection::parse(&t.loss_detection).ok_or_else(|| {
             format!(
-                "loss_detection: unknown detection {:?} (choose from {})",
+                "loss_detection: unknown loss detection {:?} (choose from {})",
                 t.loss_detection,
                 LossDetection::NAMES.join(", ")
             )
@@ -300,7 +300,7 @@ pub fn tcp_config(t: &TcpConfigJson) -> Result<Config, String> {
         tlp: t.tlp,
         ssthresh_from: SsthreshFrom::parse(&t.ssthresh_from).ok_or_else(|| {
             format!(
-                "ssthresh_from: unknown basis {:?} (choose from {})",
+                "ssthresh_from: unknown multiplicative-decrease basis {:?} (choose from {})",
                 t.ssthresh_from,
                 SsthreshFrom::NAMES.join(", ")
             )

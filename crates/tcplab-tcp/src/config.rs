@@ -274,6 +274,9 @@ impl Default for Config {
     }
 }
 
+/// The rule PRR, RACK and TLP share (the text Python's scenario loader shows too).
+const NEEDS_SACK: &str = "needs sack = true (RFC 6937 / RFC 8985 use SACK)";
+
 impl Config {
     /// Check structural rules; the message names the field and the rule.
     pub fn validate(&self) -> Result<(), String> {
@@ -308,7 +311,7 @@ impl Config {
             return Err("read_rate: must be > 0 (got 0)".into());
         }
         if self.dupthresh == 0 {
-            return Err("dupthresh: must be >= 1 (got 0)".into());
+            return Err("dupthresh: must be between 1 and 4294967295 (got 0)".into());
         }
         if self.initial_window == 0 {
             return Err("initial_window: must be > 0".into());
@@ -322,7 +325,7 @@ impl Config {
             return Err("rto.initial: must be >= 1ms".into());
         }
         if self.ack.every_n == 0 {
-            return Err("ack.every: must be >= 1 (got 0)".into());
+            return Err("ack.every: must be between 1 and 4294967295 (got 0)".into());
         }
         if self.ack.periodic && self.ack.max_delay == 0 {
             return Err("ack.timer: a periodic delayed-ACK timer needs ack.max_delay > 0".into());
@@ -334,7 +337,7 @@ impl Config {
         if !(1..=2).contains(&self.abc_l) {
             // RFC 3465 §2.2: L MUST NOT exceed 2*SMSS.
             return Err(format!(
-                "abc_l: must be 1 or 2 SMSS (RFC 3465 §2.2) (got {})",
+                "abc_l: must be between 1 and 2 (got {})",
                 self.abc_l
             ));
         }
@@ -403,15 +406,15 @@ impl Config {
         }
         if self.recovery_cwnd != RecoveryCwnd::Immediate && !self.sack {
             // PRR is implemented for SACK recovery (RFC 6937 §3 with SACKd).
-            return Err("recovery_cwnd: prr needs sack = true".into());
+            return Err(format!("recovery_cwnd: {NEEDS_SACK}"));
         }
         if self.loss_detection == LossDetection::Rack && !self.sack {
             // RFC 8985 §2: RACK needs SACK.
-            return Err("loss_detection: rack needs sack = true".into());
+            return Err(format!("loss_detection: {NEEDS_SACK}"));
         }
         if self.tlp && !self.sack {
             // RFC 8985 §2: TLP needs SACK.
-            return Err("tlp: needs sack = true".into());
+            return Err(format!("tlp: {NEEDS_SACK}"));
         }
         Ok(())
     }
