@@ -1359,7 +1359,17 @@ class Scenario(NamedTuple):
 
 
 def parse_scenario(data: Mapping[str, Any], source: str = "<dict>") -> Scenario:
-    """Validate a scenario table (as read from TOML) and build its configuration."""
+    """Validate a scenario table (as read from TOML) and build its configuration.
+
+    Python checks the table (types, units, unknown keys and every rule); when the core is
+    built, the simulator's validator then checks the configuration too (it is the authority).
+    """
+    return _parse_scenario(data, source, with_core=True)
+
+
+def _parse_scenario(data: Mapping[str, Any], source: str, *, with_core: bool) -> Scenario:
+    """:func:`parse_scenario`; ``with_core=False`` applies Python's own checks only (the
+    tests compare their verdicts and messages with the core's)."""
     if not isinstance(source, str):
         raise TypeError(f"parse_scenario: source must be a string (got {type(source).__name__})")
     try:
@@ -1390,7 +1400,8 @@ def parse_scenario(data: Mapping[str, Any], source: str = "<dict>") -> Scenario:
             from tcplab.scenario_wlan import assign_stations
 
             assign_stations(config)
-        _authority(config, _origins(top, topo))
+        if with_core:
+            core_check(table, config)
         copied = copy.deepcopy(table)
     except ScenarioError as err:
         err.source = err.source or source
@@ -1400,37 +1411,50 @@ def parse_scenario(data: Mapping[str, Any], source: str = "<dict>") -> Scenario:
     return Scenario(name, source, copied, config, description)
 
 
-def _origins(top: _Table, topo: _Topology) -> dict[str, tuple[str, list[int]]]:
-    """For each list of the configuration, the TOML array and entry each element came from:
-    a dumbbell's hops all come from ``path[0]``, ``count`` flows from one ``[[flows]]``, and
-    ``cross``/``pings`` from the ``[[cross]]`` entries of their kind."""
-    hops = [0] * len(topo.hops) if topo.pair_routes is not None else list(range(len(topo.hops)))
-    flows = [
-        i
-        for i, f in enumerate(top.tables("flows", required=True))
-        for _ in range(f.get("count", 1))
-    ]
-    entries = top.tables("cross", required=False)
+def _origins(data: Mapping[str, Any], config: Mapping[str, Any]) -> dict[str, list[str]]:
+    """For each list of a configuration built from the TOML table ``data``, the TOML entry each
+    element came from: a dumbbell's hops all come from ``path[0]``, ``count`` flows from one
+    ``[[flows]]``, and ``cross``/``pings`` from the ``[[cross]]`` entries of their kind."""
+    path = data.get("path") or [{}]
+    dumbbell = isinstance(path[0], dict) and path[0].get("kind") == "dumbbell"
+    hops = [0 if dumbbell else k for k in range(len(config["hops"]))]
+    flows = [i for i, f in enumerate(data.get("flows", [])) for _ in range(f.get("count", 1))]
+    entries = data.get("cross", [])
     pings = [i for i, c in enumerate(entries) if c.get("kind", "udp_cbr") == "ping"]
     cbr = [i for i, c in enumerate(entries) if c.get("kind", "udp_cbr") != "ping"]
-    pcap = list(range(len(top.tables("pcap", required=False))))
     return {
-        "hops": ("path", hops),
-        "flows": ("flows", flows),
-        "cross": ("cross", cbr),
-        "pings": ("cross", pings),
-        "pcap": ("pcap", pcap),
+        "hops": [f"path[{k}]" for k in hops],
+        "flows": [f"flows[{k}]" for k in flows],
+        "cross": [f"cross[{k}]" for k in cbr],
+        "pings": [f"cross[{k}]" for k in pings],
+        "pcap": [f"pcap[{k}]" for k in range(len(config["pcap"]))],
     }
 
 
-_RUST_FIELD = re.compile(r"^(hops|flows|cross|pings|pcap)\[(\d+)\]")
+_CORE_FIELD = re.compile(r"\b(hops|flows|cross|pings|pcap)\[(\d+)\]")
 
 
-def _authority(config: dict[str, Any], origins: dict[str, tuple[str, list[int]]]) -> None:
+def core_error(message: str, data: Mapping[str, Any], config: Mapping[str, Any]) -> ScenarioError:
+    """The core validator's ``message`` about ``config`` (built from the TOML table ``data``)
+    as a :class:`ScenarioError` naming the TOML entries: ``hops[3]`` is ``path[3]``, the
+    second ping the ``[[cross]]`` entry it came from."""
+    try:
+        origins = _origins(data, config)
+    except (AttributeError, TypeError, IndexError):  # not built from this table
+        return ScenarioError(message)
+
+    def toml(m: re.Match[str]) -> str:
+        entries = origins[m.group(1)]
+        k = int(m.group(2))
+        return entries[k] if k < len(entries) else m.group(0)
+
+    return ScenarioError(_CORE_FIELD.sub(toml, message))
+
+
+def core_check(data: Mapping[str, Any], config: dict[str, Any]) -> None:
     """Run the simulator's own validator (``validate.rs``, the authority on what a run accepts)
-    over the configuration Python built, when the core is built; its message becomes a
-    :class:`ScenarioError` whose field names the TOML entry (``hops[3]`` of a configuration is
-    ``path[3]``, the second ping is the ``[[cross]]`` entry it came from)."""
+    over ``config`` built from ``data``; raise its message as :func:`core_error` does. Does
+    nothing when the core is not built."""
     try:
         from tcplab import _core
     except ImportError:
@@ -1440,14 +1464,7 @@ def _authority(config: dict[str, Any], origins: dict[str, tuple[str, list[int]]]
     try:
         _core.validate(json.dumps(config))
     except ValueError as err:
-        message = str(err)
-        m = _RUST_FIELD.match(message)
-        if m is not None:
-            array, index = origins[m.group(1)]
-            k = int(m.group(2))
-            where = f"{array}[{index[k]}]" if k < len(index) else m.group(0)
-            message = where + message[m.end() :]
-        raise ScenarioError(message) from None
+        raise core_error(str(err), data, config) from None
 
 
 #: Scenarios shipped inside the package (a plain directory: tcplab is never run zipped,
