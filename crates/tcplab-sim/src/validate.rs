@@ -149,7 +149,10 @@ pub fn validate(c: &SimConfig) -> Result<(), String> {
     for (i, p) in c.pings.iter().enumerate() {
         // One namespace for all cross traffic (`[[cross]]` of any kind).
         let cbr = c.cross.iter().map(|x| &x.name);
-        if cbr.chain(c.pings[..i].iter().map(|o| &o.name)).any(|n| *n == p.name) {
+        if cbr
+            .chain(c.pings[..i].iter().map(|o| &o.name))
+            .any(|n| *n == p.name)
+        {
             return Err(format!(
                 "pings[{i}].name: duplicate cross-traffic name {:?}",
                 p.name
@@ -208,7 +211,10 @@ pub fn tcp_config(t: &TcpConfigJson) -> Result<Config, String> {
             ))
         }
         (false, Some(_)) => {
-            return Err(format!("qos_target: only valid with cc = \"{}\"", targets()))
+            return Err(format!(
+                "qos_target: only valid with cc = \"{}\"",
+                targets()
+            ))
         }
         _ => cc.target_bps = t.qos_target_bps,
     }

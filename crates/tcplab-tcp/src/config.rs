@@ -385,9 +385,7 @@ impl Config {
         }
         if self.spurious_detection == DetectorKind::Dsack && !(self.sack && self.dsack) {
             // RFC 3708 §2: DSACK-based detection needs SACK and DSACK.
-            return Err(
-                "spurious_detection: \"dsack\" needs sack = true and dsack = true".into(),
-            );
+            return Err("spurious_detection: \"dsack\" needs sack = true and dsack = true".into());
         }
         if !self.spurious_fr.judges_fast_retransmits() {
             // RFC 5682 (F-RTO) is defined for retransmission timeouts only.

@@ -157,12 +157,20 @@ pub fn check_params(cc: &CcEntry, p: &CcParams) -> Result<(), String> {
             });
         };
         if !rule.accepts(*v) {
-            return Err(format!("cc_params.{k}: {} (got {})", rule.rule, show_f64(*v)));
+            return Err(format!(
+                "cc_params.{k}: {} (got {})",
+                rule.rule,
+                show_f64(*v)
+            ));
         }
     }
     for (key, low) in cc.at_least {
         let value = |k: &str| {
-            let default = cc.params.iter().find(|r| r.key == k).map_or(0.0, |r| r.default);
+            let default = cc
+                .params
+                .iter()
+                .find(|r| r.key == k)
+                .map_or(0.0, |r| r.default);
             p.get(k, default)
         };
         if value(key) < value(low) {
