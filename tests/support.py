@@ -111,6 +111,9 @@ class FakeCore(types.ModuleType):
         self.violations: list[str] = []
         self.error: Exception | None = None
 
+    def validate(self, config_json: str) -> None:
+        """The fake core's validator accepts every configuration."""
+
     def run(self, config_json: str, progress: Callable[[float], None] | None) -> dict[str, Any]:
         config = json.loads(config_json)
         self.configs.append(config)

@@ -281,7 +281,8 @@ def test_rust_validator_errors_are_scenario_errors_with_the_file() -> None:
     sc.config["hops"][0]["fwd"]["delay_ns"] = 2**64 - 1  # past the Python checks
     with pytest.raises(ScenarioError) as err:
         tcplab.run(sc)
-    assert err.value.located().startswith(f"{P2P}: hops[0].fwd.delay_ns: must be at most")
+    # the core's hops[0] is the TOML's path[0] (scenario.core_error)
+    assert err.value.located().startswith(f"{P2P}: path[0].fwd.delay_ns: must be at most")
 
 
 @pytest.mark.parametrize(

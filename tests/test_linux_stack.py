@@ -90,9 +90,10 @@ def test_bad_values_one_line_errors(flow: dict[str, Any], message: str) -> None:
 @pytest.mark.parametrize(
     ("key", "value", "message"),
     [
-        ("recovery_cwnd", "halving", "recovery_cwnd: unknown reduction"),
-        ("loss_detection", "fack", "loss_detection: unknown detection"),
-        ("ssthresh_from", "pipe", "ssthresh_from: unknown basis"),
+        # the words Python's loader uses too (one message on both sides)
+        ("recovery_cwnd", "halving", "recovery_cwnd: unknown fast-recovery cwnd reduction"),
+        ("loss_detection", "fack", "loss_detection: unknown loss detection"),
+        ("ssthresh_from", "pipe", "ssthresh_from: unknown multiplicative-decrease basis"),
         ("hystart_linux", True, 'hystart: "linux" (tcp_cubic.c\'s HyStart) applies to cubic'),
     ],
 )

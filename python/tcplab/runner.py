@@ -13,7 +13,7 @@ from typing import Any
 
 from tcplab.errors import InvariantError, ScenarioError
 from tcplab.results import TABLES, RunResult
-from tcplab.scenario import Scenario, load_scenario
+from tcplab.scenario import Scenario, core_error, load_scenario
 
 __all__ = ["run"]
 
@@ -135,7 +135,9 @@ def run(
     try:
         raw = core.run(json.dumps({**config, "record": record}), callback)
     except ValueError as err:  # the simulator's own validation (validate.rs)
-        raise ScenarioError(str(err), source=scenario.source) from None
+        error = core_error(str(err), scenario.data, config)
+        error.source = scenario.source
+        raise error from None
     except RuntimeError as err:
         raise InvariantError([str(err)]) from err
     except BaseException:

@@ -17,12 +17,12 @@ from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, Final, NamedTuple, NoReturn
 
+from tcplab import registry
 from tcplab.errors import ScenarioError, field_error, show
 from tcplab.units import U64_MAX, parse_rate, parse_size, parse_time
 
 __all__ = [
-    "CONGESTION_CONTROLS",
-    "RTO_PROFILES",
+    "HOP_KINDS",
     "Scenario",
     "ScenarioError",
     "apply_overrides",
@@ -33,24 +33,6 @@ __all__ = [
 ]
 
 U32_MAX: Final = 2**32 - 1
-CONGESTION_CONTROLS: Final = (
-    "reno",
-    "newreno",
-    "cubic",
-    "vegas",
-    "fast",
-    "westwood",
-    "bdp-tracking",
-    "qos_tcp",
-)
-#: The PEP's own sending side runs a loss-based control (it has no per-flow parameters).
-PEP_CONGESTION_CONTROLS: Final = ("reno", "newreno", "cubic")
-#: Parameters each congestion control accepts in ``cc_params`` (checked again in Rust).
-CC_PARAMS: Final[dict[str, tuple[str, ...]]] = {
-    "vegas": ("alpha", "beta", "gamma"),
-    "fast": ("alpha", "gamma"),
-    "bdp-tracking": ("k", "p_init", "mu", "tol_frac", "tol_pkts", "eps", "b_rounds"),
-}
 #: The smallest first retransmission timeout (``rto.initial``, a PEP's ``rto_initial``).
 RTO_FLOOR_NS: Final = 1_000_000
 RCV_BUF_MAX: Final = 2**30
@@ -58,29 +40,6 @@ ACK_DELAY_MAX_NS: Final = 500_000_000
 MSS_MIN: Final = 64
 MSS_MAX: Final = 65495  # largest IPv4 payload (65535) minus the 40 bytes of IP+TCP headers
 HEADER_BYTES: Final = 28  # IPv4 + UDP headers: the smallest cross-traffic datagram
-
-#: Named RTO profiles (``rto = "linux"``, or ``rto = {profile = "linux", min = "300ms"}``).
-#: Keys left out of a profile come from the default profile.
-DEFAULT_RTO_PROFILE: Final = "rfc6298"
-RTO_PROFILES: Final[dict[str, dict[str, str | int]]] = {
-    # RFC 6298 §2: initial 1 s, minimum 1 s (SHOULD), maximum ≥ 60 s (MAY); 1 ms clock.
-    "rfc6298": {
-        "initial": "1s",
-        "min": "1s",
-        "max": "60s",
-        "granularity": "1ms",
-        "max_backoff": 16,
-    },
-    # The 3G paper's "standard" profile (Linux-like RFC 2988): initial 3 s, minimum 0.5 s.
-    "standard": {"initial": "3s", "min": "500ms"},
-    # The 3G paper's tuned profile: initial = minimum = 4 s.
-    "tuned-3g": {"initial": "4s", "min": "4s"},
-    # Linux: TCP_TIMEOUT_INIT 1 s, TCP_RTO_MIN 200 ms, TCP_RTO_MAX 120 s; Linux floors the
-    # variance term rather than the RTO (tcp_rtt_estimator/__tcp_set_rto: RTO = SRTT + rttvar,
-    # rttvar ≥ TCP_RTO_MIN), i.e. RFC 6298's SRTT + max(G, 4·RTTVAR) with G = 200 ms. Measured
-    # against Linux 6.18 in validation/linux (RTO 245 ms at SRTT 44 ms, 372 ms at 172 ms).
-    "linux": {"initial": "1s", "min": "200ms", "max": "120s", "granularity": "200ms"},
-}
 
 #: Named TCP profiles (``profile = "w-tcp"`` in a flow): defaults for the flow's TCP keys.
 TCP_PROFILES: Final[dict[str, dict[str, object]]] = {
@@ -120,14 +79,40 @@ TCP_STACKS: Final[dict[str, dict[str, object]]] = {
         "ack": {"every": 2, "max_delay": "40ms", "quickack": 16, "immediate_on_ooo": True},
     },
 }
-RECOVERY_CWNDS: Final = ("immediate", "prr", "prr-crb")
-LOSS_DETECTIONS: Final = ("dupthresh", "rack")
-SSTHRESH_FROM: Final = ("flight", "cwnd")
-SPURIOUS_DETECTORS: Final = ("none", "frto", "frto-basic", "frto-linux", "eifel", "dsack")
-SPURIOUS_RESPONSES: Final = ("eifel", "keep-cwnd", "reno", "undo")
-#: Detectors that judge fast retransmits (F-RTO is defined for timeouts only).
-SPURIOUS_FR_DETECTORS: Final = ("none", "eifel", "dsack")
-SPURIOUS_FR_RESPONSES: Final = ("eifel", "undo", "none")
+#: Lists defined once in Rust and read through the bindings (``tcplab.registry``): the
+#: congestion controls with their ``cc_params`` (``CC_PARAMS``), the spurious-retransmission
+#: detectors and responses, loss recovery choices and the named RTO profiles (``rto =
+#: "linux"``; a table's keys override a profile, ``DEFAULT_RTO_PROFILE`` is the first).
+_REGISTRY_NAMES: Final[dict[str, Any]] = {
+    "CONGESTION_CONTROLS": lambda: registry.cc_names(),
+    #: The PEP's own sending side runs a loss-based control (it has no per-flow parameters).
+    "PEP_CONGESTION_CONTROLS": lambda: registry.cc_names(loss_based=True),
+    "CC_PARAMS": lambda: {
+        e["name"]: tuple(p["key"] for p in e["params"])
+        for e in registry.registry()["congestion_controls"]
+        if e["params"]
+    },
+    "RTO_PROFILES": registry.rto_profiles,
+    "DEFAULT_RTO_PROFILE": lambda: next(iter(registry.rto_profiles())),
+    "RECOVERY_CWNDS": lambda: registry.names("recovery_cwnds"),
+    "LOSS_DETECTIONS": lambda: registry.names("loss_detections"),
+    "SSTHRESH_FROM": lambda: registry.names("ssthresh_from"),
+    "SPURIOUS_DETECTORS": lambda: registry.names("spurious_detectors"),
+    "SPURIOUS_RESPONSES": lambda: registry.names("spurious_responses"),
+    #: Detectors that judge fast retransmits (F-RTO is defined for timeouts only).
+    "SPURIOUS_FR_DETECTORS": lambda: registry.names("spurious_fr_detectors"),
+    "SPURIOUS_FR_RESPONSES": lambda: registry.names("spurious_fr_responses"),
+    "ACK_TIMERS": lambda: registry.names("ack_timers"),
+}
+
+
+def __getattr__(name: str) -> Any:
+    """The registry lists (``CONGESTION_CONTROLS``, ``RTO_PROFILES``, ...), read from the core
+    when first asked for."""
+    if name in _REGISTRY_NAMES:
+        return _REGISTRY_NAMES[name]()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 #: Defaults of the links a dumbbell adds around its bottleneck (one per pair and side).
 ACCESS_DEFAULTS: Final[dict[str, object]] = {
@@ -552,6 +537,55 @@ def _ack_filter(value: object, field: str) -> dict[str, Any]:
     return {"kind": "ack_filter_link", "filter_threshold": t.get_int("threshold", 0, 0, 1_000_000)}
 
 
+def _wlan_keys() -> tuple[str, ...]:
+    from tcplab.scenario_wlan import WLAN_KEYS
+
+    return tuple(WLAN_KEYS)
+
+
+def _wlan(t: _Table, name: str) -> dict[str, Any]:
+    from tcplab.scenario_wlan import wlan_hop
+
+    return wlan_hop(t.data, t.field, name)
+
+
+def _rlc_keys() -> tuple[str, ...]:
+    from tcplab.radio import RLC_KEYS
+
+    return tuple(RLC_KEYS)
+
+
+def _rlc(t: _Table, name: str) -> dict[str, Any]:
+    from tcplab.radio import rlc_hop
+
+    return rlc_hop(t, name)
+
+
+class HopKind(NamedTuple):
+    """One ``[[path]]`` kind: its keys, its default name (``<prefix><index>``) and how it
+    becomes simulator hops. ``keys`` is a function so that the radio and WLAN modules load
+    only for scenarios that use them."""
+
+    keys: Any
+    prefix: str
+    build: Any
+
+
+#: Every ``[[path]]`` kind, in the order error messages list them: this one table drives the
+#: key sets, the name checks (every kind's name is unique among the hops) and the docs tests.
+#: ``dumbbell`` builds several hops and must be the only entry (``_dumbbell``).
+HOP_KINDS: Final[dict[str, HopKind]] = {
+    "link": HopKind(lambda: _LINK_KEYS, "link", lambda t, n: _link(t, n, LINK_DEFAULTS)),
+    "dumbbell": HopKind(lambda: _DUMBBELL_KEYS, "", None),
+    "satellite": HopKind(lambda: _SATELLITE_KEYS, "satellite", lambda t, n: _satellite(t, n)),
+    "pep": HopKind(lambda: _PEP_KEYS, "pep", lambda t, n: _pep(t, n)),
+    "dropper": HopKind(lambda: _DROPPER_KEYS, "dropper", lambda t, n: _dropper(t, n)),
+    "rlc": HopKind(_rlc_keys, "radio", _rlc),
+    "wlan": HopKind(_wlan_keys, "wlan", _wlan),
+    "host": HopKind(lambda: _HOST_KEYS, "host", lambda t, n: _host(t, n)),
+}
+
+
 def _topology(top: _Table) -> _Topology:
     hops = top.tables("path", required=True)
     kinds = []
@@ -559,14 +593,7 @@ def _topology(top: _Table) -> _Topology:
         field = f"path[{i}]"
         if not isinstance(hop, dict):
             raise field_error(field, f"must be a table (got {show(hop)})")
-        kinds.append(
-            _as_choice(
-                hop.get("kind", "link"),
-                f"{field}.kind",
-                ("link", "dumbbell", "satellite", "pep", "dropper", "rlc", "wlan", "host"),
-                "hop kind",
-            )
-        )
+        kinds.append(_as_choice(hop.get("kind", "link"), f"{field}.kind", HOP_KINDS, "hop kind"))
     if "dumbbell" in kinds:
         if len(hops) > 1:
             i = kinds.index("dumbbell")
@@ -574,58 +601,17 @@ def _topology(top: _Table) -> _Topology:
         return _dumbbell(_Table(hops[0], "path[0]", _DUMBBELL_KEYS))
     links: list[dict[str, Any]] = []
     for i, hop in enumerate(hops):
-        kind = kinds[i]
-        if kind == "wlan":
-            from tcplab.scenario_wlan import wlan_hop
-
-            assert isinstance(hop, dict)
-            wname = _as_str(hop.get("name", f"wlan{i}"), f"path[{i}].name")
-            links.append(wlan_hop(hop, f"path[{i}]", wname))
-            continue
-        if kind == "rlc":
-            from tcplab.radio import RLC_KEYS, rlc_hop
-
-            t = _Table(hop, f"path[{i}]", RLC_KEYS)
-            links.append(rlc_hop(t, t.get_str("name", f"radio{i}")))
-            continue
-        keys = {
-            "satellite": _SATELLITE_KEYS,
-            "pep": _PEP_KEYS,
-            "dropper": _DROPPER_KEYS,
-            "host": _HOST_KEYS,
-        }
-        t = _Table(hop, f"path[{i}]", keys.get(kind, _LINK_KEYS))
-        name = t.get_str("name", f"{kind}{i}")
+        kind = HOP_KINDS[kinds[i]]
+        t = _Table(hop, f"path[{i}]", kind.keys())
+        name = t.get_str("name", f"{kind.prefix}{i}")
         for j, earlier in enumerate(links):
             if earlier["name"] == name:
                 raise field_error(
                     t.at("name"),
                     f"duplicate link name {show(name)} (also used by path[{j}])",
                 )
-        if kind == "pep":
-            links.append(_pep(t, name))
-        elif kind == "dropper":
-            links.append(_dropper(t, name))
-        elif kind == "satellite":
-            links.append(_satellite(t, name))
-        elif kind == "host":
-            links.append(_host(t, name))
-        else:
-            links.append(_link(t, name, LINK_DEFAULTS))
-    _duplicate_hop(links)
+        links.append(kind.build(t, name))
     return _Topology(links, None, list(range(len(links))))
-
-
-def _duplicate_hop(links: list[dict[str, Any]]) -> None:
-    """Every hop's name is unique (``--pcap NAME`` and ``cross.hops`` pick hops by name)."""
-    seen: dict[str, int] = {}
-    for i, hop in enumerate(links):
-        j = seen.setdefault(hop["name"], i)
-        if j != i:
-            raise field_error(
-                f"path[{i}].name",
-                f"duplicate link name {show(hop['name'])} (also used by path[{j}])",
-            )
 
 
 def _satellite(t: _Table, name: str) -> dict[str, Any]:
@@ -671,7 +657,7 @@ def _pep(t: _Table, name: str) -> dict[str, Any]:
         "kind": "pep",
         "name": name,
         "buffer_bytes": buffer,
-        "cc": t.get_choice("cc", PEP_CONGESTION_CONTROLS, "congestion control", d["cc"]),
+        "cc": t.get_choice("cc", registry.cc_names(loss_based=True), "congestion control", d["cc"]),
         "initial_window_segments": t.get_int("initial_window", d["initial_window"], 1, 1000),
         "rto_initial_ns": rto["rto_initial"],
         "rto_min_ns": rto["rto_min"],
@@ -679,7 +665,7 @@ def _pep(t: _Table, name: str) -> dict[str, Any]:
         "series_interval_ns": t.get_time("series_interval", d["series_interval"], positive=True),
         "spurious_detection": t.get_choice(
             "spurious_detection",
-            SPURIOUS_DETECTORS,
+            registry.names("spurious_detectors"),
             "spurious-timeout detector",
             d["spurious_detection"],
         ),
@@ -718,47 +704,38 @@ def _host(t: _Table, name: str) -> dict[str, Any]:
 
 
 def _cc_params(t: _Table, cc: str) -> dict[str, float]:
+    """``cc_params``: the keys, rules and defaults of the congestion control's registry entry
+    (``CcEntry::params`` in Rust, which checks them the same way in ``check_params``)."""
     raw = t.raw("cc_params", {})
     field = t.at("cc_params")
     if not isinstance(raw, dict):
         raise field_error(field, f"must be a table like {{alpha = 2}} (got {show(raw)})")
-    allowed = CC_PARAMS.get(cc, ())
+    entry = registry.cc(cc)
+    assert entry is not None, cc
+    params = {p["key"]: p for p in entry["params"]}
     out: dict[str, float] = {}
-    for key, value in raw.items():
-        if key not in allowed:
+    # in key order, as Rust's BTreeMap reads them: the same first error on both sides
+    for key in sorted(raw):
+        value = raw[key]
+        if key not in params:
             rule = (
-                f"unknown parameter (choose from {', '.join(allowed)})"
-                if allowed
+                f"unknown parameter (choose from {', '.join(params)})"
+                if params
                 else f"congestion control {show(cc)} takes no parameters"
             )
             raise field_error(_join(field, key), rule)
         x = _as_number(value, _join(field, key))
-        ok, rule = _CC_PARAM_RULES[key]
-        if not ok(x):
-            raise field_error(_join(field, key), f"{rule} (got {show(value)})")
+        if not registry.param_accepts(params[key], x):
+            rule = params[key]["rule"]
+            raise field_error(_join(field, key), f"{rule} (got {registry.show_number(x)})")
         out[key] = x
-    if cc == "fast" and out.get("gamma", 0.5) > 1:
-        raise field_error(_join(field, "gamma"), f"must be in (0, 1] (got {show(raw['gamma'])})")
-    if cc == "vegas" and out.get("beta", 4.0) < out.get("alpha", 2.0):
-        raise field_error(_join(field, "beta"), f"must be ≥ alpha (got {show(raw.get('beta', 4))})")
+    for key, low in entry["at_least"]:
+        value = out.get(key, params[key]["default"])
+        if value < out.get(low, params[low]["default"]):
+            raise field_error(
+                _join(field, key), f"must be ≥ {low} (got {registry.show_number(value)})"
+            )
     return out
-
-
-_CC_PARAM_RULES: Final[dict[str, tuple[Any, str]]] = {
-    "alpha": (lambda v: v > 0, "must be > 0 packets"),
-    "beta": (lambda v: v > 0, "must be > 0 packets"),
-    "gamma": (lambda v: v > 0, "must be > 0"),
-    "k": (lambda v: 0 < v < 1, "must be in (0, 1)"),
-    "p_init": (lambda v: v >= 2 and float(v).is_integer(), "must be an integer ≥ 2"),
-    "mu": (lambda v: v == 0 or v >= 1, "must be 0 (estimate) or ≥ 1"),
-    "tol_frac": (lambda v: 0 <= v < 1, "must be in [0, 1)"),
-    "tol_pkts": (lambda v: v >= 0, "must be ≥ 0"),
-    "eps": (lambda v: 0 <= v < 1, "must be in [0, 1)"),
-    "b_rounds": (
-        lambda v: 0 <= v <= 64 and float(v).is_integer(),
-        "must be an integer in [0, 64] (0 = since the start)",
-    ),
-}
 
 
 def _dumbbell(t: _Table) -> _Topology:
@@ -783,17 +760,17 @@ def _dumbbell(t: _Table) -> _Topology:
 
 
 def _rto(value: object, field: str) -> dict[str, Any]:
-    profiles = tuple(RTO_PROFILES)
+    named = registry.rto_profiles()
+    profiles = tuple(named)
+    default = profiles[0]
     if isinstance(value, str):
         t = _Table({"profile": value}, field, _RTO_KEYS)
         profile_field = field
     else:
         t = _Table(value, field, _RTO_KEYS)
         profile_field = t.at("profile")
-    profile = _as_choice(
-        t.raw("profile", DEFAULT_RTO_PROFILE), profile_field, profiles, "RTO profile"
-    )
-    settings: dict[str, object] = {**RTO_PROFILES[DEFAULT_RTO_PROFILE], **RTO_PROFILES[profile]}
+    profile = _as_choice(t.raw("profile", default), profile_field, profiles, "RTO profile")
+    settings: dict[str, object] = {**named[default], **named[profile]}
     raw = {
         k: t.raw(k, settings[k]) for k in ("initial", "min", "max", "granularity", "max_backoff")
     }
@@ -843,7 +820,8 @@ def _ack_timer(t: _Table) -> bool:
     """``timer = "periodic"``: the delayed-ACK timer is a free-running tick of period
     ``max_delay`` (4.4BSD's 200 ms fast timeout); ``"oneshot"`` (default) starts at the first
     unacknowledged segment."""
-    periodic = t.get_choice("timer", ("oneshot", "periodic"), "delayed-ACK timer", "oneshot")
+    timers = registry.names("ack_timers")
+    periodic = t.get_choice("timer", timers, "delayed-ACK timer", timers[0])
     if periodic == "periodic" and t.get_time("max_delay", "200ms") == 0:
         raise field_error(t.at("timer"), 'a "periodic" timer needs max_delay > 0')
     return periodic == "periodic"
@@ -906,14 +884,17 @@ def _tcp(t: _Table) -> dict[str, Any]:
             t.at("initial_window"),
             f"must be ≤ max_cwnd ({show(t.raw('max_cwnd'))}) (got {show(iw_raw)})",
         )
-    cc = t.get_choice("cc", CONGESTION_CONTROLS, "congestion control", "newreno")
+    cc = t.get_choice("cc", registry.cc_names(), "congestion control", "newreno")
+    entry = registry.cc(cc)
+    assert entry is not None
     qos_target: int | None = None
-    if cc == "qos_tcp":
+    if entry["target_rate"]:
         if "qos_target" not in t:
-            raise field_error(t.at("qos_target"), 'required when cc = "qos_tcp" (a rate)')
+            raise field_error(t.at("qos_target"), f"required when cc = {show(cc)} (a rate)")
         qos_target = t.get_rate("qos_target")
     elif "qos_target" in t:
-        raise field_error(t.at("qos_target"), 'only valid with cc = "qos_tcp"')
+        targets = '" or "'.join(registry.cc_names(target_rate=True))
+        raise field_error(t.at("qos_target"), f'only valid with cc = "{targets}"')
     out = {
         "cc": cc,
         "qos_target_bps": qos_target,
@@ -931,26 +912,36 @@ def _tcp(t: _Table) -> dict[str, Any]:
         "limited_transmit": t.get_bool("limited_transmit", True),
         "dupthresh": t.get_int("dupthresh", 3, 1, U32_MAX),
         "ca_at_ssthresh": t.get_bool("ca_at_ssthresh", False),
-        "rto": _rto(t.raw("rto", DEFAULT_RTO_PROFILE), t.at("rto")),
+        "rto": _rto(t.raw("rto", next(iter(registry.rto_profiles()))), t.at("rto")),
         "ack": _ack(t.raw("ack", {}), t.at("ack")),
         "abc_l": t.get_int("abc_l", 1, 1, 2),  # RFC 3465 §2.2: L MUST NOT exceed 2*SMSS
         # true: HyStart++ (RFC 9406); "linux": tcp_cubic.c's HyStart (cubic only).
         "hystart": _hystart(t) == "rfc9406",
         # A stack's "linux" HyStart belongs to its CUBIC: Linux's reno has none.
-        "hystart_linux": _hystart(t) == "linux" and (cc == "cubic" or "hystart" in own_keys),
+        "hystart_linux": _hystart(t) == "linux"
+        and (entry["hystart_linux"] or "hystart" in own_keys),
         "ack_cc": _ack_cc(t.raw("ack_cc", False), t.at("ack_cc")),
         "spurious_detection": t.get_choice(
-            "spurious_detection", SPURIOUS_DETECTORS, "spurious-timeout detector", "none"
+            "spurious_detection",
+            registry.names("spurious_detectors"),
+            "spurious-timeout detector",
+            "none",
         ),
         "spurious_response": t.get_choice(
-            "spurious_response", SPURIOUS_RESPONSES, "spurious-timeout response", "eifel"
+            "spurious_response",
+            registry.names("spurious_responses"),
+            "spurious-timeout response",
+            "eifel",
         ),
         "spurious_fr": t.get_choice(
-            "spurious_fr", SPURIOUS_FR_DETECTORS, "spurious-fast-retransmit detector", "none"
+            "spurious_fr",
+            registry.names("spurious_fr_detectors"),
+            "spurious-fast-retransmit detector",
+            "none",
         ),
         "spurious_fr_response": t.get_choice(
             "spurious_fr_response",
-            SPURIOUS_FR_RESPONSES,
+            registry.names("spurious_fr_responses"),
             "spurious-fast-retransmit response",
             "eifel",
         ),
@@ -958,14 +949,20 @@ def _tcp(t: _Table) -> dict[str, Any]:
     out["read_rate_bps"] = t.get_rate("read_rate") if "read_rate" in t else None
     # Loss recovery: PRR (RFC 6937), RACK and TLP (RFC 8985); all need SACK.
     out["recovery_cwnd"] = t.get_choice(
-        "recovery_cwnd", RECOVERY_CWNDS, "fast-recovery cwnd reduction", "immediate"
+        "recovery_cwnd",
+        registry.names("recovery_cwnds"),
+        "fast-recovery cwnd reduction",
+        "immediate",
     )
     out["loss_detection"] = t.get_choice(
-        "loss_detection", LOSS_DETECTIONS, "loss detection", "dupthresh"
+        "loss_detection", registry.names("loss_detections"), "loss detection", "dupthresh"
     )
     out["tlp"] = t.get_bool("tlp", False)
     out["ssthresh_from"] = t.get_choice(
-        "ssthresh_from", SSTHRESH_FROM, "multiplicative-decrease basis", "flight"
+        "ssthresh_from",
+        registry.names("ssthresh_from"),
+        "multiplicative-decrease basis",
+        "flight",
     )
     for key, on in (
         ("recovery_cwnd", out["recovery_cwnd"] != "immediate"),
@@ -974,22 +971,23 @@ def _tcp(t: _Table) -> dict[str, Any]:
     ):
         if on and not out["sack"]:
             raise field_error(t.at(key), "needs sack = true (RFC 6937 / RFC 8985 use SACK)")
-    if out["spurious_fr"] == "eifel" and not out["timestamps"]:
-        # RFC 3522 §2: Eifel detection needs the timestamps option.
-        raise field_error(t.at("spurious_fr"), '"eifel" needs timestamps = true')
-    if out["spurious_fr"] == "dsack" and not (out["sack"] and out["dsack"]):
-        # RFC 3708 §2: DSACK-based detection needs SACK and DSACK.
-        raise field_error(t.at("spurious_fr"), '"dsack" needs sack = true and dsack = true')
-    loss_based = cc in ("reno", "newreno", "cubic")
-    if out["abc_l"] != 1 and not loss_based:
-        raise field_error(
-            t.at("abc_l"), "the byte-counting limit applies to reno/newreno/cubic only"
-        )
-    if out["hystart_linux"] and cc != "cubic":
-        raise field_error(t.at("hystart"), '"linux" (tcp_cubic.c\'s HyStart) applies to cubic only')
-    if out["hystart"] and not loss_based:
+    for key in ("spurious_detection", "spurious_fr"):
+        if out[key] == "eifel" and not out["timestamps"]:
+            # RFC 3522 §2: Eifel detection needs the timestamps option.
+            raise field_error(t.at(key), '"eifel" needs timestamps = true')
+        if out[key] == "dsack" and not (out["sack"] and out["dsack"]):
+            # RFC 3708 §2: DSACK-based detection needs SACK and DSACK.
+            raise field_error(t.at(key), '"dsack" needs sack = true and dsack = true')
+    loss_based = "/".join(registry.cc_names(loss_based=True))
+    if out["abc_l"] != 1 and not entry["loss_based"]:
+        raise field_error(t.at("abc_l"), f"the byte-counting limit applies to {loss_based} only")
+    if out["hystart_linux"] and not entry["hystart_linux"]:
+        linux = "/".join(registry.cc_names(hystart_linux=True))
+        rule = f'"linux" (tcp_cubic.c\'s HyStart) applies to {linux} only'
+        raise field_error(t.at("hystart"), rule)
+    if out["hystart"] and not entry["loss_based"]:
         # RFC 9406 modifies the slow start of loss-based controllers.
-        raise field_error(t.at("hystart"), "HyStart++ applies to reno/newreno/cubic only")
+        raise field_error(t.at("hystart"), f"HyStart++ applies to {loss_based} only")
     return out
 
 
@@ -1232,7 +1230,9 @@ def _cross(top: _Table, topo: _Topology, duration_ns: int) -> list[dict[str, Any
     return out
 
 
-def _pings(top: _Table, topo: _Topology, duration_ns: int) -> list[dict[str, Any]]:
+def _pings(
+    top: _Table, topo: _Topology, duration_ns: int, cbr: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
     """``[[cross]]`` entries of kind ``ping``: ICMP-echo-like probes (``ping.rs``). A request of
     ``packet_size`` bytes (IP datagram) every ``interval``; ``from = "receiver"`` (default) sends
     it up the reverse direction first, as a terminal pinging its server."""
@@ -1244,6 +1244,9 @@ def _pings(top: _Table, topo: _Topology, duration_ns: int) -> list[dict[str, Any
         if "rate" in t:
             raise field_error(t.at("rate"), 'a "ping" sends one request per interval: use interval')
         name = t.get_str("name", f"ping{i}")
+        if any(c["name"] == name for c in (*cbr, *out)):
+            # one namespace for every [[cross]] entry, as Rust's validate.rs checks it
+            raise field_error(t.at("name"), f"duplicate cross-traffic name {show(name)}")
         size_raw = t.raw("packet_size", 64)
         size = parse_size(size_raw, t.at("packet_size"))
         _check_range(size, size_raw, t.at("packet_size"), HEADER_BYTES, 65535)
@@ -1356,7 +1359,17 @@ class Scenario(NamedTuple):
 
 
 def parse_scenario(data: Mapping[str, Any], source: str = "<dict>") -> Scenario:
-    """Validate a scenario table (as read from TOML) and build its configuration."""
+    """Validate a scenario table (as read from TOML) and build its configuration.
+
+    Python checks the table (types, units, unknown keys and every rule); when the core is
+    built, the simulator's validator then checks the configuration too (it is the authority).
+    """
+    return _parse_scenario(data, source, with_core=True)
+
+
+def _parse_scenario(data: Mapping[str, Any], source: str, *, with_core: bool) -> Scenario:
+    """:func:`parse_scenario`; ``with_core=False`` applies Python's own checks only (the
+    tests compare their verdicts and messages with the core's)."""
     if not isinstance(source, str):
         raise TypeError(f"parse_scenario: source must be a string (got {type(source).__name__})")
     try:
@@ -1369,6 +1382,7 @@ def parse_scenario(data: Mapping[str, Any], source: str = "<dict>") -> Scenario:
         description = top.get_str("description", "") if "description" in top else ""
         duration = top.get_time("duration", positive=True)
         topo = _topology(top)
+        cross = _cross(top, topo, duration)
         config = {
             "name": name,
             "duration_ns": duration,
@@ -1378,14 +1392,16 @@ def parse_scenario(data: Mapping[str, Any], source: str = "<dict>") -> Scenario:
             "trace": False,
             "hops": topo.hops,
             "flows": _flows(top, topo, duration),
-            "cross": _cross(top, topo, duration),
-            "pings": _pings(top, topo, duration),
+            "cross": cross,
+            "pings": _pings(top, topo, duration, cross),
             "pcap": _pcaps(top, topo),
         }
         if "wlan" in {h["kind"] for h in topo.hops}:
             from tcplab.scenario_wlan import assign_stations
 
             assign_stations(config)
+        if with_core:
+            core_check(table, config)
         copied = copy.deepcopy(table)
     except ScenarioError as err:
         err.source = err.source or source
@@ -1393,6 +1409,62 @@ def parse_scenario(data: Mapping[str, Any], source: str = "<dict>") -> Scenario:
     except RecursionError:
         raise ScenarioError("a value is nested too deeply", source=source) from None
     return Scenario(name, source, copied, config, description)
+
+
+def _origins(data: Mapping[str, Any], config: Mapping[str, Any]) -> dict[str, list[str]]:
+    """For each list of a configuration built from the TOML table ``data``, the TOML entry each
+    element came from: a dumbbell's hops all come from ``path[0]``, ``count`` flows from one
+    ``[[flows]]``, and ``cross``/``pings`` from the ``[[cross]]`` entries of their kind."""
+    path = data.get("path") or [{}]
+    dumbbell = isinstance(path[0], dict) and path[0].get("kind") == "dumbbell"
+    hops = [0 if dumbbell else k for k in range(len(config["hops"]))]
+    flows = [i for i, f in enumerate(data.get("flows", [])) for _ in range(f.get("count", 1))]
+    entries = data.get("cross", [])
+    pings = [i for i, c in enumerate(entries) if c.get("kind", "udp_cbr") == "ping"]
+    cbr = [i for i, c in enumerate(entries) if c.get("kind", "udp_cbr") != "ping"]
+    return {
+        "hops": [f"path[{k}]" for k in hops],
+        "flows": [f"flows[{k}]" for k in flows],
+        "cross": [f"cross[{k}]" for k in cbr],
+        "pings": [f"cross[{k}]" for k in pings],
+        "pcap": [f"pcap[{k}]" for k in range(len(config["pcap"]))],
+    }
+
+
+_CORE_FIELD = re.compile(r"\b(hops|flows|cross|pings|pcap)\[(\d+)\]")
+
+
+def core_error(message: str, data: Mapping[str, Any], config: Mapping[str, Any]) -> ScenarioError:
+    """The core validator's ``message`` about ``config`` (built from the TOML table ``data``)
+    as a :class:`ScenarioError` naming the TOML entries: ``hops[3]`` is ``path[3]``, the
+    second ping the ``[[cross]]`` entry it came from."""
+    try:
+        origins = _origins(data, config)
+    except (AttributeError, TypeError, IndexError):  # not built from this table
+        return ScenarioError(message)
+
+    def toml(m: re.Match[str]) -> str:
+        entries = origins[m.group(1)]
+        k = int(m.group(2))
+        return entries[k] if k < len(entries) else m.group(0)
+
+    return ScenarioError(_CORE_FIELD.sub(toml, message))
+
+
+def core_check(data: Mapping[str, Any], config: dict[str, Any]) -> None:
+    """Run the simulator's own validator (``validate.rs``, the authority on what a run accepts)
+    over ``config`` built from ``data``; raise its message as :func:`core_error` does. Does
+    nothing when the core is not built."""
+    try:
+        from tcplab import _core
+    except ImportError:
+        return
+    import json
+
+    try:
+        _core.validate(json.dumps(config))
+    except ValueError as err:
+        raise core_error(str(err), data, config) from None
 
 
 #: Scenarios shipped inside the package (a plain directory: tcplab is never run zipped,

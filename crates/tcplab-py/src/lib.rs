@@ -150,6 +150,22 @@ fn run<'py>(
     Ok(d)
 }
 
+/// Validate a normalized configuration (JSON) as a run would, without
+/// running it: raises ValueError with the validator's one-line message.
+#[pyfunction]
+fn validate(config_json: &str) -> PyResult<()> {
+    tcplab_sim::check_json(config_json)
+        .map(drop)
+        .map_err(PyValueError::new_err)
+}
+
+/// The registries (congestion controls with their parameter rules, spurious
+/// detectors and responses, RTO profiles, ACK timers, hop kinds) as JSON.
+#[pyfunction]
+fn registry() -> String {
+    tcplab_sim::registry_json()
+}
+
 /// Run the real-time emulator between two TUN fds until `stop_fd` is
 /// readable (`tcplab.emu`); returns the summary as JSON. The GIL is released
 /// for the whole run, so Python calls it from a thread of its own.
@@ -255,6 +271,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     #[cfg(target_os = "linux")]
     m.add_function(wrap_pyfunction!(emu_run, m)?)?;
     m.add_function(wrap_pyfunction!(analyze, m)?)?;
+    m.add_function(wrap_pyfunction!(validate, m)?)?;
+    m.add_function(wrap_pyfunction!(registry, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

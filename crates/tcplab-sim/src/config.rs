@@ -3,8 +3,8 @@
 //! Python (`tcplab.scenario`) reads the user's TOML, validates it with
 //! field-naming error messages and converts every quantity to base units
 //! (nanoseconds, bits per second, bytes) before handing this structure over
-//! as JSON. The simulator re-checks structural invariants (`SimConfig::check`)
-//! but never sees user units.
+//! as JSON. `validate.rs` checks it (the authority on what a run accepts;
+//! Python applies the same rules) but never sees user units.
 
 use serde::Deserialize;
 
@@ -95,6 +95,17 @@ pub enum HopConfig {
 }
 
 impl HopConfig {
+    /// The `kind` of each variant, as the normalized configuration names it.
+    pub const KINDS: [&'static str; 7] = [
+        "link",
+        "pep",
+        "dropper",
+        "ack_filter_link",
+        "rlc",
+        "wlan",
+        "host",
+    ];
+
     pub fn name(&self) -> &str {
         match self {
             HopConfig::Link(l) => &l.name,
@@ -116,7 +127,8 @@ pub struct PepConfig {
     /// Per-connection buffer for data acknowledged to the sender but not yet
     /// by the receiver (plus out-of-order data), bytes.
     pub buffer_bytes: u64,
-    /// Congestion control of the PEP's sending side ("reno" | "newreno" | "cubic").
+    /// Congestion control of the PEP's sending side (a loss-based entry of
+    /// `tcplab_tcp::cc::REGISTRY`: "reno", "newreno", "cubic").
     pub cc: String,
     /// Initial window of the PEP's sending side, segments.
     pub initial_window_segments: u32,
@@ -316,7 +328,7 @@ pub struct FlowConfig {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TcpConfigJson {
-    /// "reno" | "newreno" | "cubic" | "vegas" | "fast" | "westwood" | "bdp-tracking"
+    /// A congestion control's name in `tcplab_tcp::cc::REGISTRY`.
     pub cc: String,
     /// Congestion-control parameters (`cc::check_params` lists them).
     #[serde(default)]

@@ -28,6 +28,77 @@ pub use config::SimConfig;
 pub use output::{Output, EVENT_KIND_NAMES, SEGMENT_KIND_NAMES};
 pub use sim::Sim;
 
+/// Parse and validate a JSON configuration without running it (what
+/// `tcplab.scenario` asks of the core for every scenario it accepts).
+pub fn check_json(json: &str) -> Result<SimConfig, String> {
+    let value: serde_json::Value =
+        serde_json::from_str(json).map_err(|e| format!("config: {e}"))?;
+    validate::time_bounds(&value)?;
+    let cfg: SimConfig = serde_json::from_value(value).map_err(|e| format!("config: {e}"))?;
+    validate::validate(&cfg)?;
+    Ok(cfg)
+}
+
+/// The registries Python derives its lists, rules and messages from (one
+/// JSON object; `tcplab.registry` reads it): congestion controls with their
+/// parameters and rules, spurious detectors and responses, loss recovery
+/// choices, RTO profiles, delayed-ACK timers and hop kinds.
+pub fn registry_json() -> String {
+    use serde_json::json;
+    use tcplab_tcp::recovery::{LossDetection, RecoveryCwnd};
+    use tcplab_tcp::{
+        config::SsthreshFrom, AckPolicyConfig, DetectorKind, FrResponseKind, ResponseKind,
+        RtoProfile,
+    };
+    let num = |x: f64| if x.is_finite() { json!(x) } else { json!(null) };
+    let ccs: Vec<_> = tcplab_tcp::cc::REGISTRY
+        .iter()
+        .map(|e| {
+            let params: Vec<_> = e
+                .params
+                .iter()
+                .map(|p| {
+                    json!({
+                        "key": p.key, "default": p.default,
+                        "min": num(p.min), "min_open": p.min_open,
+                        "max": num(p.max), "max_open": p.max_open,
+                        "integer": p.integer, "zero_ok": p.zero_ok, "rule": p.rule,
+                    })
+                })
+                .collect();
+            json!({
+                "name": e.name, "params": params, "at_least": e.at_least,
+                "target_rate": e.target_rate, "loss_based": e.loss_based,
+                "hystart_linux": e.hystart_linux,
+            })
+        })
+        .collect();
+    // A list, not an object: the first profile is the default.
+    let rto: Vec<_> = RtoProfile::NAMED
+        .iter()
+        .map(|(name, p)| {
+            json!({
+                "name": name, "initial_ns": p.initial, "min_ns": p.min, "max_ns": p.max,
+                "granularity_ns": p.granularity, "max_backoff": p.max_backoff,
+            })
+        })
+        .collect();
+    json!({
+        "congestion_controls": ccs,
+        "spurious_detectors": DetectorKind::NAMES,
+        "spurious_fr_detectors": DetectorKind::FR_NAMES,
+        "spurious_responses": ResponseKind::NAMES,
+        "spurious_fr_responses": FrResponseKind::NAMES,
+        "recovery_cwnds": RecoveryCwnd::NAMES,
+        "loss_detections": LossDetection::NAMES,
+        "ssthresh_from": SsthreshFrom::NAMES,
+        "rto_profiles": rto,
+        "ack_timers": AckPolicyConfig::TIMERS,
+        "hop_kinds": config::HopConfig::KINDS,
+    })
+    .to_string()
+}
+
 /// Parse a JSON configuration and run it.
 pub fn run_json(json: &str, progress: Option<sim::Progress>) -> Result<Output, String> {
     let value: serde_json::Value =

@@ -111,20 +111,18 @@ pub fn check_config(c: &PepConfig) -> Result<(), String> {
             c.buffer_bytes
         ));
     }
-    if !matches!(
-        CcKind::parse(&c.cc),
-        Some(CcKind::Reno | CcKind::NewReno | CcKind::Cubic)
-    ) {
+    if !CcKind::parse(&c.cc).is_some_and(|k| k.entry.loss_based) {
         return Err(format!(
-            "cc: must be one of reno, newreno, cubic (got {:?})",
-            c.cc
+            "cc: unknown congestion control {:?} (choose from {})",
+            c.cc,
+            tcplab_tcp::cc::names_where(|e| e.loss_based, ", "),
         ));
     }
     if DetectorKind::parse(&c.spurious_detection).is_none() {
         return Err(format!(
-            "spurious_detection: must be one of {} (got {:?})",
+            "spurious_detection: unknown spurious-timeout detector {:?} (choose from {})",
+            c.spurious_detection,
             DetectorKind::NAMES.join(", "),
-            c.spurious_detection
         ));
     }
     if c.initial_window_segments == 0 {

@@ -1,6 +1,10 @@
-//! Structural checks of a normalized configuration. Python validates user
-//! input first with friendlier messages; these checks guard the Rust API
-//! (and the Python layer's own bugs). Messages name the field and the rule.
+//! Checks of a normalized configuration: the authority on what a run
+//! accepts. Python reads the user's TOML (types, units, unknown keys) and
+//! applies the same rules with the same messages; whenever the core is built
+//! `tcplab.scenario` also runs these (`check_json`, through the bindings) and
+//! raises their message as a `ScenarioError` naming the scenario's file, with
+//! `hops[i]`/`flows[i]`/`pings[i]` mapped back to the TOML entry. Messages name
+//! the field and the rule.
 
 use crate::config::{HopConfig, SimConfig, TcpConfigJson};
 use crate::dist;
@@ -23,6 +27,13 @@ pub fn validate(c: &SimConfig) -> Result<(), String> {
         return Err("path: at least one hop is required".into());
     }
     for (i, h) in c.hops.iter().enumerate() {
+        // `[[pcap]] hop`, `cross.hops` and `--pcap NAME` pick hops by name.
+        if let Some(j) = c.hops[..i].iter().position(|o| o.name() == h.name()) {
+            return Err(format!(
+                "hops[{i}].name: duplicate link name {:?} (also used by hops[{j}])",
+                h.name()
+            ));
+        }
         if let HopConfig::Host(hc) = h {
             crate::host::check(hc).map_err(|e| format!("hops[{i}].{e}"))?;
             continue;
@@ -81,6 +92,9 @@ pub fn validate(c: &SimConfig) -> Result<(), String> {
     }
     let n = c.hops.len();
     for (i, f) in c.flows.iter().enumerate() {
+        if c.flows[..i].iter().any(|o| o.name == f.name) {
+            return Err(format!("flows[{i}].name: duplicate flow name {:?}", f.name));
+        }
         if f.path.is_empty() || f.path.len() > 1000 {
             return Err(format!("flows[{i}].path: must list 1 to 1000 hops"));
         }
@@ -110,6 +124,12 @@ pub fn validate(c: &SimConfig) -> Result<(), String> {
         }
     }
     for (i, x) in c.cross.iter().enumerate() {
+        if c.cross[..i].iter().any(|o| o.name == x.name) {
+            return Err(format!(
+                "cross[{i}].name: duplicate cross-traffic name {:?}",
+                x.name
+            ));
+        }
         if x.rate_bps == 0 {
             return Err(format!("cross[{i}].rate: must be > 0"));
         }
@@ -127,6 +147,17 @@ pub fn validate(c: &SimConfig) -> Result<(), String> {
         }
     }
     for (i, p) in c.pings.iter().enumerate() {
+        // One namespace for all cross traffic (`[[cross]]` of any kind).
+        let cbr = c.cross.iter().map(|x| &x.name);
+        if cbr
+            .chain(c.pings[..i].iter().map(|o| &o.name))
+            .any(|n| *n == p.name)
+        {
+            return Err(format!(
+                "pings[{i}].name: duplicate cross-traffic name {:?}",
+                p.name
+            ));
+        }
         if p.path.is_empty() {
             return Err(format!("pings[{i}].path: must list at least one hop"));
         }
@@ -164,17 +195,29 @@ pub fn validate(c: &SimConfig) -> Result<(), String> {
 
 /// Convert the JSON TCP settings to the endpoint configuration.
 pub fn tcp_config(t: &TcpConfigJson) -> Result<Config, String> {
-    let cc = match (t.cc.as_str(), t.qos_target_bps) {
-        ("qos_tcp", Some(target_bps)) => CcKind::QosTcp { target_bps },
-        ("qos_tcp", None) => return Err("qos_target: required when cc = \"qos_tcp\"".into()),
-        (_, Some(_)) => return Err("qos_target: only for cc = \"qos_tcp\"".into()),
-        _ => CcKind::parse(&t.cc).ok_or_else(|| {
-            format!(
-                "cc: unknown congestion control {:?} (choose from reno, newreno, cubic, qos_tcp, vegas, fast, westwood, bdp-tracking)",
-                t.cc
-            )
-        })?,
-    };
+    let mut cc = CcKind::parse(&t.cc).ok_or_else(|| {
+        format!(
+            "cc: unknown congestion control {:?} (choose from {})",
+            t.cc,
+            tcplab_tcp::cc::names_where(|_| true, ", ")
+        )
+    })?;
+    let targets = || tcplab_tcp::cc::names_where(|e| e.target_rate, "\" or \"");
+    match (cc.entry.target_rate, t.qos_target_bps) {
+        (true, None) => {
+            return Err(format!(
+                "qos_target: required when cc = \"{}\" (a rate)",
+                cc.name()
+            ))
+        }
+        (false, Some(_)) => {
+            return Err(format!(
+                "qos_target: only valid with cc = \"{}\"",
+                targets()
+            ))
+        }
+        _ => cc.target_bps = t.qos_target_bps,
+    }
     let cfg = Config {
         cc,
         cc_params: tcplab_tcp::cc::CcParams(
@@ -217,14 +260,14 @@ pub fn tcp_config(t: &TcpConfigJson) -> Result<Config, String> {
         }),
         spurious_detection: DetectorKind::parse(&t.spurious_detection).ok_or_else(|| {
             format!(
-                "spurious_detection: unknown detector {:?} (choose from {})",
+                "spurious_detection: unknown spurious-timeout detector {:?} (choose from {})",
                 t.spurious_detection,
                 DetectorKind::NAMES.join(", ")
             )
         })?,
         spurious_response: ResponseKind::parse(&t.spurious_response).ok_or_else(|| {
             format!(
-                "spurious_response: unknown response {:?} (choose from {})",
+                "spurious_response: unknown spurious-timeout response {:?} (choose from {})",
                 t.spurious_response,
                 ResponseKind::NAMES.join(", ")
             )
@@ -233,14 +276,14 @@ pub fn tcp_config(t: &TcpConfigJson) -> Result<Config, String> {
             .filter(|d| d.judges_fast_retransmits())
             .ok_or_else(|| {
                 format!(
-                    "spurious_fr: unknown detector {:?} (choose from {})",
+                    "spurious_fr: unknown spurious-fast-retransmit detector {:?} (choose from {})",
                     t.spurious_fr,
                     DetectorKind::FR_NAMES.join(", ")
                 )
             })?,
         spurious_fr_response: FrResponseKind::parse(&t.spurious_fr_response).ok_or_else(|| {
             format!(
-                "spurious_fr_response: unknown response {:?} (choose from {})",
+                "spurious_fr_response: unknown spurious-fast-retransmit response {:?} (choose from {})",
                 t.spurious_fr_response,
                 FrResponseKind::NAMES.join(", ")
             )
@@ -248,14 +291,14 @@ pub fn tcp_config(t: &TcpConfigJson) -> Result<Config, String> {
         read_rate_bps: t.read_rate_bps,
         recovery_cwnd: RecoveryCwnd::parse(&t.recovery_cwnd).ok_or_else(|| {
             format!(
-                "recovery_cwnd: unknown reduction {:?} (choose from {})",
+                "recovery_cwnd: unknown fast-recovery cwnd reduction {:?} (choose from {})",
                 t.recovery_cwnd,
                 RecoveryCwnd::NAMES.join(", ")
             )
         })?,
         loss_detection: LossDetection::parse(&t.loss_detection).ok_or_else(|| {
             format!(
-                "loss_detection: unknown detection {:?} (choose from {})",
+                "loss_detection: unknown loss detection {:?} (choose from {})",
                 t.loss_detection,
                 LossDetection::NAMES.join(", ")
             )
@@ -263,7 +306,7 @@ pub fn tcp_config(t: &TcpConfigJson) -> Result<Config, String> {
         tlp: t.tlp,
         ssthresh_from: SsthreshFrom::parse(&t.ssthresh_from).ok_or_else(|| {
             format!(
-                "ssthresh_from: unknown basis {:?} (choose from {})",
+                "ssthresh_from: unknown multiplicative-decrease basis {:?} (choose from {})",
                 t.ssthresh_from,
                 SsthreshFrom::NAMES.join(", ")
             )
@@ -320,6 +363,66 @@ pub fn time_bounds(v: &Value) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::{example_p2p, CbrConfig, PingConfig};
+
+    #[test]
+    fn eifel_without_timestamps_names_the_field() {
+        let mut c = example_p2p(1_000_000_000, 0.0);
+        c.flows[0].tcp.spurious_detection = "eifel".into();
+        c.flows[0].tcp.timestamps = false;
+        assert_eq!(
+            validate(&c).unwrap_err(),
+            "flows[0].spurious_detection: \"eifel\" needs timestamps = true"
+        );
+    }
+
+    #[test]
+    fn names_are_unique_for_every_hop_kind_and_all_cross_traffic() {
+        let mut c = example_p2p(1_000_000_000, 0.0);
+        let rlc = r#"{"kind": "rlc", "name": "link0", "pdu_bytes": 40, "retx_interval_ns": 1,
+            "max_dat": 4, "spike_rate_per_s": 0, "spike_duration_s": {"kind": "const", "value": 1},
+            "down": {"rate_bps": 1, "bler": 0, "delay_ns": 0, "queue_packets": 9},
+            "up": {"rate_bps": 1, "bler": 0, "delay_ns": 0, "queue_packets": 9}}"#;
+        c.hops.push(serde_json::from_str(rlc).unwrap());
+        assert_eq!(
+            validate(&c).unwrap_err(),
+            "hops[1].name: duplicate link name \"link0\" (also used by hops[0])"
+        );
+        let mut c = example_p2p(1_000_000_000, 0.0);
+        let ping = |name: &str| PingConfig {
+            name: name.into(),
+            path: vec![0],
+            packet_bytes: 64,
+            interval_ns: 1,
+            start_ns: 0,
+            stop_ns: 1,
+            from_receiver: true,
+        };
+        c.pings = vec![ping("p"), ping("p")];
+        assert_eq!(
+            validate(&c).unwrap_err(),
+            "pings[1].name: duplicate cross-traffic name \"p\""
+        );
+        c.pings = vec![ping("x")];
+        c.cross = vec![CbrConfig {
+            name: "x".into(),
+            path: vec![0],
+            rate_bps: 1,
+            packet_bytes: 100,
+            start_ns: 0,
+            stop_ns: 1,
+        }];
+        assert_eq!(
+            validate(&c).unwrap_err(),
+            "pings[0].name: duplicate cross-traffic name \"x\""
+        );
+        let mut c = example_p2p(1_000_000_000, 0.0);
+        c.flows.push(c.flows[0].clone());
+        assert_eq!(
+            validate(&c).unwrap_err(),
+            "flows[1].name: duplicate flow name \"flow0\""
+        );
+    }
 
     #[test]
     fn every_time_is_bounded() {

@@ -1,5 +1,6 @@
 //! Per-connection configuration.
 
+use crate::cc::{names_where, CcEntry};
 use crate::recovery::{LossDetection, RecoveryCwnd};
 use crate::spurious::{DetectorKind, FrResponseKind, ResponseKind};
 use crate::{Time, NS_PER_MS, NS_PER_S};
@@ -21,14 +22,58 @@ pub struct RtoProfile {
 
 impl Default for RtoProfile {
     fn default() -> Self {
-        RtoProfile {
-            initial: NS_PER_S,
-            min: NS_PER_S,
-            max: 60 * NS_PER_S,
-            granularity: NS_PER_MS,
-            max_backoff: 16,
-        }
+        RtoProfile::RFC6298
     }
+}
+
+impl RtoProfile {
+    /// RFC 6298 §2: initial 1 s, minimum 1 s (SHOULD), maximum ≥ 60 s (MAY); 1 ms clock.
+    pub const RFC6298: RtoProfile = RtoProfile {
+        initial: NS_PER_S,
+        min: NS_PER_S,
+        max: 60 * NS_PER_S,
+        granularity: NS_PER_MS,
+        max_backoff: 16,
+    };
+
+    /// The named profiles a scenario picks with `rto = "<name>"` (the first
+    /// is the default); a scenario's `rto` table overrides single fields.
+    pub const NAMED: [(&'static str, RtoProfile); 4] = [
+        ("rfc6298", RtoProfile::RFC6298),
+        // The 3G paper's "standard" profile (Linux-like RFC 2988): initial 3 s, minimum 0.5 s.
+        (
+            "standard",
+            RtoProfile {
+                initial: 3 * NS_PER_S,
+                min: 500 * NS_PER_MS,
+                ..RtoProfile::RFC6298
+            },
+        ),
+        // The 3G paper's tuned profile: initial = minimum = 4 s.
+        (
+            "tuned-3g",
+            RtoProfile {
+                initial: 4 * NS_PER_S,
+                min: 4 * NS_PER_S,
+                ..RtoProfile::RFC6298
+            },
+        ),
+        // Linux: TCP_TIMEOUT_INIT 1 s, TCP_RTO_MIN 200 ms, TCP_RTO_MAX 120 s; Linux floors
+        // the variance term rather than the RTO (tcp_rtt_estimator/__tcp_set_rto: RTO =
+        // SRTT + rttvar, rttvar ≥ TCP_RTO_MIN), i.e. RFC 6298's SRTT + max(G, 4·RTTVAR)
+        // with G = 200 ms. Measured against Linux 6.18 in validation/linux (RTO 245 ms at
+        // SRTT 44 ms, 372 ms at 172 ms).
+        (
+            "linux",
+            RtoProfile {
+                initial: NS_PER_S,
+                min: 200 * NS_PER_MS,
+                max: 120 * NS_PER_S,
+                granularity: 200 * NS_PER_MS,
+                max_backoff: 16,
+            },
+        ),
+    ];
 }
 
 /// Receiver ACK policy (RFC 1122 §4.2.3.2, RFC 5681 §4.2).
@@ -48,6 +93,12 @@ pub struct AckPolicyConfig {
     pub periodic: bool,
 }
 
+impl AckPolicyConfig {
+    /// The delayed-ACK timers a scenario names (`ack.timer`): a one-shot
+    /// timer from the first unacknowledged segment, or `periodic`.
+    pub const TIMERS: [&'static str; 2] = ["oneshot", "periodic"];
+}
+
 impl Default for AckPolicyConfig {
     fn default() -> Self {
         AckPolicyConfig {
@@ -60,35 +111,35 @@ impl Default for AckPolicyConfig {
     }
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum CcKind {
-    Reno,
-    NewReno,
-    Cubic,
-    /// QoS-TCP (TCP-AV) with its target rate, bit/s (`cc/qos_tcp.rs`).
-    QosTcp {
-        target_bps: u64,
-    },
-    Vegas,
-    Fast,
-    Westwood,
-    BdpTracking,
+/// A congestion control chosen by name from `cc::REGISTRY`, with the target
+/// rate of a controller that needs one (`CcEntry::target_rate`, bit/s).
+#[derive(Clone, Copy, Debug)]
+pub struct CcKind {
+    pub entry: &'static CcEntry,
+    pub target_bps: Option<u64>,
 }
 
 impl CcKind {
+    /// The registry entry named `s`, without a target rate (`cc::find`).
     pub fn parse(s: &str) -> Option<CcKind> {
-        match s {
-            "reno" => Some(CcKind::Reno),
-            "newreno" => Some(CcKind::NewReno),
-            "cubic" => Some(CcKind::Cubic),
-            "vegas" => Some(CcKind::Vegas),
-            "fast" => Some(CcKind::Fast),
-            "westwood" => Some(CcKind::Westwood),
-            "bdp-tracking" => Some(CcKind::BdpTracking),
-            _ => None,
-        }
+        crate::cc::find(s).map(|entry| CcKind {
+            entry,
+            target_bps: None,
+        })
+    }
+
+    pub fn name(&self) -> &'static str {
+        self.entry.name
     }
 }
+
+impl PartialEq for CcKind {
+    fn eq(&self, other: &CcKind) -> bool {
+        self.entry.name == other.entry.name && self.target_bps == other.target_bps
+    }
+}
+
+impl Eq for CcKind {}
 
 /// What a loss's multiplicative decrease is applied to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -188,7 +239,7 @@ pub struct Config {
 impl Default for Config {
     fn default() -> Self {
         Config {
-            cc: CcKind::NewReno,
+            cc: CcKind::parse("newreno").expect("newreno is registered"),
             cc_params: crate::cc::CcParams::default(),
             sack: true,
             dsack: true,
@@ -222,6 +273,9 @@ impl Default for Config {
         }
     }
 }
+
+/// The rule PRR, RACK and TLP share (the text Python's scenario loader shows too).
+const NEEDS_SACK: &str = "needs sack = true (RFC 6937 / RFC 8985 use SACK)";
 
 impl Config {
     /// Check structural rules; the message names the field and the rule.
@@ -257,7 +311,7 @@ impl Config {
             return Err("read_rate: must be > 0 (got 0)".into());
         }
         if self.dupthresh == 0 {
-            return Err("dupthresh: must be >= 1 (got 0)".into());
+            return Err("dupthresh: must be between 1 and 4294967295 (got 0)".into());
         }
         if self.initial_window == 0 {
             return Err("initial_window: must be > 0".into());
@@ -271,7 +325,7 @@ impl Config {
             return Err("rto.initial: must be >= 1ms".into());
         }
         if self.ack.every_n == 0 {
-            return Err("ack.every: must be >= 1 (got 0)".into());
+            return Err("ack.every: must be between 1 and 4294967295 (got 0)".into());
         }
         if self.ack.periodic && self.ack.max_delay == 0 {
             return Err("ack.timer: a periodic delayed-ACK timer needs ack.max_delay > 0".into());
@@ -283,20 +337,29 @@ impl Config {
         if !(1..=2).contains(&self.abc_l) {
             // RFC 3465 §2.2: L MUST NOT exceed 2*SMSS.
             return Err(format!(
-                "abc_l: must be 1 or 2 SMSS (RFC 3465 §2.2) (got {})",
+                "abc_l: must be between 1 and 2 (got {})",
                 self.abc_l
             ));
         }
-        let loss_based = matches!(self.cc, CcKind::Reno | CcKind::NewReno | CcKind::Cubic);
+        let loss_based = self.cc.entry.loss_based;
         if self.abc_l != 1 && !loss_based {
-            return Err("abc_l: the byte-counting limit applies to reno/newreno/cubic only".into());
+            return Err(format!(
+                "abc_l: the byte-counting limit applies to {} only",
+                names_where(|e| e.loss_based, "/")
+            ));
         }
         if self.hystart && !loss_based {
             // RFC 9406 modifies the slow start of loss-based controllers.
-            return Err("hystart: HyStart++ applies to reno/newreno/cubic only".into());
+            return Err(format!(
+                "hystart: HyStart++ applies to {} only",
+                names_where(|e| e.loss_based, "/")
+            ));
         }
-        if self.hystart_linux && self.cc != CcKind::Cubic {
-            return Err("hystart: \"linux\" (tcp_cubic.c's HyStart) applies to cubic only".into());
+        if self.hystart_linux && !self.cc.entry.hystart_linux {
+            return Err(format!(
+                "hystart: \"linux\" (tcp_cubic.c's HyStart) applies to {} only",
+                names_where(|e| e.hystart_linux, "/")
+            ));
         }
         if self.hystart_linux && self.hystart {
             return Err("hystart: choose HyStart++ or Linux's HyStart, not both".into());
@@ -312,17 +375,17 @@ impl Config {
                 ));
             }
         }
-        crate::cc::check_params(self.cc, &self.cc_params)?;
+        crate::cc::check_params(self.cc.entry, &self.cc_params)?;
         if self.ts_granularity == 0 {
             return Err("ts_granularity: must be > 0".into());
         }
         if self.spurious_detection == DetectorKind::Eifel && !self.timestamps {
             // RFC 3522 §2: Eifel detection needs the timestamps option.
-            return Err("spurious_detection: eifel needs timestamps = true".into());
+            return Err("spurious_detection: \"eifel\" needs timestamps = true".into());
         }
         if self.spurious_detection == DetectorKind::Dsack && !(self.sack && self.dsack) {
             // RFC 3708 §2: DSACK-based detection needs SACK and DSACK.
-            return Err("spurious_detection: dsack needs sack = true and dsack = true".into());
+            return Err("spurious_detection: \"dsack\" needs sack = true and dsack = true".into());
         }
         if !self.spurious_fr.judges_fast_retransmits() {
             // RFC 5682 (F-RTO) is defined for retransmission timeouts only.
@@ -333,23 +396,23 @@ impl Config {
         }
         if self.spurious_fr == DetectorKind::Eifel && !self.timestamps {
             // RFC 3522 §2.
-            return Err("spurious_fr: eifel needs timestamps = true".into());
+            return Err("spurious_fr: \"eifel\" needs timestamps = true".into());
         }
         if self.spurious_fr == DetectorKind::Dsack && !(self.sack && self.dsack) {
             // RFC 3708 §2.
-            return Err("spurious_fr: dsack needs sack = true and dsack = true".into());
+            return Err("spurious_fr: \"dsack\" needs sack = true and dsack = true".into());
         }
         if self.recovery_cwnd != RecoveryCwnd::Immediate && !self.sack {
             // PRR is implemented for SACK recovery (RFC 6937 §3 with SACKd).
-            return Err("recovery_cwnd: prr needs sack = true".into());
+            return Err(format!("recovery_cwnd: {NEEDS_SACK}"));
         }
         if self.loss_detection == LossDetection::Rack && !self.sack {
             // RFC 8985 §2: RACK needs SACK.
-            return Err("loss_detection: rack needs sack = true".into());
+            return Err(format!("loss_detection: {NEEDS_SACK}"));
         }
         if self.tlp && !self.sack {
             // RFC 8985 §2: TLP needs SACK.
-            return Err("tlp: needs sack = true".into());
+            return Err(format!("tlp: {NEEDS_SACK}"));
         }
         Ok(())
     }

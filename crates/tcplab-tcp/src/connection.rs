@@ -54,7 +54,7 @@ use std::collections::VecDeque;
 use crate::ack_cc::AckRatioController;
 use crate::ack_policy::{AckNow, AckPolicy};
 use crate::cc::{new_cc_with, AckInfo, CcState, CongestionControl, TransitFeedback};
-use crate::config::{CcKind, Config, SsthreshFrom};
+use crate::config::{Config, SsthreshFrom};
 use crate::events::{Event, RecoveryKind, RtxReason};
 use crate::reasm::Reassembly;
 use crate::recovery::{CaState, LossDetection, Prr, RecoveryCwnd, RecoveryState, Tlp, TlpAck};
@@ -2132,7 +2132,7 @@ impl Connection {
             if self.sack_ok {
                 // RFC 6675 §5: recovery ends when HighACK ≥ RecoveryPoint.
                 self.cc.on_recovery_exit(&mut self.ccs, now);
-            } else if self.cfg.cc == CcKind::Reno {
+            } else if self.cfg.cc.entry.reno_recovery {
                 self.ccs.cwnd = self.ccs.ssthresh;
             } else {
                 // RFC 6582 §3.2 step 6 option (1):
@@ -2147,7 +2147,7 @@ impl Connection {
         if self.sack_ok {
             return; // RFC 6675: the ACK only updates the scoreboard and pipe.
         }
-        if self.cfg.cc == CcKind::Reno {
+        if self.cfg.cc.entry.reno_recovery {
             // RFC 5681 §3.2 step 6: Reno leaves recovery on the first new ACK.
             self.ccs.cwnd = self.ccs.ssthresh;
             self.rec.recover = self.snd_una; // allow a new fast retransmit

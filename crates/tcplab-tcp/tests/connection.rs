@@ -89,7 +89,7 @@ fn newreno_partial_ack() {
 fn reno_exits_on_partial_ack() {
     let mut c = cfg();
     c.sack = false;
-    c.cc = CcKind::Reno;
+    c.cc = CcKind::parse("reno").unwrap();
     c.initial_window = 20_000;
     let mut n = Net::new(c.clone(), c);
     bulk(&mut n, 40_000);

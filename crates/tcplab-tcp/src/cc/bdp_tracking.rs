@@ -56,6 +56,7 @@
 //!   start and FAST's min(2w, ·)); eq. (4.12) alone would jump from 10 to
 //!   thousands of packets in one RTT on a gigabit path.
 
+use super::{CcEntry, Param};
 use super::{AckInfo, CcParams, CcState, CongestionControl, TransitFeedback};
 use crate::Time;
 
@@ -319,6 +320,28 @@ impl CongestionControl for BdpTracking {
         }
     }
 }
+
+/// `cc = "bdp-tracking"` (Ito's thesis ch. 4).
+pub(super) const BDP_TRACKING: CcEntry = CcEntry {
+    params: &[
+        Param::new("k", 0.5, "must be in (0, 1)").gt(0.0).lt(1.0),
+        Param::new("p_init", 10.0, "must be an integer ≥ 2").ge(2.0).integer(),
+        Param::new("mu", 0.0, "must be 0 (estimate) or ≥ 1").ge(1.0).or_zero(),
+        Param::new("tol_frac", 0.002, "must be in [0, 1)").ge(0.0).lt(1.0),
+        Param::new("tol_pkts", 4.0, "must be ≥ 0").ge(0.0),
+        Param::new("eps", 0.99, "must be in [0, 1)").ge(0.0).lt(1.0),
+        // 0 = the largest rate since the start (the default); at most the ring's size
+        Param::new(
+            "b_rounds",
+            0.0,
+            "must be an integer in [0, 64] (0 = since the start)",
+        )
+        .ge(0.0)
+        .le(MAX_ROUNDS as f64)
+        .integer(),
+    ],
+    ..CcEntry::new("bdp-tracking", |p, _| Box::new(BdpTracking::new(p)))
+};
 
 #[cfg(test)]
 mod tests {

@@ -21,6 +21,7 @@
 //! * Application-limited ACKs do not grow cwnd, and the time between the
 //!   previous ACK and an application-limited ACK is removed from t (§4.2).
 
+use super::CcEntry;
 use super::hystart::HyStart;
 use super::hystart_linux::HyStartLinux;
 use super::{AckInfo, CcState, CongestionControl};
@@ -372,6 +373,13 @@ impl CongestionControl for Cubic {
         }
     }
 }
+
+/// `cc = "cubic"` (RFC 9438).
+pub(super) const CUBIC: CcEntry = CcEntry {
+    loss_based: true,
+    hystart_linux: true,
+    ..CcEntry::new("cubic", |_, _| Box::new(Cubic::default()))
+};
 
 #[cfg(test)]
 mod tests {

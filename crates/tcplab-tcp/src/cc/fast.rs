@@ -10,6 +10,7 @@
 //! Parameters: `alpha` (packets, default 200: the ns-2 module's value,
 //! docs/throughput-bound-notes.md §6.18), `gamma` in (0, 1] (default 0.5).
 
+use super::{CcEntry, Param};
 use super::{half_flight, AckInfo, CcParams, CcState, CongestionControl};
 use crate::Time;
 
@@ -104,6 +105,15 @@ impl CongestionControl for Fast {
         half_flight(flight, st.mss)
     }
 }
+
+/// `cc = "fast"` (FAST TCP).
+pub(super) const FAST: CcEntry = CcEntry {
+    params: &[
+        Param::new("alpha", 200.0, "must be > 0 packets").gt(0.0),
+        Param::new("gamma", 0.5, "must be in (0, 1]").gt(0.0).le(1.0),
+    ],
+    ..CcEntry::new("fast", |p, _| Box::new(Fast::new(p)))
+};
 
 #[cfg(test)]
 mod tests {

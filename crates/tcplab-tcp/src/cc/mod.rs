@@ -2,24 +2,25 @@
 //!
 //! The connection owns `cwnd`/`ssthresh` (in `CcState`) and runs loss
 //! recovery; a `CongestionControl` decides how the window grows on ACKs and
-//! what ssthresh becomes on a congestion event. Adding a variant is one file
-//! plus one line in `new_cc`.
+//! what ssthresh becomes on a congestion event.
+//!
+//! Every controller is found by name in `REGISTRY` (as Linux's `tcp_cong.c`
+//! finds a `tcp_congestion_ops` by its `.name` in `tcp_ca_find`). Each
+//! controller's file defines its `CcEntry` — name, parameters with their
+//! rules, what it supports, and the factory that builds it (quinn-proto's
+//! per-controller `ControllerFactory`). Adding a controller is its file plus
+//! one line in `registry!` below (and its row in docs/scenarios.md); the
+//! validator, the bindings, Python's lists and checks and the tests that run
+//! every controller all read the registry.
 
-mod bdp_tracking;
-mod cubic;
-mod fast;
 pub mod hystart;
 pub mod hystart_linux;
 mod params;
-mod qos_tcp;
-mod reno;
-mod vegas;
-mod westwood;
 
 pub use bdp_tracking::BdpTracking;
 pub use cubic::Cubic;
 pub use fast::Fast;
-pub use params::{check_params, CcParams};
+pub use params::{check_params, show_f64, CcParams, Param};
 pub use qos_tcp::QosTcp;
 pub use reno::Reno;
 pub use vegas::Vegas;
@@ -27,6 +28,85 @@ pub use westwood::Westwood;
 
 use crate::config::CcKind;
 use crate::Time;
+
+/// One congestion control as scenarios name it.
+#[derive(Debug)]
+pub struct CcEntry {
+    /// The `cc = "..."` name.
+    pub name: &'static str,
+    /// The `cc_params` keys it takes, with defaults and rules.
+    pub params: &'static [Param],
+    /// `(key, lower)`: `cc_params.key` must be ≥ `cc_params.lower` (defaults included).
+    pub at_least: &'static [(&'static str, &'static str)],
+    /// Needs a target rate (`qos_target`) and takes one only then.
+    pub target_rate: bool,
+    /// Loss-based with a standard slow start: Appropriate Byte Counting
+    /// (`abc_l`), HyStart++ (`hystart`) apply, and a PEP may run it.
+    pub loss_based: bool,
+    /// Linux's HyStart (`hystart = "linux"`, `hystart_linux.rs`) applies.
+    pub hystart_linux: bool,
+    /// Without SACK, leave fast recovery on the first new ACK (Reno,
+    /// RFC 5681 §3.2) instead of NewReno's partial-ACK rule (RFC 6582).
+    pub reno_recovery: bool,
+    /// Build the controller (parameters already checked by `check_params`;
+    /// the target rate is `Some` exactly when `target_rate`).
+    pub build: fn(&CcParams, Option<u64>) -> Box<dyn CongestionControl>,
+}
+
+impl CcEntry {
+    /// An entry for a controller without parameters or special support;
+    /// set the fields that differ with struct update syntax.
+    pub const fn new(
+        name: &'static str,
+        build: fn(&CcParams, Option<u64>) -> Box<dyn CongestionControl>,
+    ) -> CcEntry {
+        CcEntry {
+            name,
+            params: &[],
+            at_least: &[],
+            target_rate: false,
+            loss_based: false,
+            hystart_linux: false,
+            reno_recovery: false,
+            build,
+        }
+    }
+}
+
+/// Declares each controller's module and lists its entries in `REGISTRY`:
+/// `file: [ENTRY, ...]`. The order is the order scenarios' errors list them.
+macro_rules! registry {
+    ($($file:ident: [$($entry:ident),+]),+ $(,)?) => {
+        $(mod $file;)+
+        /// Every congestion control, in the order error messages list them.
+        pub static REGISTRY: &[&CcEntry] = &[$($(&$file::$entry),+),+];
+    };
+}
+
+registry! {
+    reno: [RENO, NEWRENO],
+    cubic: [CUBIC],
+    vegas: [VEGAS],
+    fast: [FAST],
+    westwood: [WESTWOOD],
+    bdp_tracking: [BDP_TRACKING],
+    qos_tcp: [QOS_TCP],
+}
+
+/// The registry entry named `name` (Linux's `tcp_ca_find`).
+pub fn find(name: &str) -> Option<&'static CcEntry> {
+    REGISTRY.iter().copied().find(|e| e.name == name)
+}
+
+/// The names of the registry entries `pick` selects, joined as `a/b/c`.
+pub fn names_where(pick: impl Fn(&CcEntry) -> bool, sep: &str) -> String {
+    REGISTRY
+        .iter()
+        .filter(|e| pick(e))
+        .map(|e| e.name)
+        .collect::<Vec<_>>()
+        .join(sep)
+}
 
 /// The window state shared between the connection and its congestion control.
 #[derive(Clone, Copy, Debug)]
@@ -180,15 +260,7 @@ pub fn new_cc(kind: CcKind) -> Box<dyn CongestionControl> {
 /// Build a congestion controller by kind with its parameters (`cc_params`,
 /// checked by `check_params`; unknown keys never reach here).
 pub fn new_cc_with(kind: CcKind, p: &CcParams) -> Box<dyn CongestionControl> {
-    match kind {
-        CcKind::Reno | CcKind::NewReno => Box::new(Reno::default()),
-        CcKind::Cubic => Box::new(Cubic::default()),
-        CcKind::QosTcp { target_bps } => Box::new(QosTcp::new(target_bps)),
-        CcKind::Vegas => Box::new(Vegas::new(p)),
-        CcKind::Fast => Box::new(Fast::new(p)),
-        CcKind::Westwood => Box::new(Westwood::default()),
-        CcKind::BdpTracking => Box::new(BdpTracking::new(p)),
-    }
+    (kind.entry.build)(p, kind.target_bps)
 }
 
 /// RFC 5681 eq. 4: ssthresh = max(FlightSize / 2, 2*SMSS).

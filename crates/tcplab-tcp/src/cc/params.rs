@@ -1,11 +1,11 @@
 //! Congestion-control parameters (`[[flows]] cc_params = {alpha = 2, ...}`).
 //!
-//! A flat list of named numbers. `check_params` knows, per controller, which
-//! keys exist and the rule each must satisfy, and fails with one line naming
-//! the key and the rule; the controllers read them with `get(key, default)`.
+//! A flat list of named numbers. Each controller declares the keys it takes
+//! and the rule of each as data (`Param`, in its `CcEntry`); `check_params`
+//! applies them and fails with one line naming the key and the rule. The
+//! same data reaches Python through the bindings, so its checks are these.
 
-use super::bdp_tracking::MAX_ROUNDS;
-use crate::config::CcKind;
+use super::CcEntry;
 
 /// Named numeric parameters of a congestion control.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -20,57 +20,135 @@ impl CcParams {
     }
 }
 
-type Rule = (&'static str, fn(f64) -> bool, &'static str);
+/// One parameter a congestion control takes: its default and its rule, as
+/// bounds (so Python can apply the same rule) and as the text an error shows.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Param {
+    pub key: &'static str,
+    pub default: f64,
+    /// Lower bound; `min_open`: the bound itself is excluded.
+    pub min: f64,
+    pub min_open: bool,
+    /// Upper bound; `max_open`: the bound itself is excluded.
+    pub max: f64,
+    pub max_open: bool,
+    /// Only whole numbers.
+    pub integer: bool,
+    /// 0 is allowed besides the range (a "0 = automatic" value).
+    pub zero_ok: bool,
+    /// The rule as an error states it, e.g. "must be in (0, 1]".
+    pub rule: &'static str,
+}
 
-fn rules(kind: CcKind) -> &'static [Rule] {
-    match kind {
-        CcKind::Reno
-        | CcKind::NewReno
-        | CcKind::Cubic
-        | CcKind::Westwood
-        | CcKind::QosTcp { .. } => &[],
-        CcKind::Vegas => &[
-            ("alpha", |v| v > 0.0, "must be > 0 packets"),
-            ("beta", |v| v > 0.0, "must be > 0 packets and >= alpha"),
-            ("gamma", |v| v > 0.0, "must be > 0 packets"),
-        ],
-        CcKind::Fast => &[
-            ("alpha", |v| v > 0.0, "must be > 0 packets"),
-            ("gamma", |v| v > 0.0 && v <= 1.0, "must be in (0, 1]"),
-        ],
-        CcKind::BdpTracking => &[
-            ("k", |v| v > 0.0 && v < 1.0, "must be in (0, 1)"),
-            (
-                "p_init",
-                |v| v >= 2.0 && v.fract() == 0.0,
-                "must be an integer >= 2",
-            ),
-            (
-                "mu",
-                |v| v == 0.0 || v >= 1.0,
-                "must be 0 (estimate) or >= 1",
-            ),
-            ("tol_frac", |v| (0.0..1.0).contains(&v), "must be in [0, 1)"),
-            ("tol_pkts", |v| v >= 0.0, "must be >= 0"),
-            ("eps", |v| (0.0..1.0).contains(&v), "must be in [0, 1)"),
-            (
-                "b_rounds",
-                // 0 = the largest rate since the start (the default); at most the ring's size
-                |v| (0.0..=MAX_ROUNDS as f64).contains(&v) && v.fract() == 0.0,
-                "must be an integer in [0, 64] (0 = since the start)",
-            ),
-        ],
+impl Param {
+    /// A parameter any finite number satisfies; narrow it with the methods below.
+    pub const fn new(key: &'static str, default: f64, rule: &'static str) -> Param {
+        Param {
+            key,
+            default,
+            min: f64::NEG_INFINITY,
+            min_open: false,
+            max: f64::INFINITY,
+            max_open: false,
+            integer: false,
+            zero_ok: false,
+            rule,
+        }
+    }
+    /// Values > `x`.
+    pub const fn gt(self, x: f64) -> Param {
+        Param {
+            min: x,
+            min_open: true,
+            ..self
+        }
+    }
+    /// Values ≥ `x`.
+    pub const fn ge(self, x: f64) -> Param {
+        Param {
+            min: x,
+            min_open: false,
+            ..self
+        }
+    }
+    /// Values < `x`.
+    pub const fn lt(self, x: f64) -> Param {
+        Param {
+            max: x,
+            max_open: true,
+            ..self
+        }
+    }
+    /// Values ≤ `x`.
+    pub const fn le(self, x: f64) -> Param {
+        Param {
+            max: x,
+            max_open: false,
+            ..self
+        }
+    }
+    pub const fn integer(self) -> Param {
+        Param {
+            integer: true,
+            ..self
+        }
+    }
+    pub const fn or_zero(self) -> Param {
+        Param {
+            zero_ok: true,
+            ..self
+        }
+    }
+
+    /// Does `v` satisfy the rule?
+    pub fn accepts(&self, v: f64) -> bool {
+        if !v.is_finite() {
+            return false;
+        }
+        if self.zero_ok && v == 0.0 {
+            return true;
+        }
+        let above = if self.min_open {
+            v > self.min
+        } else {
+            v >= self.min
+        };
+        let below = if self.max_open {
+            v < self.max
+        } else {
+            v <= self.max
+        };
+        above && below && (!self.integer || v.fract() == 0.0)
     }
 }
 
-/// Check `p` against the parameters `kind` accepts.
-pub fn check_params(kind: CcKind, p: &CcParams) -> Result<(), String> {
-    let rules = rules(kind);
+/// A number as Python's `repr` writes a float (`2.0`, `0.5`, `1e+300`), so
+/// both sides quote a value the same way.
+pub fn show_f64(v: f64) -> String {
+    if v.is_finite() && v == v.trunc() && v.abs() < 1e16 {
+        format!("{v:.1}")
+    } else if v.is_finite() && (v.abs() >= 1e16 || (v != 0.0 && v.abs() < 1e-4)) {
+        let s = format!("{v:e}");
+        // Rust writes 1e300 / 1e-5; Python 1e+300 / 1e-05.
+        let (m, e) = s.split_once('e').expect("exponent");
+        let (sign, digits) = e.strip_prefix('-').map_or(("+", e), |d| ("-", d));
+        format!("{m}e{sign}{digits:0>2}")
+    } else {
+        format!("{v}")
+    }
+}
+
+/// Check `p` against the parameters `cc` accepts (its `CcEntry::params` and
+/// `CcEntry::at_least`).
+pub fn check_params(cc: &CcEntry, p: &CcParams) -> Result<(), String> {
     for (k, v) in &p.0 {
-        let Some((_, ok, why)) = rules.iter().find(|r| r.0 == k) else {
-            let known: Vec<&str> = rules.iter().map(|r| r.0).collect();
+        let Some(rule) = cc.params.iter().find(|r| r.key == k) else {
+            let known: Vec<&str> = cc.params.iter().map(|r| r.key).collect();
             return Err(if known.is_empty() {
-                format!("cc_params.{k}: this congestion control takes no parameters")
+                format!(
+                    "cc_params.{k}: congestion control \"{}\" takes no parameters",
+                    cc.name
+                )
             } else {
                 format!(
                     "cc_params.{k}: unknown parameter (choose from {})",
@@ -78,16 +156,29 @@ pub fn check_params(kind: CcKind, p: &CcParams) -> Result<(), String> {
                 )
             });
         };
-        if !v.is_finite() || !ok(*v) {
-            return Err(format!("cc_params.{k}: {why} (got {v})"));
+        if !rule.accepts(*v) {
+            return Err(format!(
+                "cc_params.{k}: {} (got {})",
+                rule.rule,
+                show_f64(*v)
+            ));
         }
     }
-    if kind == CcKind::Vegas && p.get("beta", 4.0) < p.get("alpha", 2.0) {
-        return Err(format!(
-            "cc_params.beta: must be >= alpha (got {} < {})",
-            p.get("beta", 4.0),
-            p.get("alpha", 2.0)
-        ));
+    for (key, low) in cc.at_least {
+        let value = |k: &str| {
+            let default = cc
+                .params
+                .iter()
+                .find(|r| r.key == k)
+                .map_or(0.0, |r| r.default);
+            p.get(k, default)
+        };
+        if value(key) < value(low) {
+            return Err(format!(
+                "cc_params.{key}: must be ≥ {low} (got {})",
+                show_f64(value(key))
+            ));
+        }
     }
     Ok(())
 }
@@ -95,6 +186,7 @@ pub fn check_params(kind: CcKind, p: &CcParams) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cc::find;
 
     fn p(v: &[(&str, f64)]) -> CcParams {
         CcParams(v.iter().map(|(k, x)| (k.to_string(), *x)).collect())
@@ -102,30 +194,47 @@ mod tests {
 
     #[test]
     fn errors_name_the_key_and_rule() {
-        assert!(check_params(CcKind::Vegas, &p(&[("alpha", 1.0), ("beta", 3.0)])).is_ok());
-        let e = check_params(CcKind::Vegas, &p(&[("alpha", 5.0)])).unwrap_err();
-        assert!(e.starts_with("cc_params.beta: must be >= alpha"), "{e}");
-        let e = check_params(CcKind::Fast, &p(&[("gamma", 2.0)])).unwrap_err();
-        assert_eq!(e, "cc_params.gamma: must be in (0, 1] (got 2)");
-        let e = check_params(CcKind::Fast, &p(&[("beta", 2.0)])).unwrap_err();
+        let vegas = find("vegas").unwrap();
+        let fast = find("fast").unwrap();
+        assert!(check_params(vegas, &p(&[("alpha", 1.0), ("beta", 3.0)])).is_ok());
+        let e = check_params(vegas, &p(&[("alpha", 5.0)])).unwrap_err();
+        assert_eq!(e, "cc_params.beta: must be ≥ alpha (got 4.0)");
+        let e = check_params(fast, &p(&[("gamma", 2.0)])).unwrap_err();
+        assert_eq!(e, "cc_params.gamma: must be in (0, 1] (got 2.0)");
+        let e = check_params(fast, &p(&[("beta", 2.0)])).unwrap_err();
         assert_eq!(
             e,
             "cc_params.beta: unknown parameter (choose from alpha, gamma)"
         );
-        let e = check_params(CcKind::NewReno, &p(&[("alpha", 2.0)])).unwrap_err();
-        assert!(e.contains("takes no parameters"));
-        assert!(check_params(CcKind::BdpTracking, &p(&[("k", 1.0)])).is_err());
+        let e = check_params(find("newreno").unwrap(), &p(&[("alpha", 2.0)])).unwrap_err();
+        assert_eq!(
+            e,
+            "cc_params.alpha: congestion control \"newreno\" takes no parameters"
+        );
+        assert!(check_params(find("bdp-tracking").unwrap(), &p(&[("k", 1.0)])).is_err());
     }
 
     #[test]
     fn b_rounds_rule_matches_the_ring_and_python() {
+        let bdp = find("bdp-tracking").unwrap();
         // 0 is the default ("since the start"); above the ring's size would index past it.
-        for ok in [0.0, 1.0, 64.0] {
-            assert!(check_params(CcKind::BdpTracking, &p(&[("b_rounds", ok)])).is_ok());
+        for ok in [0.0, 1.0, super::super::bdp_tracking::MAX_ROUNDS as f64] {
+            assert!(check_params(bdp, &p(&[("b_rounds", ok)])).is_ok());
         }
-        for bad in [65.0, 1000.0, 2.5, -1.0] {
-            let e = check_params(CcKind::BdpTracking, &p(&[("b_rounds", bad)])).unwrap_err();
+        for bad in [65.0, 1000.0, 2.5, -1.0, f64::NAN] {
+            let e = check_params(bdp, &p(&[("b_rounds", bad)])).unwrap_err();
             assert!(e.contains("must be an integer in [0, 64]"), "{e}");
         }
+    }
+
+    #[test]
+    fn numbers_are_shown_as_python_shows_floats() {
+        assert_eq!(show_f64(2.0), "2.0");
+        assert_eq!(show_f64(0.5), "0.5");
+        assert_eq!(show_f64(-1.5), "-1.5");
+        assert_eq!(show_f64(1e300), "1e+300");
+        assert_eq!(show_f64(5e-324), "5e-324");
+        assert_eq!(show_f64(1e-5), "1e-05");
+        assert_eq!(show_f64(0.002), "0.002");
     }
 }

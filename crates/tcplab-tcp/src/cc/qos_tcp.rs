@@ -22,6 +22,7 @@
 //! The reconstruction degrades to "Reno with a floor at the target" when the target is above the
 //! fair share; results labelled TCP-AV should be read with that caveat.
 
+use super::CcEntry;
 use super::{half_flight, AckInfo, CcState, CongestionControl};
 use crate::Time;
 
@@ -106,6 +107,14 @@ impl CongestionControl for QosTcp {
 
     fn on_rtt_sample(&mut self, _rtt: Time, _now: Time) {}
 }
+
+/// `cc = "qos_tcp"` with its `qos_target` rate.
+pub(super) const QOS_TCP: CcEntry = CcEntry {
+    target_rate: true,
+    ..CcEntry::new("qos_tcp", |_, target| {
+        Box::new(QosTcp::new(target.expect("qos_tcp is built with its target rate")))
+    })
+};
 
 #[cfg(test)]
 mod tests {

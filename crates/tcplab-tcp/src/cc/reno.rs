@@ -2,6 +2,7 @@
 //! (RFC 3465). NewReno differs from Reno only in loss recovery (RFC 6582),
 //! which lives in the connection.
 
+use super::CcEntry;
 use super::hystart::HyStart;
 use super::{half_flight, AckInfo, CcState, CongestionControl};
 use crate::Time;
@@ -104,6 +105,19 @@ impl CongestionControl for Reno {
         self.hystart.as_ref()
     }
 }
+
+/// `cc = "reno"`: Reno's window growth and recovery (RFC 5681).
+pub(super) const RENO: CcEntry = CcEntry {
+    loss_based: true,
+    reno_recovery: true,
+    ..CcEntry::new("reno", |_, _| Box::new(Reno::default()))
+};
+
+/// `cc = "newreno"`: Reno's window growth with NewReno's recovery (RFC 6582, in the connection).
+pub(super) const NEWRENO: CcEntry = CcEntry {
+    loss_based: true,
+    ..CcEntry::new("newreno", |_, _| Box::new(Reno::default()))
+};
 
 #[cfg(test)]
 mod tests {

@@ -6,6 +6,7 @@
 //! Parameters (packets): `alpha`, `beta`, `gamma`; defaults are Linux's
 //! 2/4/1 (the 1995 paper and ns-2 use 1/3/1). Loss handling is Reno's.
 
+use super::{CcEntry, Param};
 use super::{half_flight, AckInfo, CcParams, CcState, CongestionControl};
 use crate::Time;
 
@@ -113,6 +114,17 @@ impl CongestionControl for Vegas {
         half_flight(flight, st.mss)
     }
 }
+
+/// `cc = "vegas"`, parameters in packets.
+pub(super) const VEGAS: CcEntry = CcEntry {
+    params: &[
+        Param::new("alpha", 2.0, "must be > 0 packets").gt(0.0),
+        Param::new("beta", 4.0, "must be > 0 packets").gt(0.0),
+        Param::new("gamma", 1.0, "must be > 0 packets").gt(0.0),
+    ],
+    at_least: &[("beta", "alpha")],
+    ..CcEntry::new("vegas", |p, _| Box::new(Vegas::new(p)))
+};
 
 #[cfg(test)]
 mod tests {

@@ -3,6 +3,7 @@
 //! 50 ms) through two cascaded 7/8 EWMA stages sets ssthresh = BWE·RTTmin
 //! after loss recovery and after a timeout.
 
+use super::CcEntry;
 use super::{half_flight, AckInfo, CcState, CongestionControl, Reno};
 use crate::Time;
 
@@ -89,6 +90,10 @@ impl CongestionControl for Westwood {
         self.reset_rtt_min = true;
     }
 }
+
+/// `cc = "westwood"` (Westwood+).
+pub(super) const WESTWOOD: CcEntry =
+    CcEntry::new("westwood", |_, _| Box::new(Westwood::default()));
 
 #[cfg(test)]
 mod tests {
