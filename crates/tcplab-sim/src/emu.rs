@@ -59,8 +59,8 @@ pub struct EmuOptions {
     #[serde(default = "default_timer_lead")]
     pub timer_lead_ns: u64,
     /// Largest share of one CPU the loop may spend waiting on the clock,
-    /// per 10 ms window; past it the lead falls to `MIN_LEAD_NS` for the
-    /// rest of the window (`emu_sys.rs`).
+    /// per 10 ms window; past it the thread sleeps until each deadline for
+    /// the rest of the window (`emu_sys.rs`).
     #[serde(default = "default_spin_share")]
     pub spin_share: f64,
     /// SCHED_FIFO priority of the emulator thread (0: an ordinary thread:
