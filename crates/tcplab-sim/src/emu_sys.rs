@@ -174,17 +174,7 @@ pub fn run(
             let mut now = wire.clock();
             emu.run_due(now, &mut wire);
             let next = emu.next_deadline();
-            if now >= spin.window_start + SPIN_WINDOW_NS {
-                spin.window_start = now;
-                spin.in_window = 0;
-            }
-            let lead = if spin.in_window < spin_budget {
-                opts.timer_lead_ns
-            } else {
-                // The budget is spent: the timer alone (a close deadline
-                // costs a wake-up, not the rest of the machine's CPU).
-                0
-            };
+            let lead = spin.lead(now, spin_budget, opts.timer_lead_ns);
             // A deadline closer than the thread's wake-up latency: poll the
             // devices, then wait on the clock (at most `lead` ns).
             let close = next.is_some_and(|at| at <= now + lead);
@@ -236,8 +226,7 @@ pub fn run(
                         std::hint::spin_loop();
                         now = wire.clock();
                     }
-                    spin.in_window += now - from;
-                    spin.total += now - from;
+                    spin.spun(now - from);
                 }
                 continue;
             }
@@ -315,6 +304,28 @@ struct Spin {
     /// Deadlines within the lead that the thread slept for instead of
     /// waiting on the clock (the window's budget was spent).
     lead_cut: u64,
+}
+
+impl Spin {
+    /// The lead for a wait that starts at `now`: `lead` while the window's
+    /// spin budget lasts, then 0 (the timer alone: a close deadline costs a
+    /// wake-up, not the rest of the machine's CPU).
+    fn lead(&mut self, now: Time, budget: u64, lead: u64) -> u64 {
+        if now >= self.window_start + SPIN_WINDOW_NS {
+            self.window_start = now;
+            self.in_window = 0;
+        }
+        if self.in_window < budget {
+            lead
+        } else {
+            0
+        }
+    }
+
+    fn spun(&mut self, ns: u64) {
+        self.in_window += ns;
+        self.total += ns;
+    }
 }
 
 /// The loop thread's counters (getrusage(RUSAGE_THREAD)).
@@ -414,6 +425,11 @@ impl Rt {
                     "sched_setscheduler(SCHED_FIFO, {priority}): {}",
                     io::Error::last_os_error()
                 ));
+                // The fallback is an ordinary thread: not pinned either.
+                if let Some(mask) = rt.mask.take() {
+                    libc::sched_setaffinity(0, size, &mask);
+                }
+                rt.cpu = None;
             }
             rt
         }
@@ -466,4 +482,26 @@ fn lock_regions(regions: &[(usize, usize)]) -> usize {
         }
     }
     locked
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_spin_budget_caps_the_lead_per_window() {
+        let mut s = Spin::default();
+        let budget = SPIN_WINDOW_NS / 2;
+        assert_eq!(s.lead(0, budget, 100_000), 100_000);
+        s.spun(budget - 1);
+        assert_eq!(s.lead(1_000_000, budget, 100_000), 100_000);
+        s.spun(1);
+        // Spent: the timer alone for the rest of the window.
+        assert_eq!(s.lead(9_999_999, budget, 100_000), 0);
+        // A new window, a new budget; the total keeps counting.
+        assert_eq!(s.lead(SPIN_WINDOW_NS, budget, 100_000), 100_000);
+        assert_eq!(s.total, budget);
+        // spin_share 0: never spin.
+        assert_eq!(Spin::default().lead(0, 0, 100_000), 0);
+    }
 }
