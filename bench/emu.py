@@ -1,7 +1,7 @@
 """Benchmark of the real-time emulator (``tcplab emu``): release lateness, rate accuracy and
 the highest rate Linux TCP sustains through it. Run as root; needs iperf3.
 
-    python bench/emu.py [--quick] [--json]
+    python bench/emu.py [--quick] [--json] [--only lateness|rate|ceiling] [--no-realtime]
 
 - lateness: Linux TCP (iperf3 -R: the server sends, down the path) through a link of 10 and
   100 Mbit/s, RTT 40 ms (20 ms each way), queue 100 packets, for 10 s (``--quick``: 4 s);
@@ -12,7 +12,8 @@ the highest rate Linux TCP sustains through it. Run as root; needs iperf3.
 - ceiling: Linux TCP through a lossless 1 Gbit/s link, RTT 10 ms, queue 1000 packets:
   goodput against the link rate.
 
-Each line states the machine load (``uptime``) it was measured under.
+Each line states the machine load (``uptime``) it was measured under and the emulator
+thread's scheduling (``--no-realtime``: an ordinary thread, for comparison).
 """
 
 from __future__ import annotations
@@ -43,9 +44,13 @@ def _load() -> str:
     return os.getloadavg().__repr__()
 
 
+#: SCHED_FIFO priority of the emulator thread (``--no-realtime``: 0).
+RT_PRIORITY = 10
+
+
 def _iperf(config: dict[str, Any], client_args: list[str], seconds: float) -> tuple[dict, dict]:
     """iperf3 server in the server namespace, client (``-R``) in the client namespace."""
-    with emu.Emulation(config) as e:
+    with emu.Emulation(config, rt_priority=RT_PRIORITY) as e:
         e.exec("server", ["iperf3", "-s", "-1"], stdout=subprocess.DEVNULL)
         time.sleep(0.5)
         client = e.exec(
@@ -65,6 +70,7 @@ def lateness(rate_mbps: int, seconds: float) -> dict[str, Any]:
         "bench": f"lateness {rate_mbps} Mbit/s, RTT 40 ms, Linux TCP",
         "lateness_us": s["emulator"]["lateness_us"],
         "realtime": s["emulator"]["realtime"],
+        "scheduling": s["emulator"]["scheduling"],
         "goodput_mbps": goodput / 1e6,
         "load": _load(),
     }
@@ -98,6 +104,7 @@ def ceiling(seconds: float) -> dict[str, Any]:
         "goodput_mbps": goodput / 1e6,
         "of_link_rate_pct": goodput / 1e9 * 100,
         "lateness_us": s["emulator"]["lateness_us"],
+        "scheduling": s["emulator"]["scheduling"],
         "load": _load(),
     }
 
@@ -107,7 +114,10 @@ def main() -> int:
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--only", choices=["lateness", "rate", "ceiling"])
+    ap.add_argument("--no-realtime", action="store_true", help="the emulator as an ordinary thread")
     args = ap.parse_args()
+    global RT_PRIORITY
+    RT_PRIORITY = 0 if args.no_realtime else 10
     reason = emu.available()
     if reason:
         print(f"bench/emu.py: {reason}", file=sys.stderr)
@@ -137,6 +147,12 @@ def _fmt(row: dict[str, Any]) -> str:
     for key in ("goodput_mbps", "of_link_rate_pct", "ip_rate_bps", "error_pct"):
         if key in row:
             parts.append(f"{key} {row[key]:.4g}")
+    sched = row.get("scheduling")
+    if sched:
+        parts.append(
+            f"{sched['policy']} thread CPU {sched['thread']['cpu_s']:.2f} s "
+            f"(spin {sched['spin_s']:.2f} s)"
+        )
     parts.append(f"load {row['load']}")
     return " ".join(parts)
 

@@ -194,18 +194,31 @@ def test_every_retransmission_after_a_forced_stall_is_flagged_spurious(
 
 
 @needs_emu
-def test_outputs_pcap_and_lateness(tmp_path: Path, clean: object) -> None:
+@pytest.mark.parametrize("realtime", [True, False])
+def test_outputs_pcap_and_lateness(tmp_path: Path, clean: object, realtime: bool) -> None:
     out = tmp_path / "out"
     r = _tcplab(
         "emu", _scenario(tmp_path, '[[path]]\nrate = "10Mbps"\ndelay = "10ms"\n'),
-        "--out", str(out), "--pcap", "0", "--quiet", "--", "sh", "-c",
-        f"{CONNECT}; exit 0",
+        "--out", str(out), "--pcap", "0", "--quiet", *([] if realtime else ["--no-realtime"]),
+        "--", "sh", "-c", f"{CONNECT}; exit 0",
     )  # fmt: skip
     assert r.returncode == 0, r.stderr
     s = json.loads((out / "summary.json").read_text())
     late = s["emulator"]["lateness_us"]
     assert set(late) >= {"mean", "p50", "p99", "p999", "max"}
     assert late["packets"] >= 2  # SYN and the server's RST
+    sched = s["emulator"]["scheduling"]
+    assert sched["thread"]["cpu_s"] >= 0 and sched["spin_s"] >= 0
+    if not realtime:
+        assert sched["policy"] == "SCHED_OTHER" and sched["refused"] is None
+        assert sched["cpu"] is None and sched["locked_bytes"] == 0
+        assert sched["cpu_dma_latency_us"] is None and not s["emulator"]["realtime"]
+    elif sched["refused"] is None:  # root, but a container may have no real-time budget
+        assert sched["policy"] == "SCHED_FIFO" and s["emulator"]["realtime"]
+        assert sched["priority"] == 10 and sched["cpu"] is not None
+        assert sched["locked_bytes"] > 1_000_000  # the packet pool and the histogram
+    else:
+        assert sched["policy"] == "SCHED_OTHER" and "SCHED_FIFO" in sched["refused"]
     raw = Path(s["pcaps"][0]).read_bytes()
     assert len(raw) > 24 + 16 + 40
     # The first record is the client's real SYN (IPv4, TCP, from 10.99.0.2).

@@ -110,6 +110,12 @@ def _parser() -> argparse.ArgumentParser:
     emu.add_argument("--shell", action="store_true", help="open a shell in the client namespace")
     emu.add_argument("--quiet", action="store_true", help="no table on stderr at the end")
     emu.add_argument("--json", action="store_true", help="print the summary as JSON on stderr")
+    emu.add_argument(
+        "--no-realtime",
+        action="store_true",
+        help="run the emulator as an ordinary thread: no SCHED_FIFO, CPU pinning, idle-state "
+        "request or locked memory (docs/emu.md, Timing)",
+    )
     emu.add_argument("cmd", nargs="*", metavar="-- CMD ARGS", help="the client command")
     emu.set_defaults(func=_cmd_emu)
 
@@ -342,6 +348,7 @@ def _cmd_emu(args: argparse.Namespace) -> int:
             mtu=args.mtu,
             log=sys.stderr,
             panic_after_packets=int(panic_after) if panic_after else None,
+            realtime=not args.no_realtime,
         )
     except emu.EmuError as err:
         return _fail(str(err), 1)
@@ -401,9 +408,20 @@ def _render_emu(s: dict[str, Any]) -> str:
     tail = (
         f"release lateness (µs): mean {late['mean']:.1f}, p50 {late['p50']:.0f}, "
         f"p99 {late['p99']:.0f}, p99.9 {late['p999']:.0f}, max {late['max']:.0f} over "
-        f"{late['packets']} packets; SCHED_FIFO: {s['emulator'].get('realtime')}"
+        f"{late['packets']} packets; {_sched(s['emulator'])}"
     )
     return f"{links}\n\n{conns}\n\n{tail}"
+
+
+def _sched(m: dict[str, Any]) -> str:
+    """The emulator thread's scheduling, as the summary's ``emulator.scheduling`` has it."""
+    sched = m.get("scheduling") or {}
+    policy = sched.get("policy", "SCHED_FIFO" if m.get("realtime") else "SCHED_OTHER")
+    if sched.get("cpu") is not None:
+        policy += f" on CPU {sched['cpu']}"
+    if sched.get("refused"):
+        policy += f" ({sched['refused']})"
+    return policy
 
 
 def _table(headers: Sequence[str], rows: Sequence[Sequence[str]], align: str) -> str:

@@ -147,6 +147,7 @@ class Emulation:
     sysctls: dict[str, str] = field(default_factory=dict)
     #: Test hook: the emulator panics after this many packets.
     panic_after_packets: int | None = None
+    #: SCHED_FIFO priority of the emulator thread; 0: an ordinary thread (``--no-realtime``).
     rt_priority: int = 10
     #: Names carry it: ``tle<suffix>-srv``, ``tle<suffix>-cli``, devices ``tle<suffix>s|c``.
     suffix: str = field(default_factory=lambda: _suffix())
@@ -369,15 +370,23 @@ def run_command(
     mtu: int = 1500,
     server_wait_s: float = 10.0,
     panic_after_packets: int | None = None,
+    realtime: bool = True,
     log: Any = None,
 ) -> tuple[int, dict[str, Any]]:
     """Run ``argv`` (or a shell) in the client namespace, ``server`` (a shell command) in the
     server namespace, over the emulated path; return (exit status, emulator summary). The
-    exit status is the client's (128 + signal number if a signal ended it)."""
+    exit status is the client's (128 + signal number if a signal ended it). ``realtime``
+    False: the emulator thread is an ordinary one (no SCHED_FIFO, pinning, idle-state request
+    or locked memory; docs/emu.md)."""
     old_term = signal.signal(signal.SIGTERM, _on_sigterm)
     t0 = time.monotonic()
     try:
-        with Emulation(config, mtu=mtu, panic_after_packets=panic_after_packets) as emu:
+        with Emulation(
+            config,
+            mtu=mtu,
+            panic_after_packets=panic_after_packets,
+            rt_priority=10 if realtime else 0,
+        ) as emu:
             if server:
                 proc = emu.exec("server", ["sh", "-c", server])
                 _wait_listening(proc, server_wait_s)

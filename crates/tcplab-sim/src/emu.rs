@@ -55,11 +55,18 @@ pub struct EmuOptions {
     #[serde(default)]
     pub panic_after_packets: Option<u64>,
     /// The timer is armed this long before a deadline and the loop waits
-    /// the rest on the clock (the timer's wake-up latency, which would
+    /// the rest on the clock (the thread's wake-up latency, which would
     /// otherwise be release lateness). 0: timer only.
     #[serde(default = "default_timer_lead")]
     pub timer_lead_ns: u64,
-    /// SCHED_FIFO priority of the emulator thread (0: none).
+    /// Largest share of one CPU the loop may spend waiting on the clock,
+    /// per 10 ms window; past it the thread sleeps until each deadline for
+    /// the rest of the window (`emu_sys.rs`).
+    #[serde(default = "default_spin_share")]
+    pub spin_share: f64,
+    /// SCHED_FIFO priority of the emulator thread (0: an ordinary thread:
+    /// no SCHED_FIFO, no CPU pinning, no idle-state request, no locked
+    /// memory; `tcplab emu --no-realtime`).
     #[serde(default = "default_rt_priority")]
     pub rt_priority: i32,
 }
@@ -68,7 +75,10 @@ fn default_mtu() -> usize {
     1500
 }
 fn default_timer_lead() -> u64 {
-    30_000
+    100_000
+}
+fn default_spin_share() -> f64 {
+    0.5
 }
 fn default_rt_priority() -> i32 {
     10
@@ -367,6 +377,12 @@ impl Emu {
                 opts.mtu
             ));
         }
+        if !(0.0..=1.0).contains(&opts.spin_share) {
+            return Err(format!(
+                "spin_share: must be between 0 and 1 (got {})",
+                opts.spin_share
+            ));
+        }
         let hops: Vec<Box<dyn Component>> = cfg
             .hops
             .iter()
@@ -419,6 +435,19 @@ impl Emu {
     /// Wall-clock ns at emulator time 0 (pcap timestamps).
     pub fn set_epoch(&mut self, epoch_ns: u64) {
         self.pcap_epoch_ns = epoch_ns;
+    }
+
+    /// The buffers every packet touches (address, length): the byte pool
+    /// and the lateness histogram; `emu_sys` locks them into memory so that
+    /// their first touch is no page fault on the packet path.
+    pub fn hot_regions(&self) -> [(usize, usize); 2] {
+        [
+            (self.pool.bytes.as_ptr() as usize, self.pool.bytes.len()),
+            (
+                self.late.buckets.as_ptr() as usize,
+                self.late.buckets.len() * std::mem::size_of::<u64>(),
+            ),
+        ]
     }
 
     /// When the next event is due (None: nothing scheduled).
@@ -1093,6 +1122,20 @@ mod tests {
         l.add(5_000_000_000);
         assert_eq!(l.to_json()["max"], 5_000_000.0);
         assert_eq!(l.to_json()["over_1ms"], 1);
+    }
+
+    #[test]
+    fn options_out_of_range_are_refused() {
+        let opts: EmuOptions = serde_json::from_str(r#"{"spin_share": 1.5}"#).unwrap();
+        let err = Emu::new(example_p2p(1_000_000_000, 0.0), &opts)
+            .err()
+            .unwrap();
+        assert_eq!(err, "spin_share: must be between 0 and 1 (got 1.5)");
+        let opts: EmuOptions = serde_json::from_str(r#"{"mtu": 100}"#).unwrap();
+        let err = Emu::new(example_p2p(1_000_000_000, 0.0), &opts)
+            .err()
+            .unwrap();
+        assert!(err.starts_with("mtu: "), "{err}");
     }
 
     #[test]

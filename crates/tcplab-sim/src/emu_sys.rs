@@ -4,9 +4,20 @@
 //!
 //! The caller creates the devices, moves them into their namespaces and
 //! hands over the fds (`tcplab.emu` in Python). The loop ends when the stop
-//! fd becomes readable (the caller writes to a pipe). The thread runs under
-//! SCHED_FIFO when it may (timer slack 0 then); `emulator.realtime` in the
-//! summary says whether it did.
+//! fd becomes readable (the caller writes to a pipe).
+//!
+//! Real-time set-up unless `rt_priority` is 0, as cyclictest (rt-tests)
+//! prepares its measuring threads: SCHED_FIFO, timer slack 1 ns, the thread
+//! pinned to the CPU it starts on, the buffers every packet touches locked
+//! (so faulted in before the first packet), and a `/dev/cpu_dma_latency`
+//! request of 0 µs held while the loop runs (idle CPUs poll instead of
+//! halting, so a timer wakes the thread in microseconds). The timer fires
+//! `timer_lead_ns` before a deadline and the thread waits the rest on the
+//! clock, within a budget (`spin_share` of one CPU per 10 ms window; past it
+//! the thread sleeps until each deadline), so the spin never takes more than
+//! that share of a CPU from the rest of the machine (and a busy emulator
+//! stays clear of the kernel's real-time throttling, 95 % of a CPU by
+//! default, which would stop it for 50 ms). What was achieved goes to `emulator.scheduling`.
 
 use std::io;
 
@@ -85,6 +96,10 @@ const TOKEN_STOP: u64 = 2;
 const TOKEN_TIMER: u64 = 3;
 /// Packets read from one device before the other gets its turn.
 const BATCH: usize = 64;
+/// The spin budget's window.
+const SPIN_WINDOW_NS: u64 = 10_000_000;
+/// The clock wait is cut into slices this long, the devices polled between.
+const SPIN_SLICE_NS: u64 = 10_000;
 
 /// Run the emulator between `fd_server` and `fd_client` (TUN fds, IFF_TUN |
 /// IFF_NO_PI) until `stop_fd` is readable; returns the summary as JSON.
@@ -99,7 +114,15 @@ pub fn run(
     let opts: EmuOptions =
         serde_json::from_str(options_json).map_err(|e| format!("options: {e}"))?;
     let mut emu = Emu::new(cfg, &opts)?;
-    let realtime = set_realtime(opts.rt_priority);
+    let rt = (opts.rt_priority > 0).then(|| Rt::enter(opts.rt_priority));
+    let fifo = rt.as_ref().is_some_and(|r| r.refused.is_none());
+    // Only a SCHED_FIFO emulator asks more of the machine.
+    let qos = if fifo { cpu_latency_request() } else { None };
+    let hot = emu.hot_regions();
+    let locked = if fifo { lock_regions(&hot) } else { 0 };
+    let spin_budget = (SPIN_WINDOW_NS as f64 * opts.spin_share) as u64;
+    let mut spin = Spin::default();
+    let usage;
 
     // SAFETY: plain syscalls on fds we create or were given; every pointer
     // passed points to a live local.
@@ -146,14 +169,18 @@ pub fn run(
         let mut buf = vec![0u8; 65536];
         let mut events = [libc::epoll_event { events: 0, u64: 0 }; 8];
         emu.set_epoch(epoch);
-        let lead = opts.timer_lead_ns;
+        let usage0 = ThreadUsage::now();
         'outer: loop {
             let mut now = wire.clock();
             emu.run_due(now, &mut wire);
             let next = emu.next_deadline();
-            // A deadline closer than the timer's wake-up latency: poll the
-            // devices, then wait the rest on the clock (at most `lead` ns).
+            let lead = spin.lead(now, spin_budget, opts.timer_lead_ns);
+            // A deadline closer than the thread's wake-up latency: poll the
+            // devices, then wait on the clock (at most `lead` ns).
             let close = next.is_some_and(|at| at <= now + lead);
+            if !close && next.is_some_and(|at| at <= now + opts.timer_lead_ns) {
+                spin.lead_cut += 1;
+            }
             if !close && next != armed {
                 // Wake `lead` early; the spin below covers the rest.
                 let at = next.map_or(0, |t| wire.t0 + t.saturating_sub(lead).max(1));
@@ -191,10 +218,15 @@ pub fn run(
             }
             if n == 0 {
                 if let Some(at) = next.filter(|_| close) {
-                    while now < at {
+                    // In slices: the devices are polled between them, so
+                    // a packet that arrives meanwhile enters on time.
+                    let from = now;
+                    let until = at.min(now + SPIN_SLICE_NS);
+                    while now < until {
                         std::hint::spin_loop();
                         now = wire.clock();
                     }
+                    spin.spun(now - from);
                 }
                 continue;
             }
@@ -228,23 +260,248 @@ pub fn run(
         }
         let now = wire.clock();
         emu.run_due(now, &mut wire);
+        usage = ThreadUsage::now().since(&usage0);
     }
+    if locked > 0 {
+        for &(at, len) in &hot {
+            // SAFETY: unlocking what lock_regions locked (a pool that grew
+            // has left that allocation; unlocking it then is harmless).
+            unsafe { libc::munlock(at as *const libc::c_void, len) };
+        }
+    }
+    let qos_held = qos.is_some();
+    drop(qos);
+    let (main_cpu, refused) = match &rt {
+        Some(r) => (r.cpu, r.refused.clone()),
+        None => (None, None),
+    };
+    drop(rt);
     let mut out = emu.finish()?;
-    out["emulator"]["realtime"] = serde_json::Value::Bool(realtime);
+    out["emulator"]["realtime"] = serde_json::Value::Bool(fifo);
+    out["emulator"]["scheduling"] = serde_json::json!({
+        "policy": if fifo { "SCHED_FIFO" } else { "SCHED_OTHER" },
+        "priority": if fifo { opts.rt_priority } else { 0 },
+        "refused": refused,
+        "cpu": main_cpu.filter(|_| fifo),
+        "cpu_dma_latency_us": qos_held.then_some(0),
+        "locked_bytes": locked,
+        "timer_lead_us": opts.timer_lead_ns as f64 / 1000.0,
+        "spin_share": opts.spin_share,
+        "spin_s": spin.total as f64 * 1e-9,
+        "lead_cut": spin.lead_cut,
+        "thread": usage.to_json(),
+    });
     Ok(out.to_string())
 }
 
-/// SCHED_FIFO for this thread (timer slack is then 0); false if refused.
-fn set_realtime(priority: i32) -> bool {
-    if priority <= 0 {
-        return false;
+/// The clock-wait accounting of the loop.
+#[derive(Default)]
+struct Spin {
+    window_start: Time,
+    /// ns spun in the current window.
+    in_window: u64,
+    total: u64,
+    /// Deadlines within the lead that the thread slept for instead of
+    /// waiting on the clock (the window's budget was spent).
+    lead_cut: u64,
+}
+
+impl Spin {
+    /// The lead for a wait that starts at `now`: `lead` while the window's
+    /// spin budget lasts, then 0 (the timer alone: a close deadline costs a
+    /// wake-up, not the rest of the machine's CPU).
+    fn lead(&mut self, now: Time, budget: u64, lead: u64) -> u64 {
+        if now >= self.window_start + SPIN_WINDOW_NS {
+            self.window_start = now;
+            self.in_window = 0;
+        }
+        if self.in_window < budget {
+            lead
+        } else {
+            0
+        }
     }
-    let p = libc::sched_param {
-        sched_priority: priority,
-    };
-    // SAFETY: plain syscalls on the calling thread.
+
+    fn spun(&mut self, ns: u64) {
+        self.in_window += ns;
+        self.total += ns;
+    }
+}
+
+/// The loop thread's counters (getrusage(RUSAGE_THREAD)).
+#[derive(Default, Clone, Copy)]
+struct ThreadUsage {
+    cpu_ns: u64,
+    minor_faults: i64,
+    major_faults: i64,
+    voluntary: i64,
+    involuntary: i64,
+}
+
+impl ThreadUsage {
+    fn now() -> ThreadUsage {
+        // SAFETY: an all-zero rusage is valid; getrusage fills it.
+        let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+        // SAFETY: valid pointer to a live rusage.
+        unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut ru) };
+        let tv = |t: libc::timeval| t.tv_sec as u64 * 1_000_000_000 + t.tv_usec as u64 * 1000;
+        ThreadUsage {
+            cpu_ns: tv(ru.ru_utime) + tv(ru.ru_stime),
+            minor_faults: ru.ru_minflt,
+            major_faults: ru.ru_majflt,
+            voluntary: ru.ru_nvcsw,
+            involuntary: ru.ru_nivcsw,
+        }
+    }
+
+    fn since(&self, start: &ThreadUsage) -> ThreadUsage {
+        ThreadUsage {
+            cpu_ns: self.cpu_ns.saturating_sub(start.cpu_ns),
+            minor_faults: self.minor_faults - start.minor_faults,
+            major_faults: self.major_faults - start.major_faults,
+            voluntary: self.voluntary - start.voluntary,
+            involuntary: self.involuntary - start.involuntary,
+        }
+    }
+
+    fn to_json(self) -> serde_json::Value {
+        serde_json::json!({
+            "cpu_s": self.cpu_ns as f64 * 1e-9,
+            "minor_faults": self.minor_faults,
+            "major_faults": self.major_faults,
+            "voluntary_switches": self.voluntary,
+            "involuntary_switches": self.involuntary,
+        })
+    }
+}
+
+/// The real-time set-up of the calling thread; undone when dropped (the
+/// thread may be a caller's).
+struct Rt {
+    slack: libc::c_int,
+    policy: libc::c_int,
+    param: libc::sched_param,
+    mask: Option<libc::cpu_set_t>,
+    /// The CPU the thread is pinned to.
+    cpu: Option<usize>,
+    /// Why SCHED_FIFO was refused (EPERM without CAP_SYS_NICE, or a cgroup
+    /// with no real-time runtime).
+    refused: Option<String>,
+}
+
+impl Rt {
+    /// SCHED_FIFO at `priority`, timer slack 1 ns, pinned to the CPU the
+    /// thread runs on (so the kernel does not move it between the CPUs a
+    /// packet's path runs on; the TUN write runs the receiver's stack here).
+    fn enter(priority: i32) -> Rt {
+        // SAFETY: plain syscalls on the calling thread with live locals.
+        unsafe {
+            let mut rt = Rt {
+                slack: libc::prctl(libc::PR_GET_TIMERSLACK),
+                policy: libc::sched_getscheduler(0),
+                param: std::mem::zeroed(),
+                mask: None,
+                cpu: None,
+                refused: None,
+            };
+            libc::sched_getparam(0, &mut rt.param);
+            let size = std::mem::size_of::<libc::cpu_set_t>();
+            let here = libc::sched_getcpu();
+            let mut old: libc::cpu_set_t = std::mem::zeroed();
+            if here >= 0 && libc::sched_getaffinity(0, size, &mut old) == 0 {
+                let mut one: libc::cpu_set_t = std::mem::zeroed();
+                libc::CPU_SET(here as usize, &mut one);
+                if libc::sched_setaffinity(0, size, &one) == 0 {
+                    rt.mask = Some(old);
+                    rt.cpu = Some(here as usize);
+                }
+            }
+            libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong);
+            let p = libc::sched_param {
+                sched_priority: priority,
+            };
+            if libc::sched_setscheduler(0, libc::SCHED_FIFO, &p) != 0 {
+                rt.refused = Some(format!(
+                    "sched_setscheduler(SCHED_FIFO, {priority}): {}",
+                    io::Error::last_os_error()
+                ));
+                // The fallback is an ordinary thread: not pinned either.
+                if let Some(mask) = rt.mask.take() {
+                    libc::sched_setaffinity(0, size, &mask);
+                }
+                rt.cpu = None;
+            }
+            rt
+        }
+    }
+}
+
+impl Drop for Rt {
+    fn drop(&mut self) {
+        // SAFETY: restoring the calling thread's own settings.
+        unsafe {
+            libc::sched_setscheduler(0, self.policy, &self.param);
+            if self.slack > 0 {
+                libc::prctl(libc::PR_SET_TIMERSLACK, self.slack as libc::c_ulong);
+            }
+            if let Some(mask) = &self.mask {
+                libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), mask);
+            }
+        }
+    }
+}
+
+/// Hold a PM QoS CPU latency request of 0 µs while the returned fd is open
+/// (Documentation/power/pm_qos_interface.rst; cyclictest's
+/// `set_latency_target`): idle CPUs poll instead of entering an idle state
+/// whose exit would delay the timer's wake-up. The kernel drops the request
+/// when the fd closes, also when the process dies.
+fn cpu_latency_request() -> Option<Fd> {
+    let path = c"/dev/cpu_dma_latency";
+    // SAFETY: a NUL-terminated path; a 4-byte write of a live i32.
     unsafe {
-        libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong);
-        libc::sched_setscheduler(0, libc::SCHED_FIFO, &p) == 0
+        let fd = libc::open(path.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC);
+        if fd < 0 {
+            return None;
+        }
+        let fd = Fd(fd);
+        let zero: i32 = 0;
+        (libc::write(fd.0, &zero as *const i32 as *const libc::c_void, 4) == 4).then_some(fd)
+    }
+}
+
+/// mlock `regions` (address, length), which also faults them in now rather
+/// than on the packet path; the bytes locked. (Not mlockall: that would
+/// lock the whole Python process, its heap and every library's mappings.)
+fn lock_regions(regions: &[(usize, usize)]) -> usize {
+    let mut locked = 0;
+    for &(at, len) in regions {
+        // SAFETY: each region is a live allocation of the emulator.
+        if len > 0 && unsafe { libc::mlock(at as *const libc::c_void, len) } == 0 {
+            locked += len;
+        }
+    }
+    locked
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_spin_budget_caps_the_lead_per_window() {
+        let mut s = Spin::default();
+        let budget = SPIN_WINDOW_NS / 2;
+        assert_eq!(s.lead(0, budget, 100_000), 100_000);
+        s.spun(budget - 1);
+        assert_eq!(s.lead(1_000_000, budget, 100_000), 100_000);
+        s.spun(1);
+        // Spent: the timer alone for the rest of the window.
+        assert_eq!(s.lead(9_999_999, budget, 100_000), 0);
+        // A new window, a new budget; the total keeps counting.
+        assert_eq!(s.lead(SPIN_WINDOW_NS, budget, 100_000), 100_000);
+        assert_eq!(s.total, budget);
+        // spin_share 0: never spin.
+        assert_eq!(Spin::default().lead(0, 0, 100_000), 0);
     }
 }
