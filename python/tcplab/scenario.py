@@ -49,7 +49,16 @@ PEP_CONGESTION_CONTROLS: Final = ("reno", "newreno", "cubic")
 CC_PARAMS: Final[dict[str, tuple[str, ...]]] = {
     "vegas": ("alpha", "beta", "gamma"),
     "fast": ("alpha", "gamma"),
-    "bdp-tracking": ("k", "p_init", "mu", "tol_frac", "tol_pkts", "eps", "b_rounds"),
+    "bdp-tracking": (
+        "k",
+        "p_init",
+        "mu",
+        "tol_frac",
+        "tol_pkts",
+        "eps",
+        "b_rounds",
+        "acq_loss_cap",
+    ),
 }
 #: The smallest first retransmission timeout (``rto.initial``, a PEP's ``rto_initial``).
 RTO_FLOOR_NS: Final = 1_000_000
@@ -757,6 +766,10 @@ _CC_PARAM_RULES: Final[dict[str, tuple[Any, str]]] = {
     "b_rounds": (
         lambda v: 0 <= v <= 64 and float(v).is_integer(),
         "must be an integer in [0, 64] (0 = since the start)",
+    ),
+    "acq_loss_cap": (
+        lambda v: v in (0, 1),
+        "must be 0 (refill toward a) or 1 (cap at the loss window)",
     ),
 }
 

@@ -248,6 +248,30 @@ def join_runs(
     """The paper's late-joiner case without a handover (its §5/§6): ``n - 1`` normal-TCP stations
     on one AP, a last station joins at ``join_s`` with normal TCP or QoS-TCP. Returns the
     joiner's goodput over the last 50 s divided by the fair share, per channel and joiner."""
+    d = join_detail(seeds, jobs, target_bps, n, join_s)
+    return {k: [x["joiner_share"] for x in v] for k, v in d.items()}
+
+
+def _join_measure(s: dict[str, Any], n: int, join_s: float) -> dict[str, Any]:
+    """The joiner's goodput / fair share after ``join_s`` + 10 s, and whether an incumbent
+    (a station that was there before the join) becomes unhappy after it (paper §6, Fig. 11)."""
+    t, r = throughput_series(s["timeseries_table"], list(range(n)), 1.0)
+    w = t > join_s + 10.0
+    fair = r[:, w].sum(axis=0).mean() / n
+    before = (t > join_s - 15.0) & (t <= join_s)
+    inc_before = unhappy(t[before], r[:-1][:, before], fraction=0.1, min_s=5.0)
+    inc_after = unhappy(t[w], r[:-1][:, w], fraction=0.1, min_s=5.0)
+    return {
+        "joiner_share": float(r[-1, w].mean() / fair) if fair > 0 else 0.0,
+        "incumbent_unhappy_before": bool(inc_before),
+        "incumbent_unhappy_after": bool(inc_after),
+    }
+
+
+def join_detail(
+    seeds: list[int], jobs: int | None, target_bps: float, n: int = 7, join_s: float = 30.0
+) -> dict[tuple[str, str], list[dict[str, Any]]]:
+    """:func:`join_runs` with the per-run measures of :func:`_join_measure`."""
     ge = {"kind": "gilbert_elliott", "p_gb": 0.0005, "p_bg": 0.1, "loss_good": 0.0, "loss_bad": 0.9}
     keys = [
         (ch, cc, sd)
@@ -271,12 +295,9 @@ def join_runs(
             f["tcp"] = {**f["tcp"], "cc": "qos_tcp", "qos_target_bps": int(target_bps)}
         cfgs.append(c)
     res = run_configs(cfgs, jobs=jobs, columns=True)
-    out: dict[tuple[str, str], list[float]] = {}
+    out: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for (ch, cc, _), s in zip(keys, res, strict=True):
-        t, r = throughput_series(s["timeseries_table"], list(range(n)), 1.0)
-        w = t > join_s + 10.0
-        fair = r[:, w].sum(axis=0).mean() / n
-        out.setdefault((ch, cc), []).append(float(r[-1, w].mean() / fair) if fair > 0 else 0.0)
+        out.setdefault((ch, cc), []).append(_join_measure(s, n, join_s))
     return out
 
 

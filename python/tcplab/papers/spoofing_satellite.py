@@ -823,15 +823,15 @@ def _linux(report: Report, jobs: int | None) -> None:
     report.figure(path, "Real Linux over the emulated GEO link, without and with the PEP")
 
 
+#: One function per figure or study, in report order (bench/reproduce_cost.py times each).
+SECTIONS = [_fig3, _fig4, _fig5, _held, _buffer_sweep, _modern]
+
+
 def reproduce(report: Report, jobs: int | None, linux: bool = False) -> None:
     """Figs. 3-5 of the paper and two studies beyond it; with ``linux``, real Linux TCP over
     the emulated link (``tcplab emu``) without and with the PEP."""
-    _fig3(report, jobs)
-    _fig4(report, jobs)
-    _fig5(report, jobs)
-    _held(report, jobs)
-    _buffer_sweep(report, jobs)
-    _modern(report, jobs)
+    for section in SECTIONS:
+        section(report, jobs)
     if linux:
         _linux(report, jobs)
     report.section(

@@ -77,6 +77,9 @@ pub struct BdpTracking {
     tol_pkts: f64,
     eps_min: f64,
     b_rounds: usize,
+    /// 1: a loss in Acquisition caps Tracking's mode-A increase at the window
+    /// that lost (tcplab's default); 0: no cap, T2 refills toward a.
+    acq_loss_cap: bool,
     pub mode: Mode,
     /// Per-round maxima of the feedback rate (bytes/s), a ring.
     b_ring: [f64; MAX_ROUNDS],
@@ -115,6 +118,7 @@ impl BdpTracking {
             tol_pkts: p.get("tol_pkts", 4.0),
             eps_min: p.get("eps", 0.99),
             b_rounds: p.get("b_rounds", 0.0) as usize,
+            acq_loss_cap: p.get("acq_loss_cap", 1.0) != 0.0,
             mode: Mode::Acquisition,
             b_ring: [0.0; MAX_ROUNDS],
             b_idx: 0,
@@ -293,7 +297,9 @@ impl CongestionControl for BdpTracking {
         let nw = match (self.mode, self.last_congested) {
             (Mode::Acquisition, _) => {
                 self.mode = Mode::Tracking; // A → T2 (Fig. 4.19)
-                self.refill = w; // the window that overflowed caps the refill
+                if self.acq_loss_cap {
+                    self.refill = w; // the window that overflowed caps the refill
+                }
                 w / 2.0
             }
             (Mode::Tracking, Some(rc)) => {

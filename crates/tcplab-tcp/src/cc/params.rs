@@ -59,6 +59,11 @@ fn rules(kind: CcKind) -> &'static [Rule] {
                 |v| (0.0..=MAX_ROUNDS as f64).contains(&v) && v.fract() == 0.0,
                 "must be an integer in [0, 64] (0 = since the start)",
             ),
+            (
+                "acq_loss_cap",
+                |v| v == 0.0 || v == 1.0,
+                "must be 0 (refill toward a) or 1 (cap at the loss window)",
+            ),
         ],
     }
 }
