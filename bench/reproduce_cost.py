@@ -14,6 +14,7 @@ directories (e.g. ``--quick`` and full) paper by paper and exits 1 on any disagr
 from __future__ import annotations
 
 import argparse
+import inspect
 import json
 import resource
 import sys
@@ -38,15 +39,19 @@ def profile(paper: str, full: bool, out: Path, jobs: int | None) -> int:
         sections = [module.reproduce]
     report = Report(paper, PAPERS[paper][1], out / paper, quick=not full)
     rows = []
+    state: dict[str, object] = {}  # sections of three arguments share it (qos-tcp-wlan)
     w_all, c_all = time.perf_counter(), _cpu()
     for fn in sections:
         w0, c0 = time.perf_counter(), _cpu()
-        fn(report, jobs)
+        if len(inspect.signature(fn).parameters) == 3:
+            fn(report, jobs, state)
+        else:
+            fn(report, jobs)
         rows.append((fn.__name__, time.perf_counter() - w0, _cpu() - c0))
     report.write()
     w_all, c_all = time.perf_counter() - w_all, _cpu() - c_all
     print(f"{paper} ({'full' if full else 'quick'}): {report.headline()}")
-    print(f"| section | wall (s) | CPU (s) |\n|---|---|---|")
+    print("| section | wall (s) | CPU (s) |\n|---|---|---|")
     for name, w, c in rows:
         print(f"| {name} | {w:.1f} | {c:.1f} |")
     print(f"| total | {w_all:.1f} | {c_all:.1f} |")

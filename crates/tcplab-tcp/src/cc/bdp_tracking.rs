@@ -465,4 +465,17 @@ mod tests {
         c.mode = Mode::Tracking;
         assert_eq!(c.ssthresh_on_loss(&s, 0, 0), 39 * MSS);
     }
+
+    #[test]
+    fn acq_loss_cap_decides_whether_the_lost_window_caps_the_refill() {
+        let s = st(40);
+        let mut capped = BdpTracking::new(&CcParams::default());
+        capped.ssthresh_on_loss(&s, 0, 0);
+        assert_eq!(capped.refill, 40.0);
+        let p = CcParams(vec![("acq_loss_cap".to_string(), 0.0)]);
+        let mut thesis = BdpTracking::new(&p);
+        assert_eq!(thesis.ssthresh_on_loss(&s, 0, 0), 20 * MSS);
+        assert_eq!(thesis.mode, Mode::Tracking);
+        assert!(thesis.refill.is_infinite());
+    }
 }
