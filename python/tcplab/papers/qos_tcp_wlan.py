@@ -820,7 +820,7 @@ def mechanism(report: Report, jobs: int | None, st: dict[str, Any]) -> None:
     ax.axhline(0.1, color="grey", lw=0.8, ls=":")
     ax.set_xlabel("AP2: share of TCP ACKs dropped at its queue after the handover")
     ax.set_ylabel("moving terminal after handover / fair share at AP2")
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=8, loc="center")  # the empty gap between the two channels' clusters
     report.figure(
         plots.save(fig, report.out_dir / "mechanism.png"),
         "Each handover run (seed): how full AP2's queue is vs what the moving terminal gets; "
