@@ -1,16 +1,19 @@
 """QoS-TCP on a moving WLAN terminal (Ando, Murase, Oguchi, ~2011; docs/papers.md §4).
 
-Three parts:
+Four parts, one function per figure or table (:data:`SECTIONS`):
 
 0. The MAC before TCP: the DCF cell's saturation throughput for 1..10 stations against Bianchi's
-   model.
+   model; one terminal alone against its distance from the AP (paper Figs. 4-5).
 1. Uplink unfairness vs the number of stations for several AP buffer sizes: where unhappy
    terminals appear (paper: AP buffer 265.5 packets, fair up to 6 stations, unfair from 7) and
    the mechanism (the AP buffer overflows with TCP ACKs; ACK losses cause the timeouts).
 2. The handover experiment: 2 background stations on AP1, 6 on AP2, a terminal walking from AP1 to
    AP2 with normal TCP or QoS-TCP, under the "simulator" channel (collisions only, retry limit 7)
    and the "testbed" channel (bursty frame errors, retry limit 5), and a grid of candidate testbed
-   channels (cell-wide interference bursts, a weaker background station, CUBIC hosts, CWmin 31).
+   channels (cell-wide interference bursts, a weaker background station, CUBIC hosts, CWmin 31);
+   the walk also stands for the outdoor Fig. 6, and ns-2's CWmin 31 gets its own simulator row.
+3. A 7th station joining 6 normal-TCP stations 30 s late, without a handover: a late normal TCP
+   (§5: it becomes unhappy) and a late QoS-TCP (§6, Fig. 11: an incumbent becomes unhappy).
 
 Settings the paper leaves open (documented in ``tcplab.wlan``): host TCP (NewReno+SACK, autotuned
 windows, an ACK per segment, RTO min 200 ms), the stations' Ethernet-converter queue (100 packets),
