@@ -95,6 +95,37 @@ def test_b_rounds_rules_agree_in_python_and_rust() -> None:
 
 
 @pytest.mark.core
+def test_acq_loss_cap_rules_agree_in_python_and_rust() -> None:
+    from tcplab.sweep import run_config
+
+    for ok in (0, 1):
+        cfg = _sc({"cc": "bdp-tracking", "cc_params": {"acq_loss_cap": ok}})
+        assert run_config(cfg)["flows"][0]["bytes_delivered"] > 0
+    with pytest.raises(ScenarioError, match=r"cc_params\.acq_loss_cap: must be 0 .* or 1"):
+        _sc({"cc": "bdp-tracking", "cc_params": {"acq_loss_cap": 0.5}})
+    cfg = _sc({"cc": "bdp-tracking"})
+    cfg["flows"][0]["tcp"]["cc_params"] = {"acq_loss_cap": 2.0}
+    with pytest.raises(Exception, match=r"cc_params\.acq_loss_cap: must be 0 .* or 1"):
+        run_config(cfg)
+
+
+@pytest.mark.core
+def test_loopback_host_follows_eq_3_52() -> None:
+    """Table 3.2's loopback: tcplab's host with B_FSB = 2.25·B_int, B_PCI = B_FSB/4 and no NIC
+    term delivers MTU/d with d = MTU/B_int + t_L (thesis (3.52))."""
+    from tcplab.models import throughput_bound as tb
+    from tcplab.papers.throughput_bound import FIT353_B_INT, FIT353_T_L, loopback_config
+    from tcplab.sweep import run_configs
+
+    mtus = [7000, 16000]
+    res = run_configs([loopback_config(m, FIT353_B_INT, FIT353_T_L, 0.02) for m in mtus], jobs=1)
+    for m, r in zip(mtus, res, strict=True):
+        got = r["flows"][0]["goodput_bps"] / 8 * m / (m - 40)
+        want = tb.loopback_rate(m, FIT353_B_INT, FIT353_T_L) * m
+        assert abs(got / want - 1) < 0.02, (m, got, want)
+
+
+@pytest.mark.core
 def test_simulated_transfer_bounded_by_host() -> None:
     from tcplab.models import throughput_bound as tb
     from tcplab.papers.throughput_bound import FIG39, FIG310, host_config

@@ -1,16 +1,19 @@
 """QoS-TCP on a moving WLAN terminal (Ando, Murase, Oguchi, ~2011; docs/papers.md §4).
 
-Three parts:
+Four parts, one function per figure or table (:data:`SECTIONS`):
 
 0. The MAC before TCP: the DCF cell's saturation throughput for 1..10 stations against Bianchi's
-   model.
+   model; one terminal alone against its distance from the AP (paper Figs. 4-5).
 1. Uplink unfairness vs the number of stations for several AP buffer sizes: where unhappy
    terminals appear (paper: AP buffer 265.5 packets, fair up to 6 stations, unfair from 7) and
    the mechanism (the AP buffer overflows with TCP ACKs; ACK losses cause the timeouts).
 2. The handover experiment: 2 background stations on AP1, 6 on AP2, a terminal walking from AP1 to
    AP2 with normal TCP or QoS-TCP, under the "simulator" channel (collisions only, retry limit 7)
    and the "testbed" channel (bursty frame errors, retry limit 5), and a grid of candidate testbed
-   channels (cell-wide interference bursts, a weaker background station, CUBIC hosts, CWmin 31).
+   channels (cell-wide interference bursts, a weaker background station, CUBIC hosts, CWmin 31);
+   the walk also stands for the outdoor Fig. 6, and ns-2's CWmin 31 gets its own simulator row.
+3. A 7th station joining 6 normal-TCP stations 30 s late, without a handover: a late normal TCP
+   (§5: it becomes unhappy) and a late QoS-TCP (§6, Fig. 11: an incumbent becomes unhappy).
 
 Settings the paper leaves open (documented in ``tcplab.wlan``): host TCP (NewReno+SACK, autotuned
 windows, an ACK per segment, RTO min 200 ms), the stations' Ethernet-converter queue (100 packets),
@@ -30,7 +33,7 @@ from tcplab import plots
 from tcplab.fairness import ap_drops, jain, throughput_series, unhappy
 from tcplab.models.wlan import ack_overflow_stations, bianchi
 from tcplab.report import Above, AtLeast, AtMost, Below, Claim, Factor, Info, Report, Within
-from tcplab.stats import ratio_ci95
+from tcplab.stats import mean_ci95, ratio_ci95
 from tcplab.sweep import run_configs
 from tcplab.wlan import handover_config, tcp, uplink_config
 
@@ -207,6 +210,7 @@ def measure_handover(s: dict[str, Any], cfg: dict[str, Any]) -> dict[str, Any]:
         "mobile_unhappy": any(f == len(ap2) - 1 for f, _, _ in found),
         "ap2_unhappy": len({f for f, _, _ in found}),
         "ap2_total_bps": float(rates[ap2][:, after].sum(axis=0).mean()),
+        "cell_total_bps": float(rates.sum(axis=0).mean()),
         "series_t": t,
         "series_mobile": rates[mobile],
     }
@@ -248,6 +252,31 @@ def join_runs(
     """The paper's late-joiner case without a handover (its §5/§6): ``n - 1`` normal-TCP stations
     on one AP, a last station joins at ``join_s`` with normal TCP or QoS-TCP. Returns the
     joiner's goodput over the last 50 s divided by the fair share, per channel and joiner."""
+    d = join_detail(seeds, jobs, target_bps, n, join_s)
+    return {k: [x["joiner_share"] for x in v] for k, v in d.items()}
+
+
+def _join_measure(s: dict[str, Any], n: int, join_s: float) -> dict[str, Any]:
+    """The joiner's goodput / fair share after ``join_s`` + 10 s, and whether an incumbent
+    (a station that was there before the join) becomes unhappy after it (paper §6, Fig. 11)."""
+    t, r = throughput_series(s["timeseries_table"], list(range(n)), 1.0)
+    w = t > join_s + 10.0
+    fair = r[:, w].sum(axis=0).mean() / n
+    before = (t > join_s - 15.0) & (t <= join_s)
+    inc_before = unhappy(t[before], r[:-1][:, before], fraction=0.1, min_s=5.0)
+    inc_after = [f for f, _, _ in unhappy(t[w], r[:, w], fraction=0.1, min_s=5.0) if f < n - 1]
+    return {
+        "joiner_share": float(r[-1, w].mean() / fair) if fair > 0 else 0.0,
+        "incumbent_unhappy_before": bool(inc_before),
+        "incumbent_unhappy_after": bool(inc_after),
+        "cell_bps": float(r[:, w].sum(axis=0).mean()),
+    }
+
+
+def join_detail(
+    seeds: list[int], jobs: int | None, target_bps: float, n: int = 7, join_s: float = 30.0
+) -> dict[tuple[str, str], list[dict[str, Any]]]:
+    """:func:`join_runs` with the per-run measures of :func:`_join_measure`."""
     ge = {"kind": "gilbert_elliott", "p_gb": 0.0005, "p_bg": 0.1, "loss_good": 0.0, "loss_bad": 0.9}
     keys = [
         (ch, cc, sd)
@@ -271,12 +300,9 @@ def join_runs(
             f["tcp"] = {**f["tcp"], "cc": "qos_tcp", "qos_target_bps": int(target_bps)}
         cfgs.append(c)
     res = run_configs(cfgs, jobs=jobs, columns=True)
-    out: dict[tuple[str, str], list[float]] = {}
+    out: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for (ch, cc, _), s in zip(keys, res, strict=True):
-        t, r = throughput_series(s["timeseries_table"], list(range(n)), 1.0)
-        w = t > join_s + 10.0
-        fair = r[:, w].sum(axis=0).mean() / n
-        out.setdefault((ch, cc), []).append(float(r[-1, w].mean() / fair) if fair > 0 else 0.0)
+        out.setdefault((ch, cc), []).append(_join_measure(s, n, join_s))
     return out
 
 
@@ -337,6 +363,7 @@ def testbed_grid(
     target_bps: float,
     default: dict[tuple[str, str], list[dict[str, Any]]],
     clean5: dict[tuple[str, str], list[dict[str, Any]]],
+    sim31: float | None = None,
 ) -> dict[str, dict[str, Any]]:
     """The testbed-channel candidates measured against the paper's testbed regime (normal TCP
     unhappy, QoS-TCP about the fair share, ratio many times), one row each; ``default`` and
@@ -350,8 +377,9 @@ def testbed_grid(
         h = handover_runs(seeds, jobs, target_bps, normal=normal, channels=("testbed",), **kw)
         rows[label] = {**_grid_row(h), "sim_qos_unhappy": sim_q}
     # CWmin 31 applies to the simulator channel too (ns-2's default): does it keep that regime?
-    h = handover_runs(seeds, jobs, target_bps, channels=("simulator",), cw_min=31)
-    sim31 = float(np.mean([r["mobile_unhappy"] for r in h[("simulator", "qos_tcp")]]))
+    if sim31 is None:
+        h = handover_runs(seeds, jobs, target_bps, channels=("simulator",), cw_min=31)
+        sim31 = float(np.mean([r["mobile_unhappy"] for r in h[("simulator", "qos_tcp")]]))
     for label in rows:
         if label.startswith("CWmin 31"):
             rows[label]["sim_qos_unhappy"] = sim31
@@ -392,15 +420,7 @@ def _mean(rows: list[dict[str, Any]], key: str) -> float:
     return float(np.mean([r[key] for r in rows]))
 
 
-def reproduce(report: Report, jobs: int | None) -> None:
-    """Part 0 (the MAC against Bianchi), part 1 (uplink unfairness), part 2 (the handover,
-    its sensitivities, the testbed-channel grid, the late joiner) and where tcplab differs."""
-    mac_vs_bianchi(report, jobs)
-    found = unfairness(report, jobs)
-    handover(report, jobs, found)
-
-
-def mac_vs_bianchi(report: Report, jobs: int | None) -> None:
+def mac_vs_bianchi(report: Report, jobs: int | None, st: dict[str, Any]) -> None:
     """Part 0: the DCF cell's saturation throughput for 1..10 stations against Bianchi."""
     out = report.out_dir
     sat = saturation(list(range(1, 11)), jobs)
@@ -428,19 +448,105 @@ def mac_vs_bianchi(report: Report, jobs: int | None) -> None:
     report.data["saturation"] = sat
 
 
-def unfairness(report: Report, jobs: int | None) -> dict[str, Any]:
-    """Part 1: unhappy terminals vs stations and AP queue, the mechanism (ACKs overflow the AP),
-    window-limited hosts; returns what the discussion of part 2 cites."""
-    quick = report.quick
-    out = report.out_dir
+#: Frame-error onset and total loss of the distance term (m from the associated AP): the
+#: ``fade_m`` default of :func:`tcplab.wlan.handover_config`, whose onset was taken from the
+#: paper's outdoor Fig. 4 (throughput falls about 5 m from the AP).
+FADE_M = (5.0, 15.0)
+PAPER_FALL_M = 5.0  # Fig. 4 (outdoor): throughput falls about 5 m from the AP
+
+
+def distance_config(d_m: float, seed: int, channel: str, duration_s: float) -> dict[str, Any]:
+    """One station alone on one AP at ``d_m`` metres, one bulk TCP upload (paper Figs. 4-5:
+    single-terminal throughput by place). ``channel``: ``"simulator"`` (collisions only, retry
+    limit 7, no distance term) or ``"testbed"`` (bursty frame errors, retry limit 5 and the
+    distance term :data:`FADE_M`)."""
+    ge = {"kind": "gilbert_elliott", "p_gb": 0.0005, "p_bg": 0.1, "loss_good": 0.0, "loss_bad": 0.9}
+    tb = channel == "testbed"
+    c = uplink_config(
+        1, duration_s=duration_s, seed=seed, retry_limit=5 if tb else 7, errors=ge if tb else None
+    )
+    sta = c["hops"][0]["stations"][0]
+    sta["path"] = [{"t_ns": 0, "x": float(d_m), "y": 0.0}]
+    if tb:
+        sta["distance_errors"] = {"d0_m": FADE_M[0], "d1_m": FADE_M[1]}
+    return c
+
+
+def _params(quick: bool) -> dict[str, Any]:
+    """Runs per experiment, where the confidence intervals need them (bench/reproduce_cost.py
+    measures each section)."""
     if quick:
-        queues, ns, seeds, dur, meas = [50, 265, 1000], list(range(2, 12)), [1, 2, 3], 50.0, 20.0
-    else:
-        queues, ns, seeds = [50, 100, 265, 500, 1000], list(range(2, 15)), [1, 2, 3, 4, 5]
-        dur, meas = 80.0, 40.0
+        return {
+            "queues": [50, 265, 1000],
+            "ns": list(range(2, 12)),
+            "seeds": [1, 2, 3],
+            "dur": 50.0,
+            "meas": 20.0,
+            "ho_seeds": list(range(1, 9)),
+            "grid_seeds": list(range(1, 5)),
+            "dist_seeds": [1, 2],
+        }
+    return {
+        "queues": [50, 265, 1000],
+        "ns": list(range(2, 13)),
+        "seeds": [1, 2, 3, 4, 5],
+        "dur": 60.0,
+        "meas": 30.0,
+        "ho_seeds": list(range(1, 17)),
+        "grid_seeds": list(range(1, 9)),
+        "dist_seeds": [1, 2, 3],
+    }
+
+
+def distance(report: Report, jobs: int | None, st: dict[str, Any]) -> None:
+    """Paper Figs. 4-5 (single-terminal throughput against the distance from the AP)."""
+    p = _params(report.quick)
+    ds = [1.0, 3.0, 5.0, 7.0, 9.0, 11.0, 13.0, 15.0]
+    keys = [(ch, d, sd) for ch in ("simulator", "testbed") for d in ds for sd in p["dist_seeds"]]
+    cfgs = [distance_config(d, sd, ch, 15.0) for ch, d, sd in keys]
+    res = run_configs(cfgs, jobs=jobs)
+    got: dict[tuple[str, float], list[float]] = {}
+    for (ch, d, _), s in zip(keys, res, strict=True):
+        got.setdefault((ch, d), []).append(s["flows"][0]["goodput_bps"])
+    curve = {ch: [float(np.mean(got[(ch, d)])) for d in ds] for ch in ("simulator", "testbed")}
+    tb = np.asarray(curve["testbed"])
+    half = next((d for d, v in zip(ds, tb, strict=True) if v < 0.5 * tb[0]), float("inf"))
+    report.check(
+        "Fig. 4: single terminal, first distance where throughput falls below half its 1-m value",
+        Within(PAPER_FALL_M, abs=2, kind="calibration"),
+        half,
+        unit="m",
+        note=f"testbed channel; the distance term's onset ({FADE_M[0]:g} m, total loss at "
+        f"{FADE_M[1]:g} m) was taken from this observation, so it is a calibration; with retry "
+        "limit 5 a frame is lost only after 6 failed attempts, so the throughput falls well "
+        "after the onset",
+        estimate=True,
+    )
+    fig, ax = plots.figure()
+    for ch, style in (("simulator", "o--"), ("testbed", "s-")):
+        ax.plot(ds, np.asarray(curve[ch]) / 1e6, style, label=f"tcplab, {ch} channel")
+    ax.axvspan(*FADE_M, color="0.9", zorder=0, label="tcplab distance term (frame errors 0 → 1)")
+    ax.axvline(PAPER_FALL_M, color="k", ls=":", lw=1, label="paper (outdoor Fig. 4): falls ~5 m")
+    ax.set_xlabel("distance from the AP (m)")
+    ax.set_ylabel(f"one uplink TCP alone (Mbit/s, mean of {len(p['dist_seeds'])} seeds)")
+    ax.set_ylim(0, None)
+    ax.legend(fontsize=8, loc="lower left")
+    report.figure(
+        plots.save(fig, report.out_dir / "distance.png"),
+        "Figs. 4-5: one terminal alone, uplink TCP throughput by distance from the AP; the paper "
+        "prints no values, only that outdoors it falls about 5 m from the AP (interference)",
+    )
+    report.data["distance"] = {"m": ds, **{f"{ch}_bps": v for ch, v in curve.items()}}
+
+
+def unfairness(report: Report, jobs: int | None, st: dict[str, Any]) -> None:
+    """Unhappy terminals vs stations and AP queue; the mechanism (ACKs overflow the AP)."""
+    p = _params(report.quick)
+    queues, ns, seeds, dur, meas = (p[k] for k in ("queues", "ns", "seeds", "dur", "meas"))
     sweep = unfairness_sweep(queues, ns, seeds, jobs, dur, meas)
     thr = {q: threshold(sweep[q]) for q in queues}
     t265 = thr.get(PAPER_AP_QUEUE)
+    st["t265"] = t265
     report.check(
         "first unfair station count, AP queue 265",
         Within(PAPER_THRESHOLD, abs=1),
@@ -484,31 +590,6 @@ def unfairness(report: Report, jobs: int | None) -> dict[str, Any]:
         note=f"{sp} of {to} timeouts",
         estimate=True,
     )
-    # Window-limited hosts (64 KB, no window scaling): where the ACKs start to overflow the AP.
-    wl_cfg = tcp(rcv_buf=65535, window_scaling=False)
-    wl = unfairness_sweep([PAPER_AP_QUEUE], ns, seeds, jobs, dur, meas, tcp_cfg=wl_cfg)[
-        PAPER_AP_QUEUE
-    ]
-    onset = next(
-        (n for n in ns if sum(r["drops_queue_ack"] > 0 for r in wl[n]) * 2 > len(wl[n])), None
-    )
-    predicted = ack_overflow_stations(PAPER_AP_QUEUE + 0.5, 65535 // 1460)
-    report.check(
-        "64-KB windows: first station count whose ACKs overflow the AP (Q = 265)",
-        Within(PAPER_THRESHOLD, abs=0),
-        onset if onset is not None else float("inf"),
-        unit="stations",
-        note=f"model n·W > Q gives {predicted}: the paper's 265.5-packet buffer and 6/7 "
-        "threshold fit 6·44 < 265.5 < 7·44",
-        estimate=True,
-    )
-    wl_thr = threshold(wl)
-    report.data["window_limited"] = {
-        "overflow_onset": onset,
-        "predicted": predicted,
-        "unfair_threshold": wl_thr,
-        "rows": {str(n): wl[n] for n in ns},
-    }
     fig, axes = plots.figure(ncols=3, size=(5.0, 4.0))
     for q in queues:
         axes[0].plot(
@@ -536,16 +617,50 @@ def unfairness(report: Report, jobs: int | None) -> dict[str, Any]:
     axes[2].set_ylabel("AP queue drops (packets/s), Q = 265")
     axes[2].legend(fontsize=8)
     report.figure(
-        plots.save(fig, out / "unfairness.png"),
+        plots.save(fig, report.out_dir / "unfairness.png"),
         "Uplink TCP over one 802.11g AP: fairness vs stations for several AP queues, "
         "and what the AP drops",
     )
     report.data["unfairness"] = {str(q): {str(n): sweep[q][n] for n in ns} for q in queues}
     report.data["thresholds"] = {str(q): thr[q] for q in queues}
 
-    # Per-station goodput over time at 7 stations, AP queue 265 (seed 1), unhappy spans marked.
+
+def window_limited(report: Report, jobs: int | None, st: dict[str, Any]) -> None:
+    """Window-limited hosts (64 KB, no window scaling): where the ACKs overflow the AP."""
+    p = _params(report.quick)
+    ns, seeds, dur, meas = (p[k] for k in ("ns", "seeds", "dur", "meas"))
+    wl_cfg = tcp(rcv_buf=65535, window_scaling=False)
+    wl = unfairness_sweep([PAPER_AP_QUEUE], ns, seeds, jobs, dur, meas, tcp_cfg=wl_cfg)[
+        PAPER_AP_QUEUE
+    ]
+    onset = next(
+        (n for n in ns if sum(r["drops_queue_ack"] > 0 for r in wl[n]) * 2 > len(wl[n])), None
+    )
+    predicted = ack_overflow_stations(PAPER_AP_QUEUE + 0.5, 65535 // 1460)
+    report.check(
+        "64-KB windows: first station count whose ACKs overflow the AP (Q = 265)",
+        Within(PAPER_THRESHOLD, abs=0),
+        onset if onset is not None else float("inf"),
+        unit="stations",
+        note=f"model n·W > Q gives {predicted}: the paper's 265.5-packet buffer and 6/7 "
+        "threshold fit 6·44 < 265.5 < 7·44",
+        estimate=True,
+    )
+    wl_thr = threshold(wl)
+    st.update(onset=onset, predicted=predicted, wl_thr=wl_thr)
+    report.data["window_limited"] = {
+        "overflow_onset": onset,
+        "predicted": predicted,
+        "unfair_threshold": wl_thr,
+        "rows": {str(n): wl[n] for n in ns},
+    }
+
+
+def stations(report: Report, jobs: int | None, st: dict[str, Any]) -> None:
+    """Per-station goodput over time at 7 stations, AP queue 265 (seed 1), unhappy spans."""
     from tcplab.sweep import run_config
 
+    dur = _params(report.quick)["dur"]
     ex = run_config(uplink_config(7, ap_queue=PAPER_AP_QUEUE, duration_s=dur, seed=1), columns=True)
     t_ex, r_ex = throughput_series(ex["timeseries_table"], list(range(7)), 1.0)
     joined = np.array([[tt > 2.0 * k + 1.0 for tt in t_ex] for k in range(7)])
@@ -559,26 +674,20 @@ def unfairness(report: Report, jobs: int | None) -> dict[str, Any]:
     ax.set_ylabel("goodput (Mbit/s, 1-s bins)")
     ax.legend(fontsize=7, ncol=4)
     report.figure(
-        plots.save(fig, out / "stations.png"),
+        plots.save(fig, report.out_dir / "stations.png"),
         "7 uplink TCP stations, AP queue 265: per-station goodput over time (seed 1)",
     )
     report.data["example_unhappy_spans"] = spans
 
-    return {"t265": t265, "onset": onset, "predicted": predicted, "wl_thr": wl_thr, "ns": ns}
+
+TARGET_BPS = 4e6  # QoS-TCP's target rate, about the fair share at AP2
 
 
-def handover(report: Report, jobs: int | None, found: dict[str, Any]) -> None:
-    """Part 2: the handover in both channel regimes, its sensitivities, the testbed-channel
-    grid, the late joiner, their figures, and the report's discussion of where tcplab differs
-    (which also cites part 1's ``found``)."""
-    quick = report.quick
-    out = report.out_dir
-    t265, onset, predicted, wl_thr, ns = (
-        found[k] for k in ("t265", "onset", "predicted", "wl_thr", "ns")
-    )
-    target = 4e6
-    ho_seeds = list(range(1, 9)) if quick else list(range(1, 21))
-    ho = handover_runs(ho_seeds, jobs, target)
+def handover(report: Report, jobs: int | None, st: dict[str, Any]) -> None:
+    """The handover in both channel regimes (paper Figs. 6-9): the checks of §4-5."""
+    ho_seeds = _params(report.quick)["ho_seeds"]
+    ho = handover_runs(ho_seeds, jobs, TARGET_BPS)
+    st.update(ho=ho, ho_seeds=ho_seeds)
     for (ch, cc), rows in sorted(ho.items()):
         report.data[f"handover/{ch}/{cc}"] = [
             {k: v for k, v in r.items() if not k.startswith("series")} for r in rows
@@ -624,28 +733,59 @@ def handover(report: Report, jobs: int | None, found: dict[str, Any]) -> None:
         samples=[float(r["mobile_unhappy"]) for r in tb_t],
         paper="yes",
     )
-    frac_unhappy_sim = float(np.mean([r["mobile_unhappy"] for r in sim_q]))
-    frac_unhappy_tcp = float(np.mean([r["mobile_unhappy"] for r in tb_t]))
-    tcp_after = _mean(tb_t, "mobile_after_bps")
-    # §5 (Fig. 9): the QoS-TCP terminal's total throughput, testbed vs ns-2, "about 12 times".
+    # §5 (Fig. 9) and §7: "合計スループットに約 12 倍の差" — the QoS-TCP terminal's total
+    # throughput (over the whole experiment) differs about 12x between ns-2 and the testbed.
     gap, gap_ci = ratio_ci95(
         [r["mobile_total_bps"] for r in tb_q], [r["mobile_total_bps"] for r in sim_q]
     )
     report.check(
-        "QoS-TCP terminal's total throughput over the run, testbed / simulator channel",
+        "Fig. 9: the QoS-TCP terminal's total throughput (whole run), testbed / simulator channel",
         Factor(PAPER_SIM_VS_TESTBED, 2),
         gap,
         ci=gap_ci,
         paper="≈ 12",
         unit="x",
-        note="the paper's Fig. 9: QoS-TCP's total throughput (合計スループット) on the indoor "
-        "testbed vs ns-2; tcplab: whole-run goodput of the moving QoS-TCP terminal, testbed "
-        "channel / simulator channel (pairs of the same seed)",
+        note="the paper (§5, Fig. 9; §7): 'a difference of about 12x in total throughput' "
+        "between its ns-2 result and the indoor testbed for the moving QoS-TCP terminal, "
+        "'where the testbed secures bandwidth'; tcplab: the moving QoS-TCP terminal's goodput "
+        "over the whole run (before and after the handover), testbed / simulator channel",
     )
-    # Mechanism: AP2's ACK overflow by channel, how the normal-TCP terminal re-enters.
-    sim_t = ho[("simulator", "newreno")]
-    drop_sim = _mean(sim_t + sim_q, "ap2_ack_drop")
-    drop_tb = _mean(tb_t + tb_q, "ap2_ack_drop")
+    cell, cell_ci = ratio_ci95(
+        [r["cell_total_bps"] for r in tb_q], [r["cell_total_bps"] for r in sim_q]
+    )
+    report.check(
+        "the other reading of 'total throughput': all 9 stations together, testbed / simulator",
+        Info("context: rules out this reading"),
+        cell,
+        ci=cell_ci,
+        unit="x",
+        note="the cells carry about the same total on both channels, so the paper's 12x can only "
+        "be the QoS-TCP terminal's own total",
+    )
+    # Fig. 6 (outdoor walk): "hardly any difference from TCP". tcplab has one testbed channel
+    # for both sites (bursty errors + the distance term from 5 m, Fig. 4's onset).
+    walk, walk_ci = ratio_ci95(
+        [r["mobile_total_bps"] for r in tb_q], [r["mobile_total_bps"] for r in tb_t]
+    )
+    report.check(
+        "Fig. 6 (outdoor walk): moving QoS-TCP / normal TCP, goodput over the whole run",
+        Factor(1.0, 1.25),
+        walk,
+        ci=walk_ci,
+        paper="≈ 1 (hardly any difference)",
+        unit="x",
+        note="'hardly any difference' read as within ±25 %; tcplab's testbed channel (bursty "
+        "errors, the distance term from 5 m) stands for both the outdoor and the indoor site: "
+        "the paper's indoor result (≈ 20x after the handover) is checked on the same runs",
+    )
+
+
+def mechanism(report: Report, jobs: int | None, st: dict[str, Any]) -> None:
+    """How full AP2's queue is against what the moving terminal gets (mechanism.png)."""
+    ho = st["ho"]
+    tb_t = ho[("testbed", "newreno")]
+    drop_sim = _mean(ho[("simulator", "newreno")] + ho[("simulator", "qos_tcp")], "ap2_ack_drop")
+    drop_tb = _mean(tb_t + ho[("testbed", "qos_tcp")], "ap2_ack_drop")
     report.check(
         "AP2 queue: share of TCP ACKs dropped after the handover, simulator → testbed channel",
         Info("mechanism, context"),
@@ -663,74 +803,7 @@ def handover(report: Report, jobs: int | None, found: dict[str, Any]) -> None:
         paper="does not get in",
         note=f"{sp_tb} of {to_tb} timeouts after re-association spurious (ACK lost at AP2)",
     )
-    # Sensitivity: the handover as before (frames held over the outage), and Linux's default
-    # congestion control of the paper's era (CUBIC) on every normal-TCP host.
-    held = handover_runs(ho_seeds, jobs, target, handover_flush=False)
-    cub = handover_runs(ho_seeds, jobs, target, normal="cubic")
-    clean5 = handover_runs(ho_seeds, jobs, target, burst={"p_gb": 0.0}, fade_m=None)
-
-    def _ratio(h: dict[tuple[str, str], list[dict[str, Any]]]) -> float:
-        t_ = _mean(h[("testbed", "newreno")], "mobile_after_bps")
-        return _mean(h[("testbed", "qos_tcp")], "mobile_after_bps") / t_ if t_ > 0 else float("inf")
-
-    sens = {
-        "frames lost during the outage (default)": ho,
-        "frames held over the outage (before)": held,
-        "CUBIC hosts, frames lost": cub,
-        "retry limit 5, no frame errors": clean5,
-    }
-    sens_rows = {
-        k: {
-            "ratio": _ratio(h),
-            "tcp_unhappy": float(np.mean([r["mobile_unhappy"] for r in h[("testbed", "newreno")]])),
-            "qos_unhappy": float(np.mean([r["mobile_unhappy"] for r in h[("testbed", "qos_tcp")]])),
-            "sim_qos_unhappy": float(
-                np.mean([r["mobile_unhappy"] for r in h[("simulator", "qos_tcp")]])
-            ),
-            "ap2_ack_drop_testbed": _mean(
-                h[("testbed", "newreno")] + h[("testbed", "qos_tcp")], "ap2_ack_drop"
-            ),
-            "tcp_per_seed": [r["mobile_after_bps"] for r in h[("testbed", "newreno")]],
-            "qos_per_seed": [r["mobile_after_bps"] for r in h[("testbed", "qos_tcp")]],
-        }
-        for k, h in sens.items()
-    }
-    report.data["handover_sensitivity"] = sens_rows
-    grid = testbed_grid(ho_seeds, jobs, target, ho, clean5)
-    report.data["handover_testbed_grid"] = grid
-    n_repro = sum(r["reproduces"] for r in grid.values())
-    report.check(
-        "testbed-channel candidates reproducing the testbed regime (rows of the grid)",
-        Info("search over open settings, context"),
-        f"{n_repro} of {len(grid)}",
-        paper="bursts make QoS-TCP win, normal TCP starve",
-        note="TCP unhappy > 0.5, ratio ≥ 5, QoS-TCP ≥ 0.8 fair, simulator regime kept",
-    )
-    # The late joiner without a handover (paper §5-6).
-    join = join_runs(ho_seeds, jobs, target)
-    report.data["late_joiner_share_of_fair"] = {f"{ch}/{cc}": v for (ch, cc), v in join.items()}
-    j_tcp = float(np.mean(join[("testbed", "newreno")]))
-    j_q = float(np.mean(join[("testbed", "qos_tcp")]))
-    # §5: "a terminal that joins later becomes the unhappy terminal" (normal TCP joining a
-    # cell of normal TCPs): unhappy = below 10 % of the fair share, tcplab's definition.
-    report.check(
-        "testbed channel, no handover: a late 7th normal-TCP station's goodput / fair share",
-        Below(0.1),
-        None,
-        samples=join[("testbed", "newreno")],
-        paper="unhappy (< 0.1 of fair)",
-        note="tcplab's late joiner gets its fair share: with the testbed channel's bursts every "
-        "window shrinks now and then, so a window-1 joiner is not locked out; the paper's "
-        "testbed saw it starve (device-specific throughput differences it names as the cause, "
-        "which tcplab does not model)",
-    )
-    report.check(
-        "testbed channel, no handover: a late 7th QoS-TCP station's goodput / fair share",
-        Info("context: the paper states no number"),
-        None,
-        samples=join[("testbed", "qos_tcp")],
-        note=f"normal TCP {j_tcp:.2f}, QoS-TCP {j_q:.2f}",
-    )
+    st.update(drop_sim=drop_sim, drop_tb=drop_tb, to_tb=to_tb, sp_tb=sp_tb, entered=entered)
     fig, ax = plots.figure(size=(6.0, 4.2))
     for (ch, cc), (mk, col) in {
         ("simulator", "newreno"): ("o", "C0"),
@@ -750,13 +823,23 @@ def handover(report: Report, jobs: int | None, found: dict[str, Any]) -> None:
     ax.axhline(0.1, color="grey", lw=0.8, ls=":")
     ax.set_xlabel("AP2: share of TCP ACKs dropped at its queue after the handover")
     ax.set_ylabel("moving terminal after handover / fair share at AP2")
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=8, loc="center")  # the empty gap between the two channels' clusters
     report.figure(
-        plots.save(fig, out / "mechanism.png"),
+        plots.save(fig, report.out_dir / "mechanism.png"),
         "Each handover run (seed): how full AP2's queue is vs what the moving terminal gets; "
         "dotted: the unhappy level (10 % of the fair share)",
     )
+
+
+def handover_figure(report: Report, jobs: int | None, st: dict[str, Any]) -> None:
+    """The moving terminal over time (cumulative in-order delivery) and after the handover."""
+    ho, ho_seeds = st["ho"], st["ho_seeds"]
     fig, axes = plots.figure(ncols=2, size=(6.0, 4.2))
+    # Goodput is in-order delivery (the cumulative ACK). A hole whose retransmission or ACK is
+    # lost stalls it for several backed-off RTOs while the receiver keeps the SACKed data
+    # behind the hole (4 MiB autotuned window); the repair releases all of it at once. In
+    # 1-s rate bins that drew as seconds of zero and then a 28 Mbit/s spike, a rate the link
+    # never carried; the cumulative delivery draws the same data as a flat stretch and a step.
     for (ch, cc), style in {
         ("simulator", "newreno"): "C0--",
         ("simulator", "qos_tcp"): "C1--",
@@ -764,32 +847,15 @@ def handover(report: Report, jobs: int | None, found: dict[str, Any]) -> None:
         ("testbed", "qos_tcp"): "C1-",
     }.items():
         r = ho[(ch, cc)][0]
-        axes[0].plot(
-            r["series_t"], r["series_mobile"] / 1e6, style, lw=1, label=f"{cc}, {ch} channel"
-        )
+        t = np.asarray(r["series_t"])
+        cum = np.cumsum(np.asarray(r["series_mobile"]) * np.diff(t, prepend=0.0)) / 8e6
+        name = "TCP" if cc == "newreno" else "QoS-TCP"
+        axes[0].plot(t, cum, style, lw=1.2, label=f"{name}, {ch} channel")
     t_ho = ho[("testbed", "qos_tcp")][0]["t_handover_s"]
     axes[0].axvline(t_ho, color="grey", lw=0.8)
-    # Goodput counts in-order bytes (the cumulative ACK). A hole whose retransmission or ACK is
-    # lost stalls it for several backed-off RTOs while the receiver keeps the SACKed data that
-    # arrived behind the hole (4 MiB autotuned window); repairing the hole releases all of it
-    # in one 1-s bin. Measured for seed 1, QoS-TCP, testbed channel: timeouts at 5.4, 7.9 and
-    # 13.1 s, then 3.4 MB released at once (the bin above 25 Mbit/s). Marked, not smoothed.
-    for rows in ho.values():
-        r = rows[0]
-        rate = np.asarray(r["series_mobile"])
-        k = int(np.argmax(rate))
-        if rate[k] > 20e6:
-            axes[0].annotate(
-                "in-order release of data\nSACKed during a stall\n(RTO backoff), not a rate",
-                (r["series_t"][k], rate[k] / 1e6),
-                xytext=(25, -45),
-                textcoords="offset points",
-                fontsize=7,
-                arrowprops={"arrowstyle": "->", "lw": 0.6},
-            )
     axes[0].set_xlabel("time (s)  (walk AP1 → AP2 from 20 s to 60 s; grey: handover)")
-    axes[0].set_ylabel("moving terminal goodput (Mbit/s, 1-s bins, seed 1)")
-    axes[0].legend(fontsize=8)
+    axes[0].set_ylabel("moving terminal: data delivered in order (MB, seed 1)")
+    axes[0].legend(fontsize=8, loc="upper left")
     labels, vals, fair = [], [], []
     for ch in ("simulator", "testbed"):
         for cc in ("newreno", "qos_tcp"):
@@ -804,15 +870,189 @@ def handover(report: Report, jobs: int | None, found: dict[str, Any]) -> None:
     axes[1].set_title("paper (testbed): QoS-TCP ≈ fair share, ≈ 20x TCP", fontsize=9)
     axes[1].set_xticks(x, labels, fontsize=8)
     axes[1].set_ylabel(f"goodput after handover (Mbit/s, mean of {len(ho_seeds)} seeds)")
-    axes[1].legend(fontsize=7)
+    axes[1].set_ylim(0, max(max(vals), max(fair)) * 1.35)
+    axes[1].legend(fontsize=7, loc="upper left")
     report.figure(
-        plots.save(fig, out / "handover.png"),
+        plots.save(fig, report.out_dir / "handover.png"),
         "Handover from AP1 (2 background stations) to AP2 (6): the moving terminal with TCP or "
         "QoS-TCP (target 4 Mbit/s); paper: testbed QoS-TCP about the fair share, TCP 1/20 of it. "
-        "Left: goodput is in-order delivery, so a stall of several backed-off RTOs shows as zero "
-        "and the data the receiver held behind the hole comes out in one bin when it is "
-        "repaired (seed 1, QoS-TCP, testbed: zero from 5.4 to 13.1 s, then 3.4 MB at once)",
+        "Left: data delivered in order over time (slope = goodput); a flat stretch followed by "
+        "a step is a stall of several backed-off RTOs whose repair releases the data the "
+        "receiver held behind the hole (drawn as 1-s rates, it looked like seconds of zero and "
+        "then a 28 Mbit/s spike)",
     )
+
+
+def sensitivity(report: Report, jobs: int | None, st: dict[str, Any]) -> None:
+    """The handover with the frames held over the outage, CUBIC hosts, no frame errors."""
+    ho, seeds = st["ho"], _params(report.quick)["grid_seeds"]
+    held = handover_runs(seeds, jobs, TARGET_BPS, handover_flush=False)
+    cub = handover_runs(seeds, jobs, TARGET_BPS, normal="cubic")
+    clean5 = handover_runs(seeds, jobs, TARGET_BPS, burst={"p_gb": 0.0}, fade_m=None)
+
+    def _ratio(h: dict[tuple[str, str], list[dict[str, Any]]]) -> float:
+        t_ = _mean(h[("testbed", "newreno")], "mobile_after_bps")
+        return _mean(h[("testbed", "qos_tcp")], "mobile_after_bps") / t_ if t_ > 0 else float("inf")
+
+    sens = {
+        "frames lost during the outage (default)": ho,
+        "frames held over the outage (before)": held,
+        "CUBIC hosts, frames lost": cub,
+        "retry limit 5, no frame errors": clean5,
+    }
+    rows = {
+        k: {
+            "ratio": _ratio(h),
+            "tcp_unhappy": float(np.mean([r["mobile_unhappy"] for r in h[("testbed", "newreno")]])),
+            "qos_unhappy": float(np.mean([r["mobile_unhappy"] for r in h[("testbed", "qos_tcp")]])),
+            "sim_qos_unhappy": float(
+                np.mean([r["mobile_unhappy"] for r in h[("simulator", "qos_tcp")]])
+            ),
+            "ap2_ack_drop_testbed": _mean(
+                h[("testbed", "newreno")] + h[("testbed", "qos_tcp")], "ap2_ack_drop"
+            ),
+            "tcp_per_seed": [r["mobile_after_bps"] for r in h[("testbed", "newreno")]],
+            "qos_per_seed": [r["mobile_after_bps"] for r in h[("testbed", "qos_tcp")]],
+        }
+        for k, h in sens.items()
+    }
+    report.data["handover_sensitivity"] = rows
+    st.update(sens_rows=rows, clean5=clean5)
+
+
+def simulator_cwmin31(report: Report, jobs: int | None, st: dict[str, Any]) -> None:
+    """ns-2's 802.11 default CWmin is 31: the simulator channel with it, as a row of its own."""
+    h = handover_runs(st["ho_seeds"], jobs, TARGET_BPS, channels=("simulator",), cw_min=31)
+    rows = h[("simulator", "qos_tcp")]
+    st["sim31"] = float(np.mean([r["mobile_unhappy"] for r in rows]))
+    report.check(
+        "simulator channel with ns-2's CWmin 31: QoS-TCP terminal unhappy after handover "
+        "(share of seeds)",
+        Above(0.5),
+        None,
+        samples=[float(r["mobile_unhappy"]) for r in rows],
+        paper="yes (ns-2, Fig. 8)",
+        note="the same runs as the simulator-channel row above (collisions only, retry limit 7) "
+        "with ns-2's default CWmin 31 instead of 802.11g's ERP CWmin 15",
+    )
+    report.data["handover/simulator_cwmin31/qos_tcp"] = [
+        {k: v for k, v in r.items() if not k.startswith("series")} for r in rows
+    ]
+
+
+def grid(report: Report, jobs: int | None, st: dict[str, Any]) -> None:
+    """Candidate testbed channels against the paper's testbed regime (a search, context)."""
+    seeds = _params(report.quick)["grid_seeds"]
+    g = testbed_grid(seeds, jobs, TARGET_BPS, st["ho"], st["clean5"], sim31=st["sim31"])
+    report.data["handover_testbed_grid"] = g
+    n_repro = sum(r["reproduces"] for r in g.values())
+    st.update(grid=g, n_repro=n_repro)
+    report.check(
+        "testbed-channel candidates reproducing the testbed regime (rows of the grid)",
+        Info("search over open settings, context"),
+        f"{n_repro} of {len(g)}",
+        paper="bursts make QoS-TCP win, normal TCP starve",
+        note="TCP unhappy > 0.5, ratio ≥ 5, QoS-TCP ≥ 0.8 fair, simulator regime kept",
+    )
+
+
+def late_joiner(report: Report, jobs: int | None, st: dict[str, Any]) -> None:
+    """The paper's §5-6 without a handover: a 7th station joins 6 normal-TCP stations 30 s late,
+    with normal TCP (it becomes unhappy) or QoS-TCP (an incumbent becomes unhappy, Fig. 11)."""
+    join = join_detail(st["ho_seeds"], jobs, TARGET_BPS)
+    report.data["late_joiner"] = {f"{ch}/{cc}": v for (ch, cc), v in join.items()}
+    share = {k: [r["joiner_share"] for r in v] for k, v in join.items()}
+    j_tcp = float(np.mean(share[("testbed", "newreno")]))
+    j_q = float(np.mean(share[("testbed", "qos_tcp")]))
+    st.update(j_tcp=j_tcp, j_q=j_q)
+    # §5: "a terminal that joins later becomes the unhappy terminal" (normal TCP joining a
+    # cell of normal TCPs): unhappy = below 10 % of the fair share, tcplab's definition.
+    report.check(
+        "testbed channel, no handover: a late 7th normal-TCP station's goodput / fair share",
+        Below(0.1),
+        None,
+        samples=share[("testbed", "newreno")],
+        paper="unhappy (< 0.1 of fair)",
+        note="a miss: tcplab's late normal-TCP joiner gets its fair share (the whole CI far from "
+        "0.1). Its window-1 retransmissions' ACKs get through AP2's queue, which the testbed "
+        "channel's data losses keep from overflowing, so it is not locked out; see 'Where "
+        "tcplab differs'",
+    )
+    report.check(
+        "testbed channel, no handover: a late 7th QoS-TCP station's goodput / fair share",
+        Info("context: the paper states no number"),
+        None,
+        samples=share[("testbed", "qos_tcp")],
+        note=f"normal TCP {j_tcp:.2f}, QoS-TCP {j_q:.2f}",
+    )
+    # §6 (Fig. 11): normal TCPs in a fair state, a QoS-TCP joins, "one of the normal TCPs
+    # already communicating becomes the unhappy terminal" (on the testbed).
+    inc = [float(r["incumbent_unhappy_after"]) for r in join[("testbed", "qos_tcp")]]
+    report.check(
+        "Fig. 11 (testbed): an incumbent normal-TCP station becomes unhappy after a QoS-TCP "
+        "station joins (share of seeds)",
+        Above(0.5),
+        None,
+        samples=inc,
+        paper="yes (one of the incumbents)",
+        note="6 normal-TCP stations (fair: no one unhappy in the 15 s before the join in "
+        f"{np.mean([not r['incumbent_unhappy_before'] for r in join[('testbed', 'qos_tcp')]]):.0%}"
+        " of the seeds), a QoS-TCP station joins at 30 s; unhappy = < 10 % of the fair share "
+        "for ≥ 5 s after the join",
+    )
+    inc_t = [float(r["incumbent_unhappy_after"]) for r in join[("testbed", "newreno")]]
+    inc_s = [float(r["incumbent_unhappy_after"]) for r in join[("simulator", "qos_tcp")]]
+    st.update(inc_q=float(np.mean(inc)), inc_t=float(np.mean(inc_t)))
+    report.check(
+        "the same with a normal-TCP joiner / on the simulator channel (share of seeds)",
+        Info("context: incumbents unhappy without QoS-TCP, or without bursts"),
+        f"{np.mean(inc_t):.2f} / {np.mean(inc_s):.2f}",
+        note="paper: with a normal-TCP joiner the joiner, not an incumbent, becomes unhappy",
+    )
+    fig, ax = plots.figure(size=(6.0, 4.0))
+    labels, means, cis = [], [], []
+    for ch in ("simulator", "testbed"):
+        for cc in ("newreno", "qos_tcp"):
+            m, h = mean_ci95(share[(ch, cc)])
+            labels.append(f"{'TCP' if cc == 'newreno' else 'QoS-TCP'} joins\n{ch}")
+            means.append(m)
+            cis.append(0.0 if np.isnan(h) else h)
+    x = np.arange(len(labels))
+    ax.bar(
+        x, means, yerr=cis, capsize=3, color=["C0", "C1", "C0", "C1"], label="tcplab (± 95 % CI)"
+    )
+    ax.axhline(1.0, color="k", lw=0.8, label="fair share")
+    ax.axhline(0.1, color="grey", lw=0.8, ls=":", label="unhappy level (0.1)")
+    ax.set_xticks(x, labels, fontsize=8)
+    ax.set_ylabel("late 7th station after the join / fair share")
+    ax.set_ylim(0, max(means) * 1.4)
+    ax.legend(fontsize=7, loc="upper left")
+    report.figure(
+        plots.save(fig, report.out_dir / "late_joiner.png"),
+        f"A 7th station joins 6 normal-TCP stations at 30 s (no handover), mean of "
+        f"{len(st['ho_seeds'])} seeds; the paper prints no value: a late normal-TCP joiner "
+        "becomes unhappy on its testbed (below the dotted 0.1 level in tcplab's terms)",
+    )
+
+
+def discussion(report: Report, jobs: int | None, st: dict[str, Any]) -> None:
+    """The report's setup and its discussion of where tcplab differs from the paper."""
+    t265, onset, predicted, wl_thr = (st[k] for k in ("t265", "onset", "predicted", "wl_thr"))
+    ns, ho, ho_seeds, grid = _params(report.quick)["ns"], st["ho"], st["ho_seeds"], st["grid"]
+    sim_q, tb_q, tb_t = (
+        ho[k] for k in (("simulator", "qos_tcp"), ("testbed", "qos_tcp"), ("testbed", "newreno"))
+    )
+    frac_unhappy_sim = float(np.mean([r["mobile_unhappy"] for r in sim_q]))
+    frac_unhappy_tcp = float(np.mean([r["mobile_unhappy"] for r in tb_t]))
+    tcp_after = _mean(tb_t, "mobile_after_bps")
+    share_tb = _mean(tb_q, "mobile_after_bps") / _mean(tb_q, "fair_share_after_bps")
+    ratio = _mean(tb_q, "mobile_after_bps") / tcp_after if tcp_after > 0 else float("inf")
+    drop_sim, drop_tb, to_tb, sp_tb, entered = (
+        st[k] for k in ("drop_sim", "drop_tb", "to_tb", "sp_tb", "entered")
+    )
+    sens_rows, n_repro, j_tcp, j_q = st["sens_rows"], st["n_repro"], st["j_tcp"], st["j_q"]
+    inc_q, inc_t = st["inc_q"], st["inc_t"]
+    gseeds = _params(report.quick)["grid_seeds"]
     report.section("Setup and choices", __doc__ or "")
     q_ack = sum(r["ap2_queue_ack_drops"] for r in tb_t + tb_q)
     r_ack = sum(r["ap2_retry_ack_drops"] for r in tb_t + tb_q)
@@ -890,6 +1130,22 @@ already unloads AP2 (ACK drop {c5["ap2_ack_drop_testbed"]:.2f}; normal TCP unhap
 {c5["tcp_unhappy"]:.0%} of the seeds). The ratio that remains comes mostly from QoS-TCP's target (4
 Mbit/s) above the fair share, not from a starved normal TCP.
 
+*What the late-joiner miss means.* The paper's §6 explains both of its testbed results with one
+race: after a burst every window is small, and a station that starts from window 1 with no
+ssthresh advantage (a late normal TCP) loses it and starves, while QoS-TCP's high ssthresh wins it
+and pushes an incumbent into starvation (Fig. 11). tcplab reproduces neither side on the same
+7-station cell: the late normal TCP gets {j_tcp:.2f}x the fair share (a firm miss of "unhappy",
+whose rule is < 0.1), and after a QoS-TCP joins an incumbent is unhappy in
+{inc_q:.0%} of the seeds ({inc_t:.0%} after a normal-TCP joiner). The race needs AP2's queue to
+keep overflowing with ACKs while windows are small, and the testbed channel's data losses drain it
+(above). The miss is therefore one finding, not two: tcplab's testbed channel does not produce the
+"unfair but stable" state of the paper's device, so neither newcomer nor incumbent is locked out.
+
+*ns-2's CWmin.* ns-2's 802.11 model defaults to CWmin 31 (802.11b's value) where an ERP-only
+802.11g BSS uses 15. The simulator-channel regime (QoS-TCP unhappy after handover) holds with both:
+{frac_unhappy_sim:.0%} of the seeds with CWmin 15 and {st["sim31"]:.0%} with CWmin 31 (its own row
+in the table above).
+
 *Sensitivity (in `results.json`, `handover_sensitivity`).* With CUBIC on every normal-TCP host
 (Linux's default since 2.6.19; the paper does not name its hosts' congestion control), AP2 stays
 overloaded on the testbed channel (ACK drop {cr["ap2_ack_drop_testbed"]:.2f}) and the normal-TCP
@@ -901,8 +1157,9 @@ paper's explanation (QoS-TCP's high ssthresh wins the regrowth race after the bu
 terminal to get ACKs through first. tcplab has no mechanism by which the paper's QoS-TCP escapes
 the post-outage backoff while normal TCP does not.
 
-*Candidate testbed channels (measured, `handover_testbed_grid`; {len(ho_seeds)} seeds per cell, both
-terminals).* The paper (§6) describes its bursts as temporary, exceeding the retry limit, with "no
+*Candidate testbed channels (measured, `handover_testbed_grid`; {len(gseeds)} seeds per cell, both
+terminals; the default and no-error rows {len(ho_seeds)} and {len(gseeds)}).*
+The paper (§6) describes its bursts as temporary, exceeding the retry limit, with "no
 effect at all on long-term throughput", every flow briefly with a small window; and (§5)
 device-specific differences, a background station slightly weaker from the start. tcplab models
 both: cell-wide interference bursts in time (`aps[].interference` in the WLAN hop: every frame of
@@ -943,3 +1200,29 @@ are single testbed measurements; tcplab reports means over seeds.
 docs/algorithms.md §5.5): the equations of Shimonishi et al. (2006) were not available.
 """,
     )
+
+
+#: One function per figure or table, in report order (bench/reproduce_cost.py times each);
+#: each takes (report, jobs, state) and leaves in ``state`` what later sections cite.
+SECTIONS = [
+    mac_vs_bianchi,
+    distance,
+    unfairness,
+    window_limited,
+    stations,
+    handover,
+    mechanism,
+    handover_figure,
+    sensitivity,
+    simulator_cwmin31,
+    grid,
+    late_joiner,
+    discussion,
+]
+
+
+def reproduce(report: Report, jobs: int | None) -> None:
+    """Every section of :data:`SECTIONS` in turn."""
+    st: dict[str, Any] = {}
+    for section in SECTIONS:
+        section(report, jobs, st)

@@ -78,6 +78,9 @@ pub struct BdpTracking {
     tol_pkts: f64,
     eps_min: f64,
     b_rounds: usize,
+    /// 1: a loss in Acquisition caps Tracking's mode-A increase at the window
+    /// that lost (tcplab's default); 0: no cap, T2 refills toward a.
+    acq_loss_cap: bool,
     pub mode: Mode,
     /// Per-round maxima of the feedback rate (bytes/s), a ring.
     b_ring: [f64; MAX_ROUNDS],
@@ -116,6 +119,7 @@ impl BdpTracking {
             tol_pkts: p.get("tol_pkts", 4.0),
             eps_min: p.get("eps", 0.99),
             b_rounds: p.get("b_rounds", 0.0) as usize,
+            acq_loss_cap: p.get("acq_loss_cap", 1.0) != 0.0,
             mode: Mode::Acquisition,
             b_ring: [0.0; MAX_ROUNDS],
             b_idx: 0,
@@ -294,7 +298,9 @@ impl CongestionControl for BdpTracking {
         let nw = match (self.mode, self.last_congested) {
             (Mode::Acquisition, _) => {
                 self.mode = Mode::Tracking; // A → T2 (Fig. 4.19)
-                self.refill = w; // the window that overflowed caps the refill
+                if self.acq_loss_cap {
+                    self.refill = w; // the window that overflowed caps the refill
+                }
                 w / 2.0
             }
             (Mode::Tracking, Some(rc)) => {
@@ -338,6 +344,16 @@ pub(super) const BDP_TRACKING: CcEntry = CcEntry {
         )
         .ge(0.0)
         .le(MAX_ROUNDS as f64)
+        .integer(),
+        // 1 = a loss in Acquisition caps Tracking's refill at the window that
+        // lost (tcplab's rule, the default); 0 = the thesis's T2 refill toward a
+        Param::new(
+            "acq_loss_cap",
+            1.0,
+            "must be 0 (refill toward a) or 1 (cap at the loss window)",
+        )
+        .ge(0.0)
+        .le(1.0)
         .integer(),
     ],
     ..CcEntry::new("bdp-tracking", |p, _| Box::new(BdpTracking::new(p)))
@@ -481,5 +497,18 @@ mod tests {
         assert_eq!(c.ssthresh_on_loss(&s, 0, 0), 20 * MSS);
         c.mode = Mode::Tracking;
         assert_eq!(c.ssthresh_on_loss(&s, 0, 0), 39 * MSS);
+    }
+
+    #[test]
+    fn acq_loss_cap_decides_whether_the_lost_window_caps_the_refill() {
+        let s = st(40);
+        let mut capped = BdpTracking::new(&CcParams::default());
+        capped.ssthresh_on_loss(&s, 0, 0);
+        assert_eq!(capped.refill, 40.0);
+        let p = CcParams(vec![("acq_loss_cap".to_string(), 0.0)]);
+        let mut thesis = BdpTracking::new(&p);
+        assert_eq!(thesis.ssthresh_on_loss(&s, 0, 0), 20 * MSS);
+        assert_eq!(thesis.mode, Mode::Tracking);
+        assert!(thesis.refill.is_infinite());
     }
 }
