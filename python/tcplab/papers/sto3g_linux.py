@@ -339,14 +339,13 @@ def section(report: Report, jobs: int | None) -> None:
         "without; spurious-timeout episodes per MB "
         f"{b['sto_per_mb']:.2f} vs {sim['2MB']['frto-linux']['sto_per_mb']:.2f} (with), "
         f"{a['sto_per_mb']:.2f} vs {sim['2MB']['none']['sto_per_mb']:.2f} (without).",
-        f"- tcplab's `frto-linux` detects its spurious timeouts but, with the `linux` stack's "
-        f"RACK loss detection, still retransmits {_fmt(sb)} segments per STO at 2 MB; with "
-        f'DupThresh loss detection (`loss_detection = "dupthresh"`) '
-        f"{_fmt(sim['2MB']['frto-linux+dupthresh']['unnecessary_per_sto'])}. After the "
-        "verdict clears the timeout's loss marks, tcplab's RACK (RFC 8985 §6.2) takes the "
-        "ACKed first segment's retransmission time as the newest delivery and marks every "
-        "original sent before it lost again; Linux does not go back N there (measured above). "
-        "Not traced further in this section.",
+        f"- tcplab's `frto-linux` declares its spurious timeouts spurious but, with the "
+        f"`linux` stack's RACK loss detection, still retransmits {_fmt(sb)} segments per STO "
+        "at 2 MB; the same runs with DupThresh loss detection "
+        f'(`loss_detection = "dupthresh"`) give '
+        f"{_fmt(sim['2MB']['frto-linux+dupthresh']['unnecessary_per_sto'])}, as real Linux. "
+        "The go-back-N after the verdict comes with tcplab's RACK; which of its rules marks "
+        "the segments lost again is not traced here.",
         "- Every file arrived byte-exact (sha256)."
         if exact
         else "- A download was not byte-exact (see results.json).",
@@ -420,6 +419,11 @@ def _figure(
                for v, e in zip(ys, cis, strict=True)]  # fmt: skip
         ax[0].bar(x + off, y, wd, yerr=err, capsize=2, color=color, hatch=hatch,
                   alpha=1.0 if hatch is None else 0.45, label=label)  # fmt: skip
+    for i, c in enumerate(names):
+        for f, off in ((0, -1.5 * wd), (2, -0.5 * wd)):
+            if math.isnan(real[c][f]["unnecessary_per_sto"]):
+                ax[0].annotate("no STO", (x[i] + off, 0.05), rotation=90, ha="center",
+                               va="bottom", fontsize=6)  # fmt: skip
     i2 = names.index("2MB")
     plots.mark_paper(ax[0], [x[i2] - 1.5 * wd, x[i2] - 0.5 * wd], [28.0, 3.0])
     ax[0].set_yscale("symlog", linthresh=1)
