@@ -57,7 +57,7 @@ def _path(up_kbps: float, ack_filter: bool) -> list[dict[str, Any]]:
 def real_download(up_kbps: float, ack_filter: bool, seed: int = 1) -> dict[str, Any]:
     from tcplab.emu_transfer import download
 
-    size = int(linux_bound_bps(up_kbps * 1e3) * SECONDS / 8)
+    size = download_size(up_kbps)
     config = parse_scenario(
         {"name": "asymmetric-link-linux", "duration": "1s", "flows": [{}],
          "path": _path(up_kbps, ack_filter)},
@@ -82,12 +82,18 @@ def real_download(up_kbps: float, ack_filter: bool, seed: int = 1) -> dict[str, 
     }
 
 
+def download_size(up_kbps: float) -> int:
+    """Bytes of one download: about :data:`SECONDS` at the ACK-clock bound without filter."""
+    return int(linux_bound_bps(up_kbps * 1e3) * SECONDS / 8)
+
+
 def sim_linux(up_kbps: float, ack_filter: bool) -> dict[str, Any]:
-    """tcplab's ``stack = "linux"`` on the same path, one bulk transfer of 30 s."""
+    """tcplab's ``stack = "linux"`` on the same path: the same download (its size), goodput
+    to its last byte."""
     from tcplab.papers.asymmetric_link import preset
 
-    table = preset(up_kbps * 1e3, framing="ppp-8n1", ack_filter=ack_filter, duration="30s")
-    table["flows"] = [{"stack": "linux", "bytes": "unlimited"}]
+    table = preset(up_kbps * 1e3, framing="ppp-8n1", ack_filter=ack_filter, duration="120s")
+    table["flows"] = [{"stack": "linux", "bytes": download_size(up_kbps)}]
     return parse_scenario(table, "asymmetric-link --linux (sim)").to_config()
 
 
