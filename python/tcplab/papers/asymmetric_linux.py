@@ -149,8 +149,18 @@ def section(report: Report, jobs: int | None) -> None:
         )
     off = [r for r in rows if not r["ack_filter"]]
     on = [r for r in rows if r["ack_filter"]]
+    spread = [r["goodput_bps"] / 1e6 for r in on]
     lines += [
         "",
+        f"- Without the filter Linux stays at {min(r['goodput_bps'] / r['bound_bps'] for r in off):.0%}"
+        f"-{max(r['goodput_bps'] / r['bound_bps'] for r in off):.0%} of the ACK-clock bound: its "
+        "receiver ACKs more often than every second segment (quick ACKs at the start, window "
+        "updates), so fewer bytes ride on each ACK than the bound assumes.",
+        f"- With the filter the goodput ranges from {min(spread):.1f} to {max(spread):.1f} "
+        "Mbit/s over these four rates (one download each): the filter frees the uplink, the "
+        "sender then gets a few ACKs covering many segments and sends in bursts into the "
+        "50-packet downlink queue; where that overflows (uplink drops and retransmissions in "
+        "the table) the download slows. Not the paper's experiment (RFC 3449 came later).",
         "- The paper's numbers: 1.2 Mbit/s at 32 kbit/s (simulation; theory 1.3), the testbed "
         "below theory; the curve is its §3.1 bound with 72-byte ACK frames, window 8760 B.",
         "- Every file arrived byte-exact (sha256)."
@@ -200,6 +210,8 @@ def _figure(report: Report, rows: list[dict[str, Any]]) -> None:
     from tcplab.papers.asymmetric_link import PAPER_32K_MBPS, PAPER_WINDOW
 
     fig, ax = plots.figure()
+    w, h = fig.get_size_inches()
+    fig.set_size_inches(w * 1.45, h)  # room for the legend beside the axes
     xs = [8, 10, 15, 20, 25, 30, 35, 40]
     ax.plot(xs, [asym_bound(10e6, k * 1e3, window=PAPER_WINDOW) / 1e6 for k in xs], "k--",
             label="paper §3.1 curve (72 B ACK frames)")  # fmt: skip
@@ -218,7 +230,7 @@ def _figure(report: Report, rows: list[dict[str, Any]]) -> None:
     ax.set_ylabel("goodput [Mbit/s]")
     ax.set_ylim(0, None)
     ax.set_title("Real Linux over the emulated 10 Mbit/s / slow-uplink link")
-    ax.legend(fontsize=7, loc="upper left")
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1.0))
     report.figure(
         plots.save(fig, report.out_dir / "linux_uplink.png"),
         "Real Linux: throughput vs uplink rate, with and without the ACK filter, beside the "
