@@ -550,7 +550,9 @@ def _outages(value: object, field: str) -> list[list[int]]:
     """``outages = [["10s", "10s"], ...]``: when the link is cut and for how long (ns pairs),
     sorted and disjoint."""
     if not isinstance(value, list):
-        raise field_error(field, f'must be a list of ["start", "duration"] pairs (got {show(value)})')
+        raise field_error(
+            field, f'must be a list of ["start", "duration"] pairs (got {show(value)})'
+        )
     out: list[list[int]] = []
     for k, pair in enumerate(value):
         f = f"{field}[{k}]"
