@@ -496,7 +496,7 @@ ERRORS: list[tuple[str, list[str], str]] = [
         BASE,
         ["path[0].up.foo=1"],
         "path[0].up.foo: unknown field "
-        "(allowed: bits_per_byte, delay, loss, loss_model, overhead, queue, rate, reorder)",
+        "(allowed: bits_per_byte, delay, loss, loss_model, outages, overhead, queue, rate, reorder)",
     ),
     (BASE, ["path[0].up.rate=0kbps"], 'path[0].up.rate: must be > 0 (got "0kbps")'),
     (BASE, ["path[0].up=1"], "path[0].up: must be a table (got 1)"),
