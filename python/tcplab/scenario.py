@@ -534,9 +534,8 @@ def _link(t: _Table, name: str, defaults: Mapping[str, object]) -> dict[str, Any
             "overhead_bytes": _as_int(*values["overhead"], 0, 65535),
             "bits_per_byte": _as_int(*values.get("bits_per_byte", (8, "bits_per_byte")), 8, 16),
             "reorder": _reorder(*values["reorder"]) if "reorder" in values else None,
+            "outages_ns": _outages(*values["outages"]) if "outages" in values else [],
         }
-        if "outages" in values:
-            link[direction]["outages_ns"] = _outages(*values["outages"])
     if "ack_filter" in t and t.raw("ack_filter") is not False:
         for direction in ("fwd", "rev"):
             if link[direction]["reorder"] is not None:
