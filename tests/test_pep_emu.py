@@ -176,3 +176,52 @@ def test_the_hop_behind_the_pep_cut_mid_transfer(tmp_path: Path) -> None:
     assert pep["local_timeouts"] >= 1, "the PEP timed out during the cut"
     assert pep["held_bytes_end"] == 0
     assert s["violations"] == []
+
+
+def test_a_satellite_hop_cut_for_10s_in_simulation_loses_what_it_carries() -> None:
+    """``outages`` on a satellite hop (simulated): what starts its transmission during the cut
+    is lost (``drops_outage``, part of ``drops_loss``), the PEP recovers by its own RTO and
+    the transfer completes with the PEP's buffer empty."""
+    from tcplab.runner import run
+    from tcplab.scenario import parse_scenario
+
+    def once(outages: list[list[str]]) -> Any:
+        sat: dict[str, Any] = {"kind": "satellite", "name": "sat"}
+        if outages:
+            sat["outages"] = outages
+        sc = parse_scenario(
+            {"name": "cut", "duration": "120s",
+             "path": [{"kind": "pep"}, sat],
+             "flows": [{"bytes": 200_000}]},
+        )  # fmt: skip
+        return run(sc, tables=False).summary
+
+    base, cut = once([]), once([["1.5s", "10s"]])
+    assert "drops_outage" not in base["links"][1]  # only reported where outages are set
+    sat = {row["dir"]: row for row in cut["links"] if row["name"] == "sat"}
+    assert sat["fwd"]["drops_outage"] > 0
+    assert sat["fwd"]["drops_loss"] >= sat["fwd"]["drops_outage"]
+    pep = _pep(cut)
+    assert pep["local_timeouts"] >= 1 and pep["held_bytes_end"] == 0
+    flow, flow0 = cut["flows"][0], base["flows"][0]
+    assert flow["bytes_delivered"] == flow0["bytes_delivered"] == 200_000
+    assert flow["duration_s"] > flow0["duration_s"] + 10
+
+
+@needs_emu
+def test_the_satellite_hop_behind_the_pep_cut_for_10s(tmp_path: Path) -> None:
+    """The issue's fault: the GEO hop behind the real-time PEP is cut for 10 s mid-transfer
+    (``outages``: what it would carry is lost, both directions). The PEP retransmits by its
+    own RTO once the link is back; real Linux at both ends sees every byte exactly once
+    (sha256 and length), the PEP's buffer empties and it acknowledged nothing it did not hold."""
+    size = 200_000
+    path = '[[path]]\nkind = "pep"\n[[path]]\nkind = "satellite"\noutages = [["1.5s", "10s"]]\n'
+    data, s = _run(tmp_path, path, _client(tmp_path, "got", size), size)
+    got = (tmp_path / "got").read_bytes()
+    assert len(got) == size and _same(got, data)
+    sat = {row["dir"]: row for row in s["links"] if row["kind"] == "link"}
+    assert sat["fwd"]["drops_outage"] > 0, "the cut fell mid-transfer"
+    pep = _pep(s)
+    assert pep["local_timeouts"] >= 1, "the PEP timed out during the cut"
+    assert pep["held_bytes_end"] == 0
+    assert s["violations"] == []

@@ -79,6 +79,7 @@ P2P_DIR = {
     "overhead_bytes": 0,
     "bits_per_byte": 8,
     "reorder": None,
+    "outages_ns": [],
 }
 P2P_CONFIG = {
     "name": "p2p-bulk",
@@ -496,7 +497,8 @@ ERRORS: list[tuple[str, list[str], str]] = [
         BASE,
         ["path[0].up.foo=1"],
         "path[0].up.foo: unknown field "
-        "(allowed: bits_per_byte, delay, loss, loss_model, overhead, queue, rate, reorder)",
+        "(allowed: bits_per_byte, delay, loss, loss_model, outages, overhead, queue, rate, "
+        "reorder)",
     ),
     (BASE, ["path[0].up.rate=0kbps"], 'path[0].up.rate: must be > 0 (got "0kbps")'),
     (BASE, ["path[0].up=1"], "path[0].up: must be a table (got 1)"),

@@ -16,15 +16,18 @@ import sys
 from pathlib import Path
 from typing import Any
 
-__all__ = ["CLIENT", "SERVER", "client_command", "run"]
+__all__ = ["CLIENT", "SERVER", "client_command", "download", "netstat", "run", "tcp_info"]
 
 #: Server: sends FILE to each client after its first request bytes; ABORT > 0 closes with a
 #: RST (SO_LINGER 0) ABORT seconds after handing the data to the socket; SNDBUF > 0 sets
-#: SO_SNDBUF (else Linux autotunes).
+#: SO_SNDBUF (else Linux autotunes). With INFO (optional), once everything sent is
+#: acknowledged (``tcpi_unacked`` = 0, at most 600 s) it appends the socket's ``TCP_INFO``
+#: (hex) as a JSON line to INFO.
 SERVER = """
-import os, socket, struct, sys, threading, time
+import json, os, socket, struct, sys, threading, time
 data = open(sys.argv[1], "rb").read()
 abort, sndbuf = float(sys.argv[2]), int(sys.argv[3])
+info = sys.argv[4] if len(sys.argv) > 4 else ""
 s = socket.socket()
 s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
 if sndbuf:
@@ -35,6 +38,15 @@ def serve(c):
     try:
         c.recv(100)
         c.sendall(data)
+        if info:
+            end = time.monotonic() + 600
+            while time.monotonic() < end:
+                raw = c.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, 256)
+                if struct.unpack_from("I", raw, 24)[0] == 0:
+                    break
+                time.sleep(0.02)
+            with open(info, "a") as f:
+                f.write(json.dumps({"tcp_info": raw.hex()}) + "\\n")
         if abort:
             time.sleep(abort)
             c.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
@@ -147,3 +159,115 @@ def run(
         raise RuntimeError(f"tcplab emu failed ({r.returncode}): {r.stderr.strip()[-2000:]}")
     summary = json.loads((work / "out" / "summary.json").read_text())
     return data, summary
+
+
+#: ``struct tcp_info`` fields read by :func:`tcp_info` (byte offset, struct format), from
+#: include/uapi/linux/tcp.h of Linux 6.7+ (``tcpi_total_rto*`` are new in 6.7).
+TCP_INFO_FIELDS: dict[str, tuple[int, str]] = {
+    "rto_us": (8, "I"),
+    "unacked": (24, "I"),
+    "rtt_us": (68, "I"),
+    "rttvar_us": (72, "I"),
+    "total_retrans": (100, "I"),
+    "bytes_acked": (120, "Q"),
+    "bytes_retrans": (208, "Q"),
+    "dsack_dups": (216, "I"),
+    "total_rto": (240, "H"),
+    "total_rto_recoveries": (242, "H"),
+    "total_rto_time_ms": (244, "I"),
+}
+
+
+def tcp_info(raw: bytes) -> dict[str, int]:
+    """The :data:`TCP_INFO_FIELDS` of one ``TCP_INFO`` blob (fields past its end are absent:
+    an older kernel returns a shorter struct)."""
+    import struct
+
+    out = {}
+    for name, (off, fmt) in TCP_INFO_FIELDS.items():
+        if off + struct.calcsize(fmt) <= len(raw):
+            out[name] = struct.unpack_from(fmt, raw, off)[0]
+    return out
+
+
+def netstat(text: str) -> dict[str, int]:
+    """``/proc/net/netstat`` (pairs of header and value lines) → ``{"TcpExt.TCPTimeouts": n}``."""
+    out: dict[str, int] = {}
+    lines = text.splitlines()
+    for head, vals in zip(lines[::2], lines[1::2], strict=False):
+        hk, *names = head.split()
+        vk, *values = vals.split()
+        if hk == vk:
+            group = hk.rstrip(":")
+            out.update({f"{group}.{n}": int(v) for n, v in zip(names, values, strict=True)})
+    return out
+
+
+def download(
+    work: Path,
+    config: dict[str, Any],
+    size: int,
+    *,
+    sysctls: dict[str, str] | None = None,
+    rcvbuf: int = 0,
+    sndbuf: int = 0,
+    linger: float = 1.0,
+    timeout: float = 300.0,
+) -> dict[str, Any]:
+    """One real Linux download of a random ``size``-byte file over the path of ``config`` (a
+    normalized simulator configuration), in this process: namespaces with ``sysctls`` set in
+    both, the server's ``TCP_INFO`` once everything is acknowledged, the server namespace's
+    ``/proc/net/netstat`` at the end. Returns ``{"sha256_ok", "bytes", "duration_s",
+    "tcp_info", "netstat", "summary"}`` (``summary``: the emulator's). Raises EmuError if the
+    emulation fails and TimeoutError if the client has not finished after ``timeout`` s."""
+    import hashlib
+    import time
+
+    from tcplab import emu
+
+    work.mkdir(parents=True, exist_ok=True)
+    data = os.urandom(size)
+    (work / "f").write_bytes(data)
+    (work / "server.py").write_text(SERVER)
+    (work / "client.py").write_text(CLIENT)
+    info = work / "info.jsonl"
+    info.unlink(missing_ok=True)
+    with emu.Emulation(config, sysctls=dict(sysctls or {})) as em:
+        srv = em.exec(
+            "server",
+            [sys.executable, str(work / "server.py"), str(work / "f"), "0", str(sndbuf), str(info)],
+        )
+        emu._wait_listening(srv, 10.0)
+        cli = em.exec(
+            "client",
+            ["sh", "-c", client_command(work, "got", size, rcvbuf=rcvbuf, linger=linger)],
+        )
+        end = time.monotonic() + timeout
+        while cli.poll() is None and time.monotonic() < end and em.emulator_alive:
+            time.sleep(0.05)
+        if cli.poll() is None:
+            if not em.emulator_alive:
+                em.stop()  # raises the emulator's failure
+            raise TimeoutError(f"the download of {size} bytes did not end within {timeout} s")
+        # The server writes TCP_INFO once its last byte is acknowledged (the client lingers).
+        wait = time.monotonic() + 10
+        while not info.exists() and time.monotonic() < wait:
+            time.sleep(0.05)
+        r = subprocess.run(
+            ["ip", "netns", "exec", em.server_ns, "cat", "/proc/net/netstat"],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        summary = em.stop()
+    got = (work / "got").read_bytes()
+    times = json.loads((work / "got.json").read_text())
+    rows = [json.loads(line) for line in info.read_text().splitlines()] if info.exists() else []
+    return {
+        "sha256_ok": hashlib.sha256(got).digest() == hashlib.sha256(data).digest(),
+        "bytes": len(got),
+        "duration_s": (times["last_byte_s"] or times["request_s"]) - times["request_s"],
+        "tcp_info": tcp_info(bytes.fromhex(rows[-1]["tcp_info"])) if rows else {},
+        "netstat": netstat(r.stdout),
+        "summary": summary,
+    }

@@ -125,6 +125,7 @@ LINK_DEFAULTS: Final[dict[str, object]] = {"queue": 100, "overhead": 0}
 
 _REQUIRED: Final = object()
 _DIR_KEYS: Final = (
+    "outages",
     "rate",
     "delay",
     "queue",
@@ -518,6 +519,7 @@ def _link(t: _Table, name: str, defaults: Mapping[str, object]) -> dict[str, Any
             "overhead_bytes": _as_int(*values["overhead"], 0, 65535),
             "bits_per_byte": _as_int(*values.get("bits_per_byte", (8, "bits_per_byte")), 8, 16),
             "reorder": _reorder(*values["reorder"]) if "reorder" in values else None,
+            "outages_ns": _outages(*values["outages"]) if "outages" in values else [],
         }
     if "ack_filter" in t and t.raw("ack_filter") is not False:
         for direction in ("fwd", "rev"):
@@ -526,6 +528,27 @@ def _link(t: _Table, name: str, defaults: Mapping[str, object]) -> dict[str, Any
     if "ack_filter" in t:
         link.update(_ack_filter(t.raw("ack_filter"), t.at("ack_filter")))
     return link
+
+
+def _outages(value: object, field: str) -> list[list[int]]:
+    """``outages = [["10s", "10s"], ...]``: when the link is cut and for how long (ns pairs),
+    sorted and disjoint."""
+    if not isinstance(value, list):
+        raise field_error(
+            field, f'must be a list of ["start", "duration"] pairs (got {show(value)})'
+        )
+    out: list[list[int]] = []
+    for k, pair in enumerate(value):
+        f = f"{field}[{k}]"
+        if not (isinstance(pair, list) and len(pair) == 2):
+            raise field_error(f, f'must be a ["start", "duration"] pair (got {show(pair)})')
+        start, dur = parse_time(pair[0], f"{f}[0]"), parse_time(pair[1], f"{f}[1]")
+        if dur <= 0:
+            raise field_error(f"{f}[1]", f"must be > 0 (got {show(pair[1])})")
+        if out and start < out[-1][0] + out[-1][1]:
+            raise field_error(f"{f}[0]", "must not start before the previous outage ends")
+        out.append([start, dur])
+    return out
 
 
 def _ack_filter(value: object, field: str) -> dict[str, Any]:

@@ -134,7 +134,7 @@ impl RevDir {
             return;
         };
         ctx.tap(&p, start);
-        if self.wire.lost_on_wire() {
+        if self.wire.lost_on_wire(start) {
             self.wire.stats.drops_loss += 1;
             ctx.drop(p, DropKind::Loss);
         } else {
@@ -226,7 +226,8 @@ impl Component for AckFilterLink {
     }
 
     fn stats(&self, name: &str) -> Vec<serde_json::Value> {
-        let row = |d: &str, s: crate::link::LinkStats, filtered: Option<u64>| {
+        let row = |d: &str, l: &crate::link::LinkDir, filtered: Option<u64>| {
+            let s = l.stats;
             let mut v = serde_json::json!({
                 "name": name, "kind": "ack_filter_link", "dir": d, "tx_packets": s.tx_packets,
                 "tx_bytes": s.tx_bytes, "drops_queue": s.drops_queue,
@@ -235,15 +236,14 @@ impl Component for AckFilterLink {
             if let Some(f) = filtered {
                 v["acks_filtered"] = f.into();
             }
+            if l.has_outages() {
+                v["drops_outage"] = s.drops_outage.into();
+            }
             v
         };
         vec![
-            row("fwd", self.fwd.stats, None),
-            row(
-                "rev",
-                self.rev.wire.stats,
-                Some(self.rev.stats.acks_filtered),
-            ),
+            row("fwd", &self.fwd, None),
+            row("rev", &self.rev.wire, Some(self.rev.stats.acks_filtered)),
         ]
     }
 

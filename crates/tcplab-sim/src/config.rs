@@ -269,6 +269,12 @@ pub struct LinkDirConfig {
     /// (`link` hops only).
     #[serde(default)]
     pub reorder: Option<ReorderConfig>,
+    /// Scheduled outages `(start, duration)` in ns, sorted and disjoint: the
+    /// link is cut, and every packet whose transmission starts inside one is
+    /// lost (`drops_outage`, counted in `drops_loss` too). The same schedule
+    /// runs in simulated and in real time (`tcplab emu`).
+    #[serde(default)]
+    pub outages_ns: Vec<(u64, u64)>,
 }
 
 /// A link direction's reordering process (`LinkDirConfig::reorder`).
@@ -565,6 +571,7 @@ pub fn example_p2p(duration_ns: u64, loss: f64) -> SimConfig {
         overhead_bytes: 0,
         bits_per_byte: 8,
         reorder: None,
+        outages_ns: Vec::new(),
     };
     SimConfig {
         name: "p2p-bulk".into(),

@@ -32,6 +32,8 @@ pub struct LinkStats {
     pub max_queue_packets: u64,
     /// Packets given the reordering delay.
     pub reordered: u64,
+    /// Packets lost to a scheduled outage (also in `drops_loss`).
+    pub drops_outage: u64,
 }
 
 /// What happened to a packet offered to the link.
@@ -68,6 +70,10 @@ pub struct LinkDir {
     loss: LossProcess,
     /// (probability, extra delay) of the reordering process, if any.
     reorder: Option<(f64, Time)>,
+    /// Scheduled outages `[start, end)`, sorted, and the first that has not
+    /// ended before the latest transmission start (those only move forward).
+    outages: Box<[(Time, Time)]>,
+    next_outage: usize,
     rng: Rng,
     pub stats: LinkStats,
 }
@@ -92,6 +98,12 @@ impl LinkDir {
             last_tx: (0, 0),
             loss,
             reorder: cfg.reorder.map(|r| (r.p, r.extra_ns)),
+            outages: cfg
+                .outages_ns
+                .iter()
+                .map(|&(s, d)| (s, s.saturating_add(d)))
+                .collect(),
+            next_outage: 0,
             rng,
             stats: LinkStats::default(),
         };
@@ -129,10 +141,30 @@ impl LinkDir {
         }
     }
 
+    /// Whether a packet whose transmission starts at `tx_start` (never
+    /// earlier than the previous one's) is lost: the link is cut by a
+    /// scheduled outage, or the loss process drops it.
     #[inline]
-    pub(crate) fn lost_on_wire(&mut self) -> bool {
+    pub(crate) fn lost_on_wire(&mut self, tx_start: Time) -> bool {
+        if !self.outages.is_empty() && self.in_outage(tx_start) {
+            self.stats.drops_outage += 1;
+            return true;
+        }
         // Loss-free links (most) skip the out-of-line call.
         !matches!(self.loss, LossProcess::None) && self.loss.lost(&mut self.rng)
+    }
+
+    #[inline(never)]
+    fn in_outage(&mut self, t: Time) -> bool {
+        while self.outages.get(self.next_outage).is_some_and(|o| o.1 <= t) {
+            self.next_outage += 1;
+        }
+        self.outages.get(self.next_outage).is_some_and(|o| o.0 <= t)
+    }
+
+    /// Whether outages are scheduled (their counter is reported only then).
+    pub(crate) fn has_outages(&self) -> bool {
+        !self.outages.is_empty()
     }
 
     /// Offer a packet of `bytes` (IP datagram length) at `now`.
@@ -166,7 +198,7 @@ impl LinkDir {
         self.stats.max_queue_packets = self.stats.max_queue_packets.max(n);
         self.stats.tx_packets += 1;
         self.stats.tx_bytes += bytes as u64;
-        if self.lost_on_wire() {
+        if self.lost_on_wire(start) {
             self.stats.drops_loss += 1;
             return Fate::Lost { tx_start: start };
         }
@@ -278,12 +310,16 @@ impl Component for LinkHop {
             .zip(self.dirs.iter())
             .map(|(d, l)| {
                 let s = l.stats;
-                serde_json::json!({
+                let mut v = serde_json::json!({
                     "name": name, "kind": "link", "dir": d, "tx_packets": s.tx_packets,
                     "tx_bytes": s.tx_bytes, "drops_queue": s.drops_queue,
                     "drops_loss": s.drops_loss, "max_queue_packets": s.max_queue_packets,
                     "reordered": s.reordered,
-                })
+                });
+                if l.has_outages() {
+                    v["drops_outage"] = s.drops_outage.into();
+                }
+                v
             })
             .collect()
     }
@@ -310,7 +346,45 @@ mod tests {
             overhead_bytes: 0,
             bits_per_byte: 8,
             reorder: None,
+            outages_ns: Vec::new(),
         }
+    }
+
+    #[test]
+    fn a_scheduled_outage_cuts_the_link_and_only_while_it_lasts() {
+        let mut c = cfg(1_000_000);
+        // Cut from 1 ms for 2 ms: [1 ms, 3 ms).
+        c.outages_ns = vec![(1_000_000, 2_000_000)];
+        let mut l = LinkDir::new(&c, Rng::stream(3, "o"));
+        // 100-byte packets every 0.5 ms: each starts at once (100 µs of service).
+        let fates: Vec<bool> = (0..10)
+            .map(|i| matches!(l.offer(100, i * 500_000), Fate::Lost { .. }))
+            .collect();
+        // Starts 0, 0.5, 1.0 (cut), 1.5, 2.0, 2.5 (cut), 3.0, 3.5, ... (up again).
+        assert_eq!(
+            fates,
+            [false, false, true, true, true, true, false, false, false, false]
+        );
+        assert_eq!(l.stats.drops_outage, 4);
+        assert_eq!(l.stats.drops_loss, 4);
+        assert_eq!(l.stats.tx_packets, 10);
+    }
+
+    #[test]
+    fn a_packet_queued_into_an_outage_is_lost_when_its_transmission_starts() {
+        let mut c = cfg(1_000_000);
+        c.outages_ns = vec![(150_000, 100_000), (1_000_000, 1)];
+        let mut l = LinkDir::new(&c, Rng::stream(3, "o"));
+        // Three 100-byte packets at t = 0 start at 0, 100 and 200 µs: only
+        // the third starts inside [150, 250) µs (a queued packet is cut
+        // when its turn comes).
+        let f: Vec<bool> = (0..3)
+            .map(|_| matches!(l.offer(100, 0), Fate::Lost { .. }))
+            .collect();
+        assert_eq!(f, [false, false, true]);
+        // The 1 ns outage at 1 ms: a packet starting at exactly 1 ms is cut.
+        assert!(matches!(l.offer(100, 1_000_000), Fate::Lost { .. }));
+        assert!(matches!(l.offer(100, 1_000_001), Fate::Arrives { .. }));
     }
 
     #[test]

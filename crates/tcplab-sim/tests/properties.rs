@@ -49,6 +49,7 @@ fn random_dir(r: &mut Rng, lossy: bool) -> LinkDirConfig {
         overhead_bytes: pick(r, &[0u32, 2, 38]),
         bits_per_byte: pick(r, &[8u32, 10]),
         reorder: None,
+        outages_ns: Vec::new(),
     }
 }
 

@@ -679,8 +679,9 @@ def mitigations(
     report.data["abc_transfer_s"] = {"L=1": short[0], "L=2": short[1]}
 
 
-def reproduce(report: Report, jobs: int | None = None) -> None:
-    """Table 1, Fig. 4-9 and the RFC 3449 mitigations, one function each."""
+def reproduce(report: Report, jobs: int | None = None, linux: bool = False) -> None:
+    """Table 1, Fig. 4-9 and the RFC 3449 mitigations, one function each; with ``linux``,
+    real Linux hosts over the emulated link (:mod:`tcplab.papers.asymmetric_linux`)."""
     start = time.perf_counter()
     duration = "10s" if report.quick else "60s"
     table1_ping(report, jobs)
@@ -690,6 +691,10 @@ def reproduce(report: Report, jobs: int | None = None) -> None:
     wins = fig8_window(report, jobs, duration)
     up7 = fig7_improved(report, jobs, duration, acks, curves9)
     mitigations(report, jobs, duration, up7, wins, acks)
+    if linux:
+        from tcplab.papers import asymmetric_linux
+
+        asymmetric_linux.section(report, jobs)
     report.section(
         "Setup and choices",
         (__doc__ or "").split("\n\n", 1)[1]

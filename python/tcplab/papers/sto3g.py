@@ -1408,7 +1408,9 @@ def analyze_row(report: Report, jobs: int | None) -> dict[str, Any]:
     return out
 
 
-def reproduce(report: Report, jobs: int | None) -> None:
+def reproduce(report: Report, jobs: int | None, linux: bool = False) -> None:
+    """The paper's figures and tables; with ``linux``, Fig. 7 again with real Linux TCP over
+    the emulated bearer (``tcplab emu``, :mod:`tcplab.papers.sto3g_linux`)."""
     report.data["fig45"] = fig45(report, jobs)
     report.data["fig2"] = fig2(report, jobs)
     report.data["fig6"] = fig6(report, jobs)
@@ -1418,6 +1420,10 @@ def reproduce(report: Report, jobs: int | None) -> None:
     report.data["table4"] = table4(report, jobs)
     report.data["detectors"] = detectors(report, jobs)
     report.data["analyze_row"] = analyze_row(report, jobs)
+    if linux:
+        from tcplab.papers import sto3g_linux
+
+        sto3g_linux.section(report, jobs)
     report.section(
         "Differences from the paper",
         """
