@@ -115,6 +115,7 @@ TCP_STACKS: Final[dict[str, dict[str, object]]] = {
         "spurious_fr_response": "undo",  # tcp_undo_cwnd_reduction
         "ssthresh_from": "cwnd",  # tcp_reno_ssthresh / bictcp_recalc_ssthresh use cwnd
         "hystart": "linux",  # tcp_cubic hystart = 1, hystart_detect = 3 (reno: ignored)
+        "cubic": "linux",  # tcp_cubic.c's arithmetic (bictcp_update, tcp_friendliness = 1)
         # Delayed ACKs: TCP_DELACK_MIN 40 ms, every 2nd full segment, quick-ACK mode at the
         # start (TCP_MAX_QUICKACKS = 16) and at once for out-of-order data.
         "ack": {"every": 2, "max_delay": "40ms", "quickack": 16, "immediate_on_ooo": True},
@@ -230,6 +231,7 @@ _FLOW_KEYS: Final = (
     "ack",
     "abc_l",
     "hystart",
+    "cubic",
     "ack_cc",
     "app",
     "bytes",
@@ -938,6 +940,8 @@ def _tcp(t: _Table) -> dict[str, Any]:
         "hystart": _hystart(t) == "rfc9406",
         # A stack's "linux" HyStart belongs to its CUBIC: Linux's reno has none.
         "hystart_linux": _hystart(t) == "linux" and (cc == "cubic" or "hystart" in own_keys),
+        # "linux": tcp_cubic.c's window arithmetic; "rfc9438" (default): RFC 9438's.
+        "cubic_linux": _cubic(t, cc, own_keys),
         "ack_cc": _ack_cc(t.raw("ack_cc", False), t.at("ack_cc")),
         "spurious_detection": t.get_choice(
             "spurious_detection", SPURIOUS_DETECTORS, "spurious-timeout detector", "none"
@@ -991,6 +995,19 @@ def _tcp(t: _Table) -> dict[str, Any]:
         # RFC 9406 modifies the slow start of loss-based controllers.
         raise field_error(t.at("hystart"), "HyStart++ applies to reno/newreno/cubic only")
     return out
+
+
+def _cubic(t: _Table, cc: str, own_keys: Iterable[str]) -> bool:
+    """``cubic = "rfc9438" | "linux"``: which CUBIC arithmetic (a stack's "linux" applies only
+    when the flow's cc is cubic; given by the flow itself it requires cubic)."""
+    value = t.raw("cubic", "rfc9438")
+    if value not in ("rfc9438", "linux"):
+        raise field_error(t.at("cubic"), f'must be "rfc9438" or "linux" (got {show(value)})')
+    if value == "linux" and cc != "cubic":
+        if "cubic" in own_keys:
+            raise field_error(t.at("cubic"), f'"linux" applies to cc = "cubic" only (got {cc})')
+        return False
+    return value == "linux"
 
 
 def _hystart(t: _Table) -> str:

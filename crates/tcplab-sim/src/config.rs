@@ -358,6 +358,9 @@ pub struct TcpConfigJson {
     /// HyStart as Linux's tcp_cubic.c (cubic only).
     #[serde(default)]
     pub hystart_linux: bool,
+    /// CUBIC with Linux's tcp_cubic.c window arithmetic (cubic only).
+    #[serde(default)]
+    pub cubic_linux: bool,
     /// Receiver-side ACK congestion control (RFC 3449 §4.3), None = off.
     #[serde(default)]
     pub ack_cc: Option<AckCcJson>,
@@ -618,6 +621,7 @@ impl Default for TcpConfigJson {
             abc_l: 1,
             hystart: false,
             hystart_linux: false,
+            cubic_linux: false,
             ack_cc: None,
             spurious_detection: default_spurious_detection(),
             spurious_response: default_spurious_response(),

@@ -211,6 +211,7 @@ pub fn tcp_config(t: &TcpConfigJson) -> Result<Config, String> {
         abc_l: t.abc_l,
         hystart: t.hystart,
         hystart_linux: t.hystart_linux,
+        cubic_linux: t.cubic_linux,
         ack_cc: t.ack_cc.map(|a| tcplab_tcp::ack_cc::AckCcConfig {
             queue_threshold: a.queue_threshold,
             max_ratio: a.max_ratio,

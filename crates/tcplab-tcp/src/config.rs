@@ -158,6 +158,9 @@ pub struct Config {
     /// HyStart as Linux's tcp_cubic.c: ACK trains and delay increase
     /// (cubic only; `cc/hystart_linux.rs`).
     pub hystart_linux: bool,
+    /// CUBIC with Linux's tcp_cubic.c window arithmetic (`cc/cubic_linux.rs`) instead of
+    /// RFC 9438's (cubic only).
+    pub cubic_linux: bool,
     /// Receiver-side ACK congestion control (RFC 3449 §4.3), if enabled.
     pub ack_cc: Option<crate::ack_cc::AckCcConfig>,
     /// Spurious-timeout detector (F-RTO, Eifel, DSACK) and response.
@@ -209,6 +212,7 @@ impl Default for Config {
             abc_l: 1,
             hystart: false,
             hystart_linux: false,
+            cubic_linux: false,
             ack_cc: None,
             spurious_detection: DetectorKind::None,
             spurious_response: ResponseKind::Eifel,
@@ -297,6 +301,9 @@ impl Config {
         }
         if self.hystart_linux && self.cc != CcKind::Cubic {
             return Err("hystart: \"linux\" (tcp_cubic.c's HyStart) applies to cubic only".into());
+        }
+        if self.cubic_linux && self.cc != CcKind::Cubic {
+            return Err("cubic: \"linux\" (tcp_cubic.c's arithmetic) applies to cubic only".into());
         }
         if self.hystart_linux && self.hystart {
             return Err("hystart: choose HyStart++ or Linux's HyStart, not both".into());

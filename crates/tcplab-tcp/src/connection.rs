@@ -294,6 +294,11 @@ impl Connection {
             let supported = cc.set_hystart_linux(true);
             debug_assert!(supported, "hystart_linux set for a controller without it");
         }
+        if cfg.cubic_linux {
+            // tcp_cubic.c window arithmetic (Config::validate allows it for cubic).
+            let supported = cc.set_linux_arith(true);
+            debug_assert!(supported, "cubic_linux set for a controller without it");
+        }
         let ack_cc = cfg
             .ack_cc
             .map(|a| AckRatioController::new(a, cfg.ack.every_n, cfg.rcv_buf, cfg.mss));
@@ -1674,7 +1679,7 @@ impl Connection {
                     snd_nxt: self.snd_max,
                 };
                 let before = self.cc.hystart().map(|h| h.phase());
-                if self.cfg.hystart_linux {
+                if self.cfg.hystart_linux || self.cfg.cubic_linux {
                     self.cc.on_newest_rtt(sum.rtt_sent_at.map(|t| now - t));
                 }
                 self.cc.on_ack(&mut self.ccs, &info);

@@ -21,6 +21,7 @@
 //! * Application-limited ACKs do not grow cwnd, and the time between the
 //!   previous ACK and an application-limited ACK is removed from t (§4.2).
 
+use super::cubic_linux::LinuxCubic;
 use super::hystart::HyStart;
 use super::hystart_linux::HyStartLinux;
 use super::{AckInfo, CcState, CongestionControl};
@@ -90,6 +91,10 @@ pub struct Cubic {
     /// sample of the ACK being processed (`on_newest_rtt`).
     hystart_linux: Option<HyStartLinux>,
     newest_rtt: Option<Time>,
+    /// Linux's tcp_cubic.c window arithmetic instead of RFC 9438's (`cubic_linux.rs`), and
+    /// the bytes acknowledged short of a whole packet (Linux counts packets).
+    linux: Option<LinuxCubic>,
+    linux_acked_frac: u64,
 }
 
 impl Default for Cubic {
@@ -110,6 +115,8 @@ impl Cubic {
             hystart: None,
             hystart_linux: None,
             newest_rtt: None,
+            linux: None,
+            linux_acked_frac: 0,
         }
     }
 
@@ -170,6 +177,32 @@ impl Cubic {
         s.after_rto = false;
     }
 
+    /// One ACK with Linux's arithmetic (tcp_cubic.c cubictcp_cong_avoid): slow start as
+    /// `tcp_slow_start` (every acknowledged packet, at most `abc_l` per ACK, never past
+    /// ssthresh; what is left over goes to congestion avoidance), then `bictcp_update` and
+    /// `tcp_cong_avoid_ai`. Counts whole packets; a partial packet's bytes carry over.
+    fn on_ack_linux(&mut self, st: &mut CcState, ack: &AckInfo) {
+        let mss = st.mss.max(1);
+        self.linux_acked_frac += ack.acked;
+        let mut pkts = self.linux_acked_frac / mss;
+        self.linux_acked_frac %= mss;
+        if st.in_slow_start() {
+            // tcp_slow_start: cwnd = min(cwnd + acked, ssthresh); the rest stays in `pkts`.
+            let n = pkts.min(self.abc_l);
+            let new = (st.cwnd + n * mss).min(st.ssthresh).min(st.max_cwnd);
+            let used = (new - st.cwnd).div_ceil(mss).min(n);
+            st.cwnd = new;
+            pkts -= used;
+            if pkts == 0 || st.in_slow_start() {
+                return;
+            }
+        }
+        let lc = self.linux.as_mut().expect("linux arithmetic");
+        lc.update(st.cwnd / mss, pkts, ack.now);
+        let add = lc.cong_avoid_ai(pkts);
+        st.cwnd = (st.cwnd + add * mss).min(st.max_cwnd);
+    }
+
     /// A congestion event (fast retransmit or first RTO): save undo state,
     /// update W_max and cwnd_prior, end the epoch; return the new ssthresh.
     fn congestion_event(&mut self, st: &CcState, flight: u64) -> u64 {
@@ -211,6 +244,11 @@ impl CongestionControl for Cubic {
 
     fn on_ack(&mut self, st: &mut CcState, ack: &AckInfo) {
         let prev_ack = self.last_ack.replace(ack.now);
+        let newest_rtt = self.newest_rtt.take();
+        if let (Some(lc), Some(rtt)) = (self.linux.as_mut(), newest_rtt) {
+            // tcp_cubic.c bictcp_acked: delay_min, also while not cwnd-limited.
+            lc.on_delay_sample(rtt, ack.now);
+        }
         if ack.app_limited {
             // RFC 9438 §4.2 / §5.8: no growth while application-limited, and
             // t MUST NOT include that period: push t_epoch forward by it.
@@ -220,7 +258,6 @@ impl CongestionControl for Cubic {
             return;
         }
         let mss = st.mss.max(1) as f64;
-        let newest_rtt = self.newest_rtt.take();
         if let (Some(h), Some(rtt)) = (self.hystart_linux.as_mut(), newest_rtt) {
             // tcp_cubic.c: bictcp_acked (HyStart) runs before the slow-start
             // increase; an exit sets ssthresh = cwnd, so this ACK already
@@ -258,6 +295,10 @@ impl CongestionControl for Cubic {
                 }
                 return;
             }
+            if self.linux.is_some() {
+                self.on_ack_linux(st, ack);
+                return;
+            }
             // RFC 9438 §4.10: slow start while cwnd <= ssthresh, Reno style
             // with Appropriate Byte Counting as the crate's Reno: RFC 3465
             // §2.2 cwnd += min(N, L*SMSS) per ACK (L = abc_l; L = 1 is
@@ -265,6 +306,10 @@ impl CongestionControl for Cubic {
             // after an RTO.
             let l = if self.ss_after_rto { 1 } else { self.abc_l };
             self.set_cwnd(st, cwnd_b + ack.acked.min(l * st.mss) as f64);
+            return;
+        }
+        if self.linux.is_some() {
+            self.on_ack_linux(st, ack);
             return;
         }
         // RFC 3465 §2.3: the post-RTO slow start is over.
@@ -312,12 +357,31 @@ impl CongestionControl for Cubic {
     }
 
     fn ssthresh_on_loss(&mut self, st: &CcState, flight: u64, _now: Time) -> u64 {
+        if let Some(lc) = self.linux.as_mut() {
+            // tcp_cubic.c cubictcp_recalc_ssthresh on snd_cwnd (the connection passes cwnd
+            // with ssthresh_from = "cwnd", as Linux; FlightSize otherwise).
+            let mss = st.mss.max(1);
+            return lc.recalc_ssthresh(flight / mss, self.fast_convergence) * mss;
+        }
         // RFC 9438 §4.6/§4.7. The connection sets cwnd (= ssthresh, or via
         // recovery and `on_recovery_exit`, which keeps the default).
         self.congestion_event(st, flight)
     }
 
     fn on_rto(&mut self, st: &mut CcState, flight: u64, first: bool, _now: Time) {
+        if let Some(lc) = self.linux.as_mut() {
+            // tcp_enter_loss: ssthresh from cubictcp_recalc_ssthresh on the first expiry,
+            // then cubictcp_state(TCP_CA_Loss) → bictcp_reset (W_max = 0, delay_min = 0).
+            if first {
+                let mss = st.mss.max(1);
+                st.ssthresh = lc.recalc_ssthresh(flight / mss, self.fast_convergence) * mss;
+            }
+            lc.on_loss_state();
+            if let Some(h) = self.hystart_linux.as_mut() {
+                h.on_loss();
+            }
+            return;
+        }
         if first {
             // RFC 9438 §4.8: ssthresh set with beta_cubic as in §4.6, W_max
             // updated as on a loss (§4.7); repeated expiries of the same
@@ -362,7 +426,17 @@ impl CongestionControl for Cubic {
         true
     }
 
+    fn set_linux_arith(&mut self, on: bool) -> bool {
+        self.linux = on.then(LinuxCubic::default);
+        true
+    }
+
     fn undo(&mut self) {
+        if self.linux.is_some() {
+            // tcp_cubic.c: .undo_cwnd = tcp_reno_undo_cwnd restores cwnd only (done by the
+            // connection); W_max and the epoch stay as the congestion event left them.
+            return;
+        }
         // RFC 9438 §4.9: restore W_max, K, t_epoch, W_est, cwnd_prior (and
         // our cwnd_epoch / fraction bookkeeping) saved at the last congestion
         // event. cwnd and ssthresh are restored by the connection, which also

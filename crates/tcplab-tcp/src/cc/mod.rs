@@ -7,6 +7,7 @@
 
 mod bdp_tracking;
 mod cubic;
+pub mod cubic_linux;
 mod fast;
 pub mod hystart;
 pub mod hystart_linux;
@@ -163,6 +164,12 @@ pub trait CongestionControl: Send {
     /// Use HyStart as Linux's `tcp_cubic.c` (`hystart_linux.rs`). Returns
     /// false if this controller does not support it.
     fn set_hystart_linux(&mut self, _on: bool) -> bool {
+        false
+    }
+
+    /// Use Linux's tcp_cubic.c window arithmetic (`cubic_linux.rs`). Returns false if this
+    /// controller does not support it.
+    fn set_linux_arith(&mut self, _on: bool) -> bool {
         false
     }
 
