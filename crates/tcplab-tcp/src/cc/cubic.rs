@@ -24,6 +24,7 @@
 use super::cubic_linux::LinuxCubic;
 use super::hystart::HyStart;
 use super::hystart_linux::HyStartLinux;
+use super::slow_start::SlowStart;
 use super::{AckInfo, CcState, CongestionControl};
 use crate::{Time, NS_PER_MS};
 
@@ -81,12 +82,8 @@ pub struct Cubic {
     /// RFC 9438 §4.7: fast convergence SHOULD be implemented (and SHOULD be
     /// disabled for a single flow with no competing traffic).
     fast_convergence: bool,
-    /// ABC limit L in SMSS for slow start (RFC 3465 §2.2); 1 = RFC 5681 eq. 2.
-    abc_l: u64,
-    /// In the slow start that follows a retransmission timeout (RFC 3465 §2.3).
-    ss_after_rto: bool,
-    /// HyStart++ for the initial slow start (RFC 9406), if enabled.
-    hystart: Option<HyStart>,
+    /// Slow start with byte counting and HyStart++ (shared with Reno).
+    ss: SlowStart,
     /// HyStart as Linux's tcp_cubic.c, if enabled, and the send-time RTT
     /// sample of the ACK being processed (`on_newest_rtt`).
     hystart_linux: Option<HyStartLinux>,
@@ -110,9 +107,7 @@ impl Cubic {
             saved: None,
             last_ack: None,
             fast_convergence: on,
-            abc_l: 1,
-            ss_after_rto: false,
-            hystart: None,
+            ss: SlowStart::default(),
             hystart_linux: None,
             newest_rtt: None,
             linux: None,
@@ -188,7 +183,7 @@ impl Cubic {
         self.linux_acked_frac %= mss;
         if st.in_slow_start() {
             // tcp_slow_start: cwnd = min(cwnd + acked, ssthresh); the rest stays in `pkts`.
-            let n = pkts.min(self.abc_l);
+            let n = pkts.min(self.ss.abc_l);
             let new = (st.cwnd + n * mss).min(st.ssthresh).min(st.max_cwnd);
             let used = (new - st.cwnd).div_ceil(mss).min(n);
             st.cwnd = new;
@@ -207,9 +202,7 @@ impl Cubic {
     /// update W_max and cwnd_prior, end the epoch; return the new ssthresh.
     fn congestion_event(&mut self, st: &CcState, flight: u64) -> u64 {
         // RFC 9406 §4.2: HyStart++ is for the initial slow start only.
-        if let Some(h) = self.hystart.as_mut() {
-            h.on_congestion();
-        }
+        self.ss.on_congestion();
         // RFC 9438 §4.9: save the state to restore if the event was spurious.
         self.saved = Some(self.s);
         let mss = st.mss.max(1) as f64;
@@ -281,11 +274,7 @@ impl CongestionControl for Cubic {
         }
         let cwnd_b = self.cwnd_bytes(st);
         if st.in_slow_start() {
-            if let Some(step) = self
-                .hystart
-                .as_mut()
-                .and_then(|h| h.on_slow_start_ack(st, ack))
-            {
+            if let Some(step) = self.ss.hystart_step(st, ack) {
                 // RFC 9406 §4.2: HyStart++ slow start / CSS growth (L = 8);
                 // ssthresh = cwnd when CSS ends (RFC 9438 §4.10 then starts
                 // CA with W_max = cwnd_epoch, K = 0).
@@ -300,12 +289,10 @@ impl CongestionControl for Cubic {
                 return;
             }
             // RFC 9438 §4.10: slow start while cwnd <= ssthresh, Reno style
-            // with Appropriate Byte Counting as the crate's Reno: RFC 3465
-            // §2.2 cwnd += min(N, L*SMSS) per ACK (L = abc_l; L = 1 is
-            // RFC 5681 §3.1 eq. 2), and RFC 3465 §2.3 L = 1 in the slow start
-            // after an RTO.
-            let l = if self.ss_after_rto { 1 } else { self.abc_l };
-            self.set_cwnd(st, cwnd_b + ack.acked.min(l * st.mss) as f64);
+            // with Appropriate Byte Counting (RFC 3465 §2.2/§2.3, shared with
+            // Reno in `slow_start.rs`).
+            let inc = self.ss.abc_increase(st, ack);
+            self.set_cwnd(st, cwnd_b + inc as f64);
             return;
         }
         if self.linux.is_some() {
@@ -313,7 +300,7 @@ impl CongestionControl for Cubic {
             return;
         }
         // RFC 3465 §2.3: the post-RTO slow start is over.
-        self.ss_after_rto = false;
+        self.ss.on_congestion_avoidance();
 
         let cwnd = cwnd_b / mss;
         let t_epoch = match self.s.t_epoch {
@@ -392,11 +379,8 @@ impl CongestionControl for Cubic {
         // CA stage afterwards uses K = 0, W_max = W_est = cwnd_epoch.
         self.s.t_epoch = None;
         self.s.after_rto = true;
-        // RFC 3465 §2.3: L = 1 SMSS in the slow start after an RTO.
-        self.ss_after_rto = true;
-        if let Some(h) = self.hystart.as_mut() {
-            h.on_congestion();
-        }
+        // RFC 3465 §2.3: L = 1 SMSS in the slow start after an RTO; HyStart++ off.
+        self.ss.on_rto();
         if let Some(h) = self.hystart_linux.as_mut() {
             // bictcp_state(TCP_CA_Loss): HyStart runs again.
             h.on_loss();
@@ -404,17 +388,17 @@ impl CongestionControl for Cubic {
     }
 
     fn set_abc_limit(&mut self, l: u32) -> bool {
-        self.abc_l = l.max(1) as u64;
+        self.ss.set_abc_limit(l);
         true
     }
 
     fn set_hystart(&mut self, on: bool) -> bool {
-        self.hystart = on.then(HyStart::default);
+        self.ss.set_hystart(on);
         true
     }
 
     fn hystart(&self) -> Option<&HyStart> {
-        self.hystart.as_ref()
+        self.ss.hystart.as_ref()
     }
 
     fn on_newest_rtt(&mut self, rtt: Option<Time>) {

@@ -14,6 +14,7 @@ pub mod hystart_linux;
 mod params;
 mod qos_tcp;
 mod reno;
+pub mod slow_start;
 mod vegas;
 mod westwood;
 
