@@ -41,6 +41,11 @@ def add_arguments(ap: argparse.ArgumentParser) -> None:
         help="add issue 13's extra cases (rates 2/50 Mbit/s, RTT 10/250 ms, quarter-BDP queue)",
     )
     ap.add_argument(
+        "--independent-seeds",
+        action="store_true",
+        help="tcplab seeds 1..10 instead of the Linux runs' emulator seeds (paired, default)",
+    )
+    ap.add_argument(
         "--linux-cache",
         type=Path,
         metavar="DIR",
