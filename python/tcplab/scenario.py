@@ -930,7 +930,8 @@ def _tcp(t: _Table) -> dict[str, Any]:
         "initial_window_bytes": iw,
         "initial_ssthresh": _size_or_inf(t, "initial_ssthresh", mss),
         "max_cwnd": max_cwnd,
-        "limited_transmit": t.get_bool("limited_transmit", True),
+        "limited_transmit": _limited_transmit(t) != "off",
+        "limited_transmit_sack": _limited_transmit(t) == "with-sack",
         "dupthresh": t.get_int("dupthresh", 3, 1, U32_MAX),
         "ca_at_ssthresh": t.get_bool("ca_at_ssthresh", False),
         "rto": _rto(t.raw("rto", DEFAULT_RTO_PROFILE), t.at("rto")),
@@ -1008,6 +1009,20 @@ def _cubic(t: _Table, cc: str, own_keys: Iterable[str]) -> bool:
             raise field_error(t.at("cubic"), f'"linux" applies to cc = "cubic" only (got {cc})')
         return False
     return value == "linux"
+
+
+def _limited_transmit(t: _Table) -> str:
+    """``limited_transmit``: true (RFC 3042 without SACK; with SACK the pipe alone counts, as
+    RFC 6675 and Linux), false, or ``"with-sack"`` (also with SACK, on top of the pipe, as
+    ns-3's TcpSocketBase)."""
+    value = t.raw("limited_transmit", True)
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    if value == "with-sack":
+        return "with-sack"
+    raise field_error(
+        t.at("limited_transmit"), f'must be true, false or "with-sack" (got {show(value)})'
+    )
 
 
 def _hystart(t: _Table) -> str:

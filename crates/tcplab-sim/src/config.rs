@@ -338,6 +338,9 @@ pub struct TcpConfigJson {
     /// Cap on cwnd in bytes (None = none).
     pub max_cwnd: Option<u64>,
     pub limited_transmit: bool,
+    /// Limited Transmit also with SACK (on top of the pipe; ns-3's behaviour).
+    #[serde(default)]
+    pub limited_transmit_sack: bool,
     /// Duplicate ACKs that trigger fast retransmit (default 3, RFC 5681 §3.2).
     #[serde(default = "default_dupthresh")]
     pub dupthresh: u32,
@@ -601,6 +604,7 @@ impl Default for TcpConfigJson {
             initial_ssthresh: None,
             max_cwnd: None,
             limited_transmit: true,
+            limited_transmit_sack: false,
             dupthresh: 3,
             ca_at_ssthresh: false,
             qos_target_bps: None,

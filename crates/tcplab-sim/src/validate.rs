@@ -191,6 +191,7 @@ pub fn tcp_config(t: &TcpConfigJson) -> Result<Config, String> {
         initial_ssthresh: t.initial_ssthresh,
         max_cwnd: t.max_cwnd,
         limited_transmit: t.limited_transmit,
+        limited_transmit_sack: t.limited_transmit_sack,
         dupthresh: t.dupthresh,
         ca_at_ssthresh: t.ca_at_ssthresh,
         rto: RtoProfile {

@@ -140,6 +140,11 @@ pub struct Config {
     pub max_cwnd: Option<u64>,
     /// Limited Transmit (RFC 3042).
     pub limited_transmit: bool,
+    /// Limited Transmit also with SACK, on top of RFC 6675's pipe (as ns-3's
+    /// TcpSocketBase does: a new segment per duplicate ACK before recovery and
+    /// whatever cwnd − pipe allows); false = with SACK only the pipe counts
+    /// (RFC 6675, as Linux).
+    pub limited_transmit_sack: bool,
     /// Duplicate ACKs that trigger fast retransmit (RFC 5681 §3.2 DupThresh,
     /// 3; Linux `tcp_reordering`). A large value leaves loss to the RTO.
     pub dupthresh: u32,
@@ -204,6 +209,7 @@ impl Default for Config {
             initial_ssthresh: None,
             max_cwnd: None,
             limited_transmit: true,
+            limited_transmit_sack: false,
             dupthresh: crate::connection::DUPTHRESH,
             ca_at_ssthresh: false,
             rto: RtoProfile::default(),

@@ -942,8 +942,13 @@ impl Connection {
         }
         let pipe = self.sb.pipe();
         let mut cwnd = self.ccs.cwnd;
-        if !self.sack_ok && !self.rec.in_recovery && self.cfg.limited_transmit {
-            // RFC 3042: on the first two dupacks, allow new data beyond cwnd.
+        if (!self.sack_ok || self.cfg.limited_transmit_sack)
+            && !self.rec.in_recovery
+            && self.cfg.limited_transmit
+        {
+            // RFC 3042: on the first two dupacks, allow new data beyond cwnd
+            // (with SACK only when asked: on top of RFC 6675's pipe, which
+            // already falls by each SACKed segment).
             cwnd += self.rec.dupacks.min(2) as u64 * self.mss;
         }
         if pipe + self.mss > cwnd {

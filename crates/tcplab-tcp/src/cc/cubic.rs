@@ -513,6 +513,38 @@ mod tests {
         assert_eq!(st.cwnd, 2 * MSS, "L = 1 after an RTO");
     }
 
+    /// Linux's arithmetic (tcp_cubic.c cubictcp_cong_avoid): tcp_slow_start stops at
+    /// ssthresh and hands the rest of the ACK to congestion avoidance; there cwnd grows by
+    /// whole packets, at most one per 2 acknowledged (cnt ≥ 2), and ssthresh is
+    /// cwnd·717/1024 packets.
+    #[test]
+    fn linux_arithmetic_through_cubic() {
+        let mut cc = Cubic::default();
+        assert!(cc.set_linux_arith(true));
+        cc.set_abc_limit(2);
+        let mut st = state(10, 11);
+        st.ca_at_ssthresh = true;
+        cc.on_newest_rtt(Some(40 * MS));
+        cc.on_ack(&mut st, &ack(S, 2 * MSS, 40 * MS));
+        assert_eq!(st.cwnd, 11 * MSS, "slow start capped at ssthresh");
+        // A partial packet is carried over, not counted.
+        cc.on_ack(&mut st, &ack(S + MS, MSS / 2, 40 * MS));
+        assert_eq!(st.cwnd % MSS, 0);
+        // 200 packets acknowledged in congestion avoidance: at most +100.
+        let before = st.cwnd / MSS;
+        for i in 0..100 {
+            cc.on_ack(&mut st, &ack(2 * S + i * 10 * MS, 2 * MSS, 40 * MS));
+        }
+        let grown = st.cwnd / MSS - before;
+        assert!(grown > 0 && grown <= 100, "{grown}");
+        assert_eq!(st.cwnd % MSS, 0, "whole packets");
+        let cwnd = st.cwnd / MSS;
+        assert_eq!(
+            cc.ssthresh_on_loss(&st, st.cwnd, 3 * S),
+            cwnd * 717 / 1024 * MSS
+        );
+    }
+
     /// HyStart++ through CUBIC: slow-start ACKs grow by min(N, 8 SMSS).
     #[test]
     fn hystart_slow_start_uses_l_8() {
