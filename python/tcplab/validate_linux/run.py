@@ -2,7 +2,7 @@
 
     tcplab validate linux [--case cc=cubic,rate=10Mbps,rtt=40ms,loss=0.01,queue=100] [--quick]
                           [--runs N] [--stack matched|linux|default] [--extra]
-                          [--linux-cache DIR] [--out DIR] [--json]
+                          [--linux-cache DIR] [--independent-seeds] [--out DIR] [--json]
 
 Needs root (network namespaces, TUN devices). Without ``--case``: the matrix (reno and cubic,
 10 Mbit/s, RTT 40 and 100 ms, loss 0 / 0.1 % / 1 %), ``DIR/report.md``, ``DIR/results.json``
