@@ -49,6 +49,11 @@ def test_linux_stack_sets_every_default_in_one_word() -> None:
     assert t["initial_window_bytes"] == 10 * 1448
     # Linux's reno has no HyStart: the stack's "linux" HyStart follows its CUBIC only.
     assert _tcp(stack="linux", cc="newreno")["hystart_linux"] is False
+    # Linux's CUBIC arithmetic, likewise for cubic only.
+    assert t["cubic_linux"] is True
+    assert _tcp(stack="linux", cc="newreno")["cubic_linux"] is False
+    assert _tcp(stack="linux", cubic="rfc9438")["cubic_linux"] is False
+    assert _tcp(cc="cubic")["cubic_linux"] is False
 
 
 def test_individual_keys_override_the_stack() -> None:
@@ -79,6 +84,9 @@ def test_every_stack_key_is_a_flow_key() -> None:
         ({"hystart": "linux", "cc": "newreno"}, 'flows[0].hystart: "linux"'),
         ({"hystart": "bbr"}, 'flows[0].hystart: must be true, false or "linux"'),
         ({"ssthresh_from": "pipe"}, "flows[0].ssthresh_from: unknown"),
+        ({"cubic": "linux", "cc": "newreno"}, 'flows[0].cubic: "linux" applies to cc = "cubic"'),
+        ({"cubic": "bic"}, 'flows[0].cubic: must be "rfc9438" or "linux"'),
+        ({"limited_transmit": "sack"}, 'flows[0].limited_transmit: must be true, false or "with'),
     ],
 )
 def test_bad_values_one_line_errors(flow: dict[str, Any], message: str) -> None:
@@ -95,6 +103,7 @@ def test_bad_values_one_line_errors(flow: dict[str, Any], message: str) -> None:
         ("loss_detection", "fack", "loss_detection: unknown loss detection"),
         ("ssthresh_from", "pipe", "ssthresh_from: unknown multiplicative-decrease basis"),
         ("hystart_linux", True, 'hystart: "linux" (tcp_cubic.c\'s HyStart) applies to cubic'),
+        ("cubic_linux", True, 'cubic: "linux" (tcp_cubic.c\'s arithmetic) applies to cubic'),
     ],
 )
 def test_rust_rechecks(key: str, value: object, message: str) -> None:
@@ -149,3 +158,23 @@ def test_short_transfers_probe_their_tails() -> None:
     plain = run(stack="linux", cc="newreno", tlp=False)
     assert count(lin, "tlp") >= 3 and count(plain, "tlp") == 0
     assert count(lin, "timeout") + 3 <= count(plain, "timeout")
+
+
+def test_linux_cubic_arithmetic_and_limited_transmit_with_sack_change_the_run() -> None:
+    """``cubic = "linux"`` (tcp_cubic.c's arithmetic) grows more slowly than RFC 9438 at the
+    small windows of a 1 %-loss path; ``limited_transmit = "with-sack"`` sends new data on
+    the first dupacks on top of the pipe (more segments, more drops into a small queue)."""
+    pytest.importorskip("tcplab._core")
+    from tcplab.sweep import run_config
+
+    def flow(**kw: Any) -> dict[str, Any]:
+        sc = parse_scenario(_scenario(loss=0.01, duration="20s", **kw)).to_config()
+        out: dict[str, Any] = run_config(sc)["flows"][0]
+        return out
+
+    lin = flow(stack="linux")
+    rfc = flow(stack="linux", cubic="rfc9438")
+    assert lin["goodput_bps"] < 0.95 * rfc["goodput_bps"]
+    a = flow(sack=True, limited_transmit=True)
+    b = flow(sack=True, limited_transmit="with-sack")
+    assert b["data_segments_sent"] != a["data_segments_sent"]

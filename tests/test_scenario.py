@@ -107,6 +107,7 @@ P2P_CONFIG = {
                 "initial_ssthresh": None,
                 "max_cwnd": None,
                 "limited_transmit": True,
+                "limited_transmit_sack": False,
                 "dupthresh": 3,
                 "ca_at_ssthresh": False,
                 "qos_target_bps": None,
@@ -137,6 +138,7 @@ P2P_CONFIG = {
                 "tlp": False,
                 "ssthresh_from": "flight",
                 "hystart_linux": False,
+                "cubic_linux": False,
             },
             "app": {"kind": "bulk", "bytes": None},
         }

@@ -74,6 +74,7 @@ TCP_STACKS: Final[dict[str, dict[str, object]]] = {
         "spurious_fr_response": "undo",  # tcp_undo_cwnd_reduction
         "ssthresh_from": "cwnd",  # tcp_reno_ssthresh / bictcp_recalc_ssthresh use cwnd
         "hystart": "linux",  # tcp_cubic hystart = 1, hystart_detect = 3 (reno: ignored)
+        "cubic": "linux",  # tcp_cubic.c's arithmetic (bictcp_update, tcp_friendliness = 1)
         # Delayed ACKs: TCP_DELACK_MIN 40 ms, every 2nd full segment, quick-ACK mode at the
         # start (TCP_MAX_QUICKACKS = 16) and at once for out-of-order data.
         "ack": {"every": 2, "max_delay": "40ms", "quickack": 16, "immediate_on_ooo": True},
@@ -216,6 +217,7 @@ _FLOW_KEYS: Final = (
     "ack",
     "abc_l",
     "hystart",
+    "cubic",
     "ack_cc",
     "app",
     "bytes",
@@ -932,7 +934,8 @@ def _tcp(t: _Table) -> dict[str, Any]:
         "initial_window_bytes": iw,
         "initial_ssthresh": _size_or_inf(t, "initial_ssthresh", mss),
         "max_cwnd": max_cwnd,
-        "limited_transmit": t.get_bool("limited_transmit", True),
+        "limited_transmit": _limited_transmit(t) != "off",
+        "limited_transmit_sack": _limited_transmit(t) == "with-sack",
         "dupthresh": t.get_int("dupthresh", 3, 1, U32_MAX),
         "ca_at_ssthresh": t.get_bool("ca_at_ssthresh", False),
         "rto": _rto(t.raw("rto", next(iter(registry.rto_profiles()))), t.at("rto")),
@@ -943,6 +946,8 @@ def _tcp(t: _Table) -> dict[str, Any]:
         # A stack's "linux" HyStart belongs to its CUBIC: Linux's reno has none.
         "hystart_linux": _hystart(t) == "linux"
         and (entry["hystart_linux"] or "hystart" in own_keys),
+        # "linux": tcp_cubic.c's window arithmetic; "rfc9438" (default): RFC 9438's.
+        "cubic_linux": _cubic(t, cc, entry["cubic_linux"], own_keys),
         "ack_cc": _ack_cc(t.raw("ack_cc", False), t.at("ack_cc")),
         "spurious_detection": t.get_choice(
             "spurious_detection",
@@ -1012,6 +1017,33 @@ def _tcp(t: _Table) -> dict[str, Any]:
         # RFC 9406 modifies the slow start of loss-based controllers.
         raise field_error(t.at("hystart"), f"HyStart++ applies to {loss_based} only")
     return out
+
+
+def _cubic(t: _Table, cc: str, supported: bool, own_keys: Iterable[str]) -> bool:
+    """``cubic = "rfc9438" | "linux"``: which CUBIC arithmetic (a stack's "linux" applies only
+    when the flow's cc is cubic; given by the flow itself it requires cubic)."""
+    value = t.raw("cubic", "rfc9438")
+    if value not in ("rfc9438", "linux"):
+        raise field_error(t.at("cubic"), f'must be "rfc9438" or "linux" (got {show(value)})')
+    if value == "linux" and not supported:
+        if "cubic" in own_keys:
+            raise field_error(t.at("cubic"), f'"linux" applies to cc = "cubic" only (got {cc})')
+        return False
+    return value == "linux"
+
+
+def _limited_transmit(t: _Table) -> str:
+    """``limited_transmit``: true (RFC 3042 without SACK; with SACK the pipe alone counts, as
+    RFC 6675 and Linux), false, or ``"with-sack"`` (also with SACK, on top of the pipe, as
+    ns-3's TcpSocketBase)."""
+    value = t.raw("limited_transmit", True)
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    if value == "with-sack":
+        return "with-sack"
+    raise field_error(
+        t.at("limited_transmit"), f'must be true, false or "with-sack" (got {show(value)})'
+    )
 
 
 def _hystart(t: _Table) -> str:

@@ -356,6 +356,9 @@ pub struct TcpConfigJson {
     /// Cap on cwnd in bytes (None = none).
     pub max_cwnd: Option<u64>,
     pub limited_transmit: bool,
+    /// Limited Transmit also with SACK (on top of the pipe; ns-3's behaviour).
+    #[serde(default)]
+    pub limited_transmit_sack: bool,
     /// Duplicate ACKs that trigger fast retransmit (default 3, RFC 5681 §3.2).
     #[serde(default = "default_dupthresh")]
     pub dupthresh: u32,
@@ -376,6 +379,9 @@ pub struct TcpConfigJson {
     /// HyStart as Linux's tcp_cubic.c (cubic only).
     #[serde(default)]
     pub hystart_linux: bool,
+    /// CUBIC with Linux's tcp_cubic.c window arithmetic (cubic only).
+    #[serde(default)]
+    pub cubic_linux: bool,
     /// Receiver-side ACK congestion control (RFC 3449 §4.3), None = off.
     #[serde(default)]
     pub ack_cc: Option<AckCcJson>,
@@ -617,6 +623,7 @@ impl Default for TcpConfigJson {
             initial_ssthresh: None,
             max_cwnd: None,
             limited_transmit: true,
+            limited_transmit_sack: false,
             dupthresh: 3,
             ca_at_ssthresh: false,
             qos_target_bps: None,
@@ -637,6 +644,7 @@ impl Default for TcpConfigJson {
             abc_l: 1,
             hystart: false,
             hystart_linux: false,
+            cubic_linux: false,
             ack_cc: None,
             spurious_detection: default_spurious_detection(),
             spurious_response: default_spurious_response(),

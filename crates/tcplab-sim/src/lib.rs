@@ -70,6 +70,7 @@ pub fn registry_json() -> String {
                 "name": e.name, "params": params, "at_least": e.at_least,
                 "target_rate": e.target_rate, "loss_based": e.loss_based,
                 "hystart_linux": e.hystart_linux,
+                "cubic_linux": e.cubic_linux,
             })
         })
         .collect();

@@ -234,6 +234,7 @@ pub fn tcp_config(t: &TcpConfigJson) -> Result<Config, String> {
         initial_ssthresh: t.initial_ssthresh,
         max_cwnd: t.max_cwnd,
         limited_transmit: t.limited_transmit,
+        limited_transmit_sack: t.limited_transmit_sack,
         dupthresh: t.dupthresh,
         ca_at_ssthresh: t.ca_at_ssthresh,
         rto: RtoProfile {
@@ -254,6 +255,7 @@ pub fn tcp_config(t: &TcpConfigJson) -> Result<Config, String> {
         abc_l: t.abc_l,
         hystart: t.hystart,
         hystart_linux: t.hystart_linux,
+        cubic_linux: t.cubic_linux,
         ack_cc: t.ack_cc.map(|a| tcplab_tcp::ack_cc::AckCcConfig {
             queue_threshold: a.queue_threshold,
             max_ratio: a.max_ratio,

@@ -191,6 +191,11 @@ pub struct Config {
     pub max_cwnd: Option<u64>,
     /// Limited Transmit (RFC 3042).
     pub limited_transmit: bool,
+    /// Limited Transmit also with SACK, on top of RFC 6675's pipe (as ns-3's
+    /// TcpSocketBase does: a new segment per duplicate ACK before recovery and
+    /// whatever cwnd − pipe allows); false = with SACK only the pipe counts
+    /// (RFC 6675, as Linux).
+    pub limited_transmit_sack: bool,
     /// Duplicate ACKs that trigger fast retransmit (RFC 5681 §3.2 DupThresh,
     /// 3; Linux `tcp_reordering`). A large value leaves loss to the RTO.
     pub dupthresh: u32,
@@ -209,6 +214,9 @@ pub struct Config {
     /// HyStart as Linux's tcp_cubic.c: ACK trains and delay increase
     /// (cubic only; `cc/hystart_linux.rs`).
     pub hystart_linux: bool,
+    /// CUBIC with Linux's tcp_cubic.c window arithmetic (`cc/cubic_linux.rs`) instead of
+    /// RFC 9438's (cubic only).
+    pub cubic_linux: bool,
     /// Receiver-side ACK congestion control (RFC 3449 §4.3), if enabled.
     pub ack_cc: Option<crate::ack_cc::AckCcConfig>,
     /// Spurious-timeout detector (F-RTO, Eifel, DSACK) and response.
@@ -252,6 +260,7 @@ impl Default for Config {
             initial_ssthresh: None,
             max_cwnd: None,
             limited_transmit: true,
+            limited_transmit_sack: false,
             dupthresh: crate::connection::DUPTHRESH,
             ca_at_ssthresh: false,
             rto: RtoProfile::default(),
@@ -260,6 +269,7 @@ impl Default for Config {
             abc_l: 1,
             hystart: false,
             hystart_linux: false,
+            cubic_linux: false,
             ack_cc: None,
             spurious_detection: DetectorKind::None,
             spurious_response: ResponseKind::Eifel,
@@ -359,6 +369,12 @@ impl Config {
             return Err(format!(
                 "hystart: \"linux\" (tcp_cubic.c's HyStart) applies to {} only",
                 names_where(|e| e.hystart_linux, "/")
+            ));
+        }
+        if self.cubic_linux && !self.cc.entry.cubic_linux {
+            return Err(format!(
+                "cubic: \"linux\" (tcp_cubic.c's arithmetic) applies to {} only",
+                names_where(|e| e.cubic_linux, "/")
             ));
         }
         if self.hystart_linux && self.hystart {

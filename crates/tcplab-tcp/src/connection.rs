@@ -294,6 +294,11 @@ impl Connection {
             let supported = cc.set_hystart_linux(true);
             debug_assert!(supported, "hystart_linux set for a controller without it");
         }
+        if cfg.cubic_linux {
+            // tcp_cubic.c window arithmetic (Config::validate allows it for cubic).
+            let supported = cc.set_linux_arith(true);
+            debug_assert!(supported, "cubic_linux set for a controller without it");
+        }
         let ack_cc = cfg
             .ack_cc
             .map(|a| AckRatioController::new(a, cfg.ack.every_n, cfg.rcv_buf, cfg.mss));
@@ -937,8 +942,13 @@ impl Connection {
         }
         let pipe = self.sb.pipe();
         let mut cwnd = self.ccs.cwnd;
-        if !self.sack_ok && !self.rec.in_recovery && self.cfg.limited_transmit {
-            // RFC 3042: on the first two dupacks, allow new data beyond cwnd.
+        if (!self.sack_ok || self.cfg.limited_transmit_sack)
+            && !self.rec.in_recovery
+            && self.cfg.limited_transmit
+        {
+            // RFC 3042: on the first two dupacks, allow new data beyond cwnd
+            // (with SACK only when asked: on top of RFC 6675's pipe, which
+            // already falls by each SACKed segment).
             cwnd += self.rec.dupacks.min(2) as u64 * self.mss;
         }
         if pipe + self.mss > cwnd {
@@ -1674,7 +1684,7 @@ impl Connection {
                     snd_nxt: self.snd_max,
                 };
                 let before = self.cc.hystart().map(|h| h.phase());
-                if self.cfg.hystart_linux {
+                if self.cfg.hystart_linux || self.cfg.cubic_linux {
                     self.cc.on_newest_rtt(sum.rtt_sent_at.map(|t| now - t));
                 }
                 self.cc.on_ack(&mut self.ccs, &info);

@@ -35,3 +35,19 @@ def add_arguments(ap: argparse.ArgumentParser) -> None:
         '(the stack = "linux" profile) or default (tcplab\'s defaults)',
     )
     ap.add_argument("--json", action="store_true", help="one JSON object per case and line")
+    ap.add_argument(
+        "--extra",
+        action="store_true",
+        help="add issue 13's extra cases (rates 2/50 Mbit/s, RTT 10/250 ms, quarter-BDP queue)",
+    )
+    ap.add_argument(
+        "--independent-seeds",
+        action="store_true",
+        help="tcplab seeds 1..10 instead of the Linux runs' emulator seeds (paired, default)",
+    )
+    ap.add_argument(
+        "--linux-cache",
+        type=Path,
+        metavar="DIR",
+        help="store each Linux run in DIR and reuse stored runs (re-run only tcplab's side)",
+    )

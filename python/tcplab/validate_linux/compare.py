@@ -216,6 +216,7 @@ def linux_run(transfer: Any, case: Case) -> Run:
             "min_rtt_us": int(final["min_rtt"]),
             "snd_mss": int(final["snd_mss"]),
             "cc": transfer.sender["cc"],
+            "netstat": transfer.sender.get("netstat", {}),
             "recovery_fraction": float(
                 np.mean([x["ca_state"] >= 3 for x in samples if x["t_ns"] >= case.warmup_s * 1e9])
             ),

@@ -59,6 +59,26 @@ KEY_SYSCTLS = [
 ]
 
 
+#: TcpExt counters recorded per transfer (sender namespace).
+NETSTAT_KEYS = (
+    "TCPHystartTrainDetect",
+    "TCPHystartTrainCwnd",
+    "TCPHystartDelayDetect",
+    "TCPHystartDelayCwnd",
+    "TCPLossProbes",
+    "TCPLossProbeRecovery",
+    "TCPTimeouts",
+    "TCPSpuriousRTOs",
+    "TCPSackRecovery",
+    "TCPLostRetransmit",
+    "TCPDSACKRecv",
+    "TCPDSACKUndo",
+    "TCPSackRecoveryFail",
+    "TCPFastRetrans",
+    "TCPSlowStartRetrans",
+)
+
+
 def available() -> str | None:
     """None if the testbed can run here, else the reason it cannot."""
     why = tcplab_emu.available()
@@ -223,6 +243,16 @@ class Testbed:
             "link": " ".join(_run(*ex, "ip", "-d", "-s", "link", "show", dev).split()),
         }
 
+    def netstat(self, ns: str) -> dict[str, int]:
+        """The ``TcpExt`` counters of namespace ``ns`` (``/proc/net/netstat``; per namespace)."""
+        lines = _run("ip", "netns", "exec", ns, "cat", "/proc/net/netstat").splitlines()
+        out: dict[str, int] = {}
+        for head, vals in zip(lines[::2], lines[1::2], strict=False):
+            names, values = head.split(), vals.split()
+            if names and names[0] == "TcpExt:":
+                out.update({k: int(v) for k, v in zip(names[1:], values[1:], strict=False)})
+        return out
+
     def transfer(
         self,
         *,
@@ -241,6 +271,7 @@ class Testbed:
         the emulated link's rate (fault injection for tests: the comparison must notice)."""
         assert self.emu is not None
         rate = int(rate_bps * rate_scale)
+        before = self.netstat(self.snd)
         self.emu.start(link_config(rate, delay_ns, queue, loss, seed))
         py = sys.executable
         t_start = time.monotonic()
@@ -280,6 +311,12 @@ class Testbed:
             for row in summary["links"]
         }
         stats = ForwardStats(m["lateness_us"], m["write_errors"], m["realtime"], dirs)
+        # The sender namespace's TcpExt counters over this transfer (the only connection in it):
+        # which HyStart test ended slow start and at what cwnd, TLPs, RTOs, ...
+        after = self.netstat(self.snd)
+        outs[0]["netstat"] = {
+            k: v - before.get(k, 0) for k, v in after.items() if k in NETSTAT_KEYS
+        }
         return Transfer(outs[0], outs[1], stats, time.monotonic() - t_start)
 
     def _spawn(self, ns: str, *cmd: str) -> _Proc:

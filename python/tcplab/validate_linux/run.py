@@ -1,7 +1,8 @@
 """``tcplab validate linux``: real Linux TCP over tcplab's emulator against tcplab's simulator.
 
     tcplab validate linux [--case cc=cubic,rate=10Mbps,rtt=40ms,loss=0.01,queue=100] [--quick]
-                          [--runs N] [--stack matched|linux|default] [--out DIR] [--json]
+                          [--runs N] [--stack matched|linux|default] [--extra]
+                          [--linux-cache DIR] [--independent-seeds] [--out DIR] [--json]
 
 Needs root (network namespaces, TUN devices). Without ``--case``: the matrix (reno and cubic,
 10 Mbit/s, RTT 40 and 100 ms, loss 0 / 0.1 % / 1 %), ``DIR/report.md``, ``DIR/results.json``
@@ -14,6 +15,7 @@ case and line: ``{"case": {...}, "linux": {...}, "tcplab": {...}}``.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import platform
@@ -42,6 +44,44 @@ from tcplab.validate_linux.netlab import KEY_SYSCTLS, Testbed, available
 RTTS_MS = (40.0, 100.0)
 LOSSES = (0.0, 0.001, 0.01)
 CCS = ("reno", "cubic")
+
+
+#: Cases beyond the base matrix (issue 13): rates 2 and 50 Mbit/s, RTT 10 and 250 ms, and a
+#: queue of a quarter of the bandwidth-delay product (queue None);
+#: (cc, rate Mbit/s, RTT ms, loss, queue).
+EXTRA: tuple[tuple[str, float, float, float, int | None], ...] = (
+    ("cubic", 2, 40, 0.0, 100),
+    ("reno", 2, 40, 0.01, 100),
+    ("cubic", 50, 40, 0.0, 100),
+    ("reno", 50, 40, 0.001, 100),
+    ("cubic", 10, 10, 0.001, 100),
+    ("reno", 10, 10, 0.01, 100),
+    ("cubic", 10, 250, 0.0, 100),
+    ("reno", 10, 250, 0.001, 100),
+    ("cubic", 10, 100, 0.0, None),
+    ("reno", 10, 100, 0.001, None),
+)
+
+
+def extra_cases(quick: bool) -> list[Case]:
+    """:data:`EXTRA` as cases (a quarter-BDP queue counted in 1500-byte packets)."""
+    duration, warmup = (10.0, 2.0) if quick else (20.0, 3.0)
+    out = []
+    for cc, rate, rtt, loss, queue in EXTRA:
+        c = Case(rtt_ms=rtt, loss=loss, cc=cc, rate_bps=int(rate * 1e6))
+        q = queue if queue is not None else max(2, round(c.bdp_packets / 4))
+        out.append(
+            Case(
+                rtt_ms=rtt,
+                loss=loss,
+                cc=cc,
+                rate_bps=c.rate_bps,
+                queue=q,
+                duration_s=duration,
+                warmup_s=warmup,
+            )
+        )
+    return out
 
 
 def matrix(quick: bool) -> tuple[list[Case], int, int]:
@@ -175,17 +215,66 @@ def parse_case(spec: str, quick: bool) -> Case:
     )
 
 
+def _cache_path(cache: Path, case: Case, seed: int) -> Path:
+    slug = "".join(ch if ch.isalnum() else "_" for ch in case.label)
+    return cache / f"{slug}_q{case.queue}_d{case.duration_s:g}_w{case.warmup_s:g}_s{seed}.json"
+
+
+def _save_run(path: Path, run: Run, lateness: dict[str, float]) -> None:
+    obj = {
+        "goodput_bps": run.goodput_bps,
+        "retrans": run.retrans,
+        "t_s": run.t_s.tolist(),
+        "cwnd": run.cwnd.tolist(),
+        "ssthresh": run.ssthresh.tolist(),
+        "extra": run.extra,
+        "lateness_us": lateness,
+    }
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(obj, default=float))
+    tmp.replace(path)
+
+
+def _load_run(path: Path) -> tuple[Run, dict[str, float]]:
+    obj = json.loads(path.read_text())
+    run = Run(
+        goodput_bps=obj["goodput_bps"],
+        retrans=obj["retrans"],
+        t_s=np.asarray(obj["t_s"], dtype=float),
+        cwnd=np.asarray(obj["cwnd"], dtype=float),
+        ssthresh=np.asarray(obj["ssthresh"], dtype=float),
+        extra=obj["extra"],
+    )
+    return run, obj["lateness_us"]
+
+
 def measure(
-    tb: Testbed, case: Case, reps: int, seeds: list[int], stack: str
+    tb: Testbed | None,
+    case: Case,
+    reps: int,
+    seeds: list[int],
+    stack: str,
+    cache: Path | None = None,
 ) -> tuple[dict[str, Any], list[Run], list[Run], list[dict[str, float]]]:
     """``case`` ``reps`` times on Linux and once per seed in tcplab: the row of the report,
-    the runs, and the emulator's lateness per Linux run."""
+    the runs, and the emulator's lateness per Linux run. With ``cache``, a Linux run stored
+    there (same case, duration, warm-up and emulator seed) is read instead of run again, and
+    a new one is stored: the tcplab side can be re-run against the same Linux runs."""
     linux: list[Run] = []
     lateness = []
     for rep in range(reps):
-        tr = linux_transfer(tb, case, seed=1000 + rep)
-        lateness.append(tr.forward.lateness_us)
-        linux.append(linux_run(tr, case))
+        path = _cache_path(cache, case, 1000 + rep) if cache is not None else None
+        if path is not None and path.exists():
+            run, late = _load_run(path)
+        else:
+            if tb is None:
+                raise RuntimeError(f"{case.label}: Linux run {1000 + rep} is not in the cache")
+            tr = linux_transfer(tb, case, seed=1000 + rep)
+            run, late = linux_run(tr, case), tr.forward.lateness_us
+            if path is not None:
+                _save_run(path, run, late)
+        lateness.append(late)
+        linux.append(run)
     sim = tcplab_runs(case, seeds, stack=stack)
     lg = mean_ci95([r.goodput_bps for r in linux])
     sg = mean_ci95([r.goodput_bps for r in sim])
@@ -196,6 +285,8 @@ def measure(
         "cc": case.cc,
         "rtt_ms": case.rtt_ms,
         "loss": case.loss,
+        "rate_bps": case.rate_bps,
+        "queue": case.queue,
         "linux_goodput": lg,
         "tcplab_goodput": sg,
         "ratio": sg[0] / lg[0],
@@ -219,7 +310,64 @@ def measure(
         "linux_goodputs": [r.goodput_bps for r in linux],
         "tcplab_goodputs": [r.goodput_bps for r in sim],
     }
+    row["targets"] = targets(row)
     return row, linux, sim, lateness
+
+
+def targets(row: dict[str, Any]) -> dict[str, bool | None]:
+    """Issue 13's targets for one row (None: not applicable): goodput within ±5 % of Linux's
+    mean where Linux's 95 % CI half-width is under 5 % (else the CIs overlap), retransmissions
+    within ±30 %, no RTO where Linux took none, CUBIC's slow-start peak within 15 % and its
+    exit within one RTT."""
+    lm, lci = row["linux_goodput"]
+    sm, sci = row["tcplab_goodput"]
+    lci = 0.0 if math.isnan(lci) else lci
+    sci = 0.0 if math.isnan(sci) else sci
+    tight = lci < 0.05 * lm
+    goodput = abs(sm / lm - 1) <= 0.05 if tight else abs(sm - lm) <= lci + sci
+    lr, sr = row["linux_retrans"], row["tcplab_retrans"]
+    retrans = abs(sr - lr) <= 0.3 * lr if lr > 0 else sr == 0
+    rtos = (row["tcplab_timeouts"] == 0) if row["linux_timeouts"] == 0 else None
+    peak = exit_ = None
+    if row["cc"] == "cubic" and not math.isnan(row["linux_ss_peak"]):
+        peak = abs(row["tcplab_ss_peak"] / row["linux_ss_peak"] - 1) <= 0.15
+        exit_ = abs(row["tcplab_ss_exit_s"] - row["linux_ss_exit_s"]) <= row["rtt_ms"] / 1e3
+    return {"goodput": goodput, "retrans": retrans, "rtos": rtos, "ss_peak": peak, "ss_exit": exit_}
+
+
+def targets_report(rows: list[dict[str, Any]], stack: str) -> str:
+    """A markdown table of ``rows`` with issue 13's targets, and the count met per target."""
+
+    def mark(v: bool | None) -> str:
+        return "n/a" if v is None else ("✓" if v else "✗")
+
+    names = ("goodput", "retrans", "rtos", "ss_peak", "ss_exit")
+    lines = [
+        f"tcplab side: `--stack {stack}`. ± is the 95 % CI over runs (Student t).",
+        "",
+        "| case | Linux goodput | tcplab goodput | ratio | retrans Linux / tcplab "
+        "| RTOs Linux / tcplab | ss peak Linux / tcplab | ss exit (s) Linux / tcplab "
+        "| goodput | retrans | RTOs | peak | exit |",
+        "|" + "---|" * 13,
+    ]
+    for row in rows:
+        t = row["targets"]
+        lines.append(
+            f"| {row['case']} | {_fmt(*row['linux_goodput'], digits=3)} | "
+            f"{_fmt(*row['tcplab_goodput'], digits=3)} | {row['ratio']:.3f} | "
+            f"{row['linux_retrans']:.0f} / {row['tcplab_retrans']:.0f} | "
+            f"{row['linux_timeouts']:.1f} / {row['tcplab_timeouts']:.1f} | "
+            f"{row['linux_ss_peak']:.0f} / {row['tcplab_ss_peak']:.0f} | "
+            f"{row['linux_ss_exit_s']:.2f} / {row['tcplab_ss_exit_s']:.2f} | "
+            + " | ".join(mark(t[n]) for n in names)
+            + " |"
+        )
+    met = []
+    for n in names:
+        vals = [r["targets"][n] for r in rows if r["targets"][n] is not None]
+        met.append(f"{n} {sum(vals)}/{len(vals)}")
+    lines += ["", "Targets met: " + ", ".join(met) + ".", ""]
+    return "\n".join(lines)
 
 
 def case_json(case: Case, row: dict[str, Any], stack: str) -> dict[str, Any]:
@@ -412,15 +560,28 @@ def _warm(res: dict[str, Any]) -> float:
 
 
 def run_cases(
-    cases: list[Case], reps: int, seeds: list[int], stack: str, out: Path | None, as_json: bool
+    cases: list[Case],
+    reps: int,
+    seeds: list[int],
+    stack: str,
+    out: Path | None,
+    as_json: bool,
+    cache: Path | None = None,
 ) -> list[dict[str, Any]]:
     """The given cases: a JSON line per case (``as_json``) or a few lines of text, and with
-    ``out`` results.json and one cwnd figure per case."""
+    ``out`` results.json, report.md (issue 13's targets per case) and one cwnd figure per
+    case. ``cache``: see :func:`measure`."""
     results = []
-    with Testbed() as tb:
+    rows = []
+    cached = cache is not None and all(
+        _cache_path(cache, c, 1000 + r).exists() for c in cases for r in range(reps)
+    )
+    with contextlib.nullcontext(None) if cached else Testbed() as tb:
         for case in cases:
-            row, linux, sim, late = measure(tb, case, reps, seeds, stack)
+            row, linux, sim, late = measure(tb, case, reps, seeds, stack, cache)
+            rows.append(row)
             obj = case_json(case, row, stack)
+            obj["targets"] = row["targets"]
             obj["emulator_lateness_us"] = late
             results.append(obj)
             if as_json:
@@ -445,6 +606,14 @@ def run_cases(
                 )
     if out is not None:
         (out / "results.json").write_text(json.dumps(results, indent=1, default=float))
+        lat = lateness_over_runs([x for r in results for x in r["emulator_lateness_us"]])
+        (out / "report.md").write_text(
+            "# tcplab vs real Linux TCP: issue 13's targets\n\n"
+            + targets_report(rows, stack)
+            + f"\nEmulator release lateness over {lat['n']} packets: p50 {lat['p50']:.0f} µs, "
+            f"p99 {lat['p99_median']:.0f} µs (median run) / {lat['p99_max']:.0f} µs (worst), "
+            f"{lat['over_1ms_%']:.3f} % of packets more than 1 ms late.\n"
+        )
     return results
 
 
@@ -465,14 +634,27 @@ def validate(a: argparse.Namespace) -> int:
     if why is not None:
         print(f"tcplab: error: validate linux: {why}", file=sys.stderr)
         return 1
-    if cases or a.json or a.stack != "matched" or a.runs is not None:
+    if a.extra:
+        cases = (cases or matrix(a.quick)[0]) + extra_cases(a.quick)
+    if cases or a.json or a.stack != "matched" or a.runs is not None or a.linux_cache:
         if not cases:
             cases = matrix(a.quick)[0]
         reps = a.runs or (1 if a.quick else 5)
-        seeds = list(range(1, (5 if a.quick else 10) + 1))
+        # Paired runs (common random numbers): tcplab's seed k is the seed of the emulator's
+        # k-th Linux run, so both see the same per-packet loss draws (the emulator runs the
+        # simulator's link component with that scenario seed). With 1 % loss, whether a loss
+        # ends the initial slow start before the queue overflows decides a run's
+        # retransmissions (50 vs 200 at RTT 40 ms), and the pairing gives both stacks the
+        # same draw. --independent-seeds: tcplab seeds 1..10 (5 with --quick) instead.
+        if a.independent_seeds:
+            seeds = list(range(1, (5 if a.quick else 10) + 1))
+        else:
+            seeds = [1000 + r for r in range(reps)]
         if a.out is not None:
             a.out.mkdir(parents=True, exist_ok=True)
-        run_cases(cases, reps, seeds, a.stack, a.out, a.json)
+        if a.linux_cache is not None:
+            a.linux_cache.mkdir(parents=True, exist_ok=True)
+        run_cases(cases, reps, seeds, a.stack, a.out, a.json, a.linux_cache)
         return 0
     out = a.out or Path("out/validation-linux")
     out.mkdir(parents=True, exist_ok=True)

@@ -22,8 +22,10 @@
 //!   previous ACK and an application-limited ACK is removed from t (§4.2).
 
 use super::CcEntry;
+use super::cubic_linux::LinuxCubic;
 use super::hystart::HyStart;
 use super::hystart_linux::HyStartLinux;
+use super::slow_start::SlowStart;
 use super::{AckInfo, CcState, CongestionControl};
 use crate::{Time, NS_PER_MS};
 
@@ -81,16 +83,16 @@ pub struct Cubic {
     /// RFC 9438 §4.7: fast convergence SHOULD be implemented (and SHOULD be
     /// disabled for a single flow with no competing traffic).
     fast_convergence: bool,
-    /// ABC limit L in SMSS for slow start (RFC 3465 §2.2); 1 = RFC 5681 eq. 2.
-    abc_l: u64,
-    /// In the slow start that follows a retransmission timeout (RFC 3465 §2.3).
-    ss_after_rto: bool,
-    /// HyStart++ for the initial slow start (RFC 9406), if enabled.
-    hystart: Option<HyStart>,
+    /// Slow start with byte counting and HyStart++ (shared with Reno).
+    ss: SlowStart,
     /// HyStart as Linux's tcp_cubic.c, if enabled, and the send-time RTT
     /// sample of the ACK being processed (`on_newest_rtt`).
     hystart_linux: Option<HyStartLinux>,
     newest_rtt: Option<Time>,
+    /// Linux's tcp_cubic.c window arithmetic instead of RFC 9438's (`cubic_linux.rs`), and
+    /// the bytes acknowledged short of a whole packet (Linux counts packets).
+    linux: Option<LinuxCubic>,
+    linux_acked_frac: u64,
 }
 
 impl Default for Cubic {
@@ -106,11 +108,11 @@ impl Cubic {
             saved: None,
             last_ack: None,
             fast_convergence: on,
-            abc_l: 1,
-            ss_after_rto: false,
-            hystart: None,
+            ss: SlowStart::default(),
             hystart_linux: None,
             newest_rtt: None,
+            linux: None,
+            linux_acked_frac: 0,
         }
     }
 
@@ -171,13 +173,37 @@ impl Cubic {
         s.after_rto = false;
     }
 
+    /// One ACK with Linux's arithmetic (tcp_cubic.c cubictcp_cong_avoid): slow start as
+    /// `tcp_slow_start` (every acknowledged packet, at most `abc_l` per ACK, never past
+    /// ssthresh; what is left over goes to congestion avoidance), then `bictcp_update` and
+    /// `tcp_cong_avoid_ai`. Counts whole packets; a partial packet's bytes carry over.
+    fn on_ack_linux(&mut self, st: &mut CcState, ack: &AckInfo) {
+        let mss = st.mss.max(1);
+        self.linux_acked_frac += ack.acked;
+        let mut pkts = self.linux_acked_frac / mss;
+        self.linux_acked_frac %= mss;
+        if st.in_slow_start() {
+            // tcp_slow_start: cwnd = min(cwnd + acked, ssthresh); the rest stays in `pkts`.
+            let n = pkts.min(self.ss.abc_l);
+            let new = (st.cwnd + n * mss).min(st.ssthresh).min(st.max_cwnd);
+            let used = (new - st.cwnd).div_ceil(mss).min(n);
+            st.cwnd = new;
+            pkts -= used;
+            if pkts == 0 || st.in_slow_start() {
+                return;
+            }
+        }
+        let lc = self.linux.as_mut().expect("linux arithmetic");
+        lc.update(st.cwnd / mss, pkts, ack.now);
+        let add = lc.cong_avoid_ai(pkts);
+        st.cwnd = (st.cwnd + add * mss).min(st.max_cwnd);
+    }
+
     /// A congestion event (fast retransmit or first RTO): save undo state,
     /// update W_max and cwnd_prior, end the epoch; return the new ssthresh.
     fn congestion_event(&mut self, st: &CcState, flight: u64) -> u64 {
         // RFC 9406 §4.2: HyStart++ is for the initial slow start only.
-        if let Some(h) = self.hystart.as_mut() {
-            h.on_congestion();
-        }
+        self.ss.on_congestion();
         // RFC 9438 §4.9: save the state to restore if the event was spurious.
         self.saved = Some(self.s);
         let mss = st.mss.max(1) as f64;
@@ -212,6 +238,11 @@ impl CongestionControl for Cubic {
 
     fn on_ack(&mut self, st: &mut CcState, ack: &AckInfo) {
         let prev_ack = self.last_ack.replace(ack.now);
+        let newest_rtt = self.newest_rtt.take();
+        if let (Some(lc), Some(rtt)) = (self.linux.as_mut(), newest_rtt) {
+            // tcp_cubic.c bictcp_acked: delay_min, also while not cwnd-limited.
+            lc.on_delay_sample(rtt, ack.now);
+        }
         if ack.app_limited {
             // RFC 9438 §4.2 / §5.8: no growth while application-limited, and
             // t MUST NOT include that period: push t_epoch forward by it.
@@ -221,7 +252,6 @@ impl CongestionControl for Cubic {
             return;
         }
         let mss = st.mss.max(1) as f64;
-        let newest_rtt = self.newest_rtt.take();
         if let (Some(h), Some(rtt)) = (self.hystart_linux.as_mut(), newest_rtt) {
             // tcp_cubic.c: bictcp_acked (HyStart) runs before the slow-start
             // increase; an exit sets ssthresh = cwnd, so this ACK already
@@ -245,11 +275,7 @@ impl CongestionControl for Cubic {
         }
         let cwnd_b = self.cwnd_bytes(st);
         if st.in_slow_start() {
-            if let Some(step) = self
-                .hystart
-                .as_mut()
-                .and_then(|h| h.on_slow_start_ack(st, ack))
-            {
+            if let Some(step) = self.ss.hystart_step(st, ack) {
                 // RFC 9406 §4.2: HyStart++ slow start / CSS growth (L = 8);
                 // ssthresh = cwnd when CSS ends (RFC 9438 §4.10 then starts
                 // CA with W_max = cwnd_epoch, K = 0).
@@ -259,17 +285,23 @@ impl CongestionControl for Cubic {
                 }
                 return;
             }
+            if self.linux.is_some() {
+                self.on_ack_linux(st, ack);
+                return;
+            }
             // RFC 9438 §4.10: slow start while cwnd <= ssthresh, Reno style
-            // with Appropriate Byte Counting as the crate's Reno: RFC 3465
-            // §2.2 cwnd += min(N, L*SMSS) per ACK (L = abc_l; L = 1 is
-            // RFC 5681 §3.1 eq. 2), and RFC 3465 §2.3 L = 1 in the slow start
-            // after an RTO.
-            let l = if self.ss_after_rto { 1 } else { self.abc_l };
-            self.set_cwnd(st, cwnd_b + ack.acked.min(l * st.mss) as f64);
+            // with Appropriate Byte Counting (RFC 3465 §2.2/§2.3, shared with
+            // Reno in `slow_start.rs`).
+            let inc = self.ss.abc_increase(st, ack);
+            self.set_cwnd(st, cwnd_b + inc as f64);
+            return;
+        }
+        if self.linux.is_some() {
+            self.on_ack_linux(st, ack);
             return;
         }
         // RFC 3465 §2.3: the post-RTO slow start is over.
-        self.ss_after_rto = false;
+        self.ss.on_congestion_avoidance();
 
         let cwnd = cwnd_b / mss;
         let t_epoch = match self.s.t_epoch {
@@ -313,12 +345,31 @@ impl CongestionControl for Cubic {
     }
 
     fn ssthresh_on_loss(&mut self, st: &CcState, flight: u64, _now: Time) -> u64 {
+        if let Some(lc) = self.linux.as_mut() {
+            // tcp_cubic.c cubictcp_recalc_ssthresh on snd_cwnd (the connection passes cwnd
+            // with ssthresh_from = "cwnd", as Linux; FlightSize otherwise).
+            let mss = st.mss.max(1);
+            return lc.recalc_ssthresh(flight / mss, self.fast_convergence) * mss;
+        }
         // RFC 9438 §4.6/§4.7. The connection sets cwnd (= ssthresh, or via
         // recovery and `on_recovery_exit`, which keeps the default).
         self.congestion_event(st, flight)
     }
 
     fn on_rto(&mut self, st: &mut CcState, flight: u64, first: bool, _now: Time) {
+        if let Some(lc) = self.linux.as_mut() {
+            // tcp_enter_loss: ssthresh from cubictcp_recalc_ssthresh on the first expiry,
+            // then cubictcp_state(TCP_CA_Loss) → bictcp_reset (W_max = 0, delay_min = 0).
+            if first {
+                let mss = st.mss.max(1);
+                st.ssthresh = lc.recalc_ssthresh(flight / mss, self.fast_convergence) * mss;
+            }
+            lc.on_loss_state();
+            if let Some(h) = self.hystart_linux.as_mut() {
+                h.on_loss();
+            }
+            return;
+        }
         if first {
             // RFC 9438 §4.8: ssthresh set with beta_cubic as in §4.6, W_max
             // updated as on a loss (§4.7); repeated expiries of the same
@@ -329,11 +380,8 @@ impl CongestionControl for Cubic {
         // CA stage afterwards uses K = 0, W_max = W_est = cwnd_epoch.
         self.s.t_epoch = None;
         self.s.after_rto = true;
-        // RFC 3465 §2.3: L = 1 SMSS in the slow start after an RTO.
-        self.ss_after_rto = true;
-        if let Some(h) = self.hystart.as_mut() {
-            h.on_congestion();
-        }
+        // RFC 3465 §2.3: L = 1 SMSS in the slow start after an RTO; HyStart++ off.
+        self.ss.on_rto();
         if let Some(h) = self.hystart_linux.as_mut() {
             // bictcp_state(TCP_CA_Loss): HyStart runs again.
             h.on_loss();
@@ -341,17 +389,17 @@ impl CongestionControl for Cubic {
     }
 
     fn set_abc_limit(&mut self, l: u32) -> bool {
-        self.abc_l = l.max(1) as u64;
+        self.ss.set_abc_limit(l);
         true
     }
 
     fn set_hystart(&mut self, on: bool) -> bool {
-        self.hystart = on.then(HyStart::default);
+        self.ss.set_hystart(on);
         true
     }
 
     fn hystart(&self) -> Option<&HyStart> {
-        self.hystart.as_ref()
+        self.ss.hystart.as_ref()
     }
 
     fn on_newest_rtt(&mut self, rtt: Option<Time>) {
@@ -363,7 +411,17 @@ impl CongestionControl for Cubic {
         true
     }
 
+    fn set_linux_arith(&mut self, on: bool) -> bool {
+        self.linux = on.then(LinuxCubic::default);
+        true
+    }
+
     fn undo(&mut self) {
+        if self.linux.is_some() {
+            // tcp_cubic.c: .undo_cwnd = tcp_reno_undo_cwnd restores cwnd only (done by the
+            // connection); W_max and the epoch stay as the congestion event left them.
+            return;
+        }
         // RFC 9438 §4.9: restore W_max, K, t_epoch, W_est, cwnd_prior (and
         // our cwnd_epoch / fraction bookkeeping) saved at the last congestion
         // event. cwnd and ssthresh are restored by the connection, which also
@@ -378,6 +436,7 @@ impl CongestionControl for Cubic {
 pub(super) const CUBIC: CcEntry = CcEntry {
     loss_based: true,
     hystart_linux: true,
+    cubic_linux: true,
     ..CcEntry::new("cubic", |_, _| Box::new(Cubic::default()))
 };
 
@@ -461,6 +520,38 @@ mod tests {
         st.cwnd = MSS;
         cc.on_ack(&mut st, &ack(4, 2 * MSS, 100 * MS));
         assert_eq!(st.cwnd, 2 * MSS, "L = 1 after an RTO");
+    }
+
+    /// Linux's arithmetic (tcp_cubic.c cubictcp_cong_avoid): tcp_slow_start stops at
+    /// ssthresh and hands the rest of the ACK to congestion avoidance; there cwnd grows by
+    /// whole packets, at most one per 2 acknowledged (cnt ≥ 2), and ssthresh is
+    /// cwnd·717/1024 packets.
+    #[test]
+    fn linux_arithmetic_through_cubic() {
+        let mut cc = Cubic::default();
+        assert!(cc.set_linux_arith(true));
+        cc.set_abc_limit(2);
+        let mut st = state(10, 11);
+        st.ca_at_ssthresh = true;
+        cc.on_newest_rtt(Some(40 * MS));
+        cc.on_ack(&mut st, &ack(S, 2 * MSS, 40 * MS));
+        assert_eq!(st.cwnd, 11 * MSS, "slow start capped at ssthresh");
+        // A partial packet is carried over, not counted.
+        cc.on_ack(&mut st, &ack(S + MS, MSS / 2, 40 * MS));
+        assert_eq!(st.cwnd % MSS, 0);
+        // 200 packets acknowledged in congestion avoidance: at most +100.
+        let before = st.cwnd / MSS;
+        for i in 0..100 {
+            cc.on_ack(&mut st, &ack(2 * S + i * 10 * MS, 2 * MSS, 40 * MS));
+        }
+        let grown = st.cwnd / MSS - before;
+        assert!(grown > 0 && grown <= 100, "{grown}");
+        assert_eq!(st.cwnd % MSS, 0, "whole packets");
+        let cwnd = st.cwnd / MSS;
+        assert_eq!(
+            cc.ssthresh_on_loss(&st, st.cwnd, 3 * S),
+            cwnd * 717 / 1024 * MSS
+        );
     }
 
     /// HyStart++ through CUBIC: slow-start ACKs grow by min(N, 8 SMSS).

@@ -13,9 +13,11 @@
 //! validator, the bindings, Python's lists and checks and the tests that run
 //! every controller all read the registry.
 
+pub mod cubic_linux;
 pub mod hystart;
 pub mod hystart_linux;
 mod params;
+pub mod slow_start;
 
 pub use bdp_tracking::BdpTracking;
 pub use cubic::Cubic;
@@ -45,6 +47,8 @@ pub struct CcEntry {
     pub loss_based: bool,
     /// Linux's HyStart (`hystart = "linux"`, `hystart_linux.rs`) applies.
     pub hystart_linux: bool,
+    /// Linux's tcp_cubic.c window arithmetic (`cubic = "linux"`, `cubic_linux.rs`) applies.
+    pub cubic_linux: bool,
     /// Without SACK, leave fast recovery on the first new ACK (Reno,
     /// RFC 5681 §3.2) instead of NewReno's partial-ACK rule (RFC 6582).
     pub reno_recovery: bool,
@@ -67,6 +71,7 @@ impl CcEntry {
             target_rate: false,
             loss_based: false,
             hystart_linux: false,
+            cubic_linux: false,
             reno_recovery: false,
             build,
         }
@@ -243,6 +248,12 @@ pub trait CongestionControl: Send {
     /// Use HyStart as Linux's `tcp_cubic.c` (`hystart_linux.rs`). Returns
     /// false if this controller does not support it.
     fn set_hystart_linux(&mut self, _on: bool) -> bool {
+        false
+    }
+
+    /// Use Linux's tcp_cubic.c window arithmetic (`cubic_linux.rs`). Returns false if this
+    /// controller does not support it.
+    fn set_linux_arith(&mut self, _on: bool) -> bool {
         false
     }
 

@@ -4,30 +4,16 @@
 
 use super::CcEntry;
 use super::hystart::HyStart;
+use super::slow_start::SlowStart;
 use super::{half_flight, AckInfo, CcState, CongestionControl};
 use crate::Time;
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct Reno {
     /// Byte counter for congestion avoidance (RFC 5681 §3.1, RFC 3465).
     bytes_acked: u64,
-    /// ABC limit L in SMSS for slow start (RFC 3465 §2.2); 1 = RFC 5681 eq. 2.
-    abc_l: u64,
-    /// In the slow start that follows a retransmission timeout (RFC 3465 §2.3).
-    after_rto: bool,
-    /// HyStart++ for the initial slow start (RFC 9406), if enabled.
-    hystart: Option<HyStart>,
-}
-
-impl Default for Reno {
-    fn default() -> Self {
-        Reno {
-            bytes_acked: 0,
-            abc_l: 1,
-            after_rto: false,
-            hystart: None,
-        }
-    }
+    /// Slow start with byte counting and HyStart++ (shared with CUBIC).
+    ss: SlowStart,
 }
 
 impl CongestionControl for Reno {
@@ -40,28 +26,16 @@ impl CongestionControl for Reno {
             return;
         }
         if st.in_slow_start() {
-            if let Some(step) = self
-                .hystart
-                .as_mut()
-                .and_then(|h| h.on_slow_start_ack(st, ack))
-            {
-                // RFC 9406 §4.2: HyStart++ slow start / CSS growth (L = 8);
-                // ssthresh = cwnd when CSS ends.
-                st.cwnd = (st.cwnd + step.increase).min(st.max_cwnd);
-                if step.enter_ca {
-                    st.ssthresh = st.cwnd;
-                }
-                self.bytes_acked = 0;
-                return;
+            // RFC 9406 §4.2 (HyStart++ slow start / CSS, L = 8; ssthresh = cwnd when CSS
+            // ends) or RFC 3465 §2.2/§2.3 byte counting (`slow_start.rs`).
+            let g = self.ss.on_ack(st, ack);
+            st.cwnd = (st.cwnd + g.increase).min(st.max_cwnd);
+            if g.enter_ca {
+                st.ssthresh = st.cwnd;
             }
-            // RFC 3465 §2.2: cwnd += min(N, L*SMSS) per ACK; RFC 3465 §2.3:
-            // L = 1 SMSS in the slow start after an RTO. With L = 1 this is
-            // RFC 5681 §3.1 eq. 2.
-            let l = if self.after_rto { 1 } else { self.abc_l };
-            st.cwnd += ack.acked.min(l * st.mss);
             self.bytes_acked = 0;
         } else {
-            self.after_rto = false;
+            self.ss.on_congestion_avoidance();
             // RFC 5681 §3.1 / RFC 3465 §2.1: byte counting, cwnd += SMSS once a cwnd's worth is acked.
             self.bytes_acked += ack.acked;
             if self.bytes_acked >= st.cwnd {
@@ -74,9 +48,7 @@ impl CongestionControl for Reno {
 
     fn ssthresh_on_loss(&mut self, st: &CcState, flight: u64, _now: Time) -> u64 {
         self.bytes_acked = 0;
-        if let Some(h) = self.hystart.as_mut() {
-            h.on_congestion();
-        }
+        self.ss.on_congestion();
         // RFC 5681 §3.2 step 2 / eq. 4.
         half_flight(flight, st.mss)
     }
@@ -85,24 +57,21 @@ impl CongestionControl for Reno {
         if first {
             st.ssthresh = self.ssthresh_on_loss(st, flight, now);
         }
-        self.after_rto = true;
-        if let Some(h) = self.hystart.as_mut() {
-            h.on_congestion();
-        }
+        self.ss.on_rto();
     }
 
     fn set_abc_limit(&mut self, l: u32) -> bool {
-        self.abc_l = l.max(1) as u64;
+        self.ss.set_abc_limit(l);
         true
     }
 
     fn set_hystart(&mut self, on: bool) -> bool {
-        self.hystart = on.then(HyStart::default);
+        self.ss.set_hystart(on);
         true
     }
 
     fn hystart(&self) -> Option<&HyStart> {
-        self.hystart.as_ref()
+        self.ss.hystart.as_ref()
     }
 }
 
