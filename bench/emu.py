@@ -2,6 +2,7 @@
 the highest rate Linux TCP sustains through it. Run as root; needs iperf3.
 
     python bench/emu.py [--quick] [--json] [--only lateness|rate|ceiling] [--no-realtime]
+        [--pin-cpu]
 
 - lateness: Linux TCP (iperf3 -R: the server sends, down the path) through a link of 10 and
   100 Mbit/s, RTT 40 ms (20 ms each way), queue 100 packets, for 10 s (``--quick``: 4 s);
@@ -46,11 +47,13 @@ def _load() -> str:
 
 #: SCHED_FIFO priority of the emulator thread (``--no-realtime``: 0).
 RT_PRIORITY = 10
+#: Pin the emulator thread to its CPU (``--pin-cpu``).
+PIN_CPU = False
 
 
 def _iperf(config: dict[str, Any], client_args: list[str], seconds: float) -> tuple[dict, dict]:
     """iperf3 server in the server namespace, client (``-R``) in the client namespace."""
-    with emu.Emulation(config, rt_priority=RT_PRIORITY) as e:
+    with emu.Emulation(config, rt_priority=RT_PRIORITY, pin_cpu=PIN_CPU) as e:
         e.exec("server", ["iperf3", "-s", "-1"], stdout=subprocess.DEVNULL)
         time.sleep(0.5)
         client = e.exec(
@@ -115,9 +118,11 @@ def main() -> int:
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--only", choices=["lateness", "rate", "ceiling"])
     ap.add_argument("--no-realtime", action="store_true", help="the emulator as an ordinary thread")
+    ap.add_argument("--pin-cpu", action="store_true", help="pin the emulator thread to its CPU")
     args = ap.parse_args()
-    global RT_PRIORITY
+    global RT_PRIORITY, PIN_CPU
     RT_PRIORITY = 0 if args.no_realtime else 10
+    PIN_CPU = args.pin_cpu
     reason = emu.available()
     if reason:
         print(f"bench/emu.py: {reason}", file=sys.stderr)

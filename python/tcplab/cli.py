@@ -116,6 +116,12 @@ def _parser() -> argparse.ArgumentParser:
         help="run the emulator as an ordinary thread: no SCHED_FIFO, CPU pinning, idle-state "
         "request or locked memory (docs/emu.md, Timing)",
     )
+    emu.add_argument(
+        "--pin-cpu",
+        action="store_true",
+        help="pin the real-time emulator thread to the CPU it starts on (lower p99 under load, "
+        "higher maximum on an idle machine; docs/emu.md, Timing)",
+    )
     emu.add_argument("cmd", nargs="*", metavar="-- CMD ARGS", help="the client command")
     emu.set_defaults(func=_cmd_emu)
 
@@ -349,6 +355,7 @@ def _cmd_emu(args: argparse.Namespace) -> int:
             log=sys.stderr,
             panic_after_packets=int(panic_after) if panic_after else None,
             realtime=not args.no_realtime,
+            pin_cpu=args.pin_cpu,
         )
     except emu.EmuError as err:
         return _fail(str(err), 1)

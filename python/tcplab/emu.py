@@ -149,6 +149,8 @@ class Emulation:
     panic_after_packets: int | None = None
     #: SCHED_FIFO priority of the emulator thread; 0: an ordinary thread (``--no-realtime``).
     rt_priority: int = 10
+    #: Pin the SCHED_FIFO thread to its CPU (``--pin-cpu``; docs/emu.md, Timing).
+    pin_cpu: bool = False
     #: Names carry it: ``tle<suffix>-srv``, ``tle<suffix>-cli``, devices ``tle<suffix>s|c``.
     suffix: str = field(default_factory=lambda: _suffix())
     namespaces: list[str] = field(default_factory=list)
@@ -234,6 +236,7 @@ class Emulation:
             "mtu": self.mtu,
             "panic_after_packets": self.panic_after_packets,
             "rt_priority": self.rt_priority,
+            "pin_cpu": self.pin_cpu,
         }
         from tcplab import _core
 
@@ -371,13 +374,14 @@ def run_command(
     server_wait_s: float = 10.0,
     panic_after_packets: int | None = None,
     realtime: bool = True,
+    pin_cpu: bool = False,
     log: Any = None,
 ) -> tuple[int, dict[str, Any]]:
     """Run ``argv`` (or a shell) in the client namespace, ``server`` (a shell command) in the
     server namespace, over the emulated path; return (exit status, emulator summary). The
     exit status is the client's (128 + signal number if a signal ended it). ``realtime``
     False: the emulator thread is an ordinary one (no SCHED_FIFO, pinning, idle-state request
-    or locked memory; docs/emu.md)."""
+    or locked memory; docs/emu.md); ``pin_cpu``: pin the SCHED_FIFO thread to its CPU."""
     old_term = signal.signal(signal.SIGTERM, _on_sigterm)
     t0 = time.monotonic()
     try:
@@ -386,6 +390,7 @@ def run_command(
             mtu=mtu,
             panic_after_packets=panic_after_packets,
             rt_priority=10 if realtime else 0,
+            pin_cpu=pin_cpu,
         ) as emu:
             if server:
                 proc = emu.exec("server", ["sh", "-c", server])

@@ -69,6 +69,14 @@ pub struct EmuOptions {
     /// memory; `tcplab emu --no-realtime`).
     #[serde(default = "default_rt_priority")]
     pub rt_priority: i32,
+    /// Pin the SCHED_FIFO thread to the CPU it starts on (`tcplab emu
+    /// --pin-cpu`). Off by default: measured on this 2-core VM (kernel
+    /// without preemption), pinning lowered p99 under load but on an idle
+    /// machine raised the maximum from 1.4–2.6 ms to 21–34 ms, because a
+    /// pinned thread cannot move away from a CPU a task holds in the kernel
+    /// (docs/emu.md, Timing).
+    #[serde(default)]
+    pub pin_cpu: bool,
 }
 
 fn default_mtu() -> usize {

@@ -114,7 +114,7 @@ pub fn run(
     let opts: EmuOptions =
         serde_json::from_str(options_json).map_err(|e| format!("options: {e}"))?;
     let mut emu = Emu::new(cfg, &opts)?;
-    let rt = (opts.rt_priority > 0).then(|| Rt::enter(opts.rt_priority));
+    let rt = (opts.rt_priority > 0).then(|| Rt::enter(opts.rt_priority, opts.pin_cpu));
     let fifo = rt.as_ref().is_some_and(|r| r.refused.is_none());
     // Only a SCHED_FIFO emulator asks more of the machine.
     let qos = if fifo { cpu_latency_request() } else { None };
@@ -390,10 +390,11 @@ struct Rt {
 }
 
 impl Rt {
-    /// SCHED_FIFO at `priority`, timer slack 1 ns, pinned to the CPU the
-    /// thread runs on (so the kernel does not move it between the CPUs a
-    /// packet's path runs on; the TUN write runs the receiver's stack here).
-    fn enter(priority: i32) -> Rt {
+    /// SCHED_FIFO at `priority`, timer slack 1 ns and, with `pin`, pinned to
+    /// the CPU the thread runs on (so the kernel does not move it between the
+    /// CPUs a packet's path runs on; the TUN write runs the receiver's stack
+    /// here).
+    fn enter(priority: i32, pin: bool) -> Rt {
         // SAFETY: plain syscalls on the calling thread with live locals.
         unsafe {
             let mut rt = Rt {
@@ -408,7 +409,7 @@ impl Rt {
             let size = std::mem::size_of::<libc::cpu_set_t>();
             let here = libc::sched_getcpu();
             let mut old: libc::cpu_set_t = std::mem::zeroed();
-            if here >= 0 && libc::sched_getaffinity(0, size, &mut old) == 0 {
+            if pin && here >= 0 && libc::sched_getaffinity(0, size, &mut old) == 0 {
                 let mut one: libc::cpu_set_t = std::mem::zeroed();
                 libc::CPU_SET(here as usize, &mut one);
                 if libc::sched_setaffinity(0, size, &one) == 0 {
