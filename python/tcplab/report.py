@@ -483,6 +483,18 @@ class Report:
     def figure(self, path: Path, caption: str) -> None:
         self.figures.append((Path(path).name, caption))
 
+    def byte_exact(self, item: str, rows: Sequence[Mapping[str, Any]], note: str) -> bool:
+        """The row every real-transfer section ends with: did each transfer's sha256 match
+        (``rows[i]["sha256_ok"]``)? Returns the verdict."""
+        exact = all(r["sha256_ok"] for r in rows)
+        self.check(
+            item,
+            Claim("sha256 of every transferred file matches", exact),
+            "all" if exact else "not all",
+            note=note,
+        )
+        return exact
+
     def section(self, title: str, text: str) -> None:
         self.sections.append((title, text.strip()))
 

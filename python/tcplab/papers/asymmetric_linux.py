@@ -18,7 +18,7 @@ from typing import Any
 
 from tcplab import plots
 from tcplab.models.asymmetric import asym_bound
-from tcplab.report import AtMost, Claim, Info, Report
+from tcplab.report import AtMost, Info, Report
 from tcplab.scenario import parse_scenario
 from tcplab.sweep import run_configs
 
@@ -206,10 +206,9 @@ def section(report: Report, jobs: int | None) -> None:
         round(k32["goodput_bps"] / k32["sim_goodput_bps"], 2),
         unit="x",
     )
-    report.check(
+    report.byte_exact(
         "Linux over the emulated asymmetric link: every file byte-exact",
-        Claim("sha256 of every downloaded file matches", exact),
-        "all" if exact else "not all",
+        rows,
         note=f"{len(rows)} real downloads",
     )
     _figure(report, rows)

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from tcplab import plots
-from tcplab.report import AtLeast, Claim, Factor, Info, Report
+from tcplab.report import AtLeast, Factor, Info, Report
 from tcplab.scenario import parse_scenario
 from tcplab.stats import ratio_ci95
 from tcplab.sweep import run_configs
@@ -380,10 +380,9 @@ def section(report: Report, jobs: int | None) -> None:
             else math.nan,
             unit="x",
         )
-    report.check(
+    report.byte_exact(
         "Linux over the emulated 3G bearer: every file byte-exact",
-        Claim("sha256 of every downloaded file matches", exact),
-        "all" if exact else "not all",
+        rows,
         note=f"{len(rows)} real downloads",
     )
     _figure(report, real, sim, fig7)
