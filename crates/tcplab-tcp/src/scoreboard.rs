@@ -89,6 +89,12 @@ pub struct Delivered {
     pub rtx: Option<(Time, u64)>,
     /// Lowest end of a never-retransmitted one (u64::MAX: none).
     pub lowest_orig_end: u64,
+    /// (xmit_ts, end_seq, ever retransmitted) of the highest-sequence one
+    /// a cumulative ACK delivered, and of the highest-sequence one SACKed:
+    /// the segment Linux's `tcp_rack_advance` sees last (`tcp_sacktag_*`
+    /// runs first, then `tcp_clean_rtx_queue`, each in sequence order).
+    pub last_cum: Option<(Time, u64, bool)>,
+    pub last_sacked: Option<(Time, u64, bool)>,
 }
 
 impl Default for Delivered {
@@ -97,13 +103,23 @@ impl Default for Delivered {
             orig: None,
             rtx: None,
             lowest_orig_end: u64::MAX,
+            last_cum: None,
+            last_sacked: None,
         }
     }
 }
 
 impl Delivered {
     #[inline]
-    fn note(&mut self, s: &TxSeg) {
+    fn note(&mut self, s: &TxSeg, cumulative: bool) {
+        let last = if cumulative {
+            &mut self.last_cum
+        } else {
+            &mut self.last_sacked
+        };
+        if last.is_none_or(|(_, e, _)| s.end > e) {
+            *last = Some((s.sent_at, s.end, s.has(EVER_RETRANS)));
+        }
         fn newer(a: Option<(Time, u64)>, t: Time, e: u64) -> Option<(Time, u64)> {
             match a {
                 Some((t0, e0)) if (t0, e0) >= (t, e) => a,
@@ -272,7 +288,7 @@ impl Scoreboard {
                     if front.has(RETRANS) {
                         self.retrans -= len;
                     }
-                    self.delivered.note(&front);
+                    self.delivered.note(&front, true);
                 }
                 sum.bytes += len;
                 sum.segments += 1;
@@ -377,7 +393,7 @@ impl Scoreboard {
                 }
                 if s.start >= left && s.end <= right && !s.has(SACKED) {
                     self.set_flag(i, SACKED);
-                    self.delivered.note(&s);
+                    self.delivered.note(&s, false);
                     newly += s.len();
                     if !s.has(EVER_RETRANS) {
                         orig = true;

@@ -339,13 +339,15 @@ def section(report: Report, jobs: int | None) -> None:
         "without; spurious-timeout episodes per MB "
         f"{b['sto_per_mb']:.2f} vs {sim['2MB']['frto-linux']['sto_per_mb']:.2f} (with), "
         f"{a['sto_per_mb']:.2f} vs {sim['2MB']['none']['sto_per_mb']:.2f} (without).",
-        f"- tcplab's `frto-linux` declares its spurious timeouts spurious but, with the "
-        f"`linux` stack's RACK loss detection, still retransmits {_fmt(sb)} segments per STO "
-        "at 2 MB; the same runs with DupThresh loss detection "
-        f'(`loss_detection = "dupthresh"`) give '
-        f"{_fmt(sim['2MB']['frto-linux+dupthresh']['unnecessary_per_sto'])}, as real Linux. "
-        "The go-back-N after the verdict comes with tcplab's RACK; which of its rules marks "
-        "the segments lost again is not traced here.",
+        f"- tcplab's `frto-linux` with the `linux` stack's RACK loss detection retransmits "
+        f"{_fmt(sb)} segments per STO at 2 MB, with DupThresh loss detection "
+        f'(`loss_detection = "dupthresh"`) '
+        f"{_fmt(sim['2MB']['frto-linux+dupthresh']['unnecessary_per_sto'])}. (Before "
+        "RACK.rtt followed Linux's order — the RTT of the highest-sequence segment an ACK "
+        "delivers, `tcp_rack_advance` — the ACK that delivered the head's RTO retransmission "
+        "with the delayed originals set RACK.rtt to the retransmission's short RTT and marked "
+        "every original still in flight lost: 27.7 per STO, a go-back-N after F-RTO's "
+        "verdict; docs/linux-stack.md, RACK.)",
         "- Every file arrived byte-exact (sha256)."
         if exact
         else "- A download was not byte-exact (see results.json).",

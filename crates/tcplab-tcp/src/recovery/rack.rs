@@ -97,10 +97,30 @@ impl Rack {
             (Some(a), Some(b)) => Some(if sent_after(b.0, b.1, a.0, a.1) { b } else { a }),
             (a, b) => a.or(b),
         };
-        if let Some((t, e)) = newest {
-            // RACK.rtt = Now() − Segment.xmit_ts of the most recently sent
-            // delivered segment (the last one in ascending xmit order).
+        // RACK.rtt: Linux's order, not RFC 8985's. The RFC walks the newly
+        // delivered segments in ascending xmit_ts order, so RACK.rtt is the
+        // newest one's; Linux calls tcp_rack_advance() in sequence order
+        // (tcp_sacktag_*, then tcp_clean_rtx_queue), so rack.rtt_us is the
+        // highest-sequence one's. They differ when one ACK delivers a
+        // retransmission with later originals — after a spurious timeout,
+        // the head's RTO retransmission with the delayed originals: the RFC's
+        // order takes the retransmission's short RTT and marks every
+        // original still in flight lost (a go-back-N F-RTO has just declared
+        // unnecessary), Linux's takes the originals' RTT and marks none.
+        let last = d
+            .last_cum
+            .or(d.last_sacked)
+            .filter(|&(t, _, retx)| !retx || (now.saturating_sub(t) >= min_rtt && valid_rtx(t)));
+        if let Some((t, _, _)) = last {
             self.rtt = now.saturating_sub(t).max(1);
+        }
+        if let Some((t, e)) = newest {
+            if last.is_none() {
+                // The last segment in sequence order did not count (a
+                // retransmission that may be the original's ACK): the
+                // newest one that does.
+                self.rtt = now.saturating_sub(t).max(1);
+            }
             if sent_after(t, e, self.xmit_ts, self.end_seq) {
                 self.xmit_ts = t;
                 self.end_seq = e;
@@ -406,6 +426,36 @@ mod tests {
         let d = sb.take_delivered();
         rack.on_ack(&d, 1 + 2 * MSS, 101 * MS, 50 * MS, |_| true);
         assert_eq!((rack.xmit_ts, rack.rtt), (MS, 100 * MS));
+    }
+
+    /// A spurious timeout: ten segments sent at 0–9 ms, a 3 s delay spike,
+    /// the head retransmitted by the RTO at 1 s; after the spike one ACK
+    /// delivers the head's original and the next segment. RACK.rtt is the
+    /// higher segment's (Linux's order, ≈ 3 s), not the retransmission's
+    /// (2 s, RFC 8985's ascending-xmit order), so the eight originals still
+    /// in flight — delayed like the two, not lost — stay unmarked.
+    #[test]
+    fn spurious_timeout_does_not_mark_the_delayed_originals_lost() {
+        let mut sb = board(10);
+        let mut rack = Rack::default();
+        sb.on_retransmit(0, 1000 * MS);
+        let now = 3000 * MS;
+        sb.ack_to(1 + 2 * MSS);
+        let d = sb.take_delivered();
+        rack.on_ack(&d, 1 + 2 * MSS, now, 50 * MS, |_| true);
+        assert_eq!(rack.rtt, now - MS, "the highest-sequence segment's RTT");
+        assert_eq!(
+            rack.xmit_ts,
+            1000 * MS,
+            "the retransmission is the newest sent"
+        );
+        let det = rack.detect_loss(&mut sb, now, 0);
+        assert_eq!(det.bytes, 0, "{det:?}");
+        assert!(
+            det.timeout > 0,
+            "the others wait for their reordering timer"
+        );
+        assert_eq!(sb.lost_bytes(), 0);
     }
 
     /// RFC 8985 §7.2: PTO = 2·SRTT, + WCDelAckT with one segment in
