@@ -51,6 +51,7 @@ def test_python_lists_are_the_rust_registry() -> None:
         "max": "120s",
         "granularity": "200ms",
         "max_backoff": 16,
+        "restart_on_rtx": True,
     }
     assert scenario.ACK_TIMERS == ("oneshot", "periodic")
 

@@ -117,6 +117,7 @@ P2P_CONFIG = {
                     "max_ns": 60_000_000_000,
                     "granularity_ns": 1_000_000,
                     "max_backoff": 16,
+                    "restart_on_rtx": False,
                 },
                 "ack": {
                     "every_n": 2,
@@ -324,7 +325,10 @@ def test_rto_table_with_profile_and_overrides() -> None:
         "max_ns": 120_000_000_000,
         "granularity_ns": 200_000_000,
         "max_backoff": 16,
+        "restart_on_rtx": True,
     }
+    off = config_of(BASE, ["flows[0].rto.profile=linux", "flows[0].rto.restart_on_rtx=false"])
+    assert off["flows"][0]["tcp"]["rto"]["restart_on_rtx"] is False
 
 
 def test_windows_and_buffers() -> None:

@@ -89,7 +89,7 @@ def _time(ns: int) -> str:
 
 
 @cache
-def rto_profiles() -> dict[str, dict[str, str | int]]:
+def rto_profiles() -> dict[str, dict[str, str | int | bool]]:
     """The named RTO profiles (``rto = "linux"``) in scenario units, the default first."""
     return {
         p["name"]: {
@@ -98,6 +98,7 @@ def rto_profiles() -> dict[str, dict[str, str | int]]:
             "max": _time(p["max_ns"]),
             "granularity": _time(p["granularity_ns"]),
             "max_backoff": p["max_backoff"],
+            "restart_on_rtx": p["restart_on_rtx"],
         }
         for p in registry()["rto_profiles"]
     }

@@ -238,7 +238,15 @@ _FLOW_KEYS: Final = (
 )
 _BULK_ONLY: Final = ("bytes",)
 _DOWNLOADS_ONLY: Final = ("sizes", "think", "downloads")
-_RTO_KEYS: Final = ("profile", "initial", "min", "max", "granularity", "max_backoff")
+_RTO_KEYS: Final = (
+    "profile",
+    "initial",
+    "min",
+    "max",
+    "granularity",
+    "max_backoff",
+    "restart_on_rtx",
+)
 _ACK_KEYS: Final = ("every", "max_delay", "immediate_on_ooo", "quickack", "timer")
 _CROSS_KEYS: Final = ("kind", "name", "rate", "packet_size", "start", "stop", "hops")
 _PING_ONLY: Final = ("interval", "from")
@@ -805,6 +813,7 @@ def _rto(value: object, field: str) -> dict[str, Any]:
         "max_ns": parse_time(raw["max"], t.at("max"), positive=True),
         "granularity_ns": parse_time(raw["granularity"], t.at("granularity")),
         "max_backoff": _as_int(raw["max_backoff"], t.at("max_backoff"), 0, 32),
+        "restart_on_rtx": t.get_bool("restart_on_rtx", bool(settings["restart_on_rtx"])),
     }
     if out["initial_ns"] < RTO_FLOOR_NS:
         # A smaller first timeout retransmits the SYN every few ns until it is answered:

@@ -457,6 +457,10 @@ pub struct RtoConfigJson {
     pub granularity_ns: u64,
     /// Cap on the number of doublings (RTO = base · 2^min(backoff, cap)).
     pub max_backoff: u32,
+    /// Restart the timer on a retransmission of the first unacknowledged
+    /// segment (Linux; `RtoProfile::restart_on_rtx`).
+    #[serde(default)]
+    pub restart_on_rtx: bool,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -633,6 +637,7 @@ impl Default for TcpConfigJson {
                 max_ns: 60_000_000_000,
                 granularity_ns: 1_000_000,
                 max_backoff: 16,
+                restart_on_rtx: false,
             },
             ack: AckConfigJson {
                 every_n: 2,

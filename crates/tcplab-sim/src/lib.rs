@@ -81,6 +81,7 @@ pub fn registry_json() -> String {
             json!({
                 "name": name, "initial_ns": p.initial, "min_ns": p.min, "max_ns": p.max,
                 "granularity_ns": p.granularity, "max_backoff": p.max_backoff,
+                "restart_on_rtx": p.restart_on_rtx,
             })
         })
         .collect();

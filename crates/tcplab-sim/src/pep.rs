@@ -378,6 +378,7 @@ impl Pep {
                 max: self.cfg.rto_max_ns,
                 granularity: NS_PER_MS,
                 max_backoff: 16,
+                restart_on_rtx: false,
             },
             spurious_detection: DetectorKind::parse(&self.cfg.spurious_detection)
                 .expect("validated"),

@@ -243,6 +243,7 @@ pub fn tcp_config(t: &TcpConfigJson) -> Result<Config, String> {
             max: t.rto.max_ns,
             granularity: t.rto.granularity_ns,
             max_backoff: t.rto.max_backoff,
+            restart_on_rtx: t.rto.restart_on_rtx,
         },
         ack: AckPolicyConfig {
             every_n: t.ack.every_n,

@@ -18,6 +18,13 @@ pub struct RtoProfile {
     pub granularity: Time,
     /// Cap on the number of doublings (RFC 6298 §5.5).
     pub max_backoff: u32,
+    /// Restart the timer when the first unacknowledged segment is
+    /// retransmitted by fast retransmit or loss recovery, as Linux does
+    /// (`tcp_xmit_retransmit_queue` re-arms ICSK_TIME_RETRANS for the head),
+    /// besides RFC 6298 §5.3's restart on an ACK of new data. Without it a
+    /// head retransmission that waits in a long queue meets the timer armed
+    /// by the last cumulative ACK before the loss.
+    pub restart_on_rtx: bool,
 }
 
 impl Default for RtoProfile {
@@ -34,6 +41,7 @@ impl RtoProfile {
         max: 60 * NS_PER_S,
         granularity: NS_PER_MS,
         max_backoff: 16,
+        restart_on_rtx: false,
     };
 
     /// The named profiles a scenario picks with `rto = "<name>"` (the first
@@ -71,6 +79,7 @@ impl RtoProfile {
                 max: 120 * NS_PER_S,
                 granularity: 200 * NS_PER_MS,
                 max_backoff: 16,
+                restart_on_rtx: true,
             },
         ),
     ];

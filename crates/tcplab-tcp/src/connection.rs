@@ -1163,6 +1163,15 @@ impl Connection {
             reason,
         });
         self.arm_rtx_if_idle(now);
+        if self.rtt.profile().restart_on_rtx
+            && s.start == self.snd_una
+            && reason != RtxReason::Timeout
+        {
+            // Linux tcp_xmit_retransmit_queue(): retransmitting the head of the
+            // retransmission queue re-arms the retransmission timer (the RTO
+            // path already restarted it, RFC 6298 §5.6).
+            self.rtx_deadline = Some(now.saturating_add(self.rtt.rto()));
+        }
         seg
     }
 

@@ -138,6 +138,7 @@ mod tests {
             max: 60 * NS_PER_S,
             granularity: NS_PER_MS,
             max_backoff: 6,
+            restart_on_rtx: false,
         }
     }
 

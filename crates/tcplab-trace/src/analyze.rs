@@ -77,6 +77,7 @@ impl RtoModel {
                 max: 120 * NS_PER_S,
                 granularity: NS_PER_MS,
                 max_backoff: 15,
+                restart_on_rtx: true,
             },
         }
     }
