@@ -199,3 +199,51 @@ fn prr_spreads_the_reduction() {
     assert_eq!(cw_imm, cw_prr);
     assert_eq!((to_imm, to_prr), (0, 0));
 }
+
+/// `RtoProfile::restart_on_rtx` (the `linux` profile): retransmitting the
+/// head segment restarts the retransmission timer, as Linux's
+/// `tcp_xmit_retransmit_queue` does; RFC 6298 §5.3 restarts it only on an
+/// ACK of new data. The segment at offset 50 001 and its fast
+/// retransmission are lost, so the RTO recovers it: with the restart it
+/// fires one RTO after the fast retransmission, without it earlier (one RTO
+/// after the last cumulative ACK before the loss was detected).
+#[test]
+fn head_retransmission_restarts_the_timer_with_restart_on_rtx() {
+    const HOLE: u64 = 1 + 50 * 1000;
+    let gap = |restart: bool| -> (u64, u64) {
+        let mut c = cfg();
+        c.rto.restart_on_rtx = restart;
+        let drop: harness::Dropper = Box::new(|s, prior| s.a_to_b && s.off == HOLE && prior <= 1);
+        let n = run(c, drop);
+        let fr = n
+            .events_a
+            .iter()
+            .find_map(|(t, e)| {
+                matches!(
+                    e,
+                    Event::Retransmit {
+                        reason: RtxReason::FastRetransmit,
+                        ..
+                    }
+                )
+                .then_some(*t)
+            })
+            .expect("a fast retransmission");
+        let (to, rto) = n
+            .events_a
+            .iter()
+            .find_map(|(t, e)| match e {
+                Event::Timeout { rto, .. } => Some((*t, *rto)),
+                _ => None,
+            })
+            .expect("a timeout");
+        (to - fr, rto)
+    };
+    let (with, rto) = gap(true);
+    assert_eq!(with, rto, "one RTO after the fast retransmission");
+    let (without, rto) = gap(false);
+    assert!(
+        without < rto,
+        "{without} ns: armed before the fast retransmission"
+    );
+}
