@@ -308,3 +308,19 @@ def test_either_shell_or_a_command(tmp_path: Path, capsys: pytest.CaptureFixture
     toml = _scenario(tmp_path, '[[path]]\nrate = "1Mbps"\ndelay = "1ms"\n')
     assert cli.main(["emu", toml]) == 2
     assert cli.main(["emu", toml, "--shell", "--", "true"]) == 2
+
+
+@pytest.mark.parametrize(
+    ("tag", "ok"),
+    [("810025", True), ("a1b2c3", True), ("abc", True), ("", False), ("ABC", False),
+     ("abcdefg", False), ("ab-c", False), ("é", False)],
+)  # fmt: skip
+def test_emulation_tag_rule(monkeypatch: pytest.MonkeyPatch, tag: str, ok: bool) -> None:
+    """A tag of digits only is valid (str.islower() is False for it: 6 % of random hex tags
+    failed every emulation test of their run)."""
+    monkeypatch.setenv("TCPLAB_EMU_TAG", tag)
+    if ok:
+        assert emu._suffix() == tag
+    else:
+        with pytest.raises(emu.EmuError, match="TCPLAB_EMU_TAG"):
+            emu._suffix()

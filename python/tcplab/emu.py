@@ -92,7 +92,8 @@ def _suffix() -> str:
     tag = os.environ.get("TCPLAB_EMU_TAG")
     if tag is None:
         return secrets.token_hex(3)
-    if not (1 <= len(tag) <= 6 and tag.isascii() and tag.isalnum() and tag.islower()):
+    # Not str.islower(): it is False for a tag of digits only ("810025"), which is valid.
+    if not (1 <= len(tag) <= 6 and tag.isascii() and tag.isalnum() and tag == tag.lower()):
         raise EmuError(f"TCPLAB_EMU_TAG: must be 1-6 lower-case letters or digits (got {tag!r})")
     return tag
 
