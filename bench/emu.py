@@ -1,8 +1,8 @@
 """Benchmark of the real-time emulator (``tcplab emu``): release lateness, rate accuracy and
 the highest rate Linux TCP sustains through it. Run as root; needs iperf3.
 
-    python bench/emu.py [--quick] [--json] [--only lateness|rate|ceiling] [--no-realtime]
-        [--pin-cpu]
+    python bench/emu.py [--quick] [--json] [--only lateness|rate|ceiling|floor]
+        [--no-realtime] [--pin-cpu]
 
 - lateness: Linux TCP (iperf3 -R: the server sends, down the path) through a link of 10 and
   100 Mbit/s, RTT 40 ms (20 ms each way), queue 100 packets, for 10 s (``--quick``: 4 s);
@@ -12,6 +12,15 @@ the highest rate Linux TCP sustains through it. Run as root; needs iperf3.
   rate (the link runs saturated from the first packet on).
 - ceiling: Linux TCP through a lossless 1 Gbit/s link, RTT 10 ms, queue 1000 packets:
   goodput against the link rate.
+- floor: what the machine itself allows, with no emulator and no traffic: cyclictest (package
+  ``rt-tests``; skipped with a note when it is missing) with one measuring thread per CPU at the
+  emulator's ``SCHED_FIFO`` priority, 100 µs interval, memory locked, ``/dev/cpu_dma_latency``
+  held at 0 — the wake-up latency a thread that sleeps until a deadline sees; and a spin probe:
+  one ``SCHED_FIFO`` process per CPU, pinned, reading the clock in a loop that never sleeps
+  (0.8 s of every second, under the kernel's real-time throttle), recording every gap over
+  200 µs — time the CPU was taken from a thread that never gave it up (interrupts, softirq,
+  higher-priority kernel threads, the hypervisor). Gaps that overlap on every CPU at once
+  stopped the whole machine. The emulator's release lateness cannot go below these.
 
 Each line states the machine load (``uptime``) it was measured under and the emulator
 thread's scheduling (``--no-realtime``: an ordinary thread, for comparison).
@@ -112,11 +121,114 @@ def ceiling(seconds: float) -> dict[str, Any]:
     }
 
 
+def _cyclictest(seconds: float) -> dict[str, Any]:
+    """cyclictest's wake-up latency per CPU (µs): p99, p99.9, max and wake-ups over 1 ms."""
+    import shutil
+    import tempfile
+
+    if not shutil.which("cyclictest"):
+        return {"skipped": "cyclictest not installed (apt-get install rt-tests)"}
+    with tempfile.NamedTemporaryFile("r", suffix=".hist") as hist:
+        args = ["-m", "-S", "-q", "-p", str(max(RT_PRIORITY, 1)), "-i", "100"]
+        args += ["-D", f"{int(seconds)}", "-h", "20000", f"--histfile={hist.name}"]
+        subprocess.run(
+            ["cyclictest", *args],
+            check=True,
+            stdout=subprocess.DEVNULL,
+        )
+        rows = [[int(v) for v in line.split()] for line in hist if line[:1].isdigit()]
+    cpus = []
+    for c in range(1, len(rows[0])):
+        total = sum(r[c] for r in rows)
+        acc, cut = 0, {}
+        for r in rows:
+            acc += r[c]
+            for q in (0.99, 0.999):
+                if q not in cut and acc >= q * total:
+                    cut[q] = r[0]
+        seen = [r[0] for r in rows if r[c]]
+        cpus.append(
+            {
+                "wakeups": total,
+                "p99": cut[0.99],
+                "p999": cut[0.999],
+                "max": max(seen),
+                "over_1ms": sum(r[c] for r in rows if r[0] > 1000),
+            }
+        )
+    return {"cpus": cpus}
+
+
+def _spin(cpu: int, seconds: float, conn: Any) -> None:
+    """Spin on the clock pinned to ``cpu`` under SCHED_FIFO; send back every gap over
+    200 µs as (start ns, length ns). 0.8 s of spin per second keeps the process under the
+    kernel's real-time throttle (0.95 s per second), which would otherwise be the gaps."""
+    os.sched_setaffinity(0, {cpu})
+    if RT_PRIORITY:
+        os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(RT_PRIORITY))
+    now = time.monotonic_ns
+    gaps: list[tuple[int, int]] = []
+    spun = 0
+    for _ in range(max(1, round(seconds))):
+        start = last = now()
+        end = start + 800_000_000
+        while last < end:
+            t = now()
+            if t - last > 200_000:
+                gaps.append((last, t - last))
+            last = t
+        spun += last - start
+        time.sleep(0.2)
+    conn.send((spun, gaps))
+    conn.close()
+
+
+def floor(seconds: float) -> dict[str, Any]:
+    """The machine's own timing floor, with no emulator running (see the module's doc)."""
+    import multiprocessing as mp
+
+    ctx = mp.get_context("fork")
+    cpus = sorted(os.sched_getaffinity(0))
+    probes = []
+    for cpu in cpus:
+        recv, send = ctx.Pipe(duplex=False)
+        p = ctx.Process(target=_spin, args=(cpu, seconds, send))
+        p.start()
+        probes.append((p, recv))
+    results = [recv.recv() for _, recv in probes]
+    for p, _ in probes:
+        p.join()
+    spin = []
+    for cpu, (spun, gaps) in zip(cpus, results, strict=True):
+        lengths = [g for _, g in gaps]
+        spin.append(
+            {
+                "cpu": cpu,
+                "spun_s": spun / 1e9,
+                "gaps_over_200us": len(gaps),
+                "gaps_over_1ms": sum(g > 1_000_000 for g in lengths),
+                "max_us": max(lengths, default=0) / 1e3,
+                "lost_pct": 100 * sum(lengths) / spun if spun else 0.0,
+            }
+        )
+    # A gap over 1 ms on the first CPU that overlaps one on every other CPU: the whole
+    # machine stopped (the hypervisor, or a stop-the-machine kernel operation).
+    first, *others = [[(s, s + g) for s, g in gaps if g > 1_000_000] for _, gaps in results]
+    together = sum(all(any(a < e and b > s for a, b in o) for o in others) for s, e in first)
+    return {
+        "bench": f"floor: no emulator, idle path, {len(cpus)} CPUs",
+        "cyclictest_us": _cyclictest(seconds),
+        "spin": spin,
+        "gaps_over_1ms_on_every_cpu": together,
+        "load": _load(),
+    }
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--json", action="store_true")
-    ap.add_argument("--only", choices=["lateness", "rate", "ceiling"])
+    ap.add_argument("--only", choices=["lateness", "rate", "ceiling", "floor"])
     ap.add_argument("--no-realtime", action="store_true", help="the emulator as an ordinary thread")
     ap.add_argument("--pin-cpu", action="store_true", help="pin the emulator thread to its CPU")
     args = ap.parse_args()
@@ -135,6 +247,8 @@ def main() -> int:
         runs.append(lambda: rate(t))
     if args.only in (None, "ceiling"):
         runs.append(lambda: ceiling(t))
+    if args.only in (None, "floor"):
+        runs.append(lambda: floor(3 * t))
     for run in runs:
         row = run()
         print(json.dumps(row) if args.json else _fmt(row), flush=True)
@@ -152,6 +266,22 @@ def _fmt(row: dict[str, Any]) -> str:
     for key in ("goodput_mbps", "of_link_rate_pct", "ip_rate_bps", "error_pct"):
         if key in row:
             parts.append(f"{key} {row[key]:.4g}")
+    cyc = row.get("cyclictest_us")
+    if cyc is not None:
+        if "skipped" in cyc:
+            parts.append(f"cyclictest skipped: {cyc['skipped']}")
+        for i, c in enumerate(cyc.get("cpus", [])):
+            parts.append(
+                f"cyclictest cpu{i} µs p99 {c['p99']} p99.9 {c['p999']} max {c['max']} "
+                f"({c['over_1ms']} of {c['wakeups']} over 1 ms);"
+            )
+    for c in row.get("spin", []):
+        parts.append(
+            f"spin cpu{c['cpu']} {c['spun_s']:.1f} s: {c['gaps_over_200us']} gaps > 200 µs, "
+            f"{c['gaps_over_1ms']} > 1 ms, max {c['max_us']:.0f} µs, {c['lost_pct']:.3f} % lost;"
+        )
+    if "gaps_over_1ms_on_every_cpu" in row:
+        parts.append(f"gaps > 1 ms on every CPU at once {row['gaps_over_1ms_on_every_cpu']}")
     sched = row.get("scheduling")
     if sched:
         parts.append(
