@@ -60,6 +60,10 @@ struct Tuns {
     /// [server side, client side].
     fds: [libc::c_int; 2],
     t0: u64,
+    /// How long each TUN write took: the write runs the receiving Linux
+    /// stack (softirq) in this thread, so a long one delays every release
+    /// behind it.
+    writes: Stalls,
 }
 
 impl Wire for Tuns {
@@ -70,8 +74,10 @@ impl Wire for Tuns {
             Dir::Fwd => 1,
             Dir::Rev => 0,
         }];
+        let from = mono_ns();
         // SAFETY: fd is an open TUN device; bytes is a valid slice.
         let n = unsafe { libc::write(fd, bytes.as_ptr() as *const libc::c_void, bytes.len()) };
+        self.writes.add(mono_ns() - from);
         n == bytes.len() as isize
     }
 
@@ -122,6 +128,11 @@ pub fn run(
     let locked = if fifo { lock_regions(&hot) } else { 0 };
     let spin_budget = (SPIN_WINDOW_NS as f64 * opts.spin_share) as u64;
     let mut spin = Spin::default();
+    // Where release lateness comes from, measured in the loop: the thread
+    // woken late by its timer, and the CPU taken from it while it spun.
+    let mut wake = Stalls::default();
+    let mut spin_gaps = Stalls::default();
+    let writes;
     let usage;
 
     // SAFETY: plain syscalls on fds we create or were given; every pointer
@@ -164,8 +175,11 @@ pub fn run(
         let mut wire = Tuns {
             fds: [fd_server, fd_client],
             t0: mono_ns(),
+            writes: Stalls::default(),
         };
         let mut armed: Option<Time> = None;
+        // When the armed timer fires (model time, `lead` before `armed`).
+        let mut fires_at: Time = 0;
         let mut buf = vec![0u8; 65536];
         let mut events = [libc::epoll_event { events: 0, u64: 0 }; 8];
         emu.set_epoch(epoch);
@@ -206,6 +220,7 @@ pub fn run(
                     "timerfd_settime",
                 )?;
                 armed = next;
+                fires_at = at.saturating_sub(wire.t0);
             }
             let timeout = if close { 0 } else { -1 };
             let n = libc::epoll_wait(ep.0, events.as_mut_ptr(), events.len() as i32, timeout);
@@ -224,7 +239,9 @@ pub fn run(
                     let until = at.min(now + SPIN_SLICE_NS);
                     while now < until {
                         std::hint::spin_loop();
-                        now = wire.clock();
+                        let t = wire.clock();
+                        spin_gaps.add_gap(t - now);
+                        now = t;
                     }
                     spin.spun(now - from);
                 }
@@ -237,6 +254,9 @@ pub fn run(
                         let mut x = 0u64;
                         libc::read(tfd.0, &mut x as *mut u64 as *mut libc::c_void, 8);
                         // The deadline passed: the timer is spent.
+                        if armed.is_some() {
+                            wake.add(wire.clock().saturating_sub(fires_at));
+                        }
                         armed = None;
                     }
                     tok => {
@@ -261,6 +281,7 @@ pub fn run(
         let now = wire.clock();
         emu.run_due(now, &mut wire);
         usage = ThreadUsage::now().since(&usage0);
+        writes = wire.writes;
     }
     if locked > 0 {
         for &(at, len) in &hot {
@@ -290,6 +311,11 @@ pub fn run(
         "spin_s": spin.total as f64 * 1e-9,
         "lead_cut": spin.lead_cut,
         "thread": usage.to_json(),
+    });
+    out["emulator"]["stalls"] = serde_json::json!({
+        "timer_wakeup": wake.to_json(),
+        "spin_gap": spin_gaps.to_json(),
+        "tun_write": writes.to_json(),
     });
     Ok(out.to_string())
 }
@@ -325,6 +351,47 @@ impl Spin {
     fn spun(&mut self, ns: u64) {
         self.in_window += ns;
         self.total += ns;
+    }
+}
+
+/// Durations of one kind of pause in the loop: how many, how many over
+/// 200 µs and over 1 ms, the longest and their total.
+#[derive(Default, Clone, Copy)]
+struct Stalls {
+    count: u64,
+    over_200us: u64,
+    over_1ms: u64,
+    max_ns: u64,
+    total_ns: u64,
+}
+
+impl Stalls {
+    #[inline]
+    fn add(&mut self, ns: u64) {
+        self.count += 1;
+        self.over_200us += u64::from(ns > 200_000);
+        self.over_1ms += u64::from(ns > 1_000_000);
+        self.max_ns = self.max_ns.max(ns);
+        self.total_ns += ns;
+    }
+
+    /// A gap between two clock reads of the spin: only gaps over 20 µs
+    /// count (the CPU was taken from the thread; shorter ones are the loop).
+    #[inline]
+    fn add_gap(&mut self, ns: u64) {
+        if ns > 20_000 {
+            self.add(ns);
+        }
+    }
+
+    fn to_json(self) -> serde_json::Value {
+        serde_json::json!({
+            "count": self.count,
+            "over_200us": self.over_200us,
+            "over_1ms": self.over_1ms,
+            "max_us": self.max_ns as f64 / 1e3,
+            "total_ms": self.total_ns as f64 / 1e6,
+        })
     }
 }
 
@@ -488,6 +555,22 @@ fn lock_regions(regions: &[(usize, usize)]) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn stalls_count_thresholds_max_and_total() {
+        let mut s = Stalls::default();
+        for ns in [5_000, 150_000, 250_000, 1_000_000, 1_500_000] {
+            s.add(ns);
+        }
+        s.add_gap(19_000); // the loop's own pace: not a stall
+        s.add_gap(30_000);
+        let j = s.to_json();
+        assert_eq!(j["count"], 6);
+        assert_eq!(j["over_200us"], 3);
+        assert_eq!(j["over_1ms"], 1);
+        assert_eq!(j["max_us"], 1500.0);
+        assert_eq!(j["total_ms"], 2.935);
+    }
 
     #[test]
     fn the_spin_budget_caps_the_lead_per_window() {
