@@ -2,7 +2,7 @@
 the highest rate Linux TCP sustains through it. Run as root; needs iperf3.
 
     python bench/emu.py [--quick] [--json] [--only lateness|rate|ceiling|floor]
-        [--no-realtime] [--pin-cpu]
+        [--no-realtime] [--pin-cpu] [--spin-share F]
 
 - lateness: Linux TCP (iperf3 -R: the server sends, down the path) through a link of 10 and
   100 Mbit/s, RTT 40 ms (20 ms each way), queue 100 packets, for 10 s (``--quick``: 4 s);
@@ -58,11 +58,15 @@ def _load() -> str:
 RT_PRIORITY = 10
 #: Pin the emulator thread to its CPU (``--pin-cpu``).
 PIN_CPU = False
+#: The emulator's clock-wait budget (``--spin-share``).
+SPIN_SHARE = 0.5
 
 
 def _iperf(config: dict[str, Any], client_args: list[str], seconds: float) -> tuple[dict, dict]:
     """iperf3 server in the server namespace, client (``-R``) in the client namespace."""
-    with emu.Emulation(config, rt_priority=RT_PRIORITY, pin_cpu=PIN_CPU) as e:
+    with emu.Emulation(
+        config, rt_priority=RT_PRIORITY, pin_cpu=PIN_CPU, spin_share=SPIN_SHARE
+    ) as e:
         e.exec("server", ["iperf3", "-s", "-1"], stdout=subprocess.DEVNULL)
         time.sleep(0.5)
         client = e.exec(
@@ -83,6 +87,7 @@ def lateness(rate_mbps: int, seconds: float) -> dict[str, Any]:
         "lateness_us": s["emulator"]["lateness_us"],
         "realtime": s["emulator"]["realtime"],
         "scheduling": s["emulator"]["scheduling"],
+        "stalls": s["emulator"].get("stalls"),
         "goodput_mbps": goodput / 1e6,
         "load": _load(),
     }
@@ -231,10 +236,12 @@ def main() -> int:
     ap.add_argument("--only", choices=["lateness", "rate", "ceiling", "floor"])
     ap.add_argument("--no-realtime", action="store_true", help="the emulator as an ordinary thread")
     ap.add_argument("--pin-cpu", action="store_true", help="pin the emulator thread to its CPU")
+    ap.add_argument("--spin-share", type=float, default=0.5, help="the emulator's spin budget")
     args = ap.parse_args()
-    global RT_PRIORITY, PIN_CPU
+    global RT_PRIORITY, PIN_CPU, SPIN_SHARE
     RT_PRIORITY = 0 if args.no_realtime else 10
     PIN_CPU = args.pin_cpu
+    SPIN_SHARE = args.spin_share
     reason = emu.available()
     if reason:
         print(f"bench/emu.py: {reason}", file=sys.stderr)
@@ -266,6 +273,10 @@ def _fmt(row: dict[str, Any]) -> str:
     for key in ("goodput_mbps", "of_link_rate_pct", "ip_rate_bps", "error_pct"):
         if key in row:
             parts.append(f"{key} {row[key]:.4g}")
+    for kind, st in (row.get("stalls") or {}).items():
+        parts.append(
+            f"{kind} >1 ms {st['over_1ms']} (>200 µs {st['over_200us']}) max {st['max_us']:.0f} µs;"
+        )
     cyc = row.get("cyclictest_us")
     if cyc is not None:
         if "skipped" in cyc:

@@ -122,6 +122,14 @@ def _parser() -> argparse.ArgumentParser:
         help="pin the real-time emulator thread to the CPU it starts on (lower p99 under load, "
         "higher maximum on an idle machine; docs/emu.md, Timing)",
     )
+    emu.add_argument(
+        "--spin-share",
+        type=float,
+        default=0.5,
+        metavar="F",
+        help="most of one CPU the thread may spend waiting on the clock instead of sleeping, "
+        "per 10 ms (0 to 1, default 0.5; docs/emu.md, Timing)",
+    )
     emu.add_argument("cmd", nargs="*", metavar="-- CMD ARGS", help="the client command")
     emu.set_defaults(func=_cmd_emu)
 
@@ -356,6 +364,7 @@ def _cmd_emu(args: argparse.Namespace) -> int:
             panic_after_packets=int(panic_after) if panic_after else None,
             realtime=not args.no_realtime,
             pin_cpu=args.pin_cpu,
+            spin_share=args.spin_share,
         )
     except emu.EmuError as err:
         return _fail(str(err), 1)

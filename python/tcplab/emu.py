@@ -152,6 +152,8 @@ class Emulation:
     rt_priority: int = 10
     #: Pin the SCHED_FIFO thread to its CPU (``--pin-cpu``; docs/emu.md, Timing).
     pin_cpu: bool = False
+    #: The most of one CPU the thread spends waiting on the clock per 10 ms (``--spin-share``).
+    spin_share: float = 0.5
     #: Names carry it: ``tle<suffix>-srv``, ``tle<suffix>-cli``, devices ``tle<suffix>s|c``.
     suffix: str = field(default_factory=lambda: _suffix())
     namespaces: list[str] = field(default_factory=list)
@@ -238,6 +240,7 @@ class Emulation:
             "panic_after_packets": self.panic_after_packets,
             "rt_priority": self.rt_priority,
             "pin_cpu": self.pin_cpu,
+            "spin_share": self.spin_share,
         }
         from tcplab import _core
 
@@ -376,13 +379,15 @@ def run_command(
     panic_after_packets: int | None = None,
     realtime: bool = True,
     pin_cpu: bool = False,
+    spin_share: float = 0.5,
     log: Any = None,
 ) -> tuple[int, dict[str, Any]]:
     """Run ``argv`` (or a shell) in the client namespace, ``server`` (a shell command) in the
     server namespace, over the emulated path; return (exit status, emulator summary). The
     exit status is the client's (128 + signal number if a signal ended it). ``realtime``
     False: the emulator thread is an ordinary one (no SCHED_FIFO, pinning, idle-state request
-    or locked memory; docs/emu.md); ``pin_cpu``: pin the SCHED_FIFO thread to its CPU."""
+    or locked memory; docs/emu.md); ``pin_cpu``: pin the SCHED_FIFO thread to its CPU;
+    ``spin_share``: the most of one CPU it spends waiting on the clock (docs/emu.md)."""
     old_term = signal.signal(signal.SIGTERM, _on_sigterm)
     t0 = time.monotonic()
     try:
@@ -392,6 +397,7 @@ def run_command(
             panic_after_packets=panic_after_packets,
             rt_priority=10 if realtime else 0,
             pin_cpu=pin_cpu,
+            spin_share=spin_share,
         ) as emu:
             if server:
                 proc = emu.exec("server", ["sh", "-c", server])
