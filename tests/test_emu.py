@@ -198,7 +198,11 @@ def test_every_retransmission_after_a_forced_stall_is_flagged_spurious(
 def test_outputs_pcap_and_lateness(tmp_path: Path, clean: object, mode: str) -> None:
     out = tmp_path / "out"
     realtime = mode != "ordinary"
-    flags = {"realtime": [], "pinned": ["--pin-cpu"], "ordinary": ["--no-realtime"]}[mode]
+    flags = {
+        "realtime": [],
+        "pinned": ["--pin-cpu", "--spin-share", "0.25"],
+        "ordinary": ["--no-realtime"],
+    }[mode]
     r = _tcplab(
         "emu", _scenario(tmp_path, '[[path]]\nrate = "10Mbps"\ndelay = "10ms"\n'),
         "--out", str(out), "--pcap", "0", "--quiet", *flags,
@@ -211,6 +215,14 @@ def test_outputs_pcap_and_lateness(tmp_path: Path, clean: object, mode: str) -> 
     assert late["packets"] >= 2  # SYN and the server's RST
     sched = s["emulator"]["scheduling"]
     assert sched["thread"]["cpu_s"] >= 0 and sched["spin_s"] >= 0
+    assert sched["spin_share"] == (0.25 if mode == "pinned" else 0.5)
+    # Where lateness comes from: every TUN write is timed (the SYN and the RST at least).
+    stalls = s["emulator"]["stalls"]
+    assert set(stalls) == {"timer_wakeup", "spin_gap", "tun_write"}
+    assert stalls["tun_write"]["count"] >= 2
+    for st in stalls.values():
+        assert st["count"] >= st["over_200us"] >= st["over_1ms"] >= 0
+        assert st["max_us"] * 1e-3 <= st["total_ms"] + 1e-9
     if not realtime:
         assert sched["policy"] == "SCHED_OTHER" and sched["refused"] is None
         assert sched["cpu"] is None and sched["locked_bytes"] == 0
@@ -292,6 +304,16 @@ def test_components_that_cannot_run_in_real_time_are_refused(
         and 'path[0].kind: "dumbbell" cannot run in real time' in err
     )
     assert len(err.splitlines()) == 1
+
+
+@pytest.mark.parametrize("share", ["1.5", "-0.1"])
+def test_spin_share_out_of_range_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], share: str
+) -> None:
+    toml = _scenario(tmp_path, '[[path]]\nrate = "1Mbps"\ndelay = "1ms"\n')
+    assert cli.main(["emu", toml, "--spin-share", share, "--", "true"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == f"tcplab: error: emu: --spin-share must be between 0 and 1 (got {float(share)})"
 
 
 def test_without_root_one_line_and_status_1(

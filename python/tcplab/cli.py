@@ -335,6 +335,8 @@ def _cmd_emu(args: argparse.Namespace) -> int:
     command = list(args.cmd)
     if bool(command) == args.shell:
         return _fail("emu: give either --shell or -- CMD ARGS", 2)
+    if not 0.0 <= args.spin_share <= 1.0:
+        return _fail(f"emu: --spin-share must be between 0 and 1 (got {args.spin_share})", 2)
     data, source = _read_with_overrides(args.scenario, args.set)
     emu.check_path(data, source)
     # The real programs are the flows: a path-only scenario is enough.
