@@ -52,8 +52,10 @@ def test_python_lists_are_the_rust_registry() -> None:
         "granularity": "200ms",
         "max_backoff": 16,
         "restart_on_rtx": True,
+        "estimator": "linux",
     }
     assert scenario.ACK_TIMERS == ("oneshot", "periodic")
+    assert scenario.RTT_ESTIMATORS == ("rfc6298", "linux")
 
 
 def test_every_hop_kind_builds_hops_rust_knows() -> None:

@@ -118,6 +118,7 @@ P2P_CONFIG = {
                     "granularity_ns": 1_000_000,
                     "max_backoff": 16,
                     "restart_on_rtx": False,
+                    "estimator": "rfc6298",
                 },
                 "ack": {
                     "every_n": 2,
@@ -326,9 +327,14 @@ def test_rto_table_with_profile_and_overrides() -> None:
         "granularity_ns": 200_000_000,
         "max_backoff": 16,
         "restart_on_rtx": True,
+        "estimator": "linux",
     }
     off = config_of(BASE, ["flows[0].rto.profile=linux", "flows[0].rto.restart_on_rtx=false"])
     assert off["flows"][0]["tcp"]["rto"]["restart_on_rtx"] is False
+    rfc = config_of(BASE, ["flows[0].rto.profile=linux", "flows[0].rto.estimator=rfc6298"])
+    assert rfc["flows"][0]["tcp"]["rto"]["estimator"] == "rfc6298"
+    with pytest.raises(ScenarioError, match=r"rto\.estimator: unknown RTT estimator \"bsd\" \(choose from rfc6298, linux\)"):
+        config_of(BASE, ["flows[0].rto.estimator=bsd"])
 
 
 def test_windows_and_buffers() -> None:

@@ -214,6 +214,12 @@ def _parser() -> argparse.ArgumentParser:
         help="also run the real Linux stack over tcplab emu (papers that have such a section; "
         "needs root and TUN, else the section says so)",
     )
+    repro.add_argument(
+        "--linux-cache",
+        metavar="DIR",
+        help="with --linux: keep every real transfer of the sto-3g and asymmetric-link sections "
+        "in DIR (keyed by kernel release and settings); stored ones are read, not rerun",
+    )
     repro.set_defaults(func=_cmd_reproduce)
 
     from tcplab.campaign import add_results_command
@@ -684,6 +690,11 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
         raise ScenarioError(f"unknown paper {show(args.paper)} (choose from {choices})")
     if args.jobs is not None and args.jobs < 1:
         raise ScenarioError(f"--jobs: must be >= 1 (got {args.jobs})")
+    if args.linux_cache is not None and not args.linux:
+        raise ScenarioError("--linux-cache: needs --linux")
+    from tcplab import linux_cache
+
+    linux_cache.use(args.linux_cache)
     status = 0
     from tcplab.campaign import using_options
 

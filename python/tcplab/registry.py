@@ -99,6 +99,7 @@ def rto_profiles() -> dict[str, dict[str, str | int | bool]]:
             "granularity": _time(p["granularity_ns"]),
             "max_backoff": p["max_backoff"],
             "restart_on_rtx": p["restart_on_rtx"],
+            "estimator": p["estimator"],
         }
         for p in registry()["rto_profiles"]
     }

@@ -104,6 +104,7 @@ _REGISTRY_NAMES: Final[dict[str, Any]] = {
     "SPURIOUS_FR_DETECTORS": lambda: registry.names("spurious_fr_detectors"),
     "SPURIOUS_FR_RESPONSES": lambda: registry.names("spurious_fr_responses"),
     "ACK_TIMERS": lambda: registry.names("ack_timers"),
+    "RTT_ESTIMATORS": lambda: registry.names("rtt_estimators"),
 }
 
 
@@ -246,6 +247,7 @@ _RTO_KEYS: Final = (
     "granularity",
     "max_backoff",
     "restart_on_rtx",
+    "estimator",
 )
 _ACK_KEYS: Final = ("every", "max_delay", "immediate_on_ooo", "quickack", "timer")
 _CROSS_KEYS: Final = ("kind", "name", "rate", "packet_size", "start", "stop", "hops")
@@ -814,6 +816,12 @@ def _rto(value: object, field: str) -> dict[str, Any]:
         "granularity_ns": parse_time(raw["granularity"], t.at("granularity")),
         "max_backoff": _as_int(raw["max_backoff"], t.at("max_backoff"), 0, 32),
         "restart_on_rtx": t.get_bool("restart_on_rtx", bool(settings["restart_on_rtx"])),
+        "estimator": _as_choice(
+            t.raw("estimator", settings["estimator"]),
+            t.at("estimator"),
+            registry.names("rtt_estimators"),
+            "RTT estimator",
+        ),
     }
     if out["initial_ns"] < RTO_FLOOR_NS:
         # A smaller first timeout retransmits the SYN every few ns until it is answered:

@@ -461,6 +461,13 @@ pub struct RtoConfigJson {
     /// segment (Linux; `RtoProfile::restart_on_rtx`).
     #[serde(default)]
     pub restart_on_rtx: bool,
+    /// `rfc6298` or `linux` (`RtoProfile::estimator`).
+    #[serde(default = "default_estimator")]
+    pub estimator: String,
+}
+
+fn default_estimator() -> String {
+    "rfc6298".into()
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -638,6 +645,7 @@ impl Default for TcpConfigJson {
                 granularity_ns: 1_000_000,
                 max_backoff: 16,
                 restart_on_rtx: false,
+                estimator: default_estimator(),
             },
             ack: AckConfigJson {
                 every_n: 2,

@@ -48,7 +48,7 @@ pub fn registry_json() -> String {
     use tcplab_tcp::recovery::{LossDetection, RecoveryCwnd};
     use tcplab_tcp::{
         config::SsthreshFrom, AckPolicyConfig, DetectorKind, FrResponseKind, ResponseKind,
-        RtoProfile,
+        RtoProfile, RttEstimatorKind,
     };
     let num = |x: f64| if x.is_finite() { json!(x) } else { json!(null) };
     let ccs: Vec<_> = tcplab_tcp::cc::REGISTRY
@@ -81,7 +81,7 @@ pub fn registry_json() -> String {
             json!({
                 "name": name, "initial_ns": p.initial, "min_ns": p.min, "max_ns": p.max,
                 "granularity_ns": p.granularity, "max_backoff": p.max_backoff,
-                "restart_on_rtx": p.restart_on_rtx,
+                "restart_on_rtx": p.restart_on_rtx, "estimator": p.estimator.name(),
             })
         })
         .collect();
@@ -96,6 +96,7 @@ pub fn registry_json() -> String {
         "ssthresh_from": SsthreshFrom::NAMES,
         "rto_profiles": rto,
         "ack_timers": AckPolicyConfig::TIMERS,
+        "rtt_estimators": RttEstimatorKind::NAMES.map(|(n, _)| n),
         "hop_kinds": config::HopConfig::KINDS,
     })
     .to_string()

@@ -379,6 +379,7 @@ impl Pep {
                 granularity: NS_PER_MS,
                 max_backoff: 16,
                 restart_on_rtx: false,
+                estimator: tcplab_tcp::RttEstimatorKind::Rfc6298,
             },
             spurious_detection: DetectorKind::parse(&self.cfg.spurious_detection)
                 .expect("validated"),

@@ -244,6 +244,12 @@ pub fn tcp_config(t: &TcpConfigJson) -> Result<Config, String> {
             granularity: t.rto.granularity_ns,
             max_backoff: t.rto.max_backoff,
             restart_on_rtx: t.rto.restart_on_rtx,
+            estimator: tcplab_tcp::RttEstimatorKind::parse(&t.rto.estimator).ok_or_else(|| {
+                format!(
+                    "rto.estimator: must be one of rfc6298, linux (got {:?})",
+                    t.rto.estimator
+                )
+            })?,
         },
         ack: AckPolicyConfig {
             every_n: t.ack.every_n,

@@ -25,6 +25,48 @@ pub struct RtoProfile {
     /// head retransmission that waits in a long queue meets the timer armed
     /// by the last cumulative ACK before the loss.
     pub restart_on_rtx: bool,
+    /// How SRTT and the variance term are kept, and which RTT samples feed
+    /// them.
+    pub estimator: RttEstimatorKind,
+}
+
+/// The RTT estimator of an RTO profile.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RttEstimatorKind {
+    /// RFC 6298 §2: SRTT and RTTVAR updated per sample, RTO = SRTT +
+    /// max(G, 4·RTTVAR); samples by RFC 7323 §4.2 (TSecr) or Karn's rule
+    /// (the newest original segment cumulatively acknowledged).
+    Rfc6298,
+    /// Linux's `tcp_rtt_estimator`: the variance term is the largest mean
+    /// deviation seen over the last round trip (it rises at once and decays
+    /// by 1/4 per round trip, never below the minimum RTO), RTO = SRTT + that
+    /// term (`__tcp_set_rto`); samples as `tcp_clean_rtx_queue` and
+    /// `tcp_ack_update_rtt` take them: the oldest original segment newly
+    /// acknowledged, else the oldest original segment newly SACKed (also on
+    /// an ACK that does not advance SND.UNA), else TSecr.
+    Linux,
+}
+
+impl RttEstimatorKind {
+    /// The names a scenario gives (`rto.estimator`).
+    pub const NAMES: [(&'static str, RttEstimatorKind); 2] = [
+        ("rfc6298", RttEstimatorKind::Rfc6298),
+        ("linux", RttEstimatorKind::Linux),
+    ];
+
+    pub fn parse(name: &str) -> Option<RttEstimatorKind> {
+        Self::NAMES
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, k)| *k)
+    }
+
+    pub fn name(self) -> &'static str {
+        Self::NAMES
+            .iter()
+            .find(|(_, k)| *k == self)
+            .map_or("", |(n, _)| n)
+    }
 }
 
 impl Default for RtoProfile {
@@ -42,6 +84,7 @@ impl RtoProfile {
         granularity: NS_PER_MS,
         max_backoff: 16,
         restart_on_rtx: false,
+        estimator: RttEstimatorKind::Rfc6298,
     };
 
     /// The named profiles a scenario picks with `rto = "<name>"` (the first
@@ -80,6 +123,7 @@ impl RtoProfile {
                 granularity: 200 * NS_PER_MS,
                 max_backoff: 16,
                 restart_on_rtx: true,
+                estimator: RttEstimatorKind::Linux,
             },
         ),
     ];

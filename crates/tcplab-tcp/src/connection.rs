@@ -394,7 +394,7 @@ impl Connection {
         c.state = State::Established;
         c.relay = Some((synack.seq.wrapping_add(1), 0));
         if let Some(r) = handshake_rtt {
-            c.rtt.on_sample(r.max(1));
+            c.handshake_sample(r.max(1));
         }
         c
     }
@@ -1470,12 +1470,22 @@ impl Connection {
         self.ack_pending = true;
     }
 
+    /// The handshake's RTT sample, to the profile's estimator.
+    fn handshake_sample(&mut self, r: Time) {
+        if self.rtt.is_linux() {
+            self.rtt.note(r);
+            self.rtt.on_sample_linux(r, self.snd_una, self.snd_max);
+        } else {
+            self.rtt.on_sample(r);
+        }
+    }
+
     fn establish(&mut self, now: Time) {
         self.state = State::Established;
         self.rtx_deadline = None;
         if !self.syn_retransmitted {
             // Handshake RTT sample (the SYN was sent once: Karn-safe).
-            self.rtt.on_sample(now - self.syn_sent_at);
+            self.handshake_sample(now - self.syn_sent_at);
         } else {
             // RFC 6298 §5.7.
             self.rtt.syn_fallback();
@@ -1577,6 +1587,9 @@ impl Connection {
         let mut n_dsack = 0usize;
         let mut sacked_high = 0u64;
         let mut orig_sacked = false;
+        // Send time of the oldest original segment newly SACKed (Linux's
+        // `first_sackt`, an RTT sample for its estimator).
+        let mut sack_first: Option<Time> = None;
         let detecting = self
             .detector
             .as_ref()
@@ -1606,8 +1619,11 @@ impl Connection {
                         continue;
                     }
                 }
-                let (n, orig, _t) = self.sb.sack(l.max(ack), r);
+                let (n, orig, _newest, oldest) = self.sb.sack(l.max(ack), r);
                 newly_sacked += n;
+                if let Some(t) = oldest {
+                    sack_first = Some(sack_first.map_or(t, |f: Time| f.min(t)));
+                }
                 if n > 0 {
                     sacked_high = sacked_high.max(r.min(self.sb.high_sacked));
                     // Original data sent before the timeout SACKed (F-RTO §3 step 3b).
@@ -1658,6 +1674,17 @@ impl Connection {
             } else if let Some(t) = sum.rtt_sent_at {
                 sample = Some(now - t);
             }
+            // Linux's sample (tcp_clean_rtx_queue, tcp_ack_update_rtt): the
+            // oldest original segment newly acked unless retransmitted data
+            // was acked (Karn), else the oldest newly SACKed, else TSecr.
+            let linux_sample = self.rtt.is_linux().then(|| {
+                let seq = (!sum.any_retransmitted)
+                    .then_some(sum.first_sent_at)
+                    .flatten()
+                    .or(sack_first)
+                    .map(|t| now - t);
+                seq.or(if self.ts_ok { sample } else { None })
+            });
             if let Some(r) = sample {
                 // Clock granularity: a 0-tick sample still counts as one tick.
                 let r = r.max(1);
@@ -1669,9 +1696,13 @@ impl Connection {
                         self.rebase = None;
                         self.rtt.rebase(srtt_prev.max(r), rttvar_prev.max(r / 2));
                     }
+                    _ if self.rtt.is_linux() => self.rtt.note(r),
                     _ => self.rtt.on_sample(r),
                 }
                 self.cc.on_rtt_sample(r, now);
+            }
+            if let Some(Some(r)) = linux_sample {
+                self.rtt.on_sample_linux(r, ack, self.snd_max);
             }
             self.rec.dupacks = 0;
             self.rec.lt_bytes = 0;
@@ -1726,6 +1757,19 @@ impl Connection {
             }
         } else {
             acked_bytes = 0;
+            if let Some(t) = sack_first.filter(|_| self.rtt.is_linux()) {
+                // Linux takes an RTT sample from newly SACKed data on any ACK
+                // (tcp_clean_rtx_queue), and re-arms the timer with it when
+                // that data was sent before the head's last transmission:
+                // the head's (re)transmission may still be on its way, and
+                // the RTO now reflects the longer path (a later-sent SACK
+                // would only extend the timeout in loss recovery).
+                self.rtt.on_sample_linux(now - t, ack, self.snd_max);
+                let head_sent = self.sb.iter().next().map(|h| h.sent_at);
+                if self.rtx_deadline.is_some() && head_sent.is_some_and(|h| t < h) {
+                    self.restart_rtx(now);
+                }
+            }
             // ---- duplicate ACK? ----
             let outstanding = !self.sb.is_empty();
             let pure = seg.payload_len == 0 && !seg.flags.syn() && !seg.flags.fin();

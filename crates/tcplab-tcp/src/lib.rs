@@ -27,7 +27,7 @@ pub mod seq;
 pub mod spurious;
 pub mod wire;
 
-pub use config::{AckPolicyConfig, CcKind, Config, RtoProfile};
+pub use config::{AckPolicyConfig, CcKind, Config, RtoProfile, RttEstimatorKind};
 pub use connection::{Connection, State, Stats};
 pub use events::{Event, RtxReason};
 pub use segment::{Flags, SackBlock, Segment, TcpOptions};

@@ -1,7 +1,19 @@
 //! Retransmission-timeout estimation (RFC 6298) with a configurable profile.
 
-use crate::config::RtoProfile;
+use crate::config::{RtoProfile, RttEstimatorKind};
 use crate::Time;
+
+/// Linux's estimator state (`tcp_sock`'s `srtt_us`, `mdev_us`,
+/// `mdev_max_us`, `rttvar_us`, `rtt_seq`), in ns. `srtt8` is 8·SRTT and the
+/// deviations are in RTO units (4× the mean deviation), as in the kernel.
+#[derive(Clone, Copy, Debug, Default)]
+struct LinuxVar {
+    srtt8: i64,
+    mdev: i64,
+    mdev_max: i64,
+    rttvar: i64,
+    rtt_seq: u64,
+}
 
 /// RFC 6298 estimator: SRTT, RTTVAR and the (backed-off) RTO.
 #[derive(Clone, Debug)]
@@ -15,6 +27,7 @@ pub struct RttEstimator {
     have_sample: bool,
     latest: Time,
     min_rtt: Time,
+    linux: LinuxVar,
 }
 
 impl RttEstimator {
@@ -29,7 +42,80 @@ impl RttEstimator {
             have_sample: false,
             latest: 0,
             min_rtt: Time::MAX,
+            linux: LinuxVar::default(),
         }
+    }
+
+    /// Whether this estimator is Linux's (samples then go to
+    /// [`Self::on_sample_linux`]).
+    pub fn is_linux(&self) -> bool {
+        self.profile.estimator == RttEstimatorKind::Linux
+    }
+
+    /// Note a sample for the latest and smallest RTT only (the estimator
+    /// itself is fed elsewhere).
+    pub fn note(&mut self, r: Time) {
+        self.latest = r;
+        self.min_rtt = self.min_rtt.min(r);
+    }
+
+    /// Feed one sample to Linux's estimator (`tcp_rtt_estimator`, then
+    /// `tcp_set_rto`), with SND.UNA and SND.NXT at the ACK: the variance
+    /// term's round trip ends when SND.UNA passes the SND.NXT recorded at its
+    /// start (`rtt_seq`).
+    pub fn on_sample_linux(&mut self, r: Time, snd_una: u64, snd_nxt: u64) {
+        let rto_min = self.profile.min as i64;
+        let m = r.max(1) as i64;
+        let v = &mut self.linux;
+        if self.have_sample {
+            // m is now the error in the estimate; srtt = 7/8 srtt + 1/8 new.
+            let err = m - (v.srtt8 >> 3);
+            v.srtt8 += err;
+            let mut dm;
+            if err < 0 {
+                // A falling RTT moves the deviation with gain 1/32, not 1/4
+                // (the kernel's "similar to one of Eifel findings").
+                dm = -err - (v.mdev >> 2);
+                if dm > 0 {
+                    dm >>= 3;
+                }
+            } else {
+                dm = err - (v.mdev >> 2);
+            }
+            v.mdev += dm;
+            if v.mdev > v.mdev_max {
+                v.mdev_max = v.mdev;
+                if v.mdev_max > v.rttvar {
+                    v.rttvar = v.mdev_max;
+                }
+            }
+            if snd_una > v.rtt_seq {
+                // A round trip ended: decay toward its largest deviation.
+                if v.mdev_max < v.rttvar {
+                    v.rttvar -= (v.rttvar - v.mdev_max) >> 2;
+                }
+                v.rtt_seq = snd_nxt;
+                v.mdev_max = rto_min;
+            }
+        } else {
+            // First sample: SRTT = R and RTO = 3·R (mdev = 2·R), at least
+            // the minimum.
+            v.srtt8 = m << 3;
+            v.mdev = m << 1;
+            v.rttvar = v.mdev.max(rto_min);
+            v.mdev_max = v.rttvar;
+            v.rtt_seq = snd_nxt;
+            self.have_sample = true;
+        }
+        v.srtt8 = v.srtt8.max(1);
+        self.srtt = (v.srtt8 >> 3) as Time;
+        // RFC 6298 RTTVAR units for outputs and the Eifel rebase.
+        self.rttvar = (v.rttvar / 4) as Time;
+        // __tcp_set_rto: SRTT + rttvar; tcp_bound_rto caps it.
+        self.base_rto = ((v.srtt8 >> 3) + v.rttvar)
+            .max(0)
+            .min(self.profile.max as i64) as Time;
+        self.backoff = 0;
     }
 
     /// Feed one RTT measurement that obeys Karn's rule (RFC 6298 §3).
@@ -57,6 +143,16 @@ impl RttEstimator {
     pub fn rebase(&mut self, srtt: Time, rttvar: Time) {
         self.srtt = srtt;
         self.rttvar = rttvar;
+        if self.is_linux() {
+            self.linux.srtt8 = (srtt as i64) << 3;
+            self.linux.mdev = 4 * rttvar as i64;
+            self.linux.rttvar = self.linux.mdev.max(self.profile.min as i64);
+            self.linux.mdev_max = self.linux.rttvar;
+            self.have_sample = true;
+            self.backoff = 0;
+            self.base_rto = (srtt + self.linux.rttvar as Time).min(self.profile.max);
+            return;
+        }
         self.have_sample = true;
         self.backoff = 0;
         self.recompute();
@@ -139,7 +235,58 @@ mod tests {
             granularity: NS_PER_MS,
             max_backoff: 6,
             restart_on_rtx: false,
+            estimator: RttEstimatorKind::Rfc6298,
         }
+    }
+
+    fn linux() -> RttEstimator {
+        RttEstimator::new(RtoProfile::NAMED[3].1)
+    }
+
+    const MS: Time = NS_PER_MS;
+
+    #[test]
+    fn linux_first_sample_gives_three_rtts_at_least_the_floor() {
+        // tcp_rtt_estimator, no previous measure: mdev = 2·R, rttvar =
+        // max(mdev, rto_min); RTO = R + rttvar.
+        let mut e = linux();
+        e.on_sample_linux(100 * MS, 0, 10);
+        assert_eq!((e.srtt(), e.rto()), (100 * MS, 300 * MS));
+        let mut e = linux();
+        e.on_sample_linux(40 * MS, 0, 10);
+        assert_eq!(e.rto(), 240 * MS); // 2·40 ms < 200 ms: the floor
+    }
+
+    #[test]
+    fn linux_variance_rises_at_once_and_decays_a_quarter_per_round_trip() {
+        let mut e = linux();
+        e.on_sample_linux(100 * MS, 0, 10); // rttvar 200 ms, rtt_seq 10
+        for _ in 0..20 {
+            e.on_sample_linux(100 * MS, 5, 10); // same round trip: no decay
+        }
+        // mdev fell (200 → ~1.6 ms) but rttvar holds the round trip's max.
+        assert_eq!(e.rto(), 300 * MS);
+        // SND.UNA passes rtt_seq: rttvar -= (rttvar - max(mdev_max, 200 ms)) / 4
+        // = 200 ms (the floor already): unchanged, and the round trip restarts.
+        e.on_sample_linux(100 * MS, 11, 20);
+        assert_eq!(e.rto(), 300 * MS);
+        // A jump to 500 ms: err 400, mdev += 400 - mdev/4 → rttvar at once.
+        let before = e.rto();
+        e.on_sample_linux(500 * MS, 12, 20);
+        assert!(e.srtt() == 150 * MS, "{}", e.srtt());
+        assert!(e.rto() > before + 200 * MS, "{} vs {}", e.rto(), before);
+        let peak = e.rttvar();
+        // Falling RTTs move mdev with gain 1/32 only; rttvar keeps the
+        // largest deviation of a round trip: the one that ends when SND.UNA
+        // passes rtt_seq = 20 had the peak in it, so no decay there ...
+        e.on_sample_linux(100 * MS, 15, 30);
+        assert_eq!(e.rttvar(), peak);
+        e.on_sample_linux(100 * MS, 21, 30);
+        assert_eq!(e.rttvar(), peak);
+        // ... the next one did not: a quarter of the excess goes.
+        e.on_sample_linux(100 * MS, 31, 40);
+        let after = e.rttvar();
+        assert!(after < peak && after > peak / 2, "{after} vs {peak}");
     }
 
     /// Hand-worked RFC 6298 sequence for samples 100, 140, 80, 300 ms with no minimum.

@@ -145,6 +145,9 @@ pub struct AckedSummary {
     /// Send time of the newest never-retransmitted segment fully acked
     /// (an RTT sample that obeys Karn's rule).
     pub rtt_sent_at: Option<Time>,
+    /// Send time of the oldest never-retransmitted segment fully acked that
+    /// had not been SACKed before (Linux's `first_ackt`).
+    pub first_sent_at: Option<Time>,
     /// Whether any acked segment had been retransmitted.
     pub any_retransmitted: bool,
     /// Whether any acked segment had never been retransmitted.
@@ -297,6 +300,9 @@ impl Scoreboard {
                 } else {
                     sum.any_original = true;
                     sum.rtt_sent_at = Some(front.sent_at);
+                    if !front.has(SACKED) && sum.first_sent_at.is_none() {
+                        sum.first_sent_at = Some(front.sent_at);
+                    }
                 }
                 self.q.pop_front();
             } else {
@@ -338,14 +344,16 @@ impl Scoreboard {
 
     /// Mark segments fully inside [left, right) SACKed (RFC 2018 §4).
     /// Returns (newly SACKed bytes, whether any of them had never been
-    /// retransmitted — "original data SACKed", and their newest send time).
+    /// retransmitted — "original data SACKed", and the newest and the oldest
+    /// send time of those).
     ///
     /// Only the parts of the block not already covered by an earlier block
     /// are walked, so repeated blocks cost O(new segments), not O(window).
-    pub fn sack(&mut self, left: u64, right: u64) -> (u64, bool, Option<Time>) {
+    pub fn sack(&mut self, left: u64, right: u64) -> (u64, bool, Option<Time>, Option<Time>) {
         let mut newly = 0;
         let mut orig = false;
         let mut sent: Option<Time> = None;
+        let mut oldest: Option<Time> = None;
         // [left, right) minus the covered ranges, in at most COVERED + 1 pieces.
         let mut pieces = [(0u64, 0u64); COVERED + 1];
         pieces[0] = (left, right);
@@ -398,6 +406,7 @@ impl Scoreboard {
                     if !s.has(EVER_RETRANS) {
                         orig = true;
                         sent = Some(sent.map_or(s.sent_at, |t: Time| t.max(s.sent_at)));
+                        oldest = Some(oldest.map_or(s.sent_at, |t: Time| t.min(s.sent_at)));
                     }
                     if s.end > self.high_sacked {
                         self.high_sacked = s.end;
@@ -407,7 +416,7 @@ impl Scoreboard {
             }
         }
         self.cover(left, right);
-        (newly, orig, sent)
+        (newly, orig, sent, oldest)
     }
 
     /// What the ACKs since the last call delivered (and forget it).

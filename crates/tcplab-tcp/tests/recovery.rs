@@ -7,7 +7,7 @@ mod harness;
 
 use harness::{cfg, Net};
 use tcplab_tcp::recovery::{LossDetection, PrrBound, RecoveryCwnd};
-use tcplab_tcp::{Config, Event, RtxReason, NS_PER_MS, NS_PER_S};
+use tcplab_tcp::{Config, Event, RttEstimatorKind, RtxReason, NS_PER_MS, NS_PER_S};
 
 const BYTES: u64 = 200_000;
 /// The last data segment of the transfer (1000-byte segments from offset 1).
@@ -200,44 +200,50 @@ fn prr_spreads_the_reduction() {
     assert_eq!((to_imm, to_prr), (0, 0));
 }
 
+/// The segment at offset 50 001 and its fast retransmission are lost, so an
+/// RTO recovers it: (time from the fast retransmission to the timeout, the
+/// RTO when it fired).
+fn fast_retransmit_to_timeout(c: Config) -> (u64, u64) {
+    const HOLE: u64 = 1 + 50 * 1000;
+    let drop: harness::Dropper = Box::new(|s, prior| s.a_to_b && s.off == HOLE && prior <= 1);
+    let n = run(c, drop);
+    let fr = n
+        .events_a
+        .iter()
+        .find_map(|(t, e)| {
+            matches!(
+                e,
+                Event::Retransmit {
+                    reason: RtxReason::FastRetransmit,
+                    ..
+                }
+            )
+            .then_some(*t)
+        })
+        .expect("a fast retransmission");
+    let (to, rto) = n
+        .events_a
+        .iter()
+        .find_map(|(t, e)| match e {
+            Event::Timeout { rto, .. } => Some((*t, *rto)),
+            _ => None,
+        })
+        .expect("a timeout");
+    (to - fr, rto)
+}
+
 /// `RtoProfile::restart_on_rtx` (the `linux` profile): retransmitting the
 /// head segment restarts the retransmission timer, as Linux's
 /// `tcp_xmit_retransmit_queue` does; RFC 6298 §5.3 restarts it only on an
-/// ACK of new data. The segment at offset 50 001 and its fast
-/// retransmission are lost, so the RTO recovers it: with the restart it
-/// fires one RTO after the fast retransmission, without it earlier (one RTO
-/// after the last cumulative ACK before the loss was detected).
+/// ACK of new data. With the restart the timeout fires one RTO after the
+/// fast retransmission, without it earlier (one RTO after the last
+/// cumulative ACK before the loss was detected).
 #[test]
 fn head_retransmission_restarts_the_timer_with_restart_on_rtx() {
-    const HOLE: u64 = 1 + 50 * 1000;
-    let gap = |restart: bool| -> (u64, u64) {
+    let gap = |restart: bool| {
         let mut c = cfg();
         c.rto.restart_on_rtx = restart;
-        let drop: harness::Dropper = Box::new(|s, prior| s.a_to_b && s.off == HOLE && prior <= 1);
-        let n = run(c, drop);
-        let fr = n
-            .events_a
-            .iter()
-            .find_map(|(t, e)| {
-                matches!(
-                    e,
-                    Event::Retransmit {
-                        reason: RtxReason::FastRetransmit,
-                        ..
-                    }
-                )
-                .then_some(*t)
-            })
-            .expect("a fast retransmission");
-        let (to, rto) = n
-            .events_a
-            .iter()
-            .find_map(|(t, e)| match e {
-                Event::Timeout { rto, .. } => Some((*t, *rto)),
-                _ => None,
-            })
-            .expect("a timeout");
-        (to - fr, rto)
+        fast_retransmit_to_timeout(c)
     };
     let (with, rto) = gap(true);
     assert_eq!(with, rto, "one RTO after the fast retransmission");
@@ -245,5 +251,34 @@ fn head_retransmission_restarts_the_timer_with_restart_on_rtx() {
     assert!(
         without < rto,
         "{without} ns: armed before the fast retransmission"
+    );
+}
+
+/// The `linux` estimator (Linux's `tcp_clean_rtx_queue`): an ACK that only
+/// SACKs data sent before the head's last transmission re-arms the timer —
+/// the head's retransmission may still be on its way — while SACKs of data
+/// sent after it do not (they would keep extending the timeout in
+/// recovery). With RFC 6298's estimator the timeout follows one RTO after
+/// the fast retransmission; with Linux's, one RTO after the last SACK of the
+/// flight that was in the network when the head was retransmitted, i.e.
+/// later, but by no more than that flight's round trip (measured: 45 ms).
+#[test]
+fn sacks_of_earlier_data_rearm_the_timer_with_the_linux_estimator() {
+    let gap = |estimator: RttEstimatorKind| {
+        let mut c = cfg();
+        c.rto.restart_on_rtx = true;
+        c.rto.estimator = estimator;
+        fast_retransmit_to_timeout(c)
+    };
+    let (rfc, rto) = gap(RttEstimatorKind::Rfc6298);
+    assert_eq!(rfc, rto, "RFC 6298: one RTO after the fast retransmission");
+    let (linux, rto) = gap(RttEstimatorKind::Linux);
+    assert!(
+        linux > rto,
+        "re-armed after the fast retransmission: {linux} vs RTO {rto}"
+    );
+    assert!(
+        linux < rto + 100 * NS_PER_MS,
+        "not past the flight's round trip (40 ms plus its queue): {linux} vs RTO {rto}"
     );
 }

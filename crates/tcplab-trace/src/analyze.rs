@@ -78,6 +78,9 @@ impl RtoModel {
                 granularity: NS_PER_MS,
                 max_backoff: 15,
                 restart_on_rtx: true,
+                // The analyser feeds RFC 6298 samples from the capture; it
+                // predicts timeouts with RFC 6298's estimator.
+                estimator: tcplab_tcp::RttEstimatorKind::Rfc6298,
             },
         }
     }

@@ -55,6 +55,18 @@ def _path(up_kbps: float, ack_filter: bool) -> list[dict[str, Any]]:
 
 
 def real_download(up_kbps: float, ack_filter: bool, seed: int = 1) -> dict[str, Any]:
+    """One real Linux download over the asymmetric link (read from ``--linux-cache`` when
+    stored there)."""
+    from tcplab import linux_cache
+
+    key = {"up_kbps": up_kbps, "ack_filter": ack_filter, "seed": seed,
+           "path": _path(up_kbps, ack_filter), "size": download_size(up_kbps)}  # fmt: skip
+    return linux_cache.cached(
+        "asymmetric-download", key, lambda: _real_download(up_kbps, ack_filter, seed)
+    )
+
+
+def _real_download(up_kbps: float, ack_filter: bool, seed: int = 1) -> dict[str, Any]:
     from tcplab.emu_transfer import download
 
     size = download_size(up_kbps)

@@ -69,7 +69,18 @@ def _jiffy_ms() -> float:
 
 def real_download(preset: str, size: int, frto: int, seed: int) -> dict[str, Any]:
     """One real Linux download over the ``preset`` bearer (emulator seed ``seed``): the
-    sender's TCP_INFO counts and the emulator's truth about its retransmissions."""
+    sender's TCP_INFO counts and the emulator's truth about its retransmissions (read from
+    ``--linux-cache`` when stored there)."""
+    from tcplab import linux_cache
+
+    key = {"preset": preset, "size": size, "frto": frto, "seed": seed, "sysctls": SYSCTLS,
+           "rcvbuf": RCVBUF}  # fmt: skip
+    return linux_cache.cached(
+        "sto3g-download", key, lambda: _real_download(preset, size, frto, seed)
+    )
+
+
+def _real_download(preset: str, size: int, frto: int, seed: int) -> dict[str, Any]:
     from tcplab.emu_transfer import download
 
     config = parse_scenario(
@@ -245,9 +256,12 @@ def section(report: Report, jobs: int | None) -> None:
     if reason is not None:
         report.section(title, f"Not run here: {reason}. The rest of the reproduction ran.")
         return
+    from tcplab import linux_cache
+
     load0 = os.getloadavg()
     rows = real_runs(report, CONTENTS)
     load1 = os.getloadavg()
+    stored = linux_cache.counts["read"]
     real = {
         name: {
             f: real_measures([r for r in rows if r["size"] == size and r["frto"] == f])
@@ -264,6 +278,7 @@ def section(report: Report, jobs: int | None) -> None:
         "loadavg_before": load0,
         "loadavg_after": load1,
         "downloads": rows,
+        "downloads_from_cache": stored,
         "real": real,
         "sim_matched": sim,
     }
@@ -285,7 +300,13 @@ def section(report: Report, jobs: int | None) -> None:
         "retransmissions per spurious timeout is their sum over the sum of those downloads' "
         "timeouts, with the 95% CI over downloads. Load average (1, 5, 15 min) before "
         f"{load0[0]:.2f}, {load0[1]:.2f}, {load0[2]:.2f}, after {load1[0]:.2f}, {load1[1]:.2f}, "
-        f"{load1[2]:.2f} on {os.cpu_count()} cores ({PARALLEL} emulations at a time).",
+        f"{load1[2]:.2f} on {os.cpu_count()} cores ({PARALLEL} emulations at a time)."
+        + (
+            f" {stored} of the {len(rows)} downloads were read from `--linux-cache` (run "
+            "earlier on this kernel with these settings; the load averages are this run's)."
+            if stored
+            else ""
+        ),
         "",
         "| content | tcp_frto | downloads | MB | timeouts | STO episodes / MB | "
         'unnecessary rtx / STO | tcplab `stack = "linux"` (none / frto-linux) | '
