@@ -333,7 +333,8 @@ def test_rto_table_with_profile_and_overrides() -> None:
     assert off["flows"][0]["tcp"]["rto"]["restart_on_rtx"] is False
     rfc = config_of(BASE, ["flows[0].rto.profile=linux", "flows[0].rto.estimator=rfc6298"])
     assert rfc["flows"][0]["tcp"]["rto"]["estimator"] == "rfc6298"
-    with pytest.raises(ScenarioError, match=r"rto\.estimator: unknown RTT estimator \"bsd\" \(choose from rfc6298, linux\)"):
+    msg = r"rto\.estimator: unknown RTT estimator \"bsd\" \(choose from rfc6298, linux\)"
+    with pytest.raises(ScenarioError, match=msg):
         config_of(BASE, ["flows[0].rto.estimator=bsd"])
 
 
