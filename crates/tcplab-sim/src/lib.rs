@@ -94,6 +94,7 @@ pub fn registry_json() -> String {
         "recovery_cwnds": RecoveryCwnd::NAMES,
         "loss_detections": LossDetection::NAMES,
         "ssthresh_from": SsthreshFrom::NAMES,
+        "rcv_windows": tcplab_tcp::rcv_window::RcvWindowKind::NAMES,
         "rto_profiles": rto,
         "ack_timers": AckPolicyConfig::TIMERS,
         "hop_kinds": config::HopConfig::KINDS,
