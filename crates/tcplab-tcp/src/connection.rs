@@ -1612,7 +1612,18 @@ impl Connection {
             self.maybe_finish();
             return;
         }
-        // RFC 7323 §4.3 (TS.Recent update) happens with the data below.
+        // RFC 7323 §4.3: TS.Recent ← SEG.TSval if SEG.TSval ≥ TS.Recent and
+        // SEG.SEQ ≤ Last.ACK.sent — for every segment, pure ACKs included, so
+        // a data sender echoes the TSval of the latest ACK (as Linux's
+        // tcp_store_ts_recent), which the receiver's RTT estimate uses.
+        if self.ts_ok {
+            if let Some((tsval, _)) = seg.options.timestamps {
+                let start = unwrap(self.irs, seg.seq, self.reasm.rcv_nxt);
+                if (tsval.wrapping_sub(self.ts_recent) as i32) >= 0 && start <= self.last_ack_sent {
+                    self.ts_recent = tsval;
+                }
+            }
+        }
         self.process_ack(seg, now);
         if seg.payload_len > 0 || seg.flags.fin() {
             self.process_data(seg, now);
@@ -2281,15 +2292,6 @@ impl Connection {
         }
         let start = unwrap(self.irs, seg.seq, self.reasm.rcv_nxt);
         let end = start + seg.payload_len as u64;
-        // RFC 7323 §4.3: TS.Recent ← SEG.TSval if SEG.TSval ≥ TS.Recent and
-        // SEG.SEQ ≤ Last.ACK.sent.
-        if self.ts_ok {
-            if let Some((tsval, _)) = seg.options.timestamps {
-                if (tsval.wrapping_sub(self.ts_recent) as i32) >= 0 && start <= self.last_ack_sent {
-                    self.ts_recent = tsval;
-                }
-            }
-        }
         let mut urgent = false;
         if seg.payload_len > 0 {
             // RFC 9293 §3.10.7.4: accept what fits in the window.
