@@ -1007,11 +1007,12 @@ def _tcp(t: _Table) -> dict[str, Any]:
     out["rcv_window"] = t.get_choice(
         "rcv_window", registry.names("rcv_windows"), "receive-window model", "fixed"
     )
-    if "rcv_scaling_ratio" in t:
-        if out["rcv_window"] != "linux":
-            raise field_error(t.at("rcv_scaling_ratio"), 'applies to rcv_window = "linux" only')
-        # Linux's tp->scaling_ratio: len·256/truesize of a full segment.
-        out["rcv_scaling_ratio"] = t.get_int("rcv_scaling_ratio", 0, 1, 255)
+    if "rcv_scaling_ratio" in t and out["rcv_window"] != "linux":
+        raise field_error(t.at("rcv_scaling_ratio"), 'applies to rcv_window = "linux" only')
+    # Linux's tp->scaling_ratio: len·256/truesize of a full segment.
+    out["rcv_scaling_ratio"] = t.get_int(
+        "rcv_scaling_ratio", registry.registry()["rcv_scaling_ratio_default"], 1, 255
+    )
     out["ssthresh_from"] = t.get_choice(
         "ssthresh_from",
         registry.names("ssthresh_from"),
