@@ -4,6 +4,7 @@ checked and documented."""
 
 from __future__ import annotations
 
+import importlib.util
 import itertools
 import struct
 from pathlib import Path
@@ -13,6 +14,7 @@ import pytest
 pytest.importorskip("tcplab._core")
 
 import tcplab
+from support import REPO
 from tcplab import scenario
 from tcplab.errors import ScenarioError
 from tcplab.scenario import load_scenario, parse_scenario
@@ -20,6 +22,7 @@ from tcplab.scenario import load_scenario, parse_scenario
 pytestmark = pytest.mark.core
 
 MSS = 1448
+CAPTURE = "validation/linux/rcv_window_capture.py"
 SCENARIO = """
 name = "rcv-window"
 duration = "1s"
@@ -95,6 +98,19 @@ def test_fixed_window_is_the_old_receiver(tmp_path: Path) -> None:
     acks = _run(tmp_path, "flows[0].rcv_window=fixed")
     assert len({w for _, w in acks}) <= 2  # rcv_buf (less nothing unread), rounded to the scale
     assert sum(1 for adv, _ in acks if adv == MSS) <= 22
+
+
+def test_capture_script_sim_side(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """validation/linux/rcv_window_capture.py's tcplab half: the receiver pattern the README
+    compares with Linux's (per-segment ACK runs 22, 24, 66; window 56 / 187 / 240 / 240)."""
+    spec = importlib.util.spec_from_file_location("capture", REPO / CAPTURE)
+    assert spec is not None and spec.loader is not None
+    capture = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(capture)
+    assert capture.main(["--sim-only", "--out", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "per-segment runs [22, 24, 66]" in out, out
+    assert "window at 0.1/0.2/0.3/0.5 s 56 / 187 / 240 / 240 segments" in out, out
 
 
 def _flow(**keys: object) -> dict[str, object]:
