@@ -139,6 +139,8 @@ P2P_CONFIG = {
                 "loss_detection": "dupthresh",
                 "tlp": False,
                 "ssthresh_from": "flight",
+                "rcv_window": "fixed",
+                "rcv_scaling_ratio": 158,
                 "hystart_linux": False,
                 "cubic_linux": False,
             },

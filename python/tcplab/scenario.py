@@ -78,6 +78,11 @@ TCP_STACKS: Final[dict[str, dict[str, object]]] = {
         # Delayed ACKs: TCP_DELACK_MIN 40 ms, every 2nd full segment, quick-ACK mode at the
         # start (TCP_MAX_QUICKACKS = 16) and at once for out-of-order data.
         "ack": {"every": 2, "max_delay": "40ms", "quickack": 16, "immediate_on_ooo": True},
+        # Receive window: rcv_ssthresh growth with a quick ACK per growing segment
+        # (tcp_grow_window), DRS autotuning (tcp_moderate_rcvbuf = 1, tcp_rcv_space_adjust);
+        # rcv_buf is tcp_rmem[2] (kernel default 6 MiB), tcp_rmem[1] = 131072.
+        "rcv_window": "linux",
+        "rcv_buf": "6MiB",
     },
 }
 #: Lists defined once in Rust and read through the bindings (``tcplab.registry``): the
@@ -105,6 +110,7 @@ _REGISTRY_NAMES: Final[dict[str, Any]] = {
     "SPURIOUS_FR_RESPONSES": lambda: registry.names("spurious_fr_responses"),
     "ACK_TIMERS": lambda: registry.names("ack_timers"),
     "RTT_ESTIMATORS": lambda: registry.names("rtt_estimators"),
+    "RCV_WINDOWS": lambda: registry.names("rcv_windows"),
 }
 
 
@@ -236,6 +242,8 @@ _FLOW_KEYS: Final = (
     "loss_detection",
     "tlp",
     "ssthresh_from",
+    "rcv_window",
+    "rcv_scaling_ratio",
 )
 _BULK_ONLY: Final = ("bytes",)
 _DOWNLOADS_ONLY: Final = ("sizes", "think", "downloads")
@@ -1003,6 +1011,16 @@ def _tcp(t: _Table) -> dict[str, Any]:
         "loss_detection", registry.names("loss_detections"), "loss detection", "dupthresh"
     )
     out["tlp"] = t.get_bool("tlp", False)
+    # The advertised window: "fixed" (all free rcv_buf) or "linux" (rcv_window.rs).
+    out["rcv_window"] = t.get_choice(
+        "rcv_window", registry.names("rcv_windows"), "receive-window model", "fixed"
+    )
+    if "rcv_scaling_ratio" in t and out["rcv_window"] != "linux":
+        raise field_error(t.at("rcv_scaling_ratio"), 'applies to rcv_window = "linux" only')
+    # Linux's tp->scaling_ratio: len·256/truesize of a full segment.
+    out["rcv_scaling_ratio"] = t.get_int(
+        "rcv_scaling_ratio", registry.registry()["rcv_scaling_ratio_default"], 1, 255
+    )
     out["ssthresh_from"] = t.get_choice(
         "ssthresh_from",
         registry.names("ssthresh_from"),

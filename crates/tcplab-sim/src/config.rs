@@ -412,6 +412,21 @@ pub struct TcpConfigJson {
     /// ssthresh after a loss from "flight" (RFC 5681 eq. 4) or "cwnd" (Linux).
     #[serde(default = "default_ssthresh_from")]
     pub ssthresh_from: String,
+    /// The advertised window: "fixed" (all free space of rcv_buf) or "linux"
+    /// (Linux's growth and autotuning, rcv_buf = tcp_rmem[2]).
+    #[serde(default = "default_rcv_window")]
+    pub rcv_window: String,
+    /// With rcv_window = "linux": len·256/truesize of a full segment.
+    #[serde(default = "default_rcv_scaling_ratio")]
+    pub rcv_scaling_ratio: u32,
+}
+
+fn default_rcv_window() -> String {
+    "fixed".into()
+}
+
+fn default_rcv_scaling_ratio() -> u32 {
+    tcplab_tcp::config::DEFAULT_RCV_SCALING_RATIO
 }
 
 fn default_ssthresh_from() -> String {
@@ -668,6 +683,8 @@ impl Default for TcpConfigJson {
             loss_detection: default_loss_detection(),
             tlp: false,
             ssthresh_from: default_ssthresh_from(),
+            rcv_window: default_rcv_window(),
+            rcv_scaling_ratio: default_rcv_scaling_ratio(),
         }
     }
 }

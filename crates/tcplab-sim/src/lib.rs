@@ -94,6 +94,8 @@ pub fn registry_json() -> String {
         "recovery_cwnds": RecoveryCwnd::NAMES,
         "loss_detections": LossDetection::NAMES,
         "ssthresh_from": SsthreshFrom::NAMES,
+        "rcv_windows": tcplab_tcp::rcv_window::RcvWindowKind::NAMES,
+        "rcv_scaling_ratio_default": tcplab_tcp::config::DEFAULT_RCV_SCALING_RATIO,
         "rto_profiles": rto,
         "ack_timers": AckPolicyConfig::TIMERS,
         "rtt_estimators": RttEstimatorKind::NAMES.map(|(n, _)| n),

@@ -10,6 +10,7 @@ use crate::config::{HopConfig, SimConfig, TcpConfigJson};
 use crate::dist;
 use serde_json::Value;
 use tcplab_tcp::config::SsthreshFrom;
+use tcplab_tcp::rcv_window::RcvWindowKind;
 use tcplab_tcp::recovery::{LossDetection, RecoveryCwnd};
 use tcplab_tcp::MAX_TIME_NS;
 use tcplab_tcp::{
@@ -320,6 +321,14 @@ pub fn tcp_config(t: &TcpConfigJson) -> Result<Config, String> {
                 SsthreshFrom::NAMES.join(", ")
             )
         })?,
+        rcv_window: RcvWindowKind::parse(&t.rcv_window).ok_or_else(|| {
+            format!(
+                "rcv_window: unknown receive-window model {:?} (choose from {})",
+                t.rcv_window,
+                RcvWindowKind::NAMES.join(", ")
+            )
+        })?,
+        rcv_scaling_ratio: t.rcv_scaling_ratio,
     };
     cfg.validate()?;
     Ok(cfg)

@@ -92,6 +92,18 @@ impl AckPolicy {
         self.deadline
     }
 
+    /// Linux's `icsk_ack.quick |= 1` (`tcp_grow_window`): the segment that
+    /// grew the receive window is ACKed at once, the quick-ACK count kept.
+    pub fn quick_or_one(&mut self) {
+        self.quick_left |= 1;
+    }
+
+    /// Linux's `icsk_ack.quick = 0` (`__tcp_select_window` with less than
+    /// half the buffer free): leave quick-ACK mode.
+    pub fn clear_quick(&mut self) {
+        self.quick_left = 0;
+    }
+
     /// Re-enter quick-ACK mode (e.g. after idle).
     pub fn enter_quickack(&mut self) {
         self.quick_left = self.cfg.quickack;
@@ -165,5 +177,26 @@ mod tests {
         p.on_ack_sent();
         p.set_ratio(Some(1));
         assert_eq!(p.on_data(0, true, false), AckNow::Yes);
+    }
+
+    /// `quick |= 1` ACKs the next segment at once without adding to a
+    /// running quick-ACK count; `clear_quick` ends quick-ACK mode.
+    #[test]
+    fn quick_or_one_and_clear() {
+        let mut c = cfg();
+        c.quickack = 2;
+        let mut p = AckPolicy::new(c);
+        p.quick_or_one(); // 2 | 1 = 3
+        for _ in 0..3 {
+            assert_eq!(p.on_data(0, true, false), AckNow::Yes);
+            p.on_ack_sent();
+        }
+        assert_eq!(p.on_data(0, true, false), AckNow::Later);
+        p.quick_or_one(); // 0 | 1 = 1
+        assert_eq!(p.on_data(0, true, false), AckNow::Yes);
+        p.on_ack_sent();
+        p.quick_or_one();
+        p.clear_quick();
+        assert_eq!(p.on_data(0, true, false), AckNow::Later);
     }
 }

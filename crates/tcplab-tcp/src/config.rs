@@ -214,6 +214,10 @@ impl SsthreshFrom {
     }
 }
 
+/// len·256/truesize of a full 1448-byte segment measured on a Linux 6.18
+/// receiver behind a TUN device (its window clamp 80896 = 131072·158/256).
+pub const DEFAULT_RCV_SCALING_RATIO: u32 = 158;
+
 /// Everything one endpoint needs to know. Both ends of a connection are
 /// usually built from the same `Config`.
 #[derive(Clone, Debug)]
@@ -295,6 +299,13 @@ pub struct Config {
     pub tlp: bool,
     /// ssthresh after a loss from FlightSize (the RFCs) or cwnd (Linux).
     pub ssthresh_from: SsthreshFrom,
+    /// The advertised window: all free space of `rcv_buf` (`Fixed`), or
+    /// Linux's rcv_ssthresh growth and autotuning with `rcv_buf` as
+    /// `tcp_rmem[2]` (`Linux`, `rcv_window.rs`).
+    pub rcv_window: crate::rcv_window::RcvWindowKind,
+    /// With `rcv_window = Linux`: len·256/truesize of a full received
+    /// segment (Linux's `scaling_ratio` once measured), 1–255.
+    pub rcv_scaling_ratio: u32,
 }
 
 impl Default for Config {
@@ -333,6 +344,8 @@ impl Default for Config {
             loss_detection: LossDetection::Dupthresh,
             tlp: false,
             ssthresh_from: SsthreshFrom::Flight,
+            rcv_window: crate::rcv_window::RcvWindowKind::Fixed,
+            rcv_scaling_ratio: DEFAULT_RCV_SCALING_RATIO,
         }
     }
 }
@@ -368,6 +381,12 @@ impl Config {
             return Err(format!(
                 "snd_buf: must be at least one MSS (got {})",
                 self.snd_buf
+            ));
+        }
+        if !(1..=255).contains(&self.rcv_scaling_ratio) {
+            return Err(format!(
+                "rcv_scaling_ratio: must be between 1 and 255 (got {})",
+                self.rcv_scaling_ratio
             ));
         }
         if self.read_rate_bps == Some(0) {

@@ -56,6 +56,7 @@ use crate::ack_policy::{AckNow, AckPolicy};
 use crate::cc::{new_cc_with, AckInfo, CcState, CongestionControl, TransitFeedback};
 use crate::config::{Config, SsthreshFrom};
 use crate::events::{Event, RecoveryKind, RtxReason};
+use crate::rcv_window::{advmss, LinuxRcvWindow, RcvWindowKind};
 use crate::reasm::Reassembly;
 use crate::recovery::{CaState, LossDetection, Prr, RecoveryCwnd, RecoveryState, Tlp, TlpAck};
 use crate::rto::RttEstimator;
@@ -178,6 +179,8 @@ pub struct Connection {
     read_busy: Option<(Time, u64)>,
     /// Right edge of the window last advertised (RCV.NXT + RCV.WND), bytes.
     adv_right: u64,
+    /// Linux's receive window and its autotuning (`rcv_window = "linux"`).
+    rwin: Option<LinuxRcvWindow>,
     /// Persist timer (RFC 9293 §3.8.6.1) and its backoff; a probe to send.
     persist_deadline: Option<Time>,
     persist_backoff: u32,
@@ -241,6 +244,10 @@ impl Connection {
         let mut c = Self::new(cfg, local_port, remote_port, iss, ts_offset);
         c.state = State::SynSent;
         c.syn_pending = true;
+        if let Some(w) = c.rwin.as_mut() {
+            // tcp_connect_init: the first window is a multiple of advmss.
+            w.set_initial_window(advmss(c.cfg.mss, c.cfg.timestamps));
+        }
         c
     }
 
@@ -254,6 +261,10 @@ impl Connection {
     ) -> Self {
         let mut c = Self::new(cfg, local_port, remote_port, iss, ts_offset);
         c.state = State::Listen;
+        if let Some(w) = c.rwin.as_mut() {
+            // tcp_openreq_init_rwin: a multiple of the MSS less the timestamp option.
+            w.set_initial_window(c.cfg.mss as u64);
+        }
         c
     }
 
@@ -266,7 +277,17 @@ impl Connection {
             max_cwnd: cfg.max_cwnd.unwrap_or(u64::MAX / 4),
             ca_at_ssthresh: cfg.ca_at_ssthresh,
         };
-        let rcv_wscale = if cfg.window_scaling {
+        let rwin = (cfg.rcv_window == RcvWindowKind::Linux).then(|| {
+            LinuxRcvWindow::new(
+                cfg.rcv_buf,
+                cfg.rcv_scaling_ratio,
+                advmss(cfg.mss, cfg.timestamps),
+                cfg.window_scaling,
+            )
+        });
+        let rcv_wscale = if let Some(w) = &rwin {
+            w.wscale()
+        } else if cfg.window_scaling {
             let mut s = 0u8;
             while (cfg.rcv_buf >> s) > 65535 && s < 14 {
                 s += 1;
@@ -344,6 +365,7 @@ impl Connection {
             reader_paused: false,
             read_busy: None,
             adv_right: 0,
+            rwin,
             persist_deadline: None,
             persist_backoff: 0,
             probe_pending: false,
@@ -469,6 +491,7 @@ impl Connection {
                 self.newly_read += self.app_unread;
                 self.stats.bytes_read += self.app_unread;
                 self.app_unread = 0;
+                self.rcv_space_adjust(now);
             }
             Some(rate) => {
                 if self.read_busy.is_none() {
@@ -487,8 +510,22 @@ impl Connection {
         self.app_unread -= chunk;
         self.newly_read += chunk;
         self.stats.bytes_read += chunk;
+        self.rcv_space_adjust(now);
         self.maybe_window_update();
         self.read_all(now);
+    }
+
+    /// Linux's `tcp_rcv_space_adjust` after the application read (`rcv_window = "linux"`).
+    fn rcv_space_adjust(&mut self, now: Time) {
+        if let Some(w) = self.rwin.as_mut() {
+            let span = self.reasm.ooo_end().map_or(0, |e| e - self.reasm.rcv_nxt);
+            w.on_read(now, self.stats.bytes_read, self.app_unread, span);
+        }
+    }
+
+    /// Bytes held in the receive buffer: unread and out of order.
+    fn rcv_held(&self) -> u64 {
+        self.app_unread + self.reasm.ooo_bytes()
     }
 
     /// Window update (as Linux's tcp_cleanup_rbuf): ACK at once when the
@@ -500,6 +537,16 @@ impl Connection {
             return;
         }
         let known = self.known_window();
+        if let Some(w) = &self.rwin {
+            // tcp_cleanup_rbuf: the window the peer knows is at most half the
+            // clamp and the one we would offer now at least twice it.
+            let (new, _) = w.peek_window(self.rcv_held(), known);
+            if 2 * known <= w.window_clamp() && new > 0 && new >= 2 * known {
+                self.ack_pending = true;
+                self.stats.window_updates += 1;
+            }
+            return;
+        }
         let avail = self.rcv_window();
         if known * 2 <= self.cfg.rcv_buf && avail >= 2 * known && avail - known >= self.sws_step() {
             self.ack_pending = true;
@@ -717,7 +764,11 @@ impl Connection {
     }
 
     fn rcv_window(&self) -> u64 {
-        self.cfg.rcv_buf.saturating_sub(self.app_unread)
+        match &self.rwin {
+            // tcp_full_space less what is unread (the window data may fill).
+            Some(w) => w.full_space().saturating_sub(self.app_unread),
+            None => self.cfg.rcv_buf.saturating_sub(self.app_unread),
+        }
     }
 
     fn push_event(&mut self, e: Event) {
@@ -783,9 +834,27 @@ impl Connection {
             seg.window = window;
         } else if flags.ack() {
             seg.ack = to_wire(self.irs, self.reasm.rcv_nxt);
-            let wnd = (self.advertised_window() >> self.rcv_wscale).min(65535);
+            let bytes = match self.rwin.as_mut() {
+                // A SYN-ACK's window is never scaled (RFC 7323 §2.2; syn_segment).
+                Some(w) if flags.syn() => w.syn_window(),
+                Some(w) => {
+                    let known = self.adv_right.saturating_sub(self.reasm.rcv_nxt);
+                    let held = self.app_unread + self.reasm.ooo_bytes();
+                    let (win, quick_off) = w.select_window(held, known);
+                    if quick_off {
+                        self.ack_policy.clear_quick();
+                    }
+                    win
+                }
+                None => self.advertised_window(),
+            };
+            let wnd = (bytes >> self.rcv_wscale).min(65535);
             seg.window = wnd as u16;
             self.adv_right = self.reasm.rcv_nxt + (wnd << self.rcv_wscale);
+            if let (Some(w), true) = (&self.rwin, flags.syn()) {
+                // The SYN-ACK offers the unscaled first window.
+                self.adv_right = self.reasm.rcv_nxt + w.syn_window();
+            }
             self.last_ack_sent = self.reasm.rcv_nxt;
             self.ack_pending = false;
             self.ack_policy.on_ack_sent();
@@ -821,7 +890,10 @@ impl Connection {
         };
         let mut seg = self.base_segment(flags, 0, 0, now);
         // RFC 7323 §2.2: the window field of a SYN is never scaled.
-        seg.window = self.cfg.rcv_buf.min(65535) as u16;
+        seg.window = match &self.rwin {
+            Some(w) => w.syn_window() as u16,
+            None => self.cfg.rcv_buf.min(65535) as u16,
+        };
         seg.options.mss = Some(self.cfg.mss.min(65535) as u16);
         let offer_ws = self.cfg.window_scaling && (!is_synack || self.snd_wscale_offered());
         if offer_ws {
@@ -1429,6 +1501,9 @@ impl Connection {
         } else {
             self.snd_wscale = 0;
             self.rcv_wscale = 0;
+            if let Some(w) = self.rwin.as_mut() {
+                w.no_wscale();
+            }
         }
         self.sack_ok = self.cfg.sack && o.sack_permitted;
         self.ts_ok = self.cfg.timestamps && o.timestamps.is_some();
@@ -1490,6 +1565,9 @@ impl Connection {
             // RFC 6298 §5.7.
             self.rtt.syn_fallback();
         }
+        if let Some(w) = self.rwin.as_mut() {
+            w.on_established(now, self.stats.bytes_read);
+        }
         self.push_event(Event::Established);
     }
 
@@ -1544,7 +1622,18 @@ impl Connection {
             self.maybe_finish();
             return;
         }
-        // RFC 7323 §4.3 (TS.Recent update) happens with the data below.
+        // RFC 7323 §4.3: TS.Recent ← SEG.TSval if SEG.TSval ≥ TS.Recent and
+        // SEG.SEQ ≤ Last.ACK.sent — for every segment, pure ACKs included, so
+        // a data sender echoes the TSval of the latest ACK (as Linux's
+        // tcp_store_ts_recent), which the receiver's RTT estimate uses.
+        if self.ts_ok {
+            if let Some((tsval, _)) = seg.options.timestamps {
+                let start = unwrap(self.irs, seg.seq, self.reasm.rcv_nxt);
+                if (tsval.wrapping_sub(self.ts_recent) as i32) >= 0 && start <= self.last_ack_sent {
+                    self.ts_recent = tsval;
+                }
+            }
+        }
         self.process_ack(seg, now);
         if seg.payload_len > 0 || seg.flags.fin() {
             self.process_data(seg, now);
@@ -2247,15 +2336,6 @@ impl Connection {
         }
         let start = unwrap(self.irs, seg.seq, self.reasm.rcv_nxt);
         let end = start + seg.payload_len as u64;
-        // RFC 7323 §4.3: TS.Recent ← SEG.TSval if SEG.TSval ≥ TS.Recent and
-        // SEG.SEQ ≤ Last.ACK.sent.
-        if self.ts_ok {
-            if let Some((tsval, _)) = seg.options.timestamps {
-                if (tsval.wrapping_sub(self.ts_recent) as i32) >= 0 && start <= self.last_ack_sent {
-                    self.ts_recent = tsval;
-                }
-            }
-        }
         let mut urgent = false;
         if seg.payload_len > 0 {
             // RFC 9293 §3.10.7.4: accept what fits in the window.
@@ -2267,6 +2347,11 @@ impl Connection {
             if out.delivered > 0 {
                 self.stats.bytes_delivered += out.delivered;
                 self.app_unread += out.delivered;
+            }
+            if self.rwin.is_some() && !out.duplicate {
+                self.linux_data_recv(seg, now, out.delivered > 0);
+            }
+            if out.delivered > 0 {
                 self.read_all(now);
             }
             urgent = out.out_of_order || out.filled_hole || out.duplicate || end_in < end;
@@ -2291,6 +2376,36 @@ impl Connection {
         let full = seg.payload_len as u64 >= self.mss;
         if self.ack_policy.on_data(now, full, urgent) == AckNow::Yes {
             self.ack_pending = true;
+        }
+    }
+
+    /// Linux's receive path for a new data segment (`rcv_window = "linux"`):
+    /// the receiver's RTT from the timestamp echo, `tcp_measure_rcv_mss` and
+    /// `tcp_grow_window`, before the application reads it; a segment that
+    /// grew the window is ACKed at once (`icsk_ack.quick |= 1`).
+    fn linux_data_recv(&mut self, seg: &Segment, now: Time, in_order: bool) {
+        let tsecr = match (self.ts_ok, seg.options.timestamps) {
+            (true, Some((_, ecr))) => Some((ecr, self.ts_now(now), self.cfg.ts_granularity)),
+            _ => None,
+        };
+        // The segment itself is not yet counted against the buffer (measured:
+        // Linux's window reaches the clamp exactly).
+        let held = self.rcv_held().saturating_sub(seg.payload_len as u64);
+        let rcv_nxt = self.reasm.rcv_nxt;
+        let sack = self.sack_ok;
+        let grew = self.rwin.as_mut().is_some_and(|w| {
+            w.on_data(
+                now,
+                seg.payload_len as u64,
+                in_order,
+                rcv_nxt,
+                held,
+                tsecr,
+                sack,
+            )
+        });
+        if grew {
+            self.ack_policy.quick_or_one();
         }
     }
 

@@ -10,7 +10,8 @@
 //! (`rto`), congestion control (`cc`), the sender scoreboard used by NewReno
 //! and SACK recovery (`scoreboard`), receive reassembly and SACK/DSACK
 //! generation (`reasm`), the receiver's ACK policy (`ack_policy`) and
-//! spurious-timeout detection (`spurious`).
+//! advertised window (`rcv_window`), and spurious-timeout detection
+//! (`spurious`).
 
 pub mod ack_cc;
 pub mod ack_policy;
@@ -18,6 +19,7 @@ pub mod cc;
 pub mod config;
 pub mod connection;
 pub mod events;
+pub mod rcv_window;
 pub mod reasm;
 pub mod recovery;
 pub mod rto;

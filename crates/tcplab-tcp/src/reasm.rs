@@ -57,6 +57,11 @@ impl Reassembly {
         self.ooo_bytes
     }
 
+    /// One past the highest byte held out of order, if any.
+    pub fn ooo_end(&self) -> Option<u64> {
+        self.ooo.last().map(|&(_, r)| r)
+    }
+
     /// Has byte `seq` been received (in order or out of order)?
     pub fn has_byte(&self, seq: u64) -> bool {
         seq < self.rcv_nxt || self.ooo.iter().any(|&(l, r)| l <= seq && seq < r)

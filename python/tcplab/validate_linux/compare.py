@@ -118,7 +118,8 @@ def tcplab_scenario(
     if stack == "default":
         flow = {"cc": CC_TCPLAB[case.cc], "mss": 1448, "initial_window": 10}
     elif stack == "linux":
-        flow = {"stack": "linux", "cc": CC_TCPLAB[case.cc], "mss": 1448}
+        # The testbed's tcp_rmem[2] is 32 MiB (recorded per run), not the kernel's 6 MiB.
+        flow = {"stack": "linux", "cc": CC_TCPLAB[case.cc], "mss": 1448, "rcv_buf": "32MiB"}
     elif stack != "matched":
         raise ValueError(f"stack: must be one of {', '.join(STACKS)} (got {stack!r})")
     return {

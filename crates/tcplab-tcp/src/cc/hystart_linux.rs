@@ -11,7 +11,8 @@
 //!   delay_min + clamp(delay_min / 8, 4 ms, 16 ms) (HYSTART_DELAY).
 //!
 //! A round starts when SND.UNA passes the SND.NXT recorded at the previous
-//! round start (`bictcp_hystart_reset`). Only while cwnd ≥ 16 segments.
+//! round start (`bictcp_hystart_reset`), counted from the first ACK; the
+//! tests run only while cwnd ≥ 16 segments.
 //! Unlike HyStart++ (RFC 9406, `hystart.rs`) there is no conservative slow
 //! start: the exit goes straight to congestion avoidance.
 
@@ -89,12 +90,19 @@ impl HyStartLinux {
         if self.delay_min.is_none_or(|d| d > delay) {
             self.delay_min = Some(delay);
         }
-        if self.found.is_some() || !in_slow_start || cwnd_segs < LOW_WINDOW {
+        if self.found.is_some() || !in_slow_start {
             return None;
         }
         let delay_min = self.delay_min.unwrap();
+        // hystart_update: rounds are counted from the first ACK on, below
+        // hystart_low_window too (since Linux 6.13, "tcp_cubic: fix incorrect
+        // HyStart round start detection"; before it the first round started
+        // only at cwnd = 16, out of phase with the flight).
         if !self.started || snd_una > self.end_seq {
             self.reset(now, snd_nxt);
+        }
+        if cwnd_segs < LOW_WINDOW {
+            return None;
         }
         // HYSTART_ACK_TRAIN
         if now.saturating_sub(self.last_ack) <= ACK_DELTA {
@@ -169,6 +177,30 @@ mod tests {
         // Round started at the first ACK (1 ms); 21 ms later > 20.5 ms.
         assert_eq!(exit_at, Some(21));
         assert_eq!(h.found, Some(Exit::AckTrain));
+    }
+
+    /// The round runs from its first ACK even when cwnd reaches
+    /// hystart_low_window only later in it (Linux ≥ 6.13 hystart_update):
+    /// such a round cannot show a train (its last ACK time is stale), the
+    /// next one, started when SND.UNA passes the round's SND.NXT, can.
+    #[test]
+    fn round_starts_below_the_low_window() {
+        let mut h = HyStartLinux::default();
+        let mut exit_at = None;
+        for k in 1..200u64 {
+            let cwnd = if k < 10 { 10 } else { 32 };
+            // SND.UNA passes the first round's SND.NXT (10_000) at k = 100.
+            let (snd_una, snd_nxt) = (100 * k, if k <= 100 { 10_000 } else { 30_000 });
+            if h.on_ack(k * MS, 40 * MS, snd_una, snd_nxt, true, cwnd, MS)
+                .is_some()
+            {
+                exit_at = Some(k);
+                break;
+            }
+        }
+        // Second round from 101 ms; 21 ms later > (40 + 1) / 2 ms. (Starting
+        // the round at cwnd = 16, k = 10, would have exited at k = 31.)
+        assert_eq!(exit_at, Some(122));
     }
 
     #[test]
