@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -49,7 +50,8 @@ def ns3_binary(choice: str) -> Path:
     """The ``p2p_bulk`` binary that ``--ns3`` names: ``wheel`` (built here if missing) or a path."""
     if choice == "wheel":
         if not NS3_BIN.exists():
-            subprocess.run(["bash", str(BENCH / "ns3" / "build.sh")], check=True)
+            env = {k: v for k, v in os.environ.items() if k != "NS3_ROOT"}  # the wheel build
+            subprocess.run(["bash", str(BENCH / "ns3" / "build.sh")], check=True, env=env)
         return NS3_BIN
     path = Path(choice)
     if not path.is_file():

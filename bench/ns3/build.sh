@@ -9,7 +9,7 @@
 #     library names (e.g. ns3-dev).
 # The rpath is set (the binary runs without LD_LIBRARY_PATH) and the binary's JSON
 # `ns3_version` names the ns-3 it was built against. This script builds no ns-3.
-# The path of the binary is printed on stdout.
+# The path of the binary is printed on stderr.
 #
 # Environment:
 #   PYTHON       python interpreter whose site-packages holds (or gets) ns3 [python3]
@@ -144,4 +144,3 @@ echo "build.sh: ns-3 $version include=$inc lib=$lib (${prefix}, C++$std, ${defin
     -Wl,-rpath,"$lib" -lpthread
 mv -f "$out.tmp" "$out"
 echo "build.sh: built $out" >&2
-echo "$out"
