@@ -221,6 +221,7 @@ def ensure_ns3_built(rebuild: bool) -> None:
     if rebuild or stale:
         print("building ns-3 program (bench/ns3/build.sh) ...", file=sys.stderr)
         env = {**os.environ, "PYTHON": os.environ.get("PYTHON", sys.executable)}
+        env.pop("NS3_ROOT", None)  # build.sh would build p2p_bulk-<version> instead
         r = subprocess.run(["bash", str(NS3_DIR / "build.sh")], cwd=REPO_ROOT, env=env)
         if r.returncode != 0 or not NS3_BIN.exists():
             raise BenchError("bench/ns3/build.sh failed")

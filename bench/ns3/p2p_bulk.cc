@@ -7,8 +7,9 @@
 // The settings actually in effect are read back from the live objects and printed
 // on stderr; stdout carries exactly one JSON line with the results.
 //
-// Build with bench/ns3/build.sh (compiles against the headers and libraries that
-// the PyPI `ns3` wheel ships).
+// Build with bench/ns3/build.sh: against the headers and libraries that the PyPI
+// `ns3` wheel ships (3.44), or with NS3_ROOT against a built ns-3 tree (compiles
+// against ns-3 3.44 and ns-3-dev of 2026-07, ns-3.48-85-g140646449a33).
 
 #include "ns3/applications-module.h"
 #include "ns3/core-module.h"
@@ -26,7 +27,7 @@
 #include <string>
 
 #ifndef P2P_NS3_VERSION
-#define P2P_NS3_VERSION "unknown" // build.sh passes the wheel's library version
+#define P2P_NS3_VERSION "unknown" // build.sh passes the version it built against
 #endif
 
 using namespace ns3;
@@ -196,7 +197,9 @@ HookSocket(Ptr<BulkSendApplication> app)
                           "MinRto",
                           "ClockGranularity",
                           "ReTxThreshold",
-                          "LimitedTransmit"})
+                          "LimitedTransmit",
+                          "Fack",     // ns-3 >= 3.47 (off by default); "<unavailable>" before
+                          "UseAbe"})  // likewise
     {
         std::cerr << "#   " << a << std::string(std::max<size_t>(1, 27 - std::string(a).size()), ' ')
                   << AttrString(tcp, a) << "\n";
