@@ -31,7 +31,7 @@ from tcplab.sweep import run_configs
 #: The moving preset of the real runs (Fig. 7's environment, the most delay spikes).
 PRESET = "train"
 #: The paper's contents (``sto3g.CONTENTS``) and real downloads per content and setting.
-DOWNLOADS = {"6KB": 8, "18KB": 8, "300KB": 8, "2MB": 16}
+DOWNLOADS = {"6KB": 8, "18KB": 8, "300KB": 8, "2MB": 96}
 DOWNLOADS_QUICK = {"6KB": 4, "18KB": 4, "300KB": 4, "2MB": 6}
 FRTO = (0, 2)
 #: The lowest minimum RTO Linux takes (``tcp_rto_min_us`` ≥ 1 µs; the timer then fires one
