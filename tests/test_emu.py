@@ -163,11 +163,13 @@ def test_every_retransmission_after_a_forced_stall_is_flagged_spurious(
     """A lossless rlc bearer (no block errors, a queue that never overflows) with a 2.5 s
     radio stall: Linux (tcp_frto = 0: no spurious-RTO detection; no timestamps) times out
     during the stall and goes back N over segments that are only held up. Nothing is lost on
-    this path, so every retransmission must be flagged spurious."""
+    this path, so every retransmission must be flagged spurious. The stall starts 6 s into the
+    emulation, when the 12 s download is surely under way: at 2.5 s it sometimes came before
+    the server had started (then nothing was in flight to time out; 3 of 6 runs)."""
     toml = (
         '[[path]]\nkind = "rlc"\npreset = "strong"\ndown_bler = 0\nup_bler = 0\n'
         "spike_rate = 0\nfade_rate = 0\nqueue = 10000\n"
-        'stalls = [["2.5s", "2.5s"]]\n'
+        'stalls = [["6s", "2.5s"]]\n'
     )
     www = tmp_path / "www"
     www.mkdir()
@@ -188,7 +190,7 @@ def test_every_retransmission_after_a_forced_stall_is_flagged_spurious(
     s = json.loads((out / "summary.json").read_text())
     assert s["links"][0]["drops_loss"] == 0 and s["links"][0]["drops_queue"] == 0
     conn = max(s["connections"], key=lambda c: c["data_bytes"])
-    assert conn["retransmitted_segments"] >= 5, conn  # measured: 32
+    assert conn["retransmitted_segments"] >= 5, conn  # measured: 23-25 in five runs
     assert conn["spurious_retransmissions"] == conn["retransmitted_segments"], conn
     assert s["retransmissions"]["spurious"] == s["retransmissions"]["segments"]
 
