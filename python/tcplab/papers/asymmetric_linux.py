@@ -119,9 +119,13 @@ def section(report: Report, jobs: int | None) -> None:
     if reason is not None:
         report.section(title, f"Not run here: {reason}. The rest of the reproduction ran.")
         return
+    from tcplab import linux_cache
+
     load0 = os.getloadavg()
+    read0 = linux_cache.counts["read"]
     rows = [real_download(k, f) for k in UP_KBPS for f in (False, True)]
     load1 = os.getloadavg()
+    stored = linux_cache.counts["read"] - read0
     sims = run_configs([sim_linux(k, f) for k in UP_KBPS for f in (False, True)], jobs)
     for row, s in zip(rows, sims, strict=True):
         row["sim_goodput_bps"] = float(s["flows"][0]["goodput_bps"])
@@ -132,7 +136,12 @@ def section(report: Report, jobs: int | None) -> None:
             if row["acks_sent"]
             else math.nan
         )
-    report.data["linux"] = {"rows": rows, "loadavg_before": load0, "loadavg_after": load1}
+    report.data["linux"] = {
+        "rows": rows,
+        "loadavg_before": load0,
+        "loadavg_after": load1,
+        "downloads_from_cache": stored,
+    }
     exact = all(r["sha256_ok"] for r in rows)
     lines = [
         f"Real Linux ({os.uname().release}, defaults: CUBIC, SACK, timestamps, autotuned "
@@ -145,7 +154,13 @@ def section(report: Report, jobs: int | None) -> None:
         "'segments / ACK' is data packets over ACKs the receiver sent (forwarded, filtered and "
         "dropped at the uplink queue). "
         f"Load average before {load0[0]:.2f}, {load0[1]:.2f}, {load0[2]:.2f}, after "
-        f"{load1[0]:.2f}, {load1[1]:.2f}, {load1[2]:.2f} on {os.cpu_count()} cores.",
+        f"{load1[0]:.2f}, {load1[1]:.2f}, {load1[2]:.2f} on {os.cpu_count()} cores."
+        + (
+            f" {stored} of the {len(rows)} downloads were read from `--linux-cache` (run "
+            "earlier on this kernel with these settings; the load averages are this run's)."
+            if stored
+            else ""
+        ),
         "",
         "| uplink (kbit/s) | ACK filter | Linux goodput (Mbit/s) | ACK-clock bound, Linux "
         'ACKs (Mbit/s) | paper §3.1 curve (Mbit/s) | tcplab `stack = "linux"` (Mbit/s) | '

@@ -259,9 +259,10 @@ def section(report: Report, jobs: int | None) -> None:
     from tcplab import linux_cache
 
     load0 = os.getloadavg()
+    read0 = linux_cache.counts["read"]
     rows = real_runs(report, CONTENTS)
     load1 = os.getloadavg()
-    stored = linux_cache.counts["read"]
+    stored = linux_cache.counts["read"] - read0
     real = {
         name: {
             f: real_measures([r for r in rows if r["size"] == size and r["frto"] == f])
