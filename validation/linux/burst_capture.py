@@ -1,0 +1,203 @@
+"""How bursty real Linux's sender is, and at what cwnd its queue overflows, on a small queue.
+
+    sudo python validation/linux/burst_capture.py [--queue 21] [--rtt-ms 100] [--seconds 15]
+                                                  [--busy N] [--out DIR]
+
+Runs one cubic bulk transfer over the matrix's link (10 Mbit/s, RTT and DropTail queue as
+given) through ``tcplab emu`` between two Linux stacks. In the sender's namespace a raw
+``AF_PACKET`` socket on its TUN device records every packet with the kernel's timestamp (when
+the segment reached the device, or when the ACK was taken in; packets as (time s, source
+address hex, payload bytes, seq, ack, source port, TCP flags)), and the sender samples
+``TCP_INFO`` every 5 ms. Prints:
+
+- the runs of data segments sent back to back (less than 200 µs apart; one segment takes
+  1.2 ms on the link), as a histogram of run lengths;
+- how many segments each ACK acknowledges (cumulatively, duplicate ACKs apart);
+- every loss episode: cwnd just before ``ssthresh`` changed (or before it fell, when the new
+  ssthresh equals the old), and the new ssthresh, in segments;
+- the emulator's queue drops and release lateness.
+
+``--busy N`` runs N busy loops beside the transfer (a loaded machine; mind others on a shared
+one). Needs root, TUN and iproute2. validation/linux/README.md ("Every remaining miss") quotes
+its output.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import itertools
+import json
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+MSS = 1448
+
+#: Runs in the sender's namespace: connects, sends for ``seconds``, samples TCP_INFO and
+#: records the TUN device's packets; writes JSON to argv[1]. TCP_INFO: tcpi_snd_ssthresh at
+#: byte 76, tcpi_snd_cwnd at 80 (include/uapi/linux/tcp.h).
+SENDER = r"""
+import json, os, select, socket, struct, sys, threading, time
+seconds = float(sys.argv[2])
+dev = next(n for n in os.listdir("/sys/class/net") if n != "lo")
+raw = socket.socket(socket.AF_PACKET, socket.SOCK_DGRAM, socket.htons(3))  # ETH_P_ALL
+raw.bind((dev, 0))
+raw.setsockopt(socket.SOL_SOCKET, 35, 1)  # SO_TIMESTAMPNS
+raw.setsockopt(socket.SOL_SOCKET, 33, 1 << 25)  # SO_RCVBUFFORCE: no drops while the GIL is away
+pkts, stop = [], threading.Event()
+def sniff():
+    raw.settimeout(0.2)
+    while not stop.is_set():
+        try:
+            data, anc, _, _ = raw.recvmsg(96, 64)
+        except TimeoutError:
+            continue
+        ts = next((struct.unpack("qq", d[:16]) for l, t, d in anc if t == 35), None)
+        if ts is None or len(data) < 40 or data[9] != 6:
+            continue
+        ihl = (data[0] & 15) * 4
+        total = struct.unpack_from("!H", data, 2)[0]
+        sport, _, seq, ack, off, flags = struct.unpack_from("!HHIIBB", data, ihl)
+        length = total - ihl - (off >> 4) * 4
+        pkts.append((ts[0] + ts[1] / 1e9, data[12:16].hex(), length, seq, ack, sport, flags))
+sniffer = threading.Thread(target=sniff, daemon=True)
+sniffer.start()
+d = socket.socket(); d.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+d.bind(("10.99.0.1", 5999)); d.listen(1)  # only for tcplab emu's wait for a listener
+for _ in range(200):
+    try:
+        c = socket.socket(); c.setsockopt(socket.IPPROTO_TCP, 13, b"cubic")
+        c.connect(("10.99.0.2", 5001)); break
+    except OSError:
+        c.close(); time.sleep(0.05)
+c.setblocking(False)
+end, buf, info, nxt = time.monotonic() + seconds, bytes(65536), [], 0.0
+while time.monotonic() < end:
+    if select.select([], [c], [], 0.005)[1]:
+        try:
+            c.send(buf)
+        except BlockingIOError:
+            pass
+    now = time.monotonic()
+    if now >= nxt:
+        i = c.getsockopt(socket.IPPROTO_TCP, 11, 232)  # TCP_INFO
+        info.append((now, struct.unpack_from("I", i, 80)[0], struct.unpack_from("I", i, 76)[0]))
+        nxt = now + 0.005
+stop.set(); sniffer.join()
+with open(sys.argv[1], "w") as f:  # before close: the emulator ends the server when the
+    json.dump({"pkts": pkts, "info": info}, f)  # receiver, seeing the FIN, exits
+c.close()
+"""
+
+RECEIVER = """
+import socket
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("10.99.0.2", 5001)); s.listen(1)
+c, _ = s.accept()
+buf = bytearray(1 << 18)
+while c.recv_into(buf):
+    pass
+"""
+
+SENDER_ADDR = bytes([10, 99, 0, 1]).hex()
+RECEIVER_PORT = 5001
+
+
+def bursts(pkts: list[list]) -> collections.Counter[int]:
+    """Histogram of the lengths of back-to-back runs (< 200 µs apart) of the sender's data."""
+    data = sorted(p[0] for p in pkts if p[1] == SENDER_ADDR and p[2] > 0)
+    runs: collections.Counter[int] = collections.Counter()
+    n = 1
+    for a, b in itertools.pairwise(data):
+        if b - a < 200e-6:
+            n += 1
+        else:
+            runs[n] += 1
+            n = 1
+    if data:
+        runs[n] += 1
+    return runs
+
+
+def ack_coverage(pkts: list[list]) -> collections.Counter[int]:
+    """Histogram of segments acknowledged per ACK that advances the cumulative ACK."""
+    out: collections.Counter[int] = collections.Counter()
+    last = None
+    # The receiver's packets of the transfer only: not the resets that answered the sender's
+    # connects before the receiver listened (flags 0x04), nor other connections.
+    mine = (p for p in pkts if p[1] != SENDER_ADDR and p[5] == RECEIVER_PORT and not p[6] & 4)
+    for p in sorted(mine, key=lambda p: p[0]):
+        if last is not None and p[4] != last:
+            out[round(((p[4] - last) % 2**32) / MSS)] += 1
+        last = p[4]
+    return out
+
+
+def episodes(info: list[list]) -> list[tuple[float, int, int]]:
+    """(s since start, cwnd before, new ssthresh) for every ssthresh change or cwnd drop of
+    more than a fifth (a reduction to the same ssthresh)."""
+    out, t0 = [], info[0][0]
+    for (_, cw0, ss0), (t, cw, ss) in itertools.pairwise(info):
+        if ss != ss0 or (cw < 0.8 * cw0 and ss < 2**30):
+            out.append((t - t0, cw0, ss))
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("--queue", type=int, default=21)
+    ap.add_argument("--rtt-ms", type=float, default=100.0)
+    ap.add_argument("--seconds", type=float, default=15.0)
+    ap.add_argument("--busy", type=int, default=0, help="busy loops beside the transfer")
+    ap.add_argument("--out", type=Path, default=None, help="keep the files here")
+    a = ap.parse_args(argv)
+    if not 1 <= a.seconds <= 20:
+        ap.error(f"--seconds: must be in 1..20 (got {a.seconds:g})")
+    out = a.out or Path(tempfile.mkdtemp(prefix="burst-"))
+    out.mkdir(parents=True, exist_ok=True)
+    path = f'[[path]]\nrate = "10Mbps"\ndelay = "{a.rtt_ms / 2:g}ms"\nqueue = {a.queue}\n'
+    (out / "path.toml").write_text(path, encoding="utf-8")
+    (out / "sender.py").write_text(SENDER, encoding="utf-8")
+    (out / "receiver.py").write_text(RECEIVER, encoding="utf-8")
+    result = out / "sender.json"
+    server = f"{sys.executable} {out / 'sender.py'} {result} {a.seconds:g}"
+    busy = [
+        subprocess.Popen(["timeout", f"{a.seconds + 3:g}", "sh", "-c", "while :; do :; done"])
+        for _ in range(a.busy)
+    ]
+    try:
+        with open("/proc/loadavg") as f:
+            load0 = f.read().split()[0]
+        subprocess.run(
+            [sys.executable, "-m", "tcplab", "emu", str(out / "path.toml"), "--out",
+             str(out / "emu"), "--server", server, "--quiet", "--",
+             sys.executable, str(out / "receiver.py")],
+            check=True,
+            timeout=a.seconds + 60,
+        )  # fmt: skip
+        with open("/proc/loadavg") as f:
+            load1 = f.read().split()[0]
+    finally:
+        for p in busy:
+            p.kill()
+            p.wait()
+    run = json.loads(result.read_text(encoding="utf-8"))
+    summary = json.loads((out / "emu" / "summary.json").read_text(encoding="utf-8"))
+    emu = summary["emulator"]
+    print(f"load average {load0} -> {load1}; busy loops {a.busy}; files in {out}")
+    print(f"back-to-back runs of data segments: {sorted(bursts(run['pkts']).items())}")
+    print(f"segments per advancing ACK: {sorted(ack_coverage(run['pkts']).items())}")
+    eps = ", ".join(f"{t:.2f} s {cw}->{ss}" for t, cw, ss in episodes(run["info"]))
+    print(f"loss episodes (cwnd before -> ssthresh): {eps}")
+    lat = emu["lateness_us"]
+    print(
+        f"queue drops {emu['dropped']['fwd']}; emulator lateness mean {lat['mean']:.1f} µs, "
+        f"max {lat['max']:.0f} µs, {lat['over_1ms']} packets over 1 ms"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
