@@ -91,15 +91,9 @@ with open(sys.argv[1], "w") as f:  # before close: the emulator ends the server 
 c.close()
 """
 
-RECEIVER = """
-import socket
-s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-s.bind(("10.99.0.2", 5001)); s.listen(1)
-c, _ = s.accept()
-buf = bytearray(1 << 18)
-while c.recv_into(buf):
-    pass
-"""
+# The receiver program is rcv_window_capture.py's (the same listening client side).
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from rcv_window_capture import RECEIVER  # noqa: E402
 
 SENDER_ADDR = bytes([10, 99, 0, 1]).hex()
 RECEIVER_PORT = 5001
