@@ -121,16 +121,31 @@ pub fn refuse(cfg: &SimConfig) -> Result<(), String> {
     Ok(())
 }
 
-/// Release lateness histogram: 1 µs buckets up to 100 ms, exact max.
+/// Release lateness histogram: 1 µs buckets up to 100 ms, exact max; and
+/// each release later than `LATE_LOG_NS` one by one, so a run's outcome can
+/// be laid beside the moments its path was not on time.
 struct Lateness {
     buckets: Vec<u64>,
     over: u64,
     n: u64,
     sum_ns: u128,
     max_ns: u64,
+    /// `(previous release's due time, scheduled release, lateness,
+    /// direction)`, ns; preallocated, never grown on the release path. The
+    /// direction released nothing from the first to the second plus the third:
+    /// the silence a simulation replays (`stalls`).
+    log: Vec<(Time, Time, Time, u8)>,
+    /// Late releases not logged because `log` was full.
+    log_full: u64,
+    /// Due time of the latest release per direction.
+    last_due: [Time; 2],
 }
 
 const LATE_BUCKETS: usize = 100_000;
+/// Releases later than this are logged individually (`late_releases`):
+/// a quarter of the 1 ms the emulator aims for, well above its p99.
+const LATE_LOG_NS: Time = 250_000;
+const LATE_LOG_CAP: usize = 8192;
 
 impl Lateness {
     fn new() -> Lateness {
@@ -140,6 +155,23 @@ impl Lateness {
             n: 0,
             sum_ns: 0,
             max_ns: 0,
+            log: Vec::with_capacity(LATE_LOG_CAP),
+            log_full: 0,
+            last_due: [0; 2],
+        }
+    }
+
+    /// Log one release: `at` is when it was due, `ns` how late it went.
+    #[inline]
+    fn log(&mut self, at: Time, ns: Time, dir: Dir) {
+        let prev = std::mem::replace(&mut self.last_due[dir as usize], at);
+        if ns <= LATE_LOG_NS {
+            return;
+        }
+        if self.log.len() < LATE_LOG_CAP {
+            self.log.push((prev, at, ns, dir as u8));
+        } else {
+            self.log_full += 1;
         }
     }
 
@@ -182,6 +214,18 @@ impl Lateness {
             "p999": self.quantile_us(0.999),
             "max": self.max_ns as f64 / 1000.0,
             "over_1ms": self.buckets[1000..].iter().sum::<u64>() + self.over,
+        })
+    }
+
+    fn log_json(&self) -> serde_json::Value {
+        let dirs = ["fwd", "rev"];
+        serde_json::json!({
+            "threshold_us": LATE_LOG_NS as f64 / 1000.0,
+            "prev_due_ns": self.log.iter().map(|r| r.0).collect::<Vec<_>>(),
+            "due_ns": self.log.iter().map(|r| r.1).collect::<Vec<_>>(),
+            "late_ns": self.log.iter().map(|r| r.2).collect::<Vec<_>>(),
+            "dir": self.log.iter().map(|r| dirs[r.3 as usize]).collect::<Vec<_>>(),
+            "not_logged": self.log_full,
         })
     }
 }
@@ -745,6 +789,7 @@ impl Emu {
         let late = real.saturating_sub(self.now);
         let ok = wire.send(p.dir, self.pool.get(p.uid));
         self.late.add(late);
+        self.late.log(self.now, late, p.dir);
         let d = p.dir as usize;
         if ok {
             if self.packets_out[d] == 0 {
@@ -890,6 +935,7 @@ impl Emu {
             "retransmissions": rtx,
             "emulator": {
                 "lateness_us": self.late.to_json(),
+                "late_releases": self.late.log_json(),
                 "packets_in": {"fwd": self.packets_in[0], "rev": self.packets_in[1]},
                 "bytes_in": {"fwd": self.bytes_in[0], "rev": self.bytes_in[1]},
                 "packets_out": {"fwd": self.packets_out[0], "rev": self.packets_out[1]},
@@ -1130,6 +1176,35 @@ mod tests {
         l.add(5_000_000_000);
         assert_eq!(l.to_json()["max"], 5_000_000.0);
         assert_eq!(l.to_json()["over_1ms"], 1);
+    }
+
+    #[test]
+    fn late_releases_are_logged_with_the_silence_before_them() {
+        let mut l = Lateness::new();
+        // On time at 1 ms and 2 ms (fwd), 2.5 ms (rev); fwd due at 3 ms goes
+        // 1.2 ms late, then 4 ms only 0.25 ms (at the threshold: not logged).
+        for (at, ns, dir) in [
+            (1_000_000, 10_000, Dir::Fwd),
+            (2_000_000, 0, Dir::Fwd),
+            (2_500_000, 0, Dir::Rev),
+            (3_000_000, 1_200_000, Dir::Fwd),
+            (4_000_000, LATE_LOG_NS, Dir::Fwd),
+            (5_000_000, 300_000, Dir::Rev),
+        ] {
+            l.log(at, ns, dir);
+        }
+        let j = l.log_json();
+        assert_eq!(j["prev_due_ns"], serde_json::json!([2_000_000, 2_500_000]));
+        assert_eq!(j["due_ns"], serde_json::json!([3_000_000, 5_000_000]));
+        assert_eq!(j["late_ns"], serde_json::json!([1_200_000, 300_000]));
+        assert_eq!(j["dir"], serde_json::json!(["fwd", "rev"]));
+        assert_eq!(j["not_logged"], 0);
+        let mut full = Lateness::new();
+        for k in 0..LATE_LOG_CAP as u64 + 3 {
+            full.log(k, LATE_LOG_NS + 1, Dir::Rev);
+        }
+        assert_eq!(full.log.len(), LATE_LOG_CAP);
+        assert_eq!(full.log_json()["not_logged"], 3);
     }
 
     #[test]

@@ -134,6 +134,7 @@ pub fn run(
     let mut spin_gaps = Stalls::default();
     let writes;
     let usage;
+    let clock_t0;
 
     // SAFETY: plain syscalls on fds we create or were given; every pointer
     // passed points to a live local.
@@ -282,6 +283,7 @@ pub fn run(
         emu.run_due(now, &mut wire);
         usage = ThreadUsage::now().since(&usage0);
         writes = wire.writes;
+        clock_t0 = wire.t0;
     }
     if locked > 0 {
         for &(at, len) in &hot {
@@ -299,6 +301,9 @@ pub fn run(
     drop(rt);
     let mut out = emu.finish()?;
     out["emulator"]["realtime"] = serde_json::Value::Bool(fifo);
+    // Model time 0 on CLOCK_MONOTONIC: lays `late_releases` on the end
+    // hosts' clocks.
+    out["emulator"]["clock_t0_ns"] = clock_t0.into();
     out["emulator"]["scheduling"] = serde_json::json!({
         "policy": if fifo { "SCHED_FIFO" } else { "SCHED_OTHER" },
         "priority": if fifo { opts.rt_priority } else { 0 },

@@ -110,6 +110,10 @@ class ForwardStats:
     realtime: bool
     #: Per direction: drops_queue, drops_loss, tx_packets, max_packet.
     directions: dict[str, dict[str, int]]
+    #: Each release later than the emulator's log threshold: ``[t_ns, late_ns, dir, prev_ns]``,
+    #: ``t_ns`` when it was due and ``prev_ns`` when the direction's release before it was due,
+    #: on CLOCK_MONOTONIC (the end hosts' ``time.monotonic_ns()``).
+    late_releases: list[list[Any]]
 
 
 def link_config(rate_bps: int, delay_ns: int, queue: int, loss: float, seed: int) -> dict[str, Any]:
@@ -310,7 +314,15 @@ class Testbed:
             }
             for row in summary["links"]
         }
-        stats = ForwardStats(m["lateness_us"], m["write_errors"], m["realtime"], dirs)
+        log = m["late_releases"]
+        t0 = m["clock_t0_ns"]
+        late = [
+            [t0 + t, ns, d, t0 + prev]
+            for t, ns, d, prev in zip(
+                log["due_ns"], log["late_ns"], log["dir"], log["prev_due_ns"], strict=True
+            )
+        ]
+        stats = ForwardStats(m["lateness_us"], m["write_errors"], m["realtime"], dirs, late)
         # The sender namespace's TcpExt counters over this transfer (the only connection in it):
         # which HyStart test ended slow start and at what cwnd, TLPs, RTOs, ...
         after = self.netstat(self.snd)
