@@ -513,7 +513,7 @@ ERRORS: list[tuple[str, list[str], str]] = [
         ["path[0].up.foo=1"],
         "path[0].up.foo: unknown field "
         "(allowed: bits_per_byte, delay, loss, loss_model, outages, overhead, queue, rate, "
-        "reorder)",
+        "reorder, stalls)",
     ),
     (BASE, ["path[0].up.rate=0kbps"], 'path[0].up.rate: must be > 0 (got "0kbps")'),
     (BASE, ["path[0].up=1"], "path[0].up: must be a table (got 1)"),
@@ -823,6 +823,31 @@ ERRORS: list[tuple[str, list[str], str]] = [
 ]
 
 
+def test_link_stalls_per_direction() -> None:
+    link = config_of(BASE, ['path[0].down.stalls=[["1s", "2ms"], ["3s", "1us"]]'])["hops"][0]
+    assert link["fwd"]["stalls_ns"] == [[1_000_000_000, 2_000_000], [3_000_000_000, 1_000]]
+    # Unset: not in the config at all, so configs without stalls are what they were.
+    assert "stalls_ns" not in link["rev"]
+    msg = error_of(BASE, ['path[0].stalls=[["1s", "2s"], ["2s", "1s"]]'])
+    assert msg == "path[0].stalls[1][0]: must not start before the previous stall ends"
+    msg = error_of(BASE, ['path[0].up.stalls=[["1s", "0s"]]'])
+    assert msg == 'path[0].up.stalls[0][1]: must be > 0 (got "0s")'
+
+
+def test_a_stalled_link_holds_packets_and_delivers_everything() -> None:
+    from tcplab.sweep import run_config
+
+    text = BASE.replace('duration = "10s"', 'duration = "3s"')
+    plain = run_config(config_of(text, []))
+    stalled = run_config(config_of(text, ['path[0].down.stalls=[["1s", "300ms"]]']))
+    rows = {r["dir"]: r for r in stalled["links"]}
+    assert rows["fwd"]["stalled"] > 0 and "stalled" not in rows["rev"]
+    assert "stalled" not in plain["links"][0]
+    # Nothing lost, but 300 ms of the data direction frozen: fewer bytes by the end.
+    assert rows["fwd"]["drops_loss"] == 0
+    assert stalled["flows"][0]["bytes_delivered"] < plain["flows"][0]["bytes_delivered"]
+
+
 @pytest.mark.parametrize(("text", "overrides", "message"), ERRORS, ids=[e[2] for e in ERRORS])
 def test_validation_messages(text: str, overrides: list[str], message: str) -> None:
     assert error_of(text, overrides) == message
@@ -951,7 +976,8 @@ def test_config_matches_config_rs() -> None:
         for link in config["hops"]:
             variant("HopConfig", link)
             for direction in ("fwd", "rev"):
-                assert set(link[direction]) == fields("LinkDirConfig")
+                # `stalls_ns` only when set (a config without stalls stays as it was).
+                assert set(link[direction]) == fields("LinkDirConfig") - {"stalls_ns"}
                 variant("QueueConfig", link[direction]["queue"])
                 variant("LossConfig", link[direction]["loss"])
         for flow in config["flows"]:

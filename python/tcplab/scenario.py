@@ -134,6 +134,7 @@ LINK_DEFAULTS: Final[dict[str, object]] = {"queue": 100, "overhead": 0}
 _REQUIRED: Final = object()
 _DIR_KEYS: Final = (
     "outages",
+    "stalls",
     "rate",
     "delay",
     "queue",
@@ -539,8 +540,11 @@ def _link(t: _Table, name: str, defaults: Mapping[str, object]) -> dict[str, Any
             "overhead_bytes": _as_int(*values["overhead"], 0, 65535),
             "bits_per_byte": _as_int(*values.get("bits_per_byte", (8, "bits_per_byte")), 8, 16),
             "reorder": _reorder(*values["reorder"]) if "reorder" in values else None,
-            "outages_ns": _outages(*values["outages"]) if "outages" in values else [],
+            "outages_ns": _schedule(*values["outages"], "outage") if "outages" in values else [],
         }
+        if "stalls" in values:
+            # Only when set: a config without stalls stays as it was (stored runs, hashes).
+            link[direction]["stalls_ns"] = _schedule(*values["stalls"], "stall")
     if "ack_filter" in t and t.raw("ack_filter") is not False:
         for direction in ("fwd", "rev"):
             if link[direction]["reorder"] is not None:
@@ -550,9 +554,9 @@ def _link(t: _Table, name: str, defaults: Mapping[str, object]) -> dict[str, Any
     return link
 
 
-def _outages(value: object, field: str) -> list[list[int]]:
-    """``outages = [["10s", "10s"], ...]``: when the link is cut and for how long (ns pairs),
-    sorted and disjoint."""
+def _schedule(value: object, field: str, what: str) -> list[list[int]]:
+    """``outages``/``stalls = [["10s", "10s"], ...]``: when the link is cut or frozen and for
+    how long (ns pairs), sorted and disjoint."""
     if not isinstance(value, list):
         raise field_error(
             field, f'must be a list of ["start", "duration"] pairs (got {show(value)})'
@@ -566,7 +570,7 @@ def _outages(value: object, field: str) -> list[list[int]]:
         if dur <= 0:
             raise field_error(f"{f}[1]", f"must be > 0 (got {show(pair[1])})")
         if out and start < out[-1][0] + out[-1][1]:
-            raise field_error(f"{f}[0]", "must not start before the previous outage ends")
+            raise field_error(f"{f}[0]", f"must not start before the previous {what} ends")
         out.append([start, dur])
     return out
 

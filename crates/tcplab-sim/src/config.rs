@@ -275,6 +275,13 @@ pub struct LinkDirConfig {
     /// runs in simulated and in real time (`tcplab emu`).
     #[serde(default)]
     pub outages_ns: Vec<(u64, u64)>,
+    /// Scheduled stalls `(start, duration)` in ns, sorted and disjoint: a
+    /// packet due to leave the link inside one leaves at its end instead
+    /// (nothing is lost, the order is kept). A link that freezes; also how a
+    /// real-time run's late releases (`emulator.late_releases`) are replayed
+    /// in simulation.
+    #[serde(default)]
+    pub stalls_ns: Vec<(u64, u64)>,
 }
 
 /// A link direction's reordering process (`LinkDirConfig::reorder`).
@@ -604,6 +611,7 @@ pub fn example_p2p(duration_ns: u64, loss: f64) -> SimConfig {
         bits_per_byte: 8,
         reorder: None,
         outages_ns: Vec::new(),
+        stalls_ns: Vec::new(),
     };
     SimConfig {
         name: "p2p-bulk".into(),

@@ -34,6 +34,8 @@ pub struct LinkStats {
     pub reordered: u64,
     /// Packets lost to a scheduled outage (also in `drops_loss`).
     pub drops_outage: u64,
+    /// Packets held to the end of a scheduled stall.
+    pub stalled: u64,
 }
 
 /// What happened to a packet offered to the link.
@@ -74,6 +76,9 @@ pub struct LinkDir {
     /// ended before the latest transmission start (those only move forward).
     outages: Box<[(Time, Time)]>,
     next_outage: usize,
+    /// Scheduled stalls `[start, end)`, sorted: a packet due to arrive inside
+    /// one arrives at its end.
+    stalls: Box<[(Time, Time)]>,
     rng: Rng,
     pub stats: LinkStats,
 }
@@ -104,6 +109,11 @@ impl LinkDir {
                 .map(|&(s, d)| (s, s.saturating_add(d)))
                 .collect(),
             next_outage: 0,
+            stalls: cfg
+                .stalls_ns
+                .iter()
+                .map(|&(s, d)| (s, s.saturating_add(d)))
+                .collect(),
             rng,
             stats: LinkStats::default(),
         };
@@ -162,6 +172,24 @@ impl LinkDir {
         self.outages.get(self.next_outage).is_some_and(|o| o.0 <= t)
     }
 
+    /// When a packet due at `at` arrives: the end of the stall holding `at`,
+    /// else `at`. Non-decreasing in `at`, so the link stays FIFO.
+    #[inline]
+    fn after_stalls(&mut self, at: Time) -> Time {
+        if self.stalls.is_empty() {
+            return at;
+        }
+        // Reordered packets come out of order: search, don't walk.
+        let k = self.stalls.partition_point(|s| s.1 <= at);
+        match self.stalls.get(k) {
+            Some(&(start, end)) if start <= at => {
+                self.stats.stalled += 1;
+                end
+            }
+            _ => at,
+        }
+    }
+
     /// Whether outages are scheduled (their counter is reported only then).
     pub(crate) fn has_outages(&self) -> bool {
         !self.outages.is_empty()
@@ -205,14 +233,15 @@ impl LinkDir {
         if let Some((p, extra)) = self.reorder {
             if self.rng.bernoulli(p) {
                 self.stats.reordered += 1;
+                let at = end.saturating_add(self.delay).saturating_add(extra);
                 return Fate::Reordered {
-                    at: end.saturating_add(self.delay).saturating_add(extra),
+                    at: self.after_stalls(at),
                     tx_start: start,
                 };
             }
         }
         Fate::Arrives {
-            at: end.saturating_add(self.delay),
+            at: self.after_stalls(end.saturating_add(self.delay)),
             tx_start: start,
         }
     }
@@ -319,6 +348,9 @@ impl Component for LinkHop {
                 if l.has_outages() {
                     v["drops_outage"] = s.drops_outage.into();
                 }
+                if !l.stalls.is_empty() {
+                    v["stalled"] = s.stalled.into();
+                }
                 v
             })
             .collect()
@@ -347,6 +379,7 @@ mod tests {
             bits_per_byte: 8,
             reorder: None,
             outages_ns: Vec::new(),
+            stalls_ns: Vec::new(),
         }
     }
 
@@ -385,6 +418,31 @@ mod tests {
         // The 1 ns outage at 1 ms: a packet starting at exactly 1 ms is cut.
         assert!(matches!(l.offer(100, 1_000_000), Fate::Lost { .. }));
         assert!(matches!(l.offer(100, 1_000_001), Fate::Arrives { .. }));
+    }
+
+    #[test]
+    fn a_scheduled_stall_holds_arrivals_to_its_end_and_loses_nothing() {
+        let mut c = cfg(100);
+        // 1 byte per µs, 10 µs delay: a 1000-byte packet takes 1 ms to send.
+        c.stalls_ns = vec![(2_500_000, 1_000_000), (6_000_000, 10)];
+        let mut l = LinkDir::new(&c, Rng::stream(1, "t"));
+        let at: Vec<Time> = (0..8)
+            .map(|k| match l.offer(1000, k * 1_000_000) {
+                Fate::Arrives { at, .. } => at,
+                f => panic!("{f:?}"),
+            })
+            .collect();
+        // Due at 1.01, 2.01, 3.01 (inside [2.5, 3.5): at 3.5), 4.01, ...;
+        // 6.01 ms is after the 10 ns stall at 6.0 ms.
+        assert_eq!(
+            at,
+            [
+                1_010_000, 2_010_000, 3_500_000, 4_010_000, 5_010_000, 6_010_000, 7_010_000,
+                8_010_000
+            ]
+        );
+        assert_eq!(l.stats.stalled, 1);
+        assert_eq!(l.stats.drops_loss + l.stats.drops_queue, 0);
     }
 
     #[test]

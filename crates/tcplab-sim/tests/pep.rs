@@ -16,6 +16,7 @@ fn link(name: &str, rate: u64, delay: u64, loss: LossConfig) -> HopConfig {
         bits_per_byte: 8,
         reorder: None,
         outages_ns: Vec::new(),
+        stalls_ns: Vec::new(),
     };
     HopConfig::Link(LinkConfig {
         name: name.into(),

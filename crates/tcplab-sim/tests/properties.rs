@@ -50,6 +50,7 @@ fn random_dir(r: &mut Rng, lossy: bool) -> LinkDirConfig {
         bits_per_byte: pick(r, &[8u32, 10]),
         reorder: None,
         outages_ns: Vec::new(),
+        stalls_ns: Vec::new(),
     }
 }
 
