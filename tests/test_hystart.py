@@ -70,3 +70,30 @@ def test_cubic_leaves_slow_start_early_with_hystart() -> None:
     assert on["hystart_first_css_s"] < 1.0
     assert on["hystart_first_css_cwnd"] < 200 * 1448
     assert on["retransmitted_segments"] * 3 < off["retransmitted_segments"]
+
+
+def test_linux_ack_train_breaks_on_a_two_ms_gap_only_inside_its_window() -> None:
+    """Linux's HyStart ACK train (cubic-linux) needs every ACK within 2 ms of the one before
+    from the round's start to half the minimum RTT. The validation's Linux runs that exited
+    slow start a round late had a late emulator release inside that window; replaying it as
+    a link stall must do the same to tcplab, and the same stall after the exit must not."""
+    from tcplab.validate_linux.compare import slow_start_exit, stalls_from_late, tcplab_runs
+    from tcplab.validate_linux.run import parse_case
+
+    case = parse_case("cc=cubic,rtt=250ms,loss=0,duration=4s", False)
+    (ideal,) = tcplab_runs(case, [1], stack="linux")
+    t_exit, peak = slow_start_exit(ideal)
+
+    def peak_with_late_release(at_s: float) -> float:
+        # One ACK 1.3 ms late on its way to the sender, the one before it on time 1.2 ms earlier.
+        stalls = stalls_from_late([[at_s, 1300.0, "rev", at_s - 0.0012]])
+        (run,) = tcplab_runs(case, [1], stack="linux", stalls=[stalls])
+        return slow_start_exit(run)[1]
+
+    assert 240 <= peak <= 270  # Linux 6.18 on this path: 253 (TCPHystartTrainCwnd 267)
+    # Inside the window (60 ms before the exit; Linux's late runs had theirs 43-66 ms before):
+    # the round's train is lost and slow start goes on for one more round (Linux: 419).
+    assert peak_with_late_release(t_exit - 0.06) > 1.5 * peak
+    # After the exit, or in the round before (whose train is too short to fire): nothing.
+    assert peak_with_late_release(t_exit + 0.03) == peak
+    assert peak_with_late_release(t_exit - 0.15) == peak

@@ -62,3 +62,24 @@ def test_one_quick_case_as_json() -> None:
     ratio = obj["tcplab"]["goodput_bps"] / obj["linux"]["goodput_bps"]
     assert abs(ratio - 1) < 0.03, ratio
     assert obj["emulator_lateness_us"][0]["p50"] < 500
+
+
+def test_late_releases_become_stalls_around_the_late_packet() -> None:
+    from tcplab.validate_linux.compare import SILENCE_BEFORE_NS, stalls_from_late
+
+    late = [
+        # fwd: due 1.5 s, 1.256 ms late, previous release due 1.16 ms before it ...
+        [1.5, 1256.0, "fwd", 1.49884],
+        # ... and the next packet, due within that silence, 0.3 ms late: one stall.
+        [1.5005, 300.0, "fwd", 1.5],
+        # rev: the previous release 100 ms before (an idle direction): 5 ms of silence at most.
+        [2.0, 1000.0, "rev", 1.9],
+        # Before connect(): left out.
+        [-0.5, 2000.0, "rev", -0.6],
+    ]
+    assert stalls_from_late(late) == {
+        # From halfway between the two due times (1.49942 s) to the late release.
+        "down": [["1499420000ns", f"{1_501_256_000 - 1_499_420_000}ns"]],
+        "up": [[f"{2_000_000_000 - SILENCE_BEFORE_NS}ns", f"{SILENCE_BEFORE_NS + 1_000_000}ns"]],
+    }
+    assert stalls_from_late([]) == {}

@@ -139,18 +139,61 @@ def tcplab_scenario(
     }
 
 
+#: How far before a late release's due time a replayed stall may begin (:func:`stalls_from_late`).
+SILENCE_BEFORE_NS = 5_000_000
+
+
+def stalls_from_late(late_releases: list[list[Any]]) -> dict[str, list[list[str]]]:
+    """A Linux run's late releases (``[due, µs late, dir, previous due]``, seconds after
+    connect(), see :func:`linux_run`) as link ``stalls`` per side (``down`` = data, ``up`` =
+    ACKs). The late packet went out at due + late, and whatever was due meanwhile with it:
+    that is the stall. It starts halfway between the previous release's due time and the late
+    packet's (at most ``SILENCE_BEFORE_NS`` before it), so it holds the simulated packet
+    nearest in time to the real one — simulated and real timing drift apart by a fraction of
+    a packet time over a few round trips — and not the one before it, which would widen the
+    gap by a packet time. Overlapping stalls merge; those before connect() are left out."""
+    out: dict[str, list[list[str]]] = {}
+    for direction, side in (("fwd", "down"), ("rev", "up")):
+        spans = sorted(
+            (
+                max(0, round((prev + t) / 2 * 1e9), round(t * 1e9) - SILENCE_BEFORE_NS),
+                round(t * 1e9) + round(late * 1e3),
+            )
+            for t, late, d, prev in late_releases
+            if d == direction and t >= 0
+        )
+        merged: list[list[int]] = []
+        for a, b in spans:
+            if merged and a <= merged[-1][1]:
+                merged[-1][1] = max(merged[-1][1], b)
+            else:
+                merged.append([a, b])
+        if merged:
+            out[side] = [[f"{a}ns", f"{b - a}ns"] for a, b in merged]
+    return out
+
+
 def tcplab_runs(
-    case: Case, seeds: list[int], rate_scale: float = 1.0, stack: str = "matched"
+    case: Case,
+    seeds: list[int],
+    rate_scale: float = 1.0,
+    stack: str = "matched",
+    stalls: list[dict[str, list[list[str]]]] | None = None,
 ) -> list[Run]:
     """``case`` in tcplab, once per seed. ``rate_scale`` multiplies the link rate (for tests
-    that check the comparison notices a wrong rate); ``stack`` picks the tcplab side."""
+    that check the comparison notices a wrong rate); ``stack`` picks the tcplab side;
+    ``stalls`` (one per seed, from :func:`stalls_from_late`) replays the paired Linux runs'
+    late releases on the link."""
     from tcplab.scenario import parse_scenario
     from tcplab.sweep import run_config
 
     out = []
-    for seed in seeds:
+    for k, seed in enumerate(seeds):
         sc = tcplab_scenario(case, seed, stack=stack)
         sc["path"][0]["rate"] = f"{round(case.rate_bps * rate_scale)}bps"
+        if stalls is not None:
+            for side, spans in stalls[k].items():
+                sc["path"][0].setdefault(side, {})["stalls"] = spans
         summary = run_config(parse_scenario(sc).to_config(), columns=True)
         ts = summary["timeseries_table"]
         t_s = np.asarray(ts["t_ns"], dtype=float) / 1e9
@@ -197,6 +240,7 @@ def linux_run(transfer: Any, case: Case) -> Run:
     t_s = np.array([s["t_ns"] for s in samples], dtype=float) / 1e9
     final = transfer.sender["final"]
     fwd = transfer.forward.directions["fwd"]
+    t0 = transfer.sender["t0_ns"]
     return Run(
         goodput_bps=transfer.goodput_bps(case.warmup_s, case.duration_s),
         retrans=int(final["total_retrans"]),
@@ -218,6 +262,12 @@ def linux_run(transfer: Any, case: Case) -> Run:
             "snd_mss": int(final["snd_mss"]),
             "cc": transfer.sender["cc"],
             "netstat": transfer.sender.get("netstat", {}),
+            # When the emulator released a packet late, relative to connect(): [due s, µs late,
+            # dir, s the direction's previous release was due].
+            "late_releases": [
+                [(t - t0) / 1e9, ns / 1e3, d, (prev - t0) / 1e9]
+                for t, ns, d, prev in transfer.forward.late_releases
+            ],
             "recovery_fraction": float(
                 np.mean([x["ca_state"] >= 3 for x in samples if x["t_ns"] >= case.warmup_s * 1e9])
             ),

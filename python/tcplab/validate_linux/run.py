@@ -37,6 +37,7 @@ from tcplab.validate_linux.compare import (
     linux_run,
     linux_transfer,
     slow_start_exit,
+    stalls_from_late,
     tcplab_runs,
 )
 from tcplab.validate_linux.netlab import KEY_SYSCTLS, Testbed, available
@@ -143,7 +144,8 @@ def plot_cwnd(
                 alpha=1.0 if i == 0 else 0.35,
                 label="Linux (TCP_INFO snd_cwnd)" if i == 0 else None,
             )
-        for i, r in enumerate(sim[:3]):
+        # Paired runs: every one (each is its Linux run's twin); else three seeds.
+        for i, r in enumerate(sim if len(sim) == len(linux) else sim[:3]):
             ax.plot(
                 r.t_s,
                 r.cwnd,
@@ -275,7 +277,29 @@ def measure(
                 _save_run(path, run, late)
         lateness.append(late)
         linux.append(run)
-    sim = tcplab_runs(case, seeds, stack=stack)
+    # Paired runs also replay each Linux run's late releases (the testbed's timing error) as
+    # link stalls, so both stacks see the same path; the ideal-timing runs are kept beside them.
+    paired = seeds == [1000 + r for r in range(reps)]
+    logged = all("late_releases" in r.extra for r in linux)
+    sim_ideal = tcplab_runs(case, seeds, stack=stack)
+    if paired and logged:
+        stalls = [stalls_from_late(r.extra["late_releases"]) for r in linux]
+        sim = tcplab_runs(case, seeds, stack=stack, stalls=stalls)
+    else:
+        sim = sim_ideal
+    row = _row(case, linux, sim)
+    row["replay"] = (
+        "replayed" if paired and logged else ("not paired" if not paired else "not recorded")
+    )
+    if sim is not sim_ideal:
+        ideal = _row(case, linux, sim_ideal)
+        row["ideal"] = {k: v for k, v in ideal.items() if k.startswith("tcplab_") or k == "targets"}
+        row["stalls_replayed"] = [sum(len(v) for v in st.values()) for st in stalls]
+    return row, linux, sim, lateness
+
+
+def _row(case: Case, linux: list[Run], sim: list[Run]) -> dict[str, Any]:
+    """The report's row for ``case`` from its Linux and tcplab runs."""
     lg = mean_ci95([r.goodput_bps for r in linux])
     sg = mean_ci95([r.goodput_bps for r in sim])
     lss = [slow_start_exit(r) for r in linux]
@@ -311,7 +335,7 @@ def measure(
         "tcplab_goodputs": [r.goodput_bps for r in sim],
     }
     row["targets"] = targets(row)
-    return row, linux, sim, lateness
+    return row
 
 
 def targets(row: dict[str, Any]) -> dict[str, bool | None]:
@@ -362,12 +386,48 @@ def targets_report(rows: list[dict[str, Any]], stack: str) -> str:
             + " | ".join(mark(t[n]) for n in names)
             + " |"
         )
+    lines += ["", "Targets met: " + _met(rows, names) + ".", ""]
+    replayed = [r for r in rows if "ideal" in r]
+    if replayed:
+        lines += [
+            "The tcplab runs above replay each paired Linux run's late releases (the emulator's "
+            "timing error, `late_releases` in its summary) as link stalls, so both stacks see "
+            "the same path. With ideal timing instead (no stalls), targets met: "
+            + _met([r["ideal"] for r in replayed], names)
+            + f" (of the {len(replayed)} replayed cases). Cases where the replay changes "
+            "tcplab's result:",
+            "",
+            "| case | stalls per run | retrans Linux / replayed / ideal "
+            "| goodput replayed / ideal | ss peak Linux / replayed / ideal |",
+            "|" + "---|" * 5,
+        ]
+        for r in replayed:
+            i = r["ideal"]
+            if (
+                r["tcplab_retrans"] == i["tcplab_retrans"]
+                and r["tcplab_goodput"][0] == i["tcplab_goodput"][0]
+                and r["tcplab_ss_peak"] == i["tcplab_ss_peak"]
+            ):
+                continue
+            retrans = (r["linux_retrans"], r["tcplab_retrans"], i["tcplab_retrans"])
+            peak = (r["linux_ss_peak"], r["tcplab_ss_peak"], i["tcplab_ss_peak"])
+            lines.append(
+                f"| {r['case']} | {'/'.join(str(n) for n in r['stalls_replayed'])} | "
+                + " / ".join(f"{x:.1f}" for x in retrans)
+                + f" | {r['tcplab_goodput'][0] / 1e6:.3f} / {i['tcplab_goodput'][0] / 1e6:.3f} | "
+                + " / ".join(f"{x:.0f}" for x in peak)
+                + " |"
+            )
+        lines.append("")
+    return "\n".join(lines)
+
+
+def _met(rows: list[dict[str, Any]], names: tuple[str, ...]) -> str:
     met = []
     for n in names:
         vals = [r["targets"][n] for r in rows if r["targets"][n] is not None]
         met.append(f"{n} {sum(vals)}/{len(vals)}")
-    lines += ["", "Targets met: " + ", ".join(met) + ".", ""]
-    return "\n".join(lines)
+    return ", ".join(met)
 
 
 def case_json(case: Case, row: dict[str, Any], stack: str) -> dict[str, Any]:
@@ -401,6 +461,23 @@ def case_json(case: Case, row: dict[str, Any], stack: str) -> dict[str, Any]:
         },
         "linux": side("linux"),
         "tcplab": side("tcplab"),
+        # Whether tcplab's runs replayed the Linux runs' late releases (see measure()), and
+        # the same runs with ideal timing.
+        "timing_replay": row.get("replay", "not paired"),
+        **(
+            {
+                "tcplab_ideal_timing": {
+                    "goodput_bps": row["ideal"]["tcplab_goodput"][0],
+                    "retransmitted_segments": row["ideal"]["tcplab_retrans"],
+                    "rtos": row["ideal"]["tcplab_timeouts"],
+                    "slow_start_peak_segments": _num(row["ideal"]["tcplab_ss_peak"]),
+                    "targets": row["ideal"]["targets"],
+                },
+                "stalls_replayed_per_run": row["stalls_replayed"],
+            }
+            if "ideal" in row
+            else {}
+        ),
     }
 
 
