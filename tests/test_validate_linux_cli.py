@@ -83,3 +83,28 @@ def test_late_releases_become_stalls_around_the_late_packet() -> None:
         "up": [[f"{2_000_000_000 - SILENCE_BEFORE_NS}ns", f"{SILENCE_BEFORE_NS + 1_000_000}ns"]],
     }
     assert stalls_from_late([]) == {}
+
+
+def test_a_failed_transfer_is_retried_once(capsys: pytest.CaptureFixture[str]) -> None:
+    from tcplab.validate_linux.compare import linux_transfer
+    from tcplab.validate_linux.netlab import TransferError
+
+    class Flaky:
+        def __init__(self, failures: int) -> None:
+            self.failures = failures
+            self.calls = 0
+
+        def transfer(self, **kw: object) -> str:
+            self.calls += 1
+            if self.calls <= self.failures:
+                raise TransferError("receiver did not start within 10 s: no message")
+            return "transfer"
+
+    case = parse_case("cc=cubic,rtt=40ms", True)
+    tb = Flaky(1)
+    assert linux_transfer(tb, case, seed=1003) == "transfer" and tb.calls == 2
+    assert "seed 1003: receiver did not start within 10 s: no message; once more" in (
+        capsys.readouterr().err
+    )
+    with pytest.raises(TransferError, match=r"seed 1003: receiver did not start .* \(twice\)"):
+        linux_transfer(Flaky(2), case, seed=1003)

@@ -388,9 +388,13 @@ def _cmd_emu(args: argparse.Namespace) -> int:
 
 
 def _cmd_validate(args: argparse.Namespace) -> int:
+    from tcplab.validate_linux.netlab import TransferError
     from tcplab.validate_linux.run import validate
 
-    return validate(args)
+    try:
+        return validate(args)
+    except TransferError as err:
+        return _fail(f"validate linux: {err}", 1)
 
 
 def _render_emu(s: dict[str, Any]) -> str:

@@ -221,17 +221,30 @@ def tcplab_runs(
 
 
 def linux_transfer(testbed: Any, case: Case, seed: int = 1000, rate_scale: float = 1.0) -> Any:
-    """Run ``case`` once on the Linux testbed (a ``netlab.Testbed``): its ``Transfer``."""
-    return testbed.transfer(
-        rate_bps=case.rate_bps,
-        delay_ns=case.delay_ns,
-        queue=case.queue,
-        loss=case.loss,
-        cc=case.cc,
-        duration_s=case.duration_s,
-        seed=seed,
-        rate_scale=rate_scale,
-    )
+    """Run ``case`` once on the Linux testbed (a ``netlab.Testbed``): its ``Transfer``. A
+    transfer whose endpoints failed is tried once more (it happened once in hundreds: the
+    receiver did not print ``ready`` within 10 s), and said so on stderr."""
+    import sys
+
+    from tcplab.validate_linux.netlab import TransferError
+
+    for attempt in (1, 2):
+        try:
+            return testbed.transfer(
+                rate_bps=case.rate_bps,
+                delay_ns=case.delay_ns,
+                queue=case.queue,
+                loss=case.loss,
+                cc=case.cc,
+                duration_s=case.duration_s,
+                seed=seed,
+                rate_scale=rate_scale,
+            )
+        except TransferError as err:
+            if attempt == 2:
+                raise TransferError(f"{case.label}, seed {seed}: {err} (twice)") from None
+            print(f"validate linux: {case.label}, seed {seed}: {err}; once more", file=sys.stderr)
+    raise AssertionError("unreachable")
 
 
 def linux_run(transfer: Any, case: Case) -> Run:

@@ -99,6 +99,10 @@ def _run(*cmd: str) -> str:
     return r.stdout
 
 
+class TransferError(RuntimeError):
+    """A transfer could not be run or did not finish (an endpoint failed or hung)."""
+
+
 @dataclass
 class ForwardStats:
     """What the emulator reported for one transfer."""
@@ -283,7 +287,12 @@ class Testbed:
             recv = self._spawn(self.rcv, py, str(ENDPOINTS), "receiver", RECEIVER_ADDR, str(PORT))
             while not recv.output().startswith("ready"):
                 if recv.popen.poll() is not None or time.monotonic() > t_start + 10:
-                    raise RuntimeError(f"receiver did not start: {recv.errors()}")
+                    if recv.popen.poll() is None:
+                        recv.popen.kill()  # it may hold the port a retry needs
+                        recv.popen.wait()
+                    raise TransferError(
+                        f"receiver did not start within 10 s: {recv.errors() or 'no message'}"
+                    )
                 time.sleep(0.01)
             send = self._spawn(
                 self.snd, py, str(ENDPOINTS), "sender", RECEIVER_ADDR, str(PORT), cc,
@@ -299,9 +308,9 @@ class Testbed:
         outs = []
         for p, role in ((send, "sender"), (recv, "receiver")):
             if p.popen.poll() is None:
-                raise RuntimeError(f"{role} did not finish within {duration_s + 30} s")
+                raise TransferError(f"{role} did not finish within {duration_s + 30} s")
             if p.popen.returncode != 0:
-                raise RuntimeError(f"{role} failed ({p.popen.returncode}): {p.errors()}")
+                raise TransferError(f"{role} failed ({p.popen.returncode}): {p.errors()}")
             lines = p.output().splitlines()
             outs.append(json.loads(lines[-1]))
         m = summary["emulator"]
