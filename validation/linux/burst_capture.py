@@ -35,10 +35,15 @@ from pathlib import Path
 
 MSS = 1448
 
+# The receiver program and the sender's connect are rcv_window_capture.py's.
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from rcv_window_capture import CONNECT, RECEIVER  # noqa: E402
+
 #: Runs in the sender's namespace: connects, sends for ``seconds``, samples TCP_INFO and
 #: records the TUN device's packets; writes JSON to argv[1]. TCP_INFO: tcpi_snd_ssthresh at
 #: byte 76, tcpi_snd_cwnd at 80 (include/uapi/linux/tcp.h).
-SENDER = r"""
+SENDER = (
+    r"""
 import json, os, select, socket, struct, sys, threading, time
 seconds = float(sys.argv[2])
 dev = next(n for n in os.listdir("/sys/class/net") if n != "lo")
@@ -64,15 +69,9 @@ def sniff():
         pkts.append((ts[0] + ts[1] / 1e9, data[12:16].hex(), length, seq, ack, sport, flags))
 sniffer = threading.Thread(target=sniff, daemon=True)
 sniffer.start()
-d = socket.socket(); d.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-d.bind(("10.99.0.1", 5999)); d.listen(1)  # only for tcplab emu's wait for a listener
-for _ in range(200):
-    try:
-        c = socket.socket(); c.setsockopt(socket.IPPROTO_TCP, 13, b"cubic")
-        c.connect(("10.99.0.2", 5001)); break
-    except OSError:
-        c.close(); time.sleep(0.05)
-c.setblocking(False)
+"""
+    + CONNECT.lstrip("\n")
+    + r"""c.setblocking(False)
 end, buf, info, nxt = time.monotonic() + seconds, bytes(65536), [], 0.0
 while time.monotonic() < end:
     if select.select([], [c], [], 0.005)[1]:
@@ -90,10 +89,8 @@ with open(sys.argv[1], "w") as f:  # before close: the emulator ends the server 
     json.dump({"pkts": pkts, "info": info}, f)  # receiver, seeing the FIN, exits
 c.close()
 """
+)
 
-# The receiver program is rcv_window_capture.py's (the same listening client side).
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from rcv_window_capture import RECEIVER  # noqa: E402
 
 SENDER_ADDR = bytes([10, 99, 0, 1]).hex()
 RECEIVER_PORT = 5001

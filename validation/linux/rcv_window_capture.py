@@ -22,8 +22,9 @@ import tempfile
 from pathlib import Path
 
 MSS = 1448
-SENDER = """
-import socket, time
+#: The sender programs' start (this one's and burst_capture.py's): a listener tcplab emu waits
+#: for, then a cubic connection to the receiver, retried until it listens (needs socket, time).
+CONNECT = """
 d = socket.socket(); d.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
 d.bind(("10.99.0.1", 5999)); d.listen(1)  # only for tcplab emu's wait for a listener
 for _ in range(200):
@@ -32,11 +33,18 @@ for _ in range(200):
         c.connect(("10.99.0.2", 5001)); break
     except OSError:
         c.close(); time.sleep(0.05)
-end, buf = time.monotonic() + 3.0, bytes(65536)
+"""
+SENDER = (
+    """
+import socket, time
+"""
+    + CONNECT.lstrip("\n")
+    + """end, buf = time.monotonic() + 3.0, bytes(65536)
 while time.monotonic() < end:
     c.send(buf)
 c.close()
 """
+)
 RECEIVER = """
 import socket
 s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
