@@ -228,23 +228,24 @@ def linux_transfer(testbed: Any, case: Case, seed: int = 1000, rate_scale: float
 
     from tcplab.validate_linux.netlab import TransferError
 
-    for attempt in (1, 2):
-        try:
-            return testbed.transfer(
-                rate_bps=case.rate_bps,
-                delay_ns=case.delay_ns,
-                queue=case.queue,
-                loss=case.loss,
-                cc=case.cc,
-                duration_s=case.duration_s,
-                seed=seed,
-                rate_scale=rate_scale,
-            )
-        except TransferError as err:
-            if attempt == 2:
-                raise TransferError(f"{case.label}, seed {seed}: {err} (twice)") from None
-            print(f"validate linux: {case.label}, seed {seed}: {err}; once more", file=sys.stderr)
-    raise AssertionError("unreachable")
+    link = {
+        "rate_bps": case.rate_bps,
+        "delay_ns": case.delay_ns,
+        "queue": case.queue,
+        "loss": case.loss,
+        "cc": case.cc,
+        "duration_s": case.duration_s,
+        "seed": seed,
+        "rate_scale": rate_scale,
+    }
+    try:
+        return testbed.transfer(**link)
+    except TransferError as err:
+        print(f"validate linux: {case.label}, seed {seed}: {err}; once more", file=sys.stderr)
+    try:
+        return testbed.transfer(**link)
+    except TransferError as err:
+        raise TransferError(f"{case.label}, seed {seed}: {err} (twice)") from None
 
 
 def linux_run(transfer: Any, case: Case) -> Run:
