@@ -426,6 +426,10 @@ pub struct TcpConfigJson {
     /// With rcv_window = "linux": len·256/truesize of a full segment.
     #[serde(default = "default_rcv_scaling_ratio")]
     pub rcv_scaling_ratio: u32,
+    /// Pace transmissions (Linux's internal pacing); absent: as the
+    /// congestion control needs (BBR paces, the others do not).
+    #[serde(default)]
+    pub pacing: Option<bool>,
 }
 
 fn default_rcv_window() -> String {
@@ -693,6 +697,7 @@ impl Default for TcpConfigJson {
             ssthresh_from: default_ssthresh_from(),
             rcv_window: default_rcv_window(),
             rcv_scaling_ratio: default_rcv_scaling_ratio(),
+            pacing: None,
         }
     }
 }

@@ -306,6 +306,10 @@ pub struct Config {
     /// With `rcv_window = Linux`: len·256/truesize of a full received
     /// segment (Linux's `scaling_ratio` once measured), 1–255.
     pub rcv_scaling_ratio: u32,
+    /// Pace transmissions (`pacing.rs`, Linux's internal pacing). None: as
+    /// the congestion control needs (Linux paces a `.cong_control`
+    /// controller such as BBR without `fq`, and no other).
+    pub pacing: Option<bool>,
 }
 
 impl Default for Config {
@@ -346,6 +350,7 @@ impl Default for Config {
             ssthresh_from: SsthreshFrom::Flight,
             rcv_window: crate::rcv_window::RcvWindowKind::Fixed,
             rcv_scaling_ratio: DEFAULT_RCV_SCALING_RATIO,
+            pacing: None,
         }
     }
 }
@@ -503,5 +508,16 @@ impl Config {
             return Err(format!("tlp: {NEEDS_SACK}"));
         }
         Ok(())
+    }
+
+    /// Does this connection pace (`pacing`, or the controller's need)?
+    pub fn paces(&self) -> bool {
+        self.pacing.unwrap_or(self.cc.entry.cong_control)
+    }
+
+    /// Does it estimate delivery rates (`rate.rs`)? A `.cong_control`
+    /// controller needs them; a paced flow records them for the time series.
+    pub fn estimates_rate(&self) -> bool {
+        self.cc.entry.cong_control || self.paces()
     }
 }

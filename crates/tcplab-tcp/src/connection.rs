@@ -53,9 +53,10 @@ use std::collections::VecDeque;
 
 use crate::ack_cc::AckRatioController;
 use crate::ack_policy::{AckNow, AckPolicy};
-use crate::cc::{new_cc_with, AckInfo, CcState, CongestionControl, TransitFeedback};
+use crate::cc::{new_cc_with, AckInfo, CcState, CongestionControl, TcpView, TransitFeedback};
 use crate::config::{Config, SsthreshFrom};
 use crate::events::{Event, RecoveryKind, RtxReason};
+use crate::pacing::Pacer;
 use crate::rcv_window::{advmss, LinuxRcvWindow, RcvWindowKind};
 use crate::reasm::Reassembly;
 use crate::recovery::{CaState, LossDetection, Prr, RecoveryCwnd, RecoveryState, Tlp, TlpAck};
@@ -227,6 +228,11 @@ pub struct Connection {
     /// (the originator's latest), see the module documentation.
     relay: Option<(u32, u16)>,
 
+    /// Pacing (`pacing.rs`), when this connection paces.
+    pacer: Option<Box<Pacer>>,
+    /// The controller sets cwnd itself (Linux's `.cong_control`).
+    cc_owns: bool,
+
     events: VecDeque<Event>,
     stats: Stats,
 }
@@ -323,7 +329,17 @@ impl Connection {
         let ack_cc = cfg
             .ack_cc
             .map(|a| AckRatioController::new(a, cfg.ack.every_n, cfg.rcv_buf, cfg.mss));
+        let cc_owns = cfg.cc.entry.cong_control;
+        if cc_owns {
+            cc.set_seed(((iss as u64) << 32) | ts_offset as u64);
+        }
+        let mut sb = Scoreboard::with_capacity(64);
+        if cfg.estimates_rate() {
+            sb.enable_rate();
+        }
         Connection {
+            pacer: cfg.paces().then(Box::default),
+            cc_owns,
             cc,
             ack_cc,
             rtt: RttEstimator::new(cfg.rto),
@@ -344,7 +360,7 @@ impl Connection {
             fin_sent: false,
             fin_acked: false,
             fin_sent_at: 0,
-            sb: Scoreboard::with_capacity(64),
+            sb,
             ccs,
             rtx_deadline: None,
             syn_sent_at: 0,
@@ -447,6 +463,9 @@ impl Connection {
     /// (u64::MAX = an unlimited source). May be raised later.
     pub fn app_supply(&mut self, total: u64) {
         debug_assert!(total >= self.app_supply);
+        if total > self.app_supply && self.sb.rate().is_some() {
+            self.check_app_limited();
+        }
         self.app_supply = total;
     }
 
@@ -795,9 +814,13 @@ impl Connection {
         let t = earlier(self.rtx_deadline, self.ack_policy.deadline());
         let t = earlier(t, self.persist_deadline);
         let t = earlier(t, self.read_busy.map(|(t, _)| t));
-        if self.rec.rack_deadline.is_none() && self.rec.tlp_deadline.is_none() {
+        if self.rec.rack_deadline.is_none()
+            && self.rec.tlp_deadline.is_none()
+            && self.pacer.is_none()
+        {
             return t;
         }
+        let t = earlier(t, self.pacer.as_ref().and_then(|p| p.deadline));
         earlier(earlier(t, self.rec.rack_deadline), self.rec.tlp_deadline)
     }
 
@@ -990,6 +1013,9 @@ impl Connection {
         }
         // Forced retransmission: fast retransmit (RFC 5681 §3.2 step 2),
         // timeout (RFC 6298 §5.4), NewReno partial ACK (RFC 6582 §3.2 step 5).
+        if self.pace_blocked(now) {
+            return None;
+        }
         if let Some((seq, reason)) = self.force_rtx.take() {
             if let Some(i) = self.sb.find(seq) {
                 if !self.sb.get(i).unwrap().has(SACKED) {
@@ -1122,6 +1148,7 @@ impl Connection {
     }
 
     fn send_new(&mut self, len: u64, now: Time) -> Segment {
+        self.on_data_sent(len, now);
         let start = self.snd_max;
         let end = start + len;
         self.sb.push(start, end, now);
@@ -1210,6 +1237,7 @@ impl Connection {
 
     fn retransmit(&mut self, i: usize, reason: RtxReason, now: Time) -> Segment {
         let s = *self.sb.get(i).unwrap();
+        self.on_data_sent(s.len(), now);
         self.sb.on_retransmit(i, now);
         if let (true, Some(p)) = (self.rec.in_recovery, self.rec.prr.as_mut()) {
             // RFC 6937 §3: prr_out += (data sent).
@@ -1285,6 +1313,10 @@ impl Connection {
     // ------------------------------------------------------------------
 
     pub fn handle_timeout(&mut self, now: Time) {
+        if let Some(p) = self.pacer.as_mut() {
+            // tcp_pace_kick: the pacing gap is over; the driver polls again.
+            p.on_timer(now);
+        }
         if self.ack_policy.deadline().is_some_and(|d| d <= now) {
             // RFC 5681 §4.2: the delayed-ACK timer expired.
             self.ack_pending = true;
@@ -1453,6 +1485,13 @@ impl Connection {
         // outstanding is presumed lost; no new recovery before SND.UNA
         // passes what was sent so far.
         self.sb.mark_all_lost();
+        if self.cc_owns {
+            // tcp_enter_loss -> tcp_set_ca_state(TCP_CA_Loss) -> .set_state.
+            self.rec.after_rto = true;
+            let mut tp = self.tcp_view(now);
+            self.cc.on_loss_state(&mut self.ccs, &mut tp);
+            self.sync_cc(&tp);
+        }
         self.rec.in_recovery = false;
         self.rec.prr = None;
         // RFC 8985 §7: the RTO ends any probe episode; RACK's timer has
@@ -1568,6 +1607,7 @@ impl Connection {
         if let Some(w) = self.rwin.as_mut() {
             w.on_established(now, self.stats.bytes_read);
         }
+        self.rate_on_established(now);
         self.push_event(Event::Established);
     }
 
@@ -1667,6 +1707,7 @@ impl Connection {
             self.snd_wl2 = ack;
         }
 
+        let rate_in = self.rate_begin_ack();
         // RFC 6937 §2 DeliveredData = change in snd.una + change in SACKd.
         let sacked_before = self.sb.sacked_bytes();
         let una_before = self.snd_una;
@@ -1679,6 +1720,8 @@ impl Connection {
         // Send time of the oldest original segment newly SACKed (Linux's
         // `first_sackt`, an RTT sample for its estimator).
         let mut sack_first: Option<Time> = None;
+        // ... and of the newest (Linux's `last_sackt`, the rate sample's RTT).
+        let mut sack_last: Option<Time> = None;
         let detecting = self
             .detector
             .as_ref()
@@ -1708,8 +1751,9 @@ impl Connection {
                         continue;
                     }
                 }
-                let (n, orig, _newest, oldest) = self.sb.sack(l.max(ack), r);
+                let (n, orig, newest, oldest) = self.sb.sack(l.max(ack), r);
                 newly_sacked += n;
+                sack_last = sack_last.max(newest);
                 if let Some(t) = oldest {
                     sack_first = Some(sack_first.map_or(t, |f: Time| f.min(t)));
                 }
@@ -1722,6 +1766,8 @@ impl Connection {
         }
 
         let prior_flight = self.sb.pipe();
+        // tcp_ack_update_rtt's `ca_rtt_us` (the rate sample's `rtt_us`).
+        let mut ca_rtt = sack_last.map(|t| now - t);
         let acked_bytes;
         let prev_una_all = self.snd_una;
         // Data sent before the timeout and never retransmitted, acked now?
@@ -1792,6 +1838,19 @@ impl Connection {
             }
             if let Some(Some(r)) = linux_sample {
                 self.rtt.on_sample_linux(r, ack, self.snd_max);
+            }
+            if rate_in.is_some() {
+                ca_rtt = ca_rtt
+                    .or(sum
+                        .rtt_sent_at
+                        .filter(|_| !sum.any_retransmitted)
+                        .map(|t| now - t))
+                    .or(sample.filter(|_| self.ts_ok));
+                // FLAG_ACK_MAYBE_DELAYED: one runt segment ACKed, nothing SACKed.
+                let delayed = sum.segments == 1 && sum.bytes < self.mss && sacked_before == 0;
+                if let Some(r) = self.sb.rate_mut() {
+                    r.rs.is_ack_delayed = delayed && newly_sacked == 0;
+                }
             }
             self.rec.dupacks = 0;
             self.rec.lt_bytes = 0;
@@ -1991,6 +2050,9 @@ impl Connection {
         if prr_step && self.rec.in_recovery {
             self.prr_step(delivered_data);
         }
+        if let Some(rate_in) = rate_in {
+            self.rate_end_ack(now, rate_in, ca_rtt);
+        }
     }
 
     /// RFC 6937 §3, on an ACK during SACK recovery with PRR: sndcnt from
@@ -2123,6 +2185,10 @@ impl Connection {
                     late,
                 };
                 let out = self.response.on_spurious(&mut ctx);
+                if self.cc_owns {
+                    // tcp_undo_cwnd_reduction -> .undo_cwnd (bbr_undo_cwnd).
+                    self.cc.undo();
+                }
                 if out.resume_new {
                     // RFC 4015 §3.2 step (2): SND.NXT = SND.MAX — the segments
                     // presumed lost by the timeout are in flight after all.
@@ -2155,6 +2221,10 @@ impl Connection {
         );
         if undone {
             self.stats.fr_undone += 1;
+            if self.cc_owns {
+                // tcp_undo_cwnd_reduction -> .undo_cwnd.
+                self.cc.undo();
+            }
             if self.rec.in_recovery {
                 // The hole was filled by the delayed original (Linux
                 // tcp_try_undo_partial -> tcp_undo_cwnd_reduction(sk, true)):
@@ -2437,6 +2507,160 @@ impl Connection {
             self.closed_reported = true;
             self.rtx_deadline = None;
             self.push_event(Event::Closed);
+        }
+    }
+    // ------------------------------------------------------------------
+    // Pacing (pacing.rs) and delivery-rate estimation (rate.rs): the hooks
+    // ------------------------------------------------------------------
+
+    /// The pacing rate, bytes/s (None: not pacing, or no rate set yet).
+    pub fn pacing_rate(&self) -> Option<u64> {
+        self.pacer.as_ref().and_then(|p| p.rate())
+    }
+
+    /// The delivery-rate estimator (None: this connection runs none).
+    pub fn rate_estimator(&self) -> Option<&crate::rate::RateEstimator> {
+        self.sb.rate()
+    }
+
+    /// Segments for `bytes` (Linux counts packets; the last may be short).
+    #[inline]
+    fn pkts(&self, bytes: u64) -> u64 {
+        bytes.div_ceil(self.mss.max(1))
+    }
+
+    /// What a `.cong_control` controller sees of the connection now.
+    fn tcp_view(&self, now: Time) -> TcpView {
+        let r = self.sb.rate();
+        let m = self.rtt.min_rtt();
+        TcpView {
+            now,
+            ca_state: self.ca_state(),
+            in_flight: self.pkts(self.sb.pipe()),
+            delivered: r.map_or(0, |r| r.delivered),
+            delivered_mstamp: r.map_or(0, |r| r.delivered_mstamp),
+            lost: self.sb.lost_events(),
+            srtt: self.rtt.srtt(),
+            min_rtt: (m != Time::MAX).then_some(m),
+            wstamp: self.pacer.as_ref().map_or(now, |p| p.wstamp()),
+            app_limited: r.map_or(0, |r| r.app_limited),
+        }
+    }
+
+    /// Take back what the controller changed in the view (`tp->app_limited`)
+    /// and the pacing rate it set (`sk_pacing_rate`).
+    fn sync_cc(&mut self, tp: &TcpView) {
+        if let Some(r) = self.sb.rate_mut() {
+            r.app_limited = tp.app_limited;
+        }
+        if let (Some(p), Some(rate)) = (self.pacer.as_mut(), self.cc.pacing_rate()) {
+            p.set_rate(rate);
+        }
+    }
+
+    /// Established (`tcp_init_transfer`): the SYN or SYN-ACK counts as
+    /// delivered (`tcp_clean_rtx_queue`; `tcp_rcv_state_process`'s
+    /// `tp->delivered++`), and a `.cong_control` controller starts (`.init`).
+    fn rate_on_established(&mut self, now: Time) {
+        if let Some(r) = self.sb.rate_mut() {
+            r.delivered += 1;
+        }
+        if self.cc_owns {
+            let mut tp = self.tcp_view(now);
+            self.cc.init(&mut self.ccs, &mut tp);
+            self.sync_cc(&tp);
+        }
+    }
+
+    /// `tcp_rate_check_app_limited`, when the application writes.
+    fn check_app_limited(&mut self) {
+        let unsent_lt_mss = self.avail_end().saturating_sub(self.snd_max) < self.mss;
+        let in_flight = self.pkts(self.sb.pipe());
+        let cwnd_open = in_flight < self.ccs.cwnd / self.mss.max(1);
+        let repaired = self.sb.lost_bytes() <= self.sb.retrans_bytes();
+        if let Some(r) = self.sb.rate_mut() {
+            r.check_app_limited(unsent_lt_mss, cwnd_open, repaired, in_flight);
+        }
+    }
+
+    /// Start of an ACK (`tcp_ack`): the sample's `prior_in_flight`; returns
+    /// cwnd and the lost count before it. None when neither rates nor pacing
+    /// run, or nothing was outstanding (`tcp_ack`'s `no_queue` path, which
+    /// takes no sample and calls no congestion control).
+    fn rate_begin_ack(&mut self) -> Option<(u64, u64)> {
+        if (self.sb.rate().is_none() && self.pacer.is_none()) || self.sb.is_empty() {
+            return None;
+        }
+        let in_flight = self.pkts(self.sb.pipe());
+        if let Some(r) = self.sb.rate_mut() {
+            r.begin_ack(in_flight);
+        }
+        Some((self.ccs.cwnd, self.sb.lost_events()))
+    }
+
+    /// End of an ACK: `tcp_rate_gen`, then `tcp_cong_control` — a
+    /// `.cong_control` controller sets cwnd and the pacing rate from the
+    /// sample (the recovery steps above leave its cwnd alone: Linux runs no
+    /// `tcp_cwnd_reduction` for it and `tcp_end_cwnd_reduction` returns
+    /// early), any other has its pacing rate set by `tcp_update_pacing_rate`.
+    fn rate_end_ack(&mut self, now: Time, (cwnd_in, lost_in): (u64, u64), ca_rtt: Option<Time>) {
+        let m = self.rtt.min_rtt();
+        let min_rtt = (m != Time::MAX).then_some(m);
+        let losses = self.sb.lost_events() - lost_in;
+        if let Some(r) = self.sb.rate_mut() {
+            r.gen(now, losses, ca_rtt, min_rtt);
+        }
+        if self.cc_owns {
+            self.ccs.cwnd = cwnd_in;
+            let rs = self.sb.rate().map(|r| r.rs).unwrap_or_default();
+            let mut tp = self.tcp_view(now);
+            self.cc.cong_control(&mut self.ccs, &mut tp, &rs);
+            self.sync_cc(&tp);
+        } else if let Some(p) = self.pacer.as_mut() {
+            let packets_out = self.sb.len() as u64;
+            p.update_linux(
+                self.mss,
+                self.ccs.cwnd,
+                self.ccs.ssthresh,
+                packets_out,
+                self.rtt.srtt(),
+            );
+        }
+    }
+
+    /// `tcp_pacing_check` before a data transmission (new data in
+    /// `tcp_write_xmit`, retransmissions in `tcp_xmit_retransmit_queue`,
+    /// probes): true if it must wait for the pacing timer, which is then
+    /// armed. The timeout's retransmission (`tcp_retransmit_timer`) is not
+    /// checked, and no timer is armed while nothing could be sent.
+    fn pace_blocked(&mut self, now: Time) -> bool {
+        if self.pacer.is_none() || matches!(self.force_rtx, Some((_, RtxReason::Timeout))) {
+            return false;
+        }
+        let waiting = self.force_rtx.is_some()
+            || self.rec.tlp_pending
+            || self.frto_new_allow > 0
+            || (self.sb.pipe() + self.mss <= self.ccs.cwnd
+                && (self.sb.lost_bytes() > self.sb.retrans_bytes()
+                    || self.rec.in_recovery
+                    || self.new_data_len().is_some()));
+        waiting && self.pacer.as_mut().is_some_and(|p| p.blocked(now))
+    }
+
+    /// A data segment of `len` bytes goes out: `tcp_event_data_sent`'s
+    /// `CA_EVENT_TX_START` (nothing in flight) and the departure clock.
+    fn on_data_sent(&mut self, len: u64, now: Time) {
+        if self.cc_owns && self.sb.pipe() == 0 {
+            let mut tp = self.tcp_view(now);
+            self.cc.on_tx_start(&mut self.ccs, &mut tp);
+            self.sync_cc(&tp);
+        }
+        let m = self.rtt.min_rtt();
+        let (mss, cc) = (self.mss, &self.cc);
+        if let Some(p) = self.pacer.as_mut() {
+            let min_tso = cc.min_tso_segs();
+            let segs = p.tso_segs(mss, min_tso, (m != Time::MAX).then_some(m));
+            p.on_sent(len, now, segs);
         }
     }
 }

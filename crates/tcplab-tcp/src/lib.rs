@@ -19,6 +19,8 @@ pub mod cc;
 pub mod config;
 pub mod connection;
 pub mod events;
+pub mod pacing;
+pub mod rate;
 pub mod rcv_window;
 pub mod reasm;
 pub mod recovery;

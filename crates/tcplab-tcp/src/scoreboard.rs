@@ -11,6 +11,7 @@
 //! "retransmitted" mark rather than a single pointer, as Linux does; a
 //! segment skipped by NextSeg rule 1 is therefore not counted twice in pipe.
 
+use crate::rate::RateEstimator;
 use crate::Time;
 use std::cell::Cell;
 use std::collections::VecDeque;
@@ -78,6 +79,11 @@ pub struct Scoreboard {
     /// without having been SACKed) since the last `take_delivered`: what
     /// RACK (RFC 8985 §6.2 steps 2–3) needs from an ACK.
     delivered: Delivered,
+    /// Segments ever marked lost (Linux's `tp->lost`, `tcp_sum_lost`).
+    lost_events: u64,
+    /// Delivery-rate estimation (`rate.rs`), when the connection runs it:
+    /// its per-segment records follow `q` entry for entry.
+    rate: Option<Box<RateEstimator>>,
 }
 
 /// The newly delivered segments of one ACK, summarised for RACK.
@@ -162,6 +168,27 @@ impl Scoreboard {
         }
     }
 
+    /// Run delivery-rate estimation (`rate.rs`) from now on (before the
+    /// first segment is sent).
+    pub fn enable_rate(&mut self) {
+        debug_assert!(self.q.is_empty());
+        self.rate = Some(Box::default());
+    }
+    /// The delivery-rate estimator, if enabled.
+    #[inline]
+    pub fn rate(&self) -> Option<&RateEstimator> {
+        self.rate.as_deref()
+    }
+    #[inline]
+    pub fn rate_mut(&mut self) -> Option<&mut RateEstimator> {
+        self.rate.as_deref_mut()
+    }
+    /// Segments ever marked lost (Linux's `tp->lost`).
+    #[inline]
+    pub fn lost_events(&self) -> u64 {
+        self.lost_events
+    }
+
     #[inline]
     pub fn is_empty(&self) -> bool {
         self.q.is_empty()
@@ -181,6 +208,11 @@ impl Scoreboard {
     #[inline]
     pub fn lost_bytes(&self) -> u64 {
         self.lost
+    }
+    /// Retransmitted (since last marked lost), not SACKed.
+    #[inline]
+    pub fn retrans_bytes(&self) -> u64 {
+        self.retrans
     }
     pub fn iter(&self) -> impl Iterator<Item = &TxSeg> {
         self.q.iter()
@@ -205,6 +237,10 @@ impl Scoreboard {
     /// Record a new segment sent at the tail.
     pub fn push(&mut self, start: u64, end: u64, now: Time) {
         debug_assert!(self.q.back().is_none_or(|b| b.end == start));
+        if let Some(r) = self.rate.as_deref_mut() {
+            // tcp_rate_skb_sent (packets_out before this segment).
+            r.on_sent_new(self.q.len(), now);
+        }
         self.outstanding += end - start;
         self.q.push_back(TxSeg {
             start,
@@ -237,7 +273,10 @@ impl Scoreboard {
                     self.retrans -= len;
                 }
             }
-            LOST if !sacked => self.lost += len,
+            LOST if !sacked => {
+                self.lost += len;
+                self.lost_events += 1;
+            }
             RETRANS if !sacked => self.retrans += len,
             _ => {}
         }
@@ -292,6 +331,14 @@ impl Scoreboard {
                         self.retrans -= len;
                     }
                     self.delivered.note(&front, true);
+                    if let Some(r) = self.rate.as_deref_mut() {
+                        // tcp_clean_rtx_queue -> tcp_rate_skb_delivered.
+                        let rtx = front.has(EVER_RETRANS);
+                        r.on_delivered(0, front.end, front.sent_at, rtx, false);
+                    }
+                }
+                if let Some(r) = self.rate.as_deref_mut() {
+                    r.pop_front();
                 }
                 sum.bytes += len;
                 sum.segments += 1;
@@ -402,6 +449,10 @@ impl Scoreboard {
                 if s.start >= left && s.end <= right && !s.has(SACKED) {
                     self.set_flag(i, SACKED);
                     self.delivered.note(&s, false);
+                    if let Some(r) = self.rate.as_deref_mut() {
+                        // tcp_sacktag_walk -> tcp_rate_skb_delivered.
+                        r.on_delivered(i, s.end, s.sent_at, s.has(EVER_RETRANS), true);
+                    }
                     newly += s.len();
                     if !s.has(EVER_RETRANS) {
                         orig = true;
@@ -556,6 +607,10 @@ impl Scoreboard {
 
     /// Mark segment `i` as retransmitted now.
     pub fn on_retransmit(&mut self, i: usize, now: Time) {
+        if let Some(r) = self.rate.as_deref_mut() {
+            // tcp_rate_skb_sent for the retransmission.
+            r.on_resent(i, self.q.len(), now);
+        }
         self.set_flag(i, RETRANS);
         let s = &mut self.q[i];
         s.flags |= EVER_RETRANS;
@@ -566,6 +621,10 @@ impl Scoreboard {
     /// Mark segment `i` lost (NewReno partial ACK / F-RTO / conventional).
     pub fn mark_seg_lost(&mut self, i: usize) {
         if !self.q[i].has(SACKED) {
+            if self.q[i].flags & (LOST | RETRANS) == LOST | RETRANS {
+                // tcp_sum_lost: a lost retransmission is counted again.
+                self.lost_events += 1;
+            }
             self.clear_flag(i, RETRANS);
             self.set_flag(i, LOST);
         }
@@ -651,6 +710,15 @@ impl Scoreboard {
                 if s.has(RETRANS) {
                     r += s.len();
                 }
+            }
+        }
+        if let Some(rate) = self.rate.as_deref() {
+            if rate.records().len() != self.q.len() {
+                return Err(format!(
+                    "{} delivery-rate records for {} segments",
+                    rate.records().len(),
+                    self.q.len()
+                ));
             }
         }
         if (o, sa, l, r) != (self.outstanding, self.sacked, self.lost, self.retrans) {

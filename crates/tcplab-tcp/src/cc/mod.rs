@@ -29,6 +29,8 @@ pub use vegas::Vegas;
 pub use westwood::Westwood;
 
 use crate::config::CcKind;
+pub use crate::rate::RateSample;
+use crate::recovery::CaState;
 use crate::Time;
 
 /// One congestion control as scenarios name it.
@@ -52,6 +54,11 @@ pub struct CcEntry {
     /// Without SACK, leave fast recovery on the first new ACK (Reno,
     /// RFC 5681 §3.2) instead of NewReno's partial-ACK rule (RFC 6582).
     pub reno_recovery: bool,
+    /// Linux's `.cong_control`: sets cwnd and the pacing rate itself from
+    /// each ACK's delivery-rate sample (`cong_control`), so the connection
+    /// runs delivery-rate estimation for it, paces by default (Linux's
+    /// `SK_PACING_NEEDED`) and leaves cwnd alone in loss recovery.
+    pub cong_control: bool,
     /// Build the controller (parameters already checked by `check_params`;
     /// the target rate is `Some` exactly when `target_rate`).
     pub build: fn(&CcParams, Option<u64>) -> Box<dyn CongestionControl>,
@@ -73,6 +80,7 @@ impl CcEntry {
             hystart_linux: false,
             cubic_linux: false,
             reno_recovery: false,
+            cong_control: false,
             build,
         }
     }
@@ -96,6 +104,7 @@ registry! {
     westwood: [WESTWOOD],
     bdp_tracking: [BDP_TRACKING],
     qos_tcp: [QOS_TCP],
+    bbr: [BBR],
 }
 
 /// The registry entry named `name` (Linux's `tcp_ca_find`).
@@ -191,6 +200,28 @@ impl TransitFeedback {
     }
 }
 
+/// What a `.cong_control` controller (`CcEntry::cong_control`) sees of the
+/// connection, in Linux's terms (counts in segments).
+#[derive(Clone, Copy, Debug)]
+pub struct TcpView {
+    pub now: Time,
+    /// `icsk_ca_state` after this ACK's loss detection and recovery steps.
+    pub ca_state: CaState,
+    /// `tcp_packets_in_flight`.
+    pub in_flight: u64,
+    /// `tp->delivered`, `tp->delivered_mstamp`, `tp->lost`.
+    pub delivered: u64,
+    pub delivered_mstamp: Time,
+    pub lost: u64,
+    /// `tp->srtt_us` (0: no sample yet), `tcp_min_rtt` (None: no sample).
+    pub srtt: Time,
+    pub min_rtt: Option<Time>,
+    /// `tp->tcp_wstamp_ns`: the earliest departure time of the next skb.
+    pub wstamp: Time,
+    /// `tp->app_limited` (the controller may set it).
+    pub app_limited: u64,
+}
+
 pub trait CongestionControl: Send {
     fn name(&self) -> &'static str;
 
@@ -260,6 +291,38 @@ pub trait CongestionControl: Send {
     /// HyStart++ state, if this controller runs it (diagnostics / tests).
     fn hystart(&self) -> Option<&hystart::HyStart> {
         None
+    }
+
+    /// Seed for the controller's own random draws (derived from the
+    /// connection's ISN and timestamp offset, themselves drawn from the
+    /// flow's stream). Default: ignored.
+    fn set_seed(&mut self, _seed: u64) {}
+
+    /// Linux's `.init` at `tcp_init_transfer` (the connection is established;
+    /// the handshake's RTT sample is in `tp`). Default: nothing.
+    fn init(&mut self, _st: &mut CcState, _tp: &mut TcpView) {}
+
+    /// Linux's `.cong_control` (`CcEntry::cong_control` controllers only): the
+    /// ACK's rate sample, after its loss detection and recovery steps.
+    fn cong_control(&mut self, _st: &mut CcState, _tp: &mut TcpView, _rs: &RateSample) {}
+
+    /// Linux's `.set_state(TCP_CA_Loss)`, after a timeout (`.cong_control`
+    /// controllers only).
+    fn on_loss_state(&mut self, _st: &mut CcState, _tp: &mut TcpView) {}
+
+    /// Linux's `.cwnd_event(CA_EVENT_TX_START)`: data is sent with nothing
+    /// in flight (`.cong_control` controllers only).
+    fn on_tx_start(&mut self, _st: &mut CcState, _tp: &mut TcpView) {}
+
+    /// The pacing rate this controller sets (`sk_pacing_rate`, bytes/s);
+    /// None: Linux's `tcp_update_pacing_rate` sets it.
+    fn pacing_rate(&self) -> Option<u64> {
+        None
+    }
+
+    /// Linux's `.min_tso_segs`: the fewest segments per paced burst.
+    fn min_tso_segs(&self) -> u32 {
+        crate::pacing::MIN_TSO_SEGS
     }
 }
 
