@@ -20,6 +20,7 @@ import contextlib
 import dataclasses
 import json
 import math
+import os
 import platform
 import sys
 import time
@@ -756,6 +757,7 @@ def run_random(
         _cache_path(cache, c, 1000 + r).exists() for c, _ in drawn for r in range(reps)
     )
     t_start = time.monotonic()
+    load_start = os.getloadavg()
     with contextlib.nullcontext(None) if cached else Testbed() as tb:
         for case, info in drawn:
             linux, late = linux_runs(tb, case, reps, cache)
@@ -801,6 +803,7 @@ def run_random(
         "cases": cases_out,
         "summary": {st: summarise([c["tcplab"][st]["errors"] for c in cases_out]) for st in stacks},
         "wall_s": time.monotonic() - t_start,
+        "loadavg_start_end": [load_start, os.getloadavg()],
         "kernel": platform.release(),
     }
     out.mkdir(parents=True, exist_ok=True)
@@ -823,7 +826,10 @@ def random_report(res: dict[str, Any]) -> str:
         "",
         f"{n} cases drawn with seed {res['seed']} from: {res['space']}. Linux: {res['reps']} "
         f"run(s) per case; tcplab: seeds {', '.join(map(str, res['tcplab_seeds']))} per stack "
-        f"({res['wall_s'] / 60:.1f} min wall, kernel {res['kernel']}).",
+        f"({res['wall_s'] / 60:.1f} min wall, kernel {res['kernel']}, load average "
+        f"{res['loadavg_start_end'][0][0]:.1f} at the start and "
+        f"{res['loadavg_start_end'][1][0]:.1f} at the end; the Linux endpoints run under "
+        "SCHED_FIFO, see the testbed).",
         "",
         "Errors are tcplab's mean against Linux's mean per case: goodput (tcplab / Linux - 1), "
         "retransmitted segments ((tcplab - Linux) / Linux, cases where Linux retransmitted), "
