@@ -15,7 +15,7 @@ from tcplab.errors import ScenarioError
 
 pytest.importorskip("numpy")
 
-from tcplab.validate_linux.draw import (
+from tcplab.real.validate.draw import (
     Space,
     case_errors,
     case_spec,
@@ -23,7 +23,7 @@ from tcplab.validate_linux.draw import (
     load_space,
     summarise,
 )
-from tcplab.validate_linux.netlab import available
+from tcplab.real.validate.netlab import available
 
 
 def test_draw_is_seeded_and_prefix_stable() -> None:
@@ -57,7 +57,7 @@ def test_draw_stays_in_the_space() -> None:
 
 
 def test_case_spec_runs_the_drawn_case_again() -> None:
-    from tcplab.validate_linux.run import parse_case
+    from tcplab.real.validate.run import parse_case
 
     for case, _ in draw_cases(Space(), 20, seed=3, duration_s=20, warmup_s=3):
         again = parse_case(case_spec(case), quick=False)

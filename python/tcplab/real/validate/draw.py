@@ -35,8 +35,8 @@ from typing import Any
 import numpy as np
 
 from tcplab.errors import ScenarioError
-from tcplab.units import parse_rate, parse_time
-from tcplab.validate_linux.compare import CC_TCPLAB, Case
+from tcplab.real.validate.compare import CC_TCPLAB, Case
+from tcplab.scenario.units import parse_rate, parse_time
 
 
 @dataclass(frozen=True)
