@@ -219,6 +219,11 @@ _SPILL_DTYPES: dict[str, list[tuple[str, str]]] = {
         ("value", "<f8"),
     ],
 }
+#: The time series' rate columns, in runs that have them (``Output::ts_rates``).
+_SPILL_RATE_DTYPES: list[tuple[str, str]] = [
+    ("pacing_rate_bps", "<u8"),
+    ("delivery_rate_bps", "<u8"),
+]
 
 
 def _events_table(ev: Mapping[str, np.ndarray], kinds: list[str], reasons: list[str]) -> pa.Table:
@@ -392,8 +397,11 @@ class RunResult:
         import numpy as np
 
         path, spilled = self._spilled[name]
-        dtype = np.dtype(_SPILL_DTYPES[name])
         held = self._timeseries if name == "timeseries" else self._events
+        layout = _SPILL_DTYPES[name]
+        if name == "timeseries" and "pacing_rate_bps" in held:
+            layout = layout + _SPILL_RATE_DTYPES  # output.rs: the rate columns follow
+        dtype = np.dtype(layout)
         total = spilled + len(next(iter(held.values())))
         for start in range(0, total, ROW_GROUP):
             stop = min(start + ROW_GROUP, total)

@@ -100,6 +100,10 @@ fn run<'py>(
     col(py, &ts, "rto_ns", "<i8", &out.ts_rto)?;
     col(py, &ts, "inflight", "<u8", &out.ts_inflight)?;
     col(py, &ts, "delivered", "<u8", &out.ts_delivered)?;
+    if out.ts_rates {
+        col(py, &ts, "pacing_rate_bps", "<u8", &out.ts_pacing_rate)?;
+        col(py, &ts, "delivery_rate_bps", "<u8", &out.ts_delivery_rate)?;
+    }
     d.set_item("timeseries", ts)?;
     let ev = PyDict::new(py);
     col(py, &ev, "t_ns", "<i8", &out.ev_t)?;

@@ -294,7 +294,8 @@ pub const SPILL_ROWS: usize = 1 << 16;
 pub const MEMORY_ROWS: usize = 1 << 24;
 /// Bytes of one spilled time-series row: flow u32, conn u32, then t, cwnd,
 /// ssthresh, srtt, rttvar, rto, inflight, delivered as 8-byte integers,
-/// little-endian and packed (the column order of the Parquet table).
+/// little-endian and packed (the column order of the Parquet table); with
+/// the rate columns (`Output::ts_rates`) two more u64 follow.
 pub const TS_RECORD: u64 = 72;
 /// Bytes of one spilled event row: t i64, flow u32, conn u32, kind u8,
 /// seq u64, len u32, reason u8, spurious i8, detected i8, value f64.
@@ -414,6 +415,12 @@ pub struct Output {
     pub ts_rto: Vec<i64>,
     pub ts_inflight: Vec<u64>,
     pub ts_delivered: Vec<u64>,
+    /// The rate columns, present only when some flow paces or estimates
+    /// delivery rates (`pacing_rate_bps`, `delivery_rate_bps`; 0 for a flow
+    /// without them), so other runs' tables keep their columns.
+    pub ts_rates: bool,
+    pub ts_pacing_rate: Vec<u64>,
+    pub ts_delivery_rate: Vec<u64>,
     // events
     pub ev_t: Vec<i64>,
     pub ev_flow: Vec<u32>,
@@ -565,6 +572,10 @@ impl Output {
             buf.extend_from_slice(&self.ts_rto[i].to_le_bytes());
             buf.extend_from_slice(&self.ts_inflight[i].to_le_bytes());
             buf.extend_from_slice(&self.ts_delivered[i].to_le_bytes());
+            if self.ts_rates {
+                buf.extend_from_slice(&self.ts_pacing_rate[i].to_le_bytes());
+                buf.extend_from_slice(&self.ts_delivery_rate[i].to_le_bytes());
+            }
         }
         if let Err(e) = self.ts_spill.as_mut().unwrap().append(&buf, n) {
             return self.spill_failed(e);
@@ -579,6 +590,8 @@ impl Output {
         self.ts_rto.clear();
         self.ts_inflight.clear();
         self.ts_delivered.clear();
+        self.ts_pacing_rate.clear();
+        self.ts_delivery_rate.clear();
     }
 
     fn ev_spilled(&self) -> usize {
@@ -720,6 +733,7 @@ impl Output {
         rto: Time,
         inflight: u64,
         delivered: u64,
+        rates: (u64, u64),
     ) {
         if self.skip_timeseries {
             return;
@@ -739,6 +753,10 @@ impl Output {
         self.ts_rto.push(rto as i64);
         self.ts_inflight.push(inflight);
         self.ts_delivered.push(delivered);
+        if self.ts_rates {
+            self.ts_pacing_rate.push(rates.0);
+            self.ts_delivery_rate.push(rates.1);
+        }
     }
 }
 
@@ -763,7 +781,7 @@ mod tests {
         o.set_spurious(r, 1);
         o.set_detected(NO_ROW, 1);
         assert_eq!((o.spurious(r), o.detected(r)), (1, -1));
-        o.sample(0, 0, 0, 1, 1, 1, 1, 1, 1, 1);
+        o.sample(0, 0, 0, 1, 1, 1, 1, 1, 1, 1, (0, 0));
         assert!(o.ev_t.is_empty() && o.ts_t.is_empty());
     }
 
@@ -773,7 +791,7 @@ mod tests {
         o.memory_rows = 100;
         for i in 0..150 {
             ev(&mut o, i, EventKind::Retransmit);
-            o.sample(i, 0, 0, 1, 1, 1, 1, 1, 1, 1);
+            o.sample(i, 0, 0, 1, 1, 1, 1, 1, 1, 1, (0, 0));
         }
         assert_eq!((o.ev_t.len(), o.ts_t.len()), (100, 100));
         assert!(o.failed());

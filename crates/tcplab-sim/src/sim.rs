@@ -208,6 +208,8 @@ impl Sim {
             violations: Vec::new(),
             cfg,
         };
+        // The rate columns only when some flow has rates (other runs' tables unchanged).
+        sim.out.ts_rates = sim.flows.iter().any(|f| f.tcp.estimates_rate());
         for (i, f) in sim.cfg.flows.iter().enumerate() {
             sim.eng.q.push(f.start_ns, Ev::OpenConn { flow: i as u32 });
         }
@@ -1147,6 +1149,11 @@ impl Sim {
                     c.rto(),
                     c.in_flight(),
                     f.agg.bytes_delivered + pair.rcv.stats().bytes_read,
+                    (
+                        c.pacing_rate().unwrap_or(0).saturating_mul(8),
+                        c.rate_estimator()
+                            .map_or(0, |r| r.latest_rate(c.mss()).saturating_mul(8)),
+                    ),
                 );
             }
         }

@@ -257,6 +257,7 @@ _FLOW_KEYS: Final = (
     "ssthresh_from",
     "rcv_window",
     "rcv_scaling_ratio",
+    "pacing",
 )
 _BULK_ONLY: Final = ("bytes",)
 _DOWNLOADS_ONLY: Final = ("sizes", "think", "downloads")
@@ -808,7 +809,9 @@ def _tcp(t: _Table) -> dict[str, Any]:
         "ca_at_ssthresh": t.get_bool("ca_at_ssthresh", False),
         "rto": _rto(t.raw("rto", next(iter(registry.rto_profiles()))), t.at("rto")),
         "ack": _ack(t.raw("ack", {}), t.at("ack")),
-        "abc_l": t.get_int("abc_l", 1, 1, 2),  # RFC 3465 §2.2: L MUST NOT exceed 2*SMSS
+        # RFC 3465 §2.2: L MUST NOT exceed 2*SMSS. A stack's abc_l belongs to its slow start:
+        # a controller without one (BBR) takes it only from the flow's own keys.
+        "abc_l": t.get_int("abc_l", 1, 1, 2) if entry["loss_based"] or "abc_l" in own_keys else 1,
         # true: HyStart++ (RFC 9406); "linux": tcp_cubic.c's HyStart (cubic only).
         "hystart": _hystart(t) == "rfc9406",
         # A stack's "linux" HyStart belongs to its CUBIC: Linux's reno has none.
@@ -854,6 +857,9 @@ def _tcp(t: _Table) -> dict[str, Any]:
         "loss_detection", registry.names("loss_detections"), "loss detection", "dupthresh"
     )
     out["tlp"] = t.get_bool("tlp", False)
+    if "pacing" in t:
+        # Linux's internal pacing (pacing.rs); absent: as the controller needs (BBR paces).
+        out["pacing"] = t.get_bool("pacing")
     # The advertised window: "fixed" (all free rcv_buf) or "linux" (rcv_window.rs).
     out["rcv_window"] = t.get_choice(
         "rcv_window", registry.names("rcv_windows"), "receive-window model", "fixed"

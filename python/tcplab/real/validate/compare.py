@@ -42,7 +42,7 @@ __all__ = [
 ]
 
 #: Linux congestion control name -> tcplab's.
-CC_TCPLAB = {"reno": "newreno", "cubic": "cubic"}
+CC_TCPLAB = {"reno": "newreno", "cubic": "cubic", "bbr": "bbr"}
 #: An ssthresh above this many segments is "infinite" (Linux: TCP_INFINITE_SSTHRESH = 2^31 - 1;
 #: tcplab: a huge byte count).
 _INF_SEGMENTS = 1_000_000

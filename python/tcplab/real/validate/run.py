@@ -8,7 +8,8 @@
 Needs root (network namespaces, TUN devices). Without ``--case``: the matrix (reno and cubic,
 10 Mbit/s, RTT 40 and 100 ms, loss 0 / 0.1 % / 1 %), ``DIR/report.md``, ``DIR/results.json``
 and the cwnd figures (default DIR: ``out/validation-linux``); about 21 minutes of wall time
-(Linux runs in real time), ``--quick`` about 2.5. With ``--case`` (repeatable): those cases,
+(Linux runs in real time), ``--quick`` about 2.5. With ``--case`` (repeatable, ``cc`` is reno,
+cubic or bbr; the kernel's BBR paces itself, no ``fq`` needed): those cases,
 ``DIR/results.json`` and a cwnd-vs-time figure per case. ``--json`` prints one JSON object per
 case and line: ``{"case": {...}, "linux": {...}, "tcplab": {...}}``.
 """
