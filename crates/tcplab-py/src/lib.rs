@@ -2,7 +2,7 @@
 //! buffers out (NumPy wraps them with `frombuffer`; pyarrow writes Parquet).
 //! No simulation logic lives here.
 
-use pyo3::exceptions::{PyKeyboardInterrupt, PyValueError};
+use pyo3::exceptions::{PyKeyboardInterrupt, PyOSError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyTuple};
 
@@ -50,6 +50,17 @@ fn col_by<'py, R, T: Copy>(
     )
 }
 
+/// A run's error as a Python exception: a failure to write an output file
+/// (a full disk) is an `OSError` naming the file, anything else is about the
+/// configuration (`ValueError`).
+fn run_error(e: String) -> PyErr {
+    if e.starts_with(tcplab_sim::component::OUTPUT_ERROR) {
+        PyOSError::new_err(e)
+    } else {
+        PyValueError::new_err(e)
+    }
+}
+
 /// Run a normalized configuration (JSON). `progress(fraction)` is called
 /// now and then; Ctrl-C interrupts the run.
 #[pyfunction]
@@ -80,7 +91,7 @@ fn run<'py>(
     let out = match result {
         Ok(o) => o,
         Err(e) if e == "interrupted" => return Err(PyKeyboardInterrupt::new_err("interrupted")),
-        Err(e) => return Err(PyValueError::new_err(e)),
+        Err(e) => return Err(run_error(e)),
     };
     let d = PyDict::new(py);
     let summary = out
@@ -182,7 +193,7 @@ fn emu_run(
     py.allow_threads(|| {
         tcplab_sim::emu_sys::run(config_json, options_json, fd_server, fd_client, stop_fd)
     })
-    .map_err(PyValueError::new_err)
+    .map_err(run_error)
 }
 
 /// Analyse a pcap/pcapng capture (`tcplab analyze`). Returns the summary

@@ -497,9 +497,15 @@ impl Output {
         self.spill_error.is_some()
     }
 
-    fn spill_failed(&mut self, e: std::io::Error) {
+    fn spill_failed(&mut self, name: &str, e: std::io::Error) {
         if self.spill_error.is_none() {
-            self.spill_error = Some(format!("cannot write the spill file: {e}"));
+            let dir = self.spill_dir.as_deref().unwrap_or("");
+            let path = std::path::Path::new(dir).join(name);
+            self.spill_error = Some(format!(
+                "{}{}: {e}",
+                crate::component::OUTPUT_ERROR,
+                path.display()
+            ));
         }
     }
 
@@ -510,7 +516,7 @@ impl Output {
         if self.ev_spill.is_none() {
             match Spill::create(&dir, ".events.spill") {
                 Ok(s) => self.ev_spill = Some(s),
-                Err(e) => return self.spill_failed(e),
+                Err(e) => return self.spill_failed(".events.spill", e),
             }
         }
         let n = self.ev_t.len();
@@ -528,7 +534,7 @@ impl Output {
             buf.extend_from_slice(&self.ev_value[i].to_le_bytes());
         }
         if let Err(e) = self.ev_spill.as_mut().unwrap().append(&buf, n) {
-            return self.spill_failed(e);
+            return self.spill_failed(".events.spill", e);
         }
         self.ev_t.clear();
         self.ev_flow.clear();
@@ -549,7 +555,7 @@ impl Output {
         if self.ts_spill.is_none() {
             match Spill::create(&dir, ".timeseries.spill") {
                 Ok(s) => self.ts_spill = Some(s),
-                Err(e) => return self.spill_failed(e),
+                Err(e) => return self.spill_failed(".timeseries.spill", e),
             }
         }
         let n = self.ts_t.len();
@@ -567,7 +573,7 @@ impl Output {
             buf.extend_from_slice(&self.ts_delivered[i].to_le_bytes());
         }
         if let Err(e) = self.ts_spill.as_mut().unwrap().append(&buf, n) {
-            return self.spill_failed(e);
+            return self.spill_failed(".timeseries.spill", e);
         }
         self.ts_flow.clear();
         self.ts_conn.clear();
@@ -633,7 +639,7 @@ impl Output {
         } else {
             let at = row as u64 * EV_RECORD + [EV_SPURIOUS_AT, EV_DETECTED_AT][col];
             if let Err(e) = self.ev_spill.as_ref().unwrap().put_byte(at, v as u8) {
-                self.spill_failed(e);
+                self.spill_failed(".events.spill", e);
             }
         }
     }

@@ -274,7 +274,7 @@ impl Sim {
                 if !self.violations.is_empty() && self.violations.len() > 100 {
                     break;
                 }
-                if self.out.failed() {
+                if self.out.failed() || self.eng.taps.has_failed() {
                     break; // finish() returns the error
                 }
             }
@@ -1228,7 +1228,6 @@ impl Sim {
                 self.eng.uid, self.packets_delivered, self.packets_dropped, self.eng.absorbed, held, in_flight
             ));
         }
-        self.violations.append(&mut self.eng.taps.errors);
         for h in &self.hops {
             self.violations.extend(h.violations());
         }
@@ -1255,9 +1254,11 @@ impl Sim {
                 }
             }
         }
-        for w in &mut self.eng.taps.writers {
-            w.flush().map_err(|e| format!("pcap flush failed: {e}"))?;
+        if let Some(e) = self.out.spill_error.take() {
+            return Err(e);
         }
+        // Last: the captures get their names only when the run is complete.
+        self.eng.taps.finish()?;
         if self.violations.len() > 20 {
             let more = self.violations.len() - 20;
             self.violations.truncate(20);
@@ -1265,9 +1266,6 @@ impl Sim {
                 .push(format!("... and {more} more violations"));
         }
         let mut out = self.out;
-        if let Some(e) = out.spill_error.take() {
-            return Err(e);
-        }
         out.summary = Some(Summary {
             name: self.cfg.name.clone(),
             seed: self.cfg.seed,
@@ -1296,7 +1294,7 @@ impl Sim {
                 .collect(),
             violations: self.violations,
             notes,
-            pcaps: self.eng.taps.paths,
+            pcaps: std::mem::take(&mut self.eng.taps.paths),
             pings: self.pings.iter().map(|p| p.summary()).collect(),
         });
         Ok(out)
