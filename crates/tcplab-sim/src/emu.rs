@@ -301,6 +301,8 @@ struct Pending {
     /// Entry number (uid >> SLOT_BITS) of the retransmission.
     entry: u64,
     row: usize,
+    /// Made by a hop in the path (a PEP), not by the end host.
+    by_hop: bool,
 }
 
 /// One direction of one TCP connection, as the emulator saw it.
@@ -317,6 +319,14 @@ struct DirTruth {
     retransmitted_bytes: u64,
     spurious: u64,
     delivered_bytes: u64,
+    /// A hop that sends the stream on itself (a PEP, which acknowledges the
+    /// end host's segments and delivers them with its own TCP): the highest
+    /// offset it has sent + 1, and its retransmissions, judged by the same
+    /// rule as the end host's.
+    hop_max_end: u64,
+    hop_retransmissions: u64,
+    hop_retransmitted_bytes: u64,
+    hop_spurious: u64,
 }
 
 impl DirTruth {
@@ -350,6 +360,8 @@ struct RtxRow {
     offset: u64,
     len: u32,
     spurious: bool,
+    /// The hop that made it (a PEP); None: the end host.
+    hop: Option<usize>,
 }
 
 /// The real-time driver (see the module doc).
@@ -667,6 +679,7 @@ impl Emu {
             self.entries += 1;
             p.size = total as u32;
             self.created[p.dir as usize] += 1;
+            self.on_created(&p, hi);
             let pos = match p.dir {
                 Dir::Fwd => hi,
                 Dir::Rev => self.hops.len() - 1 - hi,
@@ -726,6 +739,7 @@ impl Emu {
                         off: data_off,
                         entry: p.uid >> SLOT_BITS,
                         row,
+                        by_hop: false,
                     });
                 }
                 self.rtx.push(RtxRow {
@@ -735,11 +749,52 @@ impl Emu {
                     offset: data_off,
                     len: (old_end - data_off) as u32,
                     spurious,
+                    hop: None,
                 });
             }
         }
         let seq_end = end + p.seg.flags.fin() as u64;
         t.max_end = t.max_end.max(seq_end);
+    }
+
+    /// Ground truth for a data segment a hop created (a PEP sending on what
+    /// it acknowledged): a retransmission when it starts below what that hop
+    /// has sent so far; spurious by the same rule as `on_enter`.
+    fn on_created(&mut self, p: &Packet, hop: usize) {
+        let t = &mut self.conns[p.flow as usize].dirs[p.dir as usize];
+        let len = p.seg.payload_len as u64;
+        if len == 0 {
+            return;
+        }
+        let data_off = t.offset(&p.seg) + p.seg.flags.syn() as u64;
+        let end = data_off + len;
+        if data_off < t.hop_max_end {
+            let old_end = end.min(t.hop_max_end);
+            t.hop_retransmissions += 1;
+            t.hop_retransmitted_bytes += old_end - data_off;
+            let spurious = t.delivered.covers(data_off, old_end);
+            let row = self.rtx.len();
+            if spurious {
+                t.hop_spurious += 1;
+            } else {
+                t.pending.push(Pending {
+                    off: data_off,
+                    entry: p.uid >> SLOT_BITS,
+                    row,
+                    by_hop: true,
+                });
+            }
+            self.rtx.push(RtxRow {
+                t_ns: self.now,
+                conn: p.flow,
+                dir: p.dir,
+                offset: data_off,
+                len: (old_end - data_off) as u32,
+                spurious,
+                hop: Some(hop),
+            });
+        }
+        t.hop_max_end = t.hop_max_end.max(end + p.seg.flags.fin() as u64);
     }
 
     /// Ground truth when a TCP segment reaches the far side.
@@ -760,7 +815,11 @@ impl Emu {
                 if entry < q.entry {
                     // A copy sent before the retransmission got there first.
                     self.rtx[q.row].spurious = true;
-                    t.spurious += 1;
+                    if q.by_hop {
+                        t.hop_spurious += 1;
+                    } else {
+                        t.spurious += 1;
+                    }
                 }
                 t.pending.swap_remove(k);
                 continue;
@@ -828,26 +887,23 @@ impl Emu {
         };
         f(self.hops[hi].as_mut(), &mut ctx);
         // Taps first: a packet lost on the wire is captured, then freed.
-        if let Some(d) = self.eng.taps.deferred.as_mut() {
-            if !d.is_empty() {
-                for &(w, uid, t) in d.iter() {
-                    let bytes = self.pool.get(uid);
-                    let t_ns = self.pcap_epoch_ns + t;
-                    let wr = &mut self.eng.taps.writers[w];
-                    // Records of a two-direction capture are held until no
-                    // earlier one can come (a tap is never stamped before now).
-                    let res = wr
-                        .write_raw(t_ns, bytes)
-                        .and_then(|()| wr.release_until(self.pcap_epoch_ns + self.now));
-                    if let Err(e) = res {
-                        self.eng
-                            .taps
-                            .errors
-                            .push(format!("pcap write failed at hop {hi}: {e}"));
-                    }
+        let taps = &mut self.eng.taps;
+        if let Some(mut d) = taps.deferred.take() {
+            for &(w, uid, t) in d.iter() {
+                let bytes = self.pool.get(uid);
+                let t_ns = self.pcap_epoch_ns + t;
+                let wr = &mut taps.writers[w];
+                // Records of a two-direction capture are held until no
+                // earlier one can come (a tap is never stamped before now).
+                let res = wr
+                    .write_raw(t_ns, bytes)
+                    .and_then(|()| wr.release_until(self.pcap_epoch_ns + self.now));
+                if let Err(e) = res {
+                    taps.failed(w, e);
                 }
-                d.clear();
             }
+            d.clear();
+            taps.deferred = Some(d);
         }
         for k in 0..self.eng.drops.len() {
             let (p, _) = self.eng.drops[k];
@@ -862,9 +918,7 @@ impl Emu {
 
     /// End of the run: the summary (JSON).
     pub fn finish(mut self) -> Result<serde_json::Value, String> {
-        for w in &mut self.eng.taps.writers {
-            w.flush().map_err(|e| format!("pcap flush failed: {e}"))?;
-        }
+        self.eng.taps.finish()?;
         let held: u64 = self.hops.iter().map(|h| h.held()).sum();
         let mut in_flight = 0u64;
         while let Some((_, ev)) = self.eng.q.pop_due(Time::MAX) {
@@ -883,7 +937,6 @@ impl Emu {
                 "packet conservation: {entered} entered != {left} left + {dropped} dropped + {absorbed} absorbed + {held} held + {in_flight} in flight"
             ));
         }
-        self.violations.append(&mut self.eng.taps.errors);
         for h in &self.hops {
             self.violations.extend(h.violations());
         }
@@ -907,6 +960,9 @@ impl Emu {
                         "retransmitted_segments": t.retransmissions,
                         "retransmitted_bytes": t.retransmitted_bytes,
                         "spurious_retransmissions": t.spurious,
+                        "path_retransmitted_segments": t.hop_retransmissions,
+                        "path_retransmitted_bytes": t.hop_retransmitted_bytes,
+                        "path_spurious_retransmissions": t.hop_spurious,
                     })
                 })
             })
@@ -918,6 +974,10 @@ impl Emu {
             "offset": self.rtx.iter().map(|r| r.offset).collect::<Vec<_>>(),
             "len": self.rtx.iter().map(|r| r.len).collect::<Vec<_>>(),
             "spurious": self.rtx.iter().map(|r| r.spurious).collect::<Vec<_>>(),
+            "by": self.rtx.iter().map(|r| match r.hop {
+                Some(h) => self.cfg.hops[h].name().to_string(),
+                None => "sender".to_string(),
+            }).collect::<Vec<_>>(),
         });
         let links: Vec<_> = self
             .cfg
@@ -1305,5 +1365,56 @@ mod tests {
             s["links"][0]["acks_absorbed"], 1,
             "the client's ACK ends at the PEP"
         );
+    }
+
+    #[test]
+    fn a_peps_own_retransmissions_are_in_the_connection_table() {
+        let mut e = pep_emu(100_000);
+        let mut w = Rec { out: vec![], t: 0 };
+        e.inject(
+            Dir::Rev,
+            &tcp(C, S, 5000, 80, 7000, Flags::SYN, 0),
+            0,
+            &mut w,
+        );
+        drain(&mut e, &mut w);
+        e.inject(
+            Dir::Fwd,
+            &tcp(S, C, 80, 5000, 100, Flags::SYN | Flags::ACK, 0),
+            w.t,
+            &mut w,
+        );
+        let data = tcp(S, C, 80, 5000, 101, Flags::ACK, 1000);
+        e.inject(Dir::Fwd, &data, w.t + 1_000, &mut w);
+        // The client never acknowledges: the PEP's RTO (1 s) resends its
+        // first segment, which had reached the client: spurious.
+        while w.t < 1_500_000_000 {
+            let at = e.next_deadline().unwrap();
+            w.t = at + 7_000;
+            e.run_due(at, &mut w);
+        }
+        let s = e.finish().unwrap();
+        let fwd = &s["connections"][0];
+        assert_eq!(fwd["dir"], "fwd");
+        assert_eq!(
+            fwd["retransmitted_segments"], 0,
+            "the server resent nothing"
+        );
+        let n = fwd["path_retransmitted_segments"].as_u64().unwrap();
+        assert!(n >= 1, "{fwd}");
+        assert_eq!(n, s["links"][0]["local_retransmits"], "as the PEP counted");
+        assert_eq!(fwd["path_retransmitted_bytes"], 536 * n);
+        assert_eq!(
+            fwd["path_spurious_retransmissions"], n,
+            "every copy had arrived"
+        );
+        let rtx = &s["retransmissions"];
+        assert_eq!(rtx["by"].as_array().unwrap().len() as u64, n);
+        assert!(rtx["by"].as_array().unwrap().iter().all(|b| b == "p"));
+        assert!(rtx["spurious"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|b| b == true));
     }
 }
