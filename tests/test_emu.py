@@ -318,16 +318,6 @@ def test_spin_share_out_of_range_is_refused(
     assert err == f"tcplab: error: emu: --spin-share must be between 0 and 1 (got {float(share)})"
 
 
-def test_without_root_one_line_and_status_1(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(os, "geteuid", lambda: 1000)
-    toml = _scenario(tmp_path, '[[path]]\nrate = "1Mbps"\ndelay = "1ms"\n')
-    assert cli.main(["emu", toml, "--", "true"]) == 1
-    err = capsys.readouterr().err.strip()
-    assert err == "tcplab: error: tcplab emu needs root (network namespaces and TUN devices)"
-
-
 def test_either_shell_or_a_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     toml = _scenario(tmp_path, '[[path]]\nrate = "1Mbps"\ndelay = "1ms"\n')
     assert cli.main(["emu", toml]) == 2

@@ -106,7 +106,17 @@ def _parser() -> argparse.ArgumentParser:
         "--set", action="append", default=[], metavar="KEY=VALUE", help="as for tcplab run"
     )
     emu.add_argument("--server", metavar="CMD", help="shell command run in the server namespace")
-    emu.add_argument("--mtu", type=int, default=1500, help="MTU of both devices (default 1500)")
+    emu.add_argument(
+        "--mtu", type=int, default=1500, help="MTU of both devices (576 to 65535, default 1500)"
+    )
+    emu.add_argument(
+        "--sysctl",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="set a sysctl in both namespaces, e.g. net.ipv4.tcp_congestion_control=cubic "
+        "(repeatable; each namespace's net.ipv4.tcp_* go to the summary)",
+    )
     emu.add_argument("--shell", action="store_true", help="open a shell in the client namespace")
     emu.add_argument("--quiet", action="store_true", help="no table on stderr at the end")
     emu.add_argument("--json", action="store_true", help="print the summary as JSON on stderr")
@@ -282,9 +292,17 @@ def _pcap_entry(spec: str) -> dict[str, Any]:
     return {"hop": hop, "dir": direction or "both"}
 
 
-def _read_with_overrides(scenario: str | None, sets: list[str]) -> tuple[dict[str, Any], str]:
-    """The scenario's table with ``--set`` applied, and its source (for error messages)."""
+def _read_with_overrides(
+    scenario: str | None, sets: list[str], pcaps: Sequence[str] = ()
+) -> tuple[dict[str, Any], str]:
+    """The scenario's table with the ``--pcap`` captures appended to its ``[[pcap]]`` and then
+    ``--set`` applied (so ``--set pcap[N].KEY=...`` reaches a ``--pcap`` capture), and its
+    source (for error messages)."""
     data, source = read_scenario(scenario)
+    if pcaps:
+        captures = data.setdefault("pcap", [])
+        if isinstance(captures, list):
+            captures.extend(_pcap_entry(spec) for spec in pcaps)
     try:
         return apply_overrides(data, sets), source
     except ScenarioError as err:
@@ -293,11 +311,7 @@ def _read_with_overrides(scenario: str | None, sets: list[str]) -> tuple[dict[st
 
 
 def _scenario_for(args: argparse.Namespace) -> Scenario:
-    data, source = _read_with_overrides(args.scenario, args.set)
-    if args.pcap:
-        captures = data.setdefault("pcap", [])
-        if isinstance(captures, list):
-            captures.extend(_pcap_entry(spec) for spec in args.pcap)
+    data, source = _read_with_overrides(args.scenario, args.set, args.pcap)
     return parse_scenario(data, source)
 
 
@@ -343,20 +357,35 @@ def _cmd_emu(args: argparse.Namespace) -> int:
         return _fail("emu: give either --shell or -- CMD ARGS", 2)
     if not 0.0 <= args.spin_share <= 1.0:
         return _fail(f"emu: --spin-share must be between 0 and 1 (got {args.spin_share})", 2)
-    data, source = _read_with_overrides(args.scenario, args.set)
-    emu.check_path(data, source)
+    if not emu.MTU_MIN <= args.mtu <= emu.MTU_MAX:
+        return _fail(
+            f"emu: --mtu: must be between {emu.MTU_MIN} and {emu.MTU_MAX} bytes (got {args.mtu})", 2
+        )
+    data, source = _read_with_overrides(args.scenario, args.set, args.pcap)
     # The real programs are the flows: a path-only scenario is enough.
     data.setdefault("flows", [{}])
     data.setdefault("duration", "1s")
-    if args.pcap:
-        captures = data.setdefault("pcap", [])
-        if isinstance(captures, list):
-            captures.extend(_pcap_entry(spec) for spec in args.pcap)
+    captures = data.get("pcap")
+    if isinstance(captures, list):
+        for capture in captures:
+            # Real packets carry real bytes: keep them unless the capture says otherwise.
+            if isinstance(capture, dict) and "payload" not in capture:
+                capture["payload"] = "all"
+    # Validated first, so that an unknown kind is called unknown, not "cannot run in real time".
     scenario = parse_scenario(data, source)
+    emu.check_path(data, source)
     config = scenario.to_config(seed=args.seed, out_dir=args.out)
     if args.out:
         Path(args.out).mkdir(parents=True, exist_ok=True)
+    sysctls: dict[str, str] = {}
+    for item in args.sysctl:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip() or not value.strip():
+            return _fail(f"emu: --sysctl {item!r}: expected KEY=VALUE", 2)
+        sysctls[key.strip()] = value.strip()
     reason = emu.available()
+    if reason and os.geteuid() != 0:
+        return _sudo_again(reason, args.argv)
     if reason:
         return _fail(reason, 1)
     # Test hook: make the emulator panic after N packets (tests/test_emu.py).
@@ -368,6 +397,7 @@ def _cmd_emu(args: argparse.Namespace) -> int:
             server=args.server,
             shell=args.shell,
             mtu=args.mtu,
+            sysctls=sysctls,
             log=sys.stderr,
             panic_after_packets=int(panic_after) if panic_after else None,
             realtime=not args.no_realtime,
@@ -376,8 +406,11 @@ def _cmd_emu(args: argparse.Namespace) -> int:
         )
     except emu.EmuError as err:
         return _fail(str(err), 1)
-    except emu.Terminated:
-        return _fail("terminated (SIGTERM); the namespaces and devices were removed", 143)
+    except emu.Terminated as err:
+        return _fail(
+            f"terminated ({err}); the namespaces, devices and processes were removed",
+            128 + err.signum,
+        )
     if args.out:
         emu.write_outputs(summary, Path(args.out))
     if args.json:
@@ -385,6 +418,21 @@ def _cmd_emu(args: argparse.Namespace) -> int:
     elif not args.quiet:
         print(_render_emu(summary), file=sys.stderr)
     return status
+
+
+def _sudo_again(reason: str, argv_of_this_run: Sequence[str]) -> int:
+    """Not root: run the same command again through sudo, with this Python (sudo's own PATH
+    would not find a tcplab installed in a virtual environment), saying so first."""
+    import shlex
+    import shutil
+
+    sudo = shutil.which("sudo")
+    if sudo is None:
+        return _fail(f"{reason}; run it as root", 1)
+    argv = [sys.executable, "-m", "tcplab", *argv_of_this_run]
+    print(f"tcplab: {reason}; running it again as root: sudo {shlex.join(argv)}", file=sys.stderr)
+    sys.stderr.flush()
+    os.execv(sudo, [sudo, *argv])
 
 
 def _cmd_validate(args: argparse.Namespace) -> int:
@@ -416,7 +464,17 @@ def _render_emu(s: dict[str, Any]) -> str:
         "llrrrrr",
     )
     conns = _table(
-        ["conn", "dir", "server", "client", "data bytes", "retransmitted", "spurious"],
+        [
+            "conn",
+            "dir",
+            "server",
+            "client",
+            "data bytes",
+            "retransmitted",
+            "spurious",
+            "path retransmitted",
+            "path spurious",
+        ],
         [
             [
                 str(c["conn"]),
@@ -426,11 +484,13 @@ def _render_emu(s: dict[str, Any]) -> str:
                 str(c["data_bytes"]),
                 str(c["retransmitted_segments"]),
                 str(c["spurious_retransmissions"]),
+                str(c.get("path_retransmitted_segments", 0)),
+                str(c.get("path_spurious_retransmissions", 0)),
             ]
             for c in s["connections"]
-            if c["data_segments"] > 0
+            if c["data_segments"] > 0 or c.get("path_retransmitted_segments")
         ],
-        "rlllrrr",
+        "rlllrrrrr",
     )
     late = s["emulator"]["lateness_us"]
     tail = (
@@ -438,6 +498,12 @@ def _render_emu(s: dict[str, Any]) -> str:
         f"p99 {late['p99']:.0f}, p99.9 {late['p999']:.0f}, max {late['max']:.0f} over "
         f"{late['packets']} packets; {_sched(s['emulator'])}"
     )
+    stacks = ", ".join(
+        f"{side} {ns['sysctls'].get('net.ipv4.tcp_congestion_control', '?')}"
+        for side, ns in (s.get("namespaces") or {}).items()
+    )
+    if stacks:
+        tail += f"\nTCP congestion control: {stacks} (every net.ipv4.tcp_* in --json/summary.json)"
     return f"{links}\n\n{conns}\n\n{tail}"
 
 
@@ -822,6 +888,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     import signal
 
     argv = list(sys.argv[1:] if argv is None else argv)
+    original = list(argv)
     # tcplab emu ... -- CMD ARGS: CMD's own options are not tcplab's (argparse mishandles
     # "--" after a subcommand).
     cmd: list[str] | None = None
@@ -829,6 +896,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         cut = argv.index("--")
         argv, cmd = argv[:cut], argv[cut + 1 :]
     args = _parser().parse_args(argv)
+    args.argv = original  # the command line as given (tcplab emu runs it again through sudo)
     if cmd is not None:
         args.cmd = cmd
     func: Callable[[argparse.Namespace], int] = args.func

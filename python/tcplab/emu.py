@@ -13,11 +13,13 @@ import contextlib
 import fcntl
 import json
 import os
+import re
 import secrets
 import shutil
 import signal
 import struct
 import subprocess
+import sys
 import threading
 import time
 from collections.abc import Mapping, Sequence
@@ -26,6 +28,7 @@ from pathlib import Path
 from types import FrameType, TracebackType
 from typing import Any
 
+from tcplab.emu_reaper import remove_namespaces
 from tcplab.errors import ScenarioError
 
 __all__ = [
@@ -36,6 +39,7 @@ __all__ = [
     "Terminated",
     "available",
     "check_path",
+    "reclaim",
     "run_command",
 ]
 
@@ -44,6 +48,21 @@ CLIENT_ADDR = "10.99.0.2"
 
 #: Path kinds the real-time driver runs; the others are refused (``check_path``).
 REALTIME_KINDS = ("link", "satellite", "rlc", "dropper", "pep")
+
+#: The devices' MTU range (the emulator's packet slots; checked before anything is made).
+MTU_MIN = 576
+MTU_MAX = 65535
+
+#: One lock file per emulation, held (``flock``) by the process that owns it while its
+#: namespaces exist: a namespace whose lock is free was left by an emulation that was killed
+#: (SIGKILL) and is reclaimed by the next one (:func:`reclaim`).
+LOCK_DIR = Path("/run/tcplab-emu")
+
+#: The names an emulation gives its namespaces: ``tle<tag>-srv``, ``tle<tag>-cli``.
+_NS_NAME = re.compile(r"tle([0-9a-z]{1,6})-(srv|cli)")
+
+#: Sysctls recorded per namespace in the summary besides every ``net.ipv4.tcp_*``.
+_SYSCTLS_EXTRA = ("net.core.default_qdisc", "net.ipv4.ip_no_pmtu_disc")
 
 _TUNSETIFF = 0x400454CA
 _IFF_TUN = 0x0001
@@ -72,7 +91,8 @@ def available() -> str | None:
 
 
 def check_path(data: Mapping[str, Any], source: str) -> None:
-    """Refuse path components that cannot run in real time yet, naming the field."""
+    """Refuse path components that cannot run in real time yet, naming the field (call it on
+    a validated scenario: an unknown kind is the validator's error)."""
     path = data.get("path")
     if not isinstance(path, list):
         return
@@ -112,6 +132,85 @@ def _ip(*args: str) -> None:
     r = subprocess.run(["ip", *args], capture_output=True, text=True, check=False)
     if r.returncode != 0:
         raise EmuError(f"ip {' '.join(args)}: {r.stderr.strip()}")
+
+
+def reclaim() -> list[str]:
+    """Remove what emulations that were killed (SIGKILL, their reaper too) left behind: the
+    namespaces of every lock file in :data:`LOCK_DIR` that no live process holds, with the
+    processes still running in them. Returns the namespaces removed. Namespaces without a lock
+    file (another program's, or an older tcplab's) are left alone."""
+    removed: list[str] = []
+    try:
+        locks = sorted(LOCK_DIR.glob("*.lock"))
+    except OSError:
+        return removed
+    for lock in locks:
+        try:
+            fd = os.open(lock, os.O_RDWR | os.O_CLOEXEC)
+        except OSError:
+            continue
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                continue  # its emulation is alive
+            if not os.pread(fd, 64, 0):
+                continue  # just created: its owner has not written its pid yet
+            tag = lock.name.removesuffix(".lock")
+            names = [f"tle{tag}-srv", f"tle{tag}-cli"]
+            existing = set(_netns_list())
+            remove_namespaces(names)
+            removed.extend(n for n in names if n in existing)
+            lock.unlink(missing_ok=True)
+        finally:
+            os.close(fd)
+    return removed
+
+
+def _netns_list() -> list[str]:
+    r = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True, check=False)
+    return [line.split()[0] for line in r.stdout.splitlines() if line.strip()]
+
+
+def _namespace_sysctls(ns: str) -> dict[str, str]:
+    """Every ``net.ipv4.tcp_*`` sysctl of namespace ``ns`` (the congestion control, the buffer
+    sizes, F-RTO, SACK, timestamps, ...: what shapes the real stack's run)."""
+    r = subprocess.run(
+        ["ip", "netns", "exec", ns, "sysctl", "-a", "--pattern", r"^net\.ipv4\.tcp_"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    values: dict[str, str] = {}
+    for line in r.stdout.splitlines():
+        key, sep, value = line.partition(" = ")
+        if sep:
+            values[key.strip()] = value.strip()
+    return values
+
+
+class _DeferSignals:
+    """While cleaning up, SIGINT, SIGTERM, SIGHUP and SIGQUIT are noted instead of acted on
+    (an exception raised halfway through the clean-up would leave namespaces behind), then
+    raised again once it is done. Only in the main thread (signal handlers live there)."""
+
+    SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
+
+    def __init__(self) -> None:
+        self.pending: list[int] = []
+        self.old: dict[int, Any] = {}
+
+    def __enter__(self) -> None:
+        if threading.current_thread() is not threading.main_thread():
+            return
+        for sig in self.SIGNALS:
+            self.old[sig] = signal.signal(sig, lambda signum, frame: self.pending.append(signum))
+
+    def __exit__(self, *exc: object) -> None:
+        for sig, handler in self.old.items():
+            signal.signal(sig, handler)
+        for sig in dict.fromkeys(self.pending):
+            signal.raise_signal(sig)
 
 
 def _end(proc: subprocess.Popen[bytes], own_group: bool, grace_s: float = 2.0) -> None:
@@ -156,14 +255,20 @@ class Emulation:
     spin_share: float = 0.5
     #: Names carry it: ``tle<suffix>-srv``, ``tle<suffix>-cli``, devices ``tle<suffix>s|c``.
     suffix: str = field(default_factory=lambda: _suffix())
+    #: Where to say what :func:`reclaim` removed (a file such as stderr), or None.
+    log: Any = None
     namespaces: list[str] = field(default_factory=list)
     fds: list[int] = field(default_factory=list)
     procs: list[tuple[subprocess.Popen[bytes], bool]] = field(default_factory=list)
     summary: dict[str, Any] | None = None
     error: BaseException | None = None
+    #: Each namespace's ``net.ipv4.tcp_*`` sysctls once set up (``server``, ``client``).
+    sysctls_in_effect: dict[str, dict[str, str]] = field(default_factory=dict)
     _thread: threading.Thread | None = None
     _stop_w: int | None = None
     _stop_r: int | None = None
+    _lock_fd: int | None = None
+    _reaper: subprocess.Popen[bytes] | None = None
 
     @property
     def server_ns(self) -> str:
@@ -193,7 +298,48 @@ class Emulation:
     ) -> None:
         self.close()
 
+    @property
+    def lock_path(self) -> Path:
+        return LOCK_DIR / f"{self.suffix}.lock"
+
+    def _guard(self) -> None:
+        """Reclaim what killed emulations left, take this emulation's lock and start its reaper
+        (:mod:`tcplab.emu_reaper`), which removes the namespaces if this process dies."""
+        removed = reclaim()
+        if removed and self.log:
+            print(
+                f"tcplab emu: removed {', '.join(removed)} and the processes in them, left by "
+                "an emulation that was killed",
+                file=self.log,
+            )
+        try:
+            LOCK_DIR.mkdir(mode=0o700, exist_ok=True)
+            fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        except OSError as err:
+            raise EmuError(
+                f"{self.lock_path}: cannot create the lock file: {err.strerror}"
+            ) from None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(fd)
+            raise EmuError(
+                f"another tcplab emu runs with the tag {self.suffix!r} (TCPLAB_EMU_TAG)"
+            ) from None
+        self._lock_fd = fd
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        names = [self.server_ns, self.client_ns]
+        reaper = Path(__file__).with_name("emu_reaper.py")
+        self._reaper = subprocess.Popen(
+            [sys.executable, "-I", "-S", str(reaper), str(self.lock_path), *names],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+
     def _setup(self) -> None:
+        self._guard()
         ends = (
             (self.server_ns, "s", SERVER_ADDR, CLIENT_ADDR),
             (self.client_ns, "c", CLIENT_ADDR, SERVER_ADDR),
@@ -224,6 +370,10 @@ class Emulation:
                 )
                 if r.returncode != 0:
                     raise EmuError(f"sysctl {key}={value} in {ns}: {r.stderr.strip()}")
+        self.sysctls_in_effect = {
+            "server": _namespace_sysctls(self.server_ns),
+            "client": _namespace_sysctls(self.client_ns),
+        }
         if self.config is not None:
             self.start(self.config)
 
@@ -306,7 +456,12 @@ class Emulation:
 
     def close(self) -> None:
         """End every process started here, stop the emulator, delete the devices (closing
-        their fds) and the namespaces. Safe to call twice and after a partial setup."""
+        their fds) and the namespaces. Safe to call twice and after a partial setup. A signal
+        that arrives meanwhile is acted on once everything is removed."""
+        with _DeferSignals():
+            self._close()
+
+    def _close(self) -> None:
         for proc, own_group in reversed(self.procs):
             _end(proc, own_group)
         self.procs.clear()
@@ -319,53 +474,80 @@ class Emulation:
                     os.close(fd)
         self.fds.clear()
         self._stop_r = self._stop_w = None
-        for ns in reversed(self.namespaces):
-            # Kill anything left in the namespace (a child's grandchildren that left its
-            # process group), then delete it.
-            r = subprocess.run(
-                ["ip", "netns", "pids", ns], capture_output=True, text=True, check=False
-            )
-            for pid in r.stdout.split():
-                with contextlib.suppress(ProcessLookupError, ValueError):
-                    os.kill(int(pid), signal.SIGKILL)
-            subprocess.run(["ip", "netns", "del", ns], capture_output=True, check=False)
+        # Anything left in a namespace (a child's grandchildren that left its process group)
+        # is killed before it is deleted.
+        remove_namespaces(reversed(self.namespaces))
         self.namespaces.clear()
+        if self._lock_fd is not None:
+            self.lock_path.unlink(missing_ok=True)
+            os.close(self._lock_fd)
+            self._lock_fd = None
+        if self._reaper is not None:
+            reaper, self._reaper = self._reaper, None
+            with contextlib.suppress(OSError):
+                assert reaper.stdin is not None
+                reaper.stdin.write(b"done")
+                reaper.stdin.close()
+            try:
+                reaper.wait(5)
+            except subprocess.TimeoutExpired:
+                reaper.kill()
+                reaper.wait()
 
 
 class Terminated(Exception):
-    """SIGTERM arrived (turned into an exception so that cleanup runs)."""
+    """SIGTERM, SIGHUP or SIGQUIT arrived (turned into an exception so that the clean-up runs;
+    ``signum`` says which)."""
+
+    def __init__(self, signum: int = signal.SIGTERM) -> None:
+        super().__init__(signal.Signals(signum).name)
+        self.signum = int(signum)
 
 
-def _on_sigterm(signum: int, frame: FrameType | None) -> None:
-    raise Terminated()
+def _on_signal(signum: int, frame: FrameType | None) -> None:
+    raise Terminated(signum)
+
+
+#: Signals that end an emulation as SIGTERM does: a closed terminal (SIGHUP), Ctrl-\ (SIGQUIT).
+_ENDING_SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
+
+#: /proc/PID/net tables and the state of a socket that waits for peers: TCP LISTEN (0A), an
+#: unconnected UDP socket (07), IPv4 and IPv6 (a dual-stack server listens on tcp6 only).
+_LISTEN_TABLES = (("tcp", "0A"), ("tcp6", "0A"), ("udp", "07"), ("udp6", "07"))
 
 
 def _listening(pid: int) -> bool:
-    """A TCP or UDP socket is bound in the network namespace of process ``pid`` (once it has
-    entered one: ``ip netns exec`` starts in ours)."""
+    """A TCP or UDP socket (IPv4 or IPv6) is bound in the network namespace of process ``pid``
+    (once it has entered one: ``ip netns exec`` starts in ours)."""
     try:
         if os.readlink(f"/proc/{pid}/ns/net") == os.readlink("/proc/self/ns/net"):
             return False
     except OSError:
         return False
-    for table, state in (("tcp", "0A"), ("udp", "07")):
+    for table, state in _LISTEN_TABLES:
         try:
             lines = Path(f"/proc/{pid}/net/{table}").read_text().splitlines()[1:]
         except OSError:
-            return False
+            continue  # no such table (IPv6 not built in)
         if any(line.split()[3] == state for line in lines):
             return True
     return False
 
 
-def _wait_listening(proc: subprocess.Popen[bytes], limit_s: float) -> None:
+def _wait_listening(proc: subprocess.Popen[bytes], limit_s: float) -> str | None:
     """Wait until the server command has a socket listening (at most ``limit_s``, or until
-    it exits), so that the client does not race its start-up."""
+    it exits), so that the client does not race its start-up. Returns None once one listens,
+    else why the client starts without one."""
     deadline = time.monotonic() + limit_s
-    while time.monotonic() < deadline and proc.poll() is None:
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            return (
+                f"the server command exited (status {proc.returncode}) before any socket listened"
+            )
         if _listening(proc.pid):
-            return
+            return None
         time.sleep(0.02)
+    return f"no socket is listening in the server namespace after {limit_s:g} s"
 
 
 def run_command(
@@ -375,6 +557,7 @@ def run_command(
     server: str | None = None,
     shell: bool = False,
     mtu: int = 1500,
+    sysctls: Mapping[str, str] | None = None,
     server_wait_s: float = 10.0,
     panic_after_packets: int | None = None,
     realtime: bool = True,
@@ -387,27 +570,40 @@ def run_command(
     exit status is the client's (128 + signal number if a signal ended it). ``realtime``
     False: the emulator thread is an ordinary one (no SCHED_FIFO, pinning, idle-state request
     or locked memory; docs/emu.md); ``pin_cpu``: pin the SCHED_FIFO thread to its CPU;
-    ``spin_share``: the most of one CPU it spends waiting on the clock (docs/emu.md)."""
-    old_term = signal.signal(signal.SIGTERM, _on_sigterm)
+    ``spin_share``: the most of one CPU it spends waiting on the clock (docs/emu.md);
+    ``sysctls``: set in both namespaces. SIGTERM, SIGHUP and SIGQUIT raise
+    :class:`Terminated` after the clean-up; the summary records each namespace's
+    ``net.ipv4.tcp_*`` sysctls (``namespaces``)."""
+    old_handlers = {sig: signal.signal(sig, _on_signal) for sig in _ENDING_SIGNALS}
     t0 = time.monotonic()
     try:
         with Emulation(
             config,
             mtu=mtu,
+            sysctls=dict(sysctls or {}),
             panic_after_packets=panic_after_packets,
             rt_priority=10 if realtime else 0,
             pin_cpu=pin_cpu,
             spin_share=spin_share,
+            log=log,
         ) as emu:
             if server:
                 proc = emu.exec("server", ["sh", "-c", server])
-                _wait_listening(proc, server_wait_s)
+                why = _wait_listening(proc, server_wait_s)
+                if why and log:
+                    print(f"tcplab emu: warning: {why}; starting the client anyway", file=log)
             if shell:
                 sh = os.environ.get("SHELL", "/bin/sh")
                 if log:
+                    serving = (
+                        f"the server command runs at {SERVER_ADDR}"
+                        if server
+                        else "no server runs (start one with --server CMD)"
+                    )
                     print(
                         f"tcplab emu: shell in the client namespace; TCPLAB_SERVER={SERVER_ADDR} "
-                        f"TCPLAB_CLIENT={CLIENT_ADDR}; exit the shell to end the emulation",
+                        f"TCPLAB_CLIENT={CLIENT_ADDR}; {serving}; exit the shell to end the "
+                        "emulation",
                         file=log,
                     )
                 # The shell owns the terminal: Ctrl-C is for it, not for us.
@@ -429,8 +625,13 @@ def run_command(
                 emu.stop()  # raises EmuError with the emulator's failure
             status = client.returncode
             summary = emu.stop()
+            summary["namespaces"] = {
+                side: {"name": name, "sysctls": emu.sysctls_in_effect.get(side, {})}
+                for side, name in (("server", emu.server_ns), ("client", emu.client_ns))
+            }
     finally:
-        signal.signal(signal.SIGTERM, old_term)
+        for sig, handler in old_handlers.items():
+            signal.signal(sig, handler)
     if status < 0:
         status = 128 - status
     summary["wall_s"] = time.monotonic() - t0
