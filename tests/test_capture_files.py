@@ -149,3 +149,27 @@ def test_sigterm_during_a_run_keeps_the_capture_as_incomplete(tmp_path: Path) ->
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 143, err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["link0-both.pcap.incomplete"]
+
+
+def test_a_sender_tap_capture_sees_what_the_sender_sent(tmp_path: Path) -> None:
+    """docs/outputs.md, where a capture records each direction: a zero-delay fast link at the
+    sender's end records every transmission (the simulator's count); a capture on the rlc hop
+    misses those its queue refused."""
+    import json
+
+    toml = tmp_path / "s.toml"
+    toml.write_text(
+        'name = "tap"\nduration = "30s"\n[[path]]\nname = "sender-tap"\nrate = "10Gbps"\n'
+        'delay = "0s"\n[[path]]\nkind = "rlc"\npreset = "car"\n[[flows]]\n'
+    )
+    r = _tcplab("run", str(toml), "--pcap", "sender-tap", "--pcap", "1", "--json", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    truth = json.loads(r.stdout)["flows"][0]["retransmitted_segments"]
+    counted = {}
+    for name in ("sender-tap-both.pcap", "radio1-both.pcap"):
+        a = _tcplab("analyze", str(tmp_path / name), "--json", cwd=tmp_path)
+        assert a.returncode == 0, a.stderr
+        counted[name] = json.loads(a.stdout)["connections"][0]["retransmissions"]
+    assert truth > 0
+    assert counted["sender-tap-both.pcap"] == truth
+    assert counted["radio1-both.pcap"] < truth
