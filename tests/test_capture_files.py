@@ -113,7 +113,7 @@ def test_set_reaches_a_pcap_capture(
         seen.extend(scenario.data["pcap"])
         raise KeyboardInterrupt
 
-    from tcplab import emu
+    from tcplab.real import emu
 
     def fake_emu(config: dict[str, object], *args: object, **kwargs: object) -> None:
         seen.extend(config["pcap"])  # type: ignore[arg-type]

@@ -21,7 +21,8 @@ from pathlib import Path
 
 import pytest
 
-from tcplab import cli, emu
+from tcplab import cli
+from tcplab.real import emu
 
 pytest.importorskip("tcplab._core")
 
@@ -67,7 +68,7 @@ def _reaper_of(pid: int) -> int | None:
         except OSError:
             continue
         ppid = int(stat.rsplit(")", 1)[1].split()[1])
-        if ppid == pid and b"emu_reaper.py" in cmdline:
+        if ppid == pid and b"tcplab/real/reaper.py" in cmdline:
             return int(entry.name)
     return None
 

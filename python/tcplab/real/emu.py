@@ -28,8 +28,8 @@ from pathlib import Path
 from types import FrameType, TracebackType
 from typing import Any
 
-from tcplab.emu_reaper import remove_namespaces
 from tcplab.errors import ScenarioError
+from tcplab.real.reaper import remove_namespaces
 
 __all__ = [
     "CLIENT_ADDR",
@@ -304,7 +304,7 @@ class Emulation:
 
     def _guard(self) -> None:
         """Reclaim what killed emulations left, take this emulation's lock and start its reaper
-        (:mod:`tcplab.emu_reaper`), which removes the namespaces if this process dies."""
+        (:mod:`tcplab.real.reaper`), which removes the namespaces if this process dies."""
         removed = reclaim()
         if removed and self.log:
             print(
@@ -330,7 +330,7 @@ class Emulation:
         os.ftruncate(fd, 0)
         os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
         names = [self.server_ns, self.client_ns]
-        reaper = Path(__file__).with_name("emu_reaper.py")
+        reaper = Path(__file__).with_name("reaper.py")
         self._reaper = subprocess.Popen(
             [sys.executable, "-I", "-S", str(reaper), str(self.lock_path), *names],
             stdin=subprocess.PIPE,
@@ -534,7 +534,7 @@ def _listening(pid: int) -> bool:
     return False
 
 
-def _wait_listening(proc: subprocess.Popen[bytes], limit_s: float) -> str | None:
+def wait_listening(proc: subprocess.Popen[bytes], limit_s: float) -> str | None:
     """Wait until the server command has a socket listening (at most ``limit_s``, or until
     it exits), so that the client does not race its start-up. Returns None once one listens,
     else why the client starts without one."""
@@ -589,7 +589,7 @@ def run_command(
         ) as emu:
             if server:
                 proc = emu.exec("server", ["sh", "-c", server])
-                why = _wait_listening(proc, server_wait_s)
+                why = wait_listening(proc, server_wait_s)
                 if why and log:
                     print(f"tcplab emu: warning: {why}; starting the client anyway", file=log)
             if shell:

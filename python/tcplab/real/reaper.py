@@ -1,12 +1,12 @@
 """Removes an emulation's network namespaces, and every process in them, once the process that
 made them is gone, however it ended (SIGKILL included).
 
-``tcplab emu`` starts this file as a separate process (``python -I -S emu_reaper.py LOCK NS...``,
+``tcplab emu`` starts this file as a separate process (``python -I -S reaper.py LOCK NS...``,
 in a session of its own, so a closed terminal does not reach it) with a pipe on its stdin. The
 emulation writes ``done`` to the pipe once it has removed everything itself; when the pipe closes
 without it (the emulation was killed), this process kills what runs in the namespaces, deletes
 them and the emulation's lock file. Standard library only: it must start in milliseconds, and
-:mod:`tcplab.emu` uses :func:`remove_namespaces` from here too.
+:mod:`tcplab.real.emu` uses :func:`remove_namespaces` from here too.
 """
 
 from __future__ import annotations
