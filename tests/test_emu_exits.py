@@ -44,9 +44,19 @@ def _ours() -> set[str]:
     return names
 
 
-def _pids_in(ns: str) -> list[int]:
+def _pids_in(ns: str, program: str | None = None) -> list[int]:
+    """The processes in namespace ``ns`` (running ``program`` only, if given: the set-up's own
+    short-lived ``sysctl`` runs there too)."""
     r = subprocess.run(["ip", "netns", "pids", ns], capture_output=True, text=True)
-    return [int(p) for p in r.stdout.split()]
+    pids = []
+    for pid in r.stdout.split():
+        try:
+            argv0 = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[0].decode()
+        except OSError:
+            continue
+        if program is None or Path(argv0).name.startswith(program):
+            pids.append(int(pid))
+    return pids
 
 
 def _alive(pid: int) -> bool:
@@ -115,12 +125,13 @@ def _start(tmp: Path, *client: str) -> subprocess.Popen[str]:
     )  # fmt: skip
 
 
-def _children(proc: subprocess.Popen[str]) -> dict[str, int]:
+def _children(proc: subprocess.Popen[str], client_program: str) -> dict[str, int]:
     """The server's and the client's process (in their namespaces) and the reaper."""
     found: dict[str, int] = {}
 
     def ready() -> bool:
-        server, client = _pids_in(SERVER_NS), _pids_in(CLIENT_NS)
+        server = _pids_in(SERVER_NS, Path(sys.executable).name[:6])
+        client = _pids_in(CLIENT_NS, client_program)
         reaper = _reaper_of(proc.pid)
         if server and client and reaper:
             found.update(server=server[0], client=client[0], reaper=reaper)
@@ -152,7 +163,7 @@ SIGNALS = [signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.
 @pytest.mark.parametrize("sig", SIGNALS, ids=lambda s: signal.Signals(s).name)
 def test_a_signal_to_tcplab_removes_everything(tmp_path: Path, clean: object, sig: int) -> None:
     proc = _start(tmp_path, "sleep", "60")
-    kids = _children(proc)
+    kids = _children(proc, "sleep")
     status, err = _kill(proc, proc.pid, sig)
     if sig == signal.SIGKILL:
         # Nothing runs in tcplab any more: its reaper removes everything.
@@ -188,7 +199,7 @@ def test_a_signal_to_a_child_ends_or_spares_the_run_and_removes_everything(
         else ["sh", "-c", f"until [ -e {go} ]; do sleep 0.05; done"]
     )
     proc = _start(tmp_path, *client)
-    kids = _children(proc)
+    kids = _children(proc, client[0])
     os.kill(kids[child], sig)
     if child != "client":
         time.sleep(0.5)  # what the signal does, it has done
@@ -207,7 +218,7 @@ def test_after_sigkill_of_tcplab_and_its_reaper_the_next_emulation_reclaims_the_
     tmp_path: Path, clean: object
 ) -> None:
     proc = _start(tmp_path, "sleep", "60")
-    kids = _children(proc)
+    kids = _children(proc, "sleep")
     os.kill(kids["reaper"], signal.SIGKILL)
     time.sleep(0.2)
     os.kill(proc.pid, signal.SIGKILL)
@@ -233,7 +244,7 @@ def test_after_sigkill_of_tcplab_and_its_reaper_the_next_emulation_reclaims_the_
 @needs_emu
 def test_a_live_emulations_namespaces_are_not_reclaimed(tmp_path: Path, clean: object) -> None:
     proc = _start(tmp_path, "sleep", "60")
-    _children(proc)
+    _children(proc, "sleep")
     try:
         assert emu.reclaim() == []
         assert {SERVER_NS, CLIENT_NS} <= _ours()
@@ -398,3 +409,27 @@ def test_without_root_or_sudo_one_line_and_status_1(
     assert err == (
         "tcplab: error: tcplab emu needs root (network namespaces and TUN devices); run it as root"
     )
+
+
+@needs_emu
+def test_a_device_that_vanishes_ends_the_emulation(tmp_path: Path, clean: object) -> None:
+    """A namespace deleted under a running emulation (nothing runs in it, so its device goes
+    with it): the emulator used to poll the dead device at full speed until the client ended;
+    now the run ends at once with one line, and the rest is removed."""
+    toml = tmp_path / "s.toml"
+    toml.write_text(LINK)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "tcplab", "emu", str(toml), "--quiet", "--", "sleep", "60"],
+        stderr=subprocess.PIPE, text=True, start_new_session=True,
+        env={**os.environ, "TCPLAB_EMU_TAG": TAG},
+    )  # fmt: skip
+    try:
+        assert _wait(lambda: _pids_in(CLIENT_NS, "sleep"), 30), "the emulation did not start"
+        subprocess.run(["ip", "netns", "del", SERVER_NS], check=True)
+        _, err = proc.communicate(timeout=20)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 1, err
+    assert "reading the server side's TUN device" in err

@@ -133,6 +133,10 @@ pub fn run(
     let mut wake = Stalls::default();
     let mut spin_gaps = Stalls::default();
     let writes;
+    // A device that cannot be read any more (deleted under the emulator,
+    // its namespace removed): the run ends with this error instead of
+    // polling a device that reports readiness and fails every read.
+    let mut device_error: Option<String> = None;
     let usage;
     let clock_t0;
 
@@ -269,6 +273,22 @@ pub fn run(
                         for _ in 0..BATCH {
                             let r =
                                 libc::read(fd, buf.as_mut_ptr() as *mut libc::c_void, buf.len());
+                            if r < 0 {
+                                let e = io::Error::last_os_error();
+                                if !matches!(
+                                    e.kind(),
+                                    io::ErrorKind::WouldBlock | io::ErrorKind::Interrupted
+                                ) {
+                                    let side = if tok == TOKEN_SERVER {
+                                        "server"
+                                    } else {
+                                        "client"
+                                    };
+                                    device_error =
+                                        Some(format!("reading the {side} side's TUN device: {e}"));
+                                    break 'outer;
+                                }
+                            }
                             if r <= 0 {
                                 break;
                             }
@@ -299,6 +319,9 @@ pub fn run(
         None => (None, None),
     };
     drop(rt);
+    if let Some(e) = device_error {
+        return Err(e);
+    }
     let mut out = emu.finish()?;
     out["emulator"]["realtime"] = serde_json::Value::Bool(fifo);
     // Model time 0 on CLOCK_MONOTONIC: lays `late_releases` on the end
