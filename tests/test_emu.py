@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 
+from support import emu_leftovers
 from tcplab import cli
 from tcplab.real import emu
 
@@ -42,11 +43,7 @@ TAG = secrets.token_hex(3)
 
 def _ours() -> set[str]:
     """Namespaces and root-namespace devices of this process's emulations."""
-    ns = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
-    links = subprocess.run(["ip", "-o", "link"], capture_output=True, text=True).stdout
-    names = {line.split()[0] for line in ns.splitlines() if line.startswith(f"tle{TAG}")}
-    names |= {w.rstrip(":").split("@")[0] for w in links.split() if w.startswith(f"tle{TAG}")}
-    return names
+    return emu_leftovers(TAG)
 
 
 @pytest.fixture

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 
+from support import emu_leftovers
 from tcplab import cli
 from tcplab.real import emu
 
@@ -35,13 +36,7 @@ LINK = '[[path]]\nrate = "10Mbps"\ndelay = "1ms"\n'
 
 def _ours() -> set[str]:
     """Namespaces and root-namespace devices of this process's emulations, and its lock."""
-    ns = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
-    links = subprocess.run(["ip", "-o", "link"], capture_output=True, text=True).stdout
-    names = {line.split()[0] for line in ns.splitlines() if line.startswith(f"tle{TAG}")}
-    names |= {w.rstrip(":").split("@")[0] for w in links.split() if w.startswith(f"tle{TAG}")}
-    if (emu.LOCK_DIR / f"{TAG}.lock").exists():
-        names.add(f"{TAG}.lock")
-    return names
+    return emu_leftovers(TAG)
 
 
 def _pids_in(ns: str, program: str | None = None) -> list[int]:

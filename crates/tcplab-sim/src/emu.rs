@@ -725,41 +725,16 @@ impl Emu {
         if len > 0 {
             t.data_segments += 1;
             t.data_bytes += len;
-            if data_off < t.max_end {
-                // A retransmission (possibly repackaged with new data).
-                let old_end = end.min(t.max_end);
-                t.retransmissions += 1;
-                t.retransmitted_bytes += old_end - data_off;
-                let spurious = t.delivered.covers(data_off, old_end);
-                let row = self.rtx.len();
-                if spurious {
-                    t.spurious += 1;
-                } else {
-                    t.pending.push(Pending {
-                        off: data_off,
-                        entry: p.uid >> SLOT_BITS,
-                        row,
-                        by_hop: false,
-                    });
-                }
-                self.rtx.push(RtxRow {
-                    t_ns: self.now,
-                    conn: p.flow,
-                    dir: p.dir,
-                    offset: data_off,
-                    len: (old_end - data_off) as u32,
-                    spurious,
-                    hop: None,
-                });
-            }
+            self.judge(p, data_off, end, None);
         }
+        let t = &mut self.conns[p.flow as usize].dirs[p.dir as usize];
         let seq_end = end + p.seg.flags.fin() as u64;
         t.max_end = t.max_end.max(seq_end);
     }
 
     /// Ground truth for a data segment a hop created (a PEP sending on what
     /// it acknowledged): a retransmission when it starts below what that hop
-    /// has sent so far; spurious by the same rule as `on_enter`.
+    /// has sent so far; spurious by the same rule as the end host's.
     fn on_created(&mut self, p: &Packet, hop: usize) {
         let t = &mut self.conns[p.flow as usize].dirs[p.dir as usize];
         let len = p.seg.payload_len as u64;
@@ -768,33 +743,59 @@ impl Emu {
         }
         let data_off = t.offset(&p.seg) + p.seg.flags.syn() as u64;
         let end = data_off + len;
-        if data_off < t.hop_max_end {
-            let old_end = end.min(t.hop_max_end);
-            t.hop_retransmissions += 1;
-            t.hop_retransmitted_bytes += old_end - data_off;
-            let spurious = t.delivered.covers(data_off, old_end);
-            let row = self.rtx.len();
-            if spurious {
-                t.hop_spurious += 1;
-            } else {
-                t.pending.push(Pending {
-                    off: data_off,
-                    entry: p.uid >> SLOT_BITS,
-                    row,
-                    by_hop: true,
-                });
-            }
-            self.rtx.push(RtxRow {
-                t_ns: self.now,
-                conn: p.flow,
-                dir: p.dir,
-                offset: data_off,
-                len: (old_end - data_off) as u32,
-                spurious,
-                hop: Some(hop),
+        self.judge(p, data_off, end, Some(hop));
+        let t = &mut self.conns[p.flow as usize].dirs[p.dir as usize];
+        t.hop_max_end = t.hop_max_end.max(end + p.seg.flags.fin() as u64);
+    }
+
+    /// Data `[data_off, end)` of `p`, sent by the end host (`hop` None) or
+    /// by a hop: a retransmission (possibly repackaged with new data) when
+    /// it starts below what that sender had sent so far. Spurious when its
+    /// first byte had already reached the far side; else pending until a
+    /// copy arrives (`on_deliver`).
+    fn judge(&mut self, p: &Packet, data_off: u64, end: u64, hop: Option<usize>) {
+        let t = &mut self.conns[p.flow as usize].dirs[p.dir as usize];
+        let (sent_end, count, bytes, spurious_count) = match hop {
+            None => (
+                t.max_end,
+                &mut t.retransmissions,
+                &mut t.retransmitted_bytes,
+                &mut t.spurious,
+            ),
+            Some(_) => (
+                t.hop_max_end,
+                &mut t.hop_retransmissions,
+                &mut t.hop_retransmitted_bytes,
+                &mut t.hop_spurious,
+            ),
+        };
+        if data_off >= sent_end {
+            return;
+        }
+        let old_end = end.min(sent_end);
+        *count += 1;
+        *bytes += old_end - data_off;
+        let spurious = t.delivered.covers(data_off, old_end);
+        let row = self.rtx.len();
+        if spurious {
+            *spurious_count += 1;
+        } else {
+            t.pending.push(Pending {
+                off: data_off,
+                entry: p.uid >> SLOT_BITS,
+                row,
+                by_hop: hop.is_some(),
             });
         }
-        t.hop_max_end = t.hop_max_end.max(end + p.seg.flags.fin() as u64);
+        self.rtx.push(RtxRow {
+            t_ns: self.now,
+            conn: p.flow,
+            dir: p.dir,
+            offset: data_off,
+            len: (old_end - data_off) as u32,
+            spurious,
+            hop,
+        });
     }
 
     /// Ground truth when a TCP segment reaches the far side.
