@@ -272,7 +272,7 @@ def test_a_dual_stack_server_counts_as_listening(tmp_path: Path, clean: object) 
 
 @needs_emu
 def test_a_server_that_never_listens_is_reported(clean: object) -> None:
-    from tcplab.scenario import parse_scenario
+    from tcplab import parse_scenario
 
     config = parse_scenario(
         {"path": [{"rate": "10Mbps", "delay": "1ms"}], "flows": [{}], "duration": "1s"}, "t"
