@@ -469,8 +469,9 @@ class Report:
         text for the tcplab column when the value judged is not the one to display.
         ``source``: where the rule's band comes from (the paper's words, or why that width).
         ``estimate``: the value is a random estimate without a CI (e.g. a threshold read off a
-        sweep over seeds); a quick run's few seeds cannot make its verdict firm, so there it is
-        reported inconclusive (the full run judges it as a point).
+        sweep over seeds), or a claim judged over settings a quick run only partly covers; a
+        quick run cannot make its verdict firm, so there it is reported inconclusive (the full
+        run judges it as a point).
         """
         n = None
         if samples is not None:
@@ -478,7 +479,7 @@ class Report:
             n = len(samples)
         verdict = rule.verdict(tcplab, ci)
         if estimate and self.quick and verdict in ("holds", "misses"):
-            note = f"quick run: would be '{verdict}', too few seeds to judge" + (
+            note = f"quick run: would be '{verdict}', too few runs or settings to judge" + (
                 f"; {note}" if note else ""
             )
             verdict = "inconclusive"
