@@ -163,7 +163,9 @@ impl Endpoint {
         let Some(flow) = cfg.flows.first() else {
             return Err("flows: the tcplab endpoint is configured from the first [[flows]] entry (none given)".into());
         };
-        let tcp = tcp_config(&flow.tcp).map_err(|e| format!("flows[0].tcp.{e}"))?;
+        let mut tcp = tcp_config(&flow.tcp).map_err(|e| format!("flows[0].tcp.{e}"))?;
+        // Real peers read the MSS option as RFC 6691 has it.
+        tcp.mss_option_rfc6691 = true;
         // The largest segment: IPv4 and TCP headers, the timestamp option, the MSS.
         let opts = if tcp.timestamps { 12 } else { 0 };
         if tcp.mss as usize + 40 + opts > mtu {

@@ -321,7 +321,11 @@ fn synack_carries_every_option_linux_offers() {
     assert!(sa.flags.syn() && sa.flags.ack());
     assert_eq!(sa.ack, PISS + 1);
     assert_eq!(sa.src_port, SPORT);
-    assert_eq!(sa.options.mss, Some(1448), "the flow's mss");
+    assert_eq!(
+        sa.options.mss,
+        Some(1460),
+        "the flow's mss and room for timestamps (RFC 6691)"
+    );
     assert!(sa.options.sack_permitted);
     let (_, ecr) = sa.options.timestamps.expect("timestamps");
     assert_eq!(ecr, 500, "TSecr echoes the SYN's TSval (RFC 7323 §3.2)");
@@ -342,7 +346,7 @@ fn a_bare_syn_gets_no_options_it_did_not_offer_and_536_byte_segments() {
     assert_eq!(sa.options.wscale, None);
     assert!(!sa.options.sack_permitted);
     assert_eq!(sa.options.timestamps, None);
-    assert_eq!(sa.options.mss, Some(1448));
+    assert_eq!(sa.options.mss, Some(1460));
     s.send(seg(Flags::ACK, PISS + 1, sa.seq + 1, 65535), &[]);
     let mut r = seg(Flags::ACK | Flags::PSH, PISS + 1, sa.seq + 1, 65535);
     r.payload_len = GET.len() as u32;
@@ -764,7 +768,7 @@ fn the_client_opens_with_options_and_sends_its_get() {
     let syn = g[0].seg;
     assert!(syn.flags.syn() && !syn.flags.ack());
     assert_eq!(syn.dst_port, SPORT);
-    assert_eq!(syn.options.mss, Some(1448));
+    assert_eq!(syn.options.mss, Some(1460));
     assert!(syn.options.sack_permitted && syn.options.timestamps.is_some());
     assert_eq!(syn.options.wscale, Some(7));
     let mut sa = Segment {
