@@ -620,12 +620,12 @@ def _write_endpoint_tables(ep: dict[str, Any], out: Path) -> None:
     import numpy as np
     import pyarrow as pa
 
-    from tcplab.results import _events_table, write_parquet
+    from tcplab.results import events_table, write_parquet
 
     write_parquet(pa.Table.from_pylist(ep["flows"]), out / "flows.parquet")
     ev = {k: np.asarray(ep["events"][k], dtype=np.dtype(t)) for k, t in _EVENT_DTYPES.items()}
     write_parquet(
-        _events_table(ev, list(ep["event_kinds"]), list(ep["reasons"])), out / "events.parquet"
+        events_table(ev, list(ep["event_kinds"]), list(ep["reasons"])), out / "events.parquet"
     )
     ts = {k: np.asarray(ep["timeseries"][k], dtype=np.dtype(t)) for k, t in _SERIES_DTYPES.items()}
     write_parquet(pa.table(ts), out / "timeseries.parquet")
