@@ -554,7 +554,10 @@ def unfairness(report: Report, jobs: int | None, st: dict[str, Any]) -> None:
         unit="stations",
         source="§4: measured fair up to 6 stations, unfair from 7; 6 is fair, so exactly 7",
         note="unfair = an unhappy terminal (<10 % of fair share for ≥ 5 s) in most seeds; "
-        "paper: fair up to 6, unfair from 7 (testbed)",
+        "paper: fair up to 6, unfair from 7 (testbed). Where tcplab gives 6 (the old ±1 "
+        "accepted it): its ACK-only AP queue already locks a late station out at 6 (the "
+        "unhappy-terminal counts by station number in unfairness.png); the testbed's own "
+        "regime is not modelled (see 'Where tcplab differs')",
         estimate=True,
     )
     ordered = [thr[q] if thr[q] is not None else max(ns) + 1 for q in queues]
