@@ -137,6 +137,42 @@ def _parser() -> argparse.ArgumentParser:
         help="most of one CPU the thread may spend waiting on the clock instead of sleeping, "
         "per 10 ms (0 to 1, default 0.5; docs/emu.md, Timing)",
     )
+    emu.add_argument(
+        "--endpoint",
+        choices=("server=tcplab", "client=tcplab"),
+        help="tcplab's own TCP (the scenario's first [[flows]] entry) terminates the "
+        "connections on that side instead of the namespace's Linux stack (docs/emu.md)",
+    )
+    emu.add_argument(
+        "--port",
+        type=int,
+        default=8000,
+        metavar="N",
+        help="with --endpoint server=tcplab: the port it listens on (default 8000)",
+    )
+    emu.add_argument(
+        "--serve",
+        metavar="DIR",
+        help="with --endpoint server=tcplab: answer HTTP GET with files under DIR (without it: "
+        "the bulk source)",
+    )
+    emu.add_argument(
+        "--get",
+        metavar="URL",
+        help="with --endpoint client=tcplab: fetch this http://10.99.0.1[:PORT]/PATH",
+    )
+    emu.add_argument(
+        "--save",
+        metavar="FILE",
+        help="with --endpoint client=tcplab: write the response body to FILE",
+    )
+    emu.add_argument(
+        "--time-limit",
+        type=float,
+        default=600.0,
+        metavar="S",
+        help="with --endpoint client=tcplab: give up after S seconds (default 600)",
+    )
     emu.add_argument("cmd", nargs="*", metavar="-- CMD ARGS", help="the client command")
     emu.set_defaults(func=_cmd_emu)
 
@@ -350,8 +386,26 @@ def _cmd_emu(args: argparse.Namespace) -> int:
     from tcplab.real import emu
 
     command = list(args.cmd)
-    if bool(command) == args.shell:
+    role = args.endpoint.split("=")[0] if args.endpoint else None
+    try:
+        endpoint = (
+            emu.endpoint_options(
+                role, port=args.port, serve=args.serve, get=args.get, save=args.save
+            )
+            if role
+            else None
+        )
+    except ValueError as err:
+        return _fail(f"emu: {err}", 2)
+    if role is None and (args.serve or args.get or args.save):
+        return _fail("emu: --serve, --get and --save need --endpoint", 2)
+    if role == "client":
+        if command or args.shell:
+            return _fail("emu: with --endpoint client=tcplab tcplab is the client (no -- CMD)", 2)
+    elif bool(command) == args.shell:
         return _fail("emu: give either --shell or -- CMD ARGS", 2)
+    if role == "server" and args.server:
+        return _fail("emu: with --endpoint server=tcplab tcplab is the server (no --server)", 2)
     if not 0.0 <= args.spin_share <= 1.0:
         return _fail(f"emu: --spin-share must be between 0 and 1 (got {args.spin_share})", 2)
     if not emu.MTU_MIN <= args.mtu <= emu.MTU_MAX:
@@ -400,6 +454,8 @@ def _cmd_emu(args: argparse.Namespace) -> int:
             realtime=not args.no_realtime,
             pin_cpu=args.pin_cpu,
             spin_share=args.spin_share,
+            endpoint=endpoint,
+            time_limit_s=args.time_limit,
         )
     except emu.EmuError as err:
         return _fail(str(err), 1)
@@ -414,6 +470,9 @@ def _cmd_emu(args: argparse.Namespace) -> int:
         print(json.dumps(summary), file=sys.stderr)
     elif not args.quiet:
         print(_render_emu(summary), file=sys.stderr)
+    why = emu.endpoint_failure(summary)
+    if why:
+        print(f"tcplab emu: the tcplab client's transfer failed: {why}", file=sys.stderr)
     return status
 
 
@@ -501,6 +560,15 @@ def _render_emu(s: dict[str, Any]) -> str:
     )
     if stacks:
         tail += f"\nTCP congestion control: {stacks} (every net.ipv4.tcp_* in --json/summary.json)"
+    ep = s.get("endpoint")
+    if ep:
+        f = ep["flows"][0]
+        tail += (
+            f"\ntcplab endpoint ({ep['role']}, {ep['cc']}): {f['connections']} connection(s), "
+            f"{f['bytes_delivered']} bytes delivered at {f['goodput_bps'] / 1e6:.2f} Mbit/s, "
+            f"{f['retransmitted_segments']} retransmitted, {f['timeouts']} timeouts "
+            f"({f['spurious_timeouts']} spurious, {f['spurious_detected']} detected)"
+        )
     return f"{links}\n\n{conns}\n\n{tail}"
 
 

@@ -329,6 +329,7 @@ pub fn tcp_config(t: &TcpConfigJson) -> Result<Config, String> {
             )
         })?,
         rcv_scaling_ratio: t.rcv_scaling_ratio,
+        mss_option_rfc6691: false,
     };
     cfg.validate()?;
     Ok(cfg)

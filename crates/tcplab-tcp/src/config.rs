@@ -306,6 +306,14 @@ pub struct Config {
     /// With `rcv_window = Linux`: len·256/truesize of a full received
     /// segment (Linux's `scaling_ratio` once measured), 1–255.
     pub rcv_scaling_ratio: u32,
+    /// The MSS option as RFC 6691 §2 has it (a host talking to real peers,
+    /// the emulator's endpoint): the option announces the largest segment
+    /// without TCP options, `mss` + 12 when timestamps are offered (RFC 7323
+    /// §3), and the send MSS is the peer's option less the 12 bytes of
+    /// timestamps every segment then carries (as Linux's tcp_mss_to_mtu and
+    /// tcp_current_mss). false: the option is `mss` and a segment carries
+    /// `mss` bytes of data whatever its options (the simulator's model).
+    pub mss_option_rfc6691: bool,
 }
 
 impl Default for Config {
@@ -346,6 +354,7 @@ impl Default for Config {
             ssthresh_from: SsthreshFrom::Flight,
             rcv_window: crate::rcv_window::RcvWindowKind::Fixed,
             rcv_scaling_ratio: DEFAULT_RCV_SCALING_RATIO,
+            mss_option_rfc6691: false,
         }
     }
 }
