@@ -21,6 +21,7 @@ pub mod ping;
 pub mod rlc;
 pub mod rng;
 pub mod sim;
+mod truth;
 pub mod validate;
 pub mod wlan;
 

@@ -18,21 +18,13 @@ use crate::link::LinkHop;
 use crate::output::{EventKind, EventRow, FlowAgg, FlowSummary, Output, SegmentKind, Summary};
 use crate::ping::{is_ping, PingRt, PING_FLOW_BASE};
 use crate::rng::Rng;
+use crate::truth::Truth;
 use crate::validate::{tcp_config, validate};
 
 #[derive(Default, Clone, Copy)]
 struct TimerSlot {
     scheduled: Option<Time>,
     gen: u32,
-}
-
-/// A timeout or fast retransmit waiting for its ground truth.
-struct PendingTruth {
-    seq: u64,
-    at: Time,
-    row: usize,
-    /// A fast retransmit (counted in `spurious_fr`), not a timeout.
-    fr: bool,
 }
 
 impl ConnPair {
@@ -51,7 +43,7 @@ impl ConnPair {
         if spurious {
             self.count_spurious(fr);
         } else {
-            self.truth.push(PendingTruth { seq, at, row, fr });
+            self.truth.note(seq, at, row, fr);
         }
     }
 }
@@ -66,7 +58,7 @@ struct ConnPair {
     /// Total bytes of this transfer (None = unlimited).
     size: Option<u64>,
     done_at: Option<Time>,
-    truth: Vec<PendingTruth>,
+    truth: Truth,
     spurious: u64,
     /// Spurious fast retransmits (ground truth).
     spurious_fr: u64,
@@ -187,6 +179,8 @@ impl Sim {
                 drops: Vec::with_capacity(16),
                 immediate: Vec::with_capacity(16),
                 absorbed: 0,
+                absorbed_data: Vec::with_capacity(4),
+                track_absorbed: true,
                 emitted: Vec::with_capacity(16),
                 uid: 0,
                 ..Default::default()
@@ -326,9 +320,33 @@ impl Sim {
         if !self.eng.drops.is_empty() {
             self.log_drops(hi);
         }
+        if !self.eng.absorbed_data.is_empty() {
+            self.log_absorbed();
+        }
         if !self.eng.emitted.is_empty() {
             self.route_emitted(hi);
         }
+    }
+
+    /// The data segment with this flow, connection and send time left the
+    /// network without reaching the receiver (ground truth, `truth.rs`).
+    fn data_gone(&mut self, flow: u32, conn: u32, sent_at: Time) {
+        if let Some(c) = self.flows[flow as usize]
+            .conns
+            .iter_mut()
+            .find(|c| c.id == conn)
+        {
+            c.truth.gone(sent_at);
+        }
+    }
+
+    /// Data segments a middlebox absorbed (`Ctx::absorb`).
+    fn log_absorbed(&mut self) {
+        for k in 0..self.eng.absorbed_data.len() {
+            let (flow, conn, sent_at) = self.eng.absorbed_data[k];
+            self.data_gone(flow, conn, sent_at);
+        }
+        self.eng.absorbed_data.clear();
     }
 
     /// Send the packets hop `hi` created: each continues from `hi`'s position
@@ -354,6 +372,12 @@ impl Sim {
                 Dir::Rev => route.len() - 1 - pos,
             };
             p.hop = (pos + 1) as u16;
+            if !p.udp && p.dir == Dir::Fwd && p.seg.payload_len > 0 {
+                let f = &mut self.flows[p.flow as usize];
+                if let Some(c) = f.conns.iter_mut().find(|c| c.id == p.conn) {
+                    c.truth.sent(p.sent_at);
+                }
+            }
             let i = self.eng.slab.put(p);
             if at <= self.now {
                 self.eng.immediate.push(i);
@@ -382,6 +406,9 @@ impl Sim {
         if p.udp {
             self.cross[p.flow as usize].dropped += 1;
             return;
+        }
+        if p.dir == Dir::Fwd && p.seg.payload_len > 0 {
+            self.data_gone(p.flow, p.conn, p.sent_at);
         }
         let ek = match kind {
             DropKind::Queue => EventKind::DropQueue,
@@ -466,24 +493,17 @@ impl Sim {
                 // A pending timeout is spurious if a copy sent before it
                 // arrives. A pending fast retransmit is decided by the first
                 // copy to arrive: spurious if it was sent before the fast
-                // retransmit, genuine otherwise (so no entry outlives it).
-                let mut k = 0;
-                while k < pair.truth.len() {
-                    let t = &pair.truth[k];
-                    if t.seq >= off && t.seq < off + p.seg.payload_len as u64 {
-                        if p.sent_at < t.at {
-                            self.out.set_spurious(t.row, 1);
-                            let fr = t.fr;
-                            pair.count_spurious(fr);
-                            pair.truth.swap_remove(k);
-                            continue;
-                        } else if t.fr {
-                            pair.truth.swap_remove(k);
-                            continue;
-                        }
-                    }
-                    k += 1;
-                }
+                // retransmit, genuine otherwise (`truth.rs`).
+                let out = &mut self.out;
+                let mut found = [0u64; 2];
+                pair.truth
+                    .arrive(off, p.seg.payload_len as u64, p.sent_at, |row, fr| {
+                        out.set_spurious(row, 1);
+                        found[fr as usize] += 1;
+                    });
+                pair.spurious += found[0];
+                pair.spurious_fr += found[1];
+                pair.truth.gone(p.sent_at);
             }
             if self.cfg.trace {
                 Self::trace_arrival(&mut self.out, fi as u32, pair, p, now);
@@ -695,6 +715,7 @@ impl Sim {
                     break;
                 };
                 if side == Side::Sender && seg.payload_len > 0 {
+                    pair.truth.sent(now);
                     if pair.first_data_at.is_none() {
                         pair.first_data_at = Some(now);
                     }
@@ -719,7 +740,8 @@ impl Sim {
                 eng.uid += 1;
                 let mut ctx = Ctx { now, hop: hi, eng };
                 hops[hi].on_packet(p, &mut ctx);
-                if !eng.drops.is_empty() || !eng.emitted.is_empty() {
+                if !eng.drops.is_empty() || !eng.emitted.is_empty() || !eng.absorbed_data.is_empty()
+                {
                     call_out = true;
                     break;
                 }
@@ -732,6 +754,9 @@ impl Sim {
             }
             if !self.eng.drops.is_empty() {
                 self.log_drops(hi);
+            }
+            if !self.eng.absorbed_data.is_empty() {
+                self.log_absorbed();
             }
             if !self.eng.emitted.is_empty() {
                 self.route_emitted(hi);
@@ -761,16 +786,27 @@ impl Sim {
                 }
                 // Ground truth: already at the receiver?
                 let spurious = pair.rcv.has_received_byte(seq - 1);
-                let row = self.out.event(EventRow {
-                    seq,
-                    len,
-                    reason: backoff.min(255) as u8,
-                    spurious: spurious as i8,
-                    detected: 0,
-                    value: rto as f64 * 1e-9,
-                    ..EventRow::new(now, f, id, EventKind::Timeout)
-                });
-                pair.timeout_rows.push(row);
+                // Without an events table the row's marks matter only to a
+                // detector's miss causes (`classify_misses`).
+                let detector =
+                    self.flows[fi].tcp.spurious_detection != tcplab_tcp::DetectorKind::None;
+                let keep = detector || self.out.records_events();
+                let row = self.out.event_marked(
+                    EventRow {
+                        seq,
+                        len,
+                        reason: backoff.min(255) as u8,
+                        spurious: spurious as i8,
+                        detected: 0,
+                        value: rto as f64 * 1e-9,
+                        ..EventRow::new(now, f, id, EventKind::Timeout)
+                    },
+                    keep,
+                );
+                let pair = &mut self.flows[fi].conns[ci];
+                if keep {
+                    pair.timeout_rows.push(row);
+                }
                 pair.note_truth(spurious, seq, now, row, false);
             }
             Event::FastRetransmit {
@@ -787,18 +823,25 @@ impl Sim {
                 // segment, or the first copy of it to arrive later was sent
                 // before the fast retransmit (the retransmission was not needed).
                 let spurious = pair.rcv.has_received_byte(seq - 1);
-                let row = self.out.event(EventRow {
-                    seq,
-                    len,
-                    reason: tcplab_tcp::RtxReason::FastRetransmit as u8,
-                    spurious: spurious as i8,
-                    detected: 0,
-                    value: cwnd as f64,
-                    ..EventRow::new(now, f, id, EventKind::FastRetransmit)
-                });
-                // Rows are indexed by the episode number (`SpuriousFrDetected::id`).
-                debug_assert_eq!(pair.fr_rows.len(), n as usize);
-                pair.fr_rows.push(row);
+                // Without an events table nothing reads the row's marks.
+                let keep = self.out.records_events();
+                let row = self.out.event_marked(
+                    EventRow {
+                        seq,
+                        len,
+                        reason: tcplab_tcp::RtxReason::FastRetransmit as u8,
+                        spurious: spurious as i8,
+                        detected: 0,
+                        value: cwnd as f64,
+                        ..EventRow::new(now, f, id, EventKind::FastRetransmit)
+                    },
+                    keep,
+                );
+                if keep {
+                    // Rows are indexed by the episode number (`SpuriousFrDetected::id`).
+                    debug_assert_eq!(pair.fr_rows.len(), n as usize);
+                    pair.fr_rows.push(row);
+                }
                 pair.note_truth(spurious, seq, now, row, true);
             }
             Event::SpuriousFrDetected {
@@ -995,7 +1038,7 @@ impl Sim {
             opened_at: now,
             size,
             done_at: None,
-            truth: Vec::new(),
+            truth: Truth::default(),
             spurious: 0,
             spurious_fr: 0,
             fr_rows: Vec::new(),
@@ -1300,5 +1343,54 @@ impl Sim {
             pings: self.pings.iter().map(|p| p.summary()).collect(),
         });
         Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::{example_p2p, LossConfig};
+    use crate::truth::PEAK;
+
+    /// A lossy path with no propagation delay and a 1 ms RTO: nearly every
+    /// timeout is spurious, a few hundred genuine ones per minute. With
+    /// only the summary recorded, the ground-truth bookkeeping must stay
+    /// bounded by what is in flight, not grow with every genuine timeout.
+    fn rto_storm(secs: u64) -> (usize, u64) {
+        let mut c = example_p2p(secs * 1_000_000_000, 0.2);
+        let HopConfig::Link(l) = &mut c.hops[0] else {
+            unreachable!()
+        };
+        l.fwd.delay_ns = 0;
+        l.rev.delay_ns = 0;
+        l.rev.loss = LossConfig::None;
+        let r = &mut c.flows[0].tcp.rto;
+        (r.initial_ns, r.min_ns, r.max_ns) = (1_000_000, 1_000_000, 1_000_000);
+        c.sample_interval_ns = 0;
+        c.record.timeseries = false;
+        c.record.events = false;
+        PEAK.with(|p| p.set(0));
+        let out = Sim::new(c).unwrap().run(None).unwrap();
+        let s = out.summary.as_ref().unwrap();
+        assert!(s.violations.is_empty(), "{:?}", s.violations);
+        let f = &s.flows[0];
+        assert!(f.timeouts > 10_000 && f.spurious_timeouts < f.timeouts);
+        (PEAK.with(|p| p.get()), f.timeouts - f.spurious_timeouts)
+    }
+
+    #[test]
+    fn pending_ground_truth_is_bounded_by_what_is_in_flight() {
+        let (short, _) = rto_storm(20);
+        let (long, genuine) = rto_storm(300);
+        // Before, every genuine timeout stayed pending to the end of the run.
+        assert!(genuine > 1000, "{genuine}");
+        assert!(
+            long <= short.max(64) * 2,
+            "peak {long} after 300 s, {short} after 20 s"
+        );
+        assert!(
+            (long as u64) < genuine / 4,
+            "peak {long}, genuine timeouts {genuine}"
+        );
     }
 }
