@@ -211,7 +211,10 @@ impl Sim {
         for (i, p) in sim.cfg.pings.iter().enumerate() {
             sim.eng.q.push(p.start_ns, Ev::Ping { idx: i as u32 });
         }
-        if sim.cfg.sample_interval_ns > 0 {
+        // The sampler ticks only for what it records: the time series, and
+        // the queue samples of a trace. A run that keeps neither (summary
+        // only) has no sampler events at all.
+        if sim.cfg.sample_interval_ns > 0 && (sim.cfg.record.timeseries || sim.cfg.trace) {
             sim.eng.q.push(0, Ev::Sample);
         }
         Ok(sim)
@@ -1392,5 +1395,32 @@ mod tests {
             (long as u64) < genuine / 4,
             "peak {long}, genuine timeouts {genuine}"
         );
+    }
+
+    /// The sampler runs only when its output is recorded: a summary-only
+    /// run of a long idle path costs the same with or without a
+    /// `sample_interval`.
+    #[test]
+    fn no_sampler_events_without_a_time_series() {
+        let run = |interval: u64, tables: bool| {
+            // A transfer of 10 kB, then an hour of nothing.
+            let mut c = example_p2p(3_600_000_000_000, 0.0);
+            c.flows[0].app = AppConfig::Bulk {
+                bytes: Some(10_000),
+            };
+            c.sample_interval_ns = interval;
+            c.record.timeseries = tables;
+            c.record.events = tables;
+            let out = Sim::new(c).unwrap().run(None).unwrap();
+            (out.summary.unwrap().events, out.ts_t.len())
+        };
+        let (none, _) = run(0, false);
+        let (summary_only, rows) = run(100_000_000, false);
+        assert_eq!((summary_only, rows), (none, 0));
+        // With the time series recorded, one tick every 100 ms (rows only
+        // while the connection is open).
+        let (with_ts, rows) = run(100_000_000, true);
+        assert_eq!(with_ts, none + 36_001);
+        assert!(rows > 0);
     }
 }
