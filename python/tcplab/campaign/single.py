@@ -92,6 +92,18 @@ def run_config(config: dict[str, Any], columns: bool = False) -> dict[str, Any]:
     return summary
 
 
+def quiet_worker() -> None:
+    """Pool worker initializer: the campaign's process decides what a signal means. A forked
+    worker inherits the command line's handlers; with them, Ctrl-C (SIGINT reaches the whole
+    process group) and :func:`stop_pool`'s SIGTERM each printed a traceback per worker. A worker
+    ignores SIGINT (the campaign stops the pool) and takes the default action for the others."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    for name in ("SIGTERM", "SIGHUP", "SIGQUIT"):
+        signal.signal(getattr(signal, name), signal.SIG_DFL)
+
+
 def stop_pool(pool: ProcessPoolExecutor) -> None:
     """Interrupted (Ctrl-C, SIGTERM), failed or broken (a worker killed): stop the workers now
     rather than let them finish their queue, and reap them (a broken pool's surviving workers

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from tcplab.campaign.single import (
     FLOW_METRICS,
     default_jobs,
+    quiet_worker,
     record_seeds,
     run_config,
     stop_pool,
@@ -94,7 +95,7 @@ def run_configs(
     jobs = default_jobs() if jobs is None else jobs
     if jobs <= 1 or len(configs) <= 1:
         return [run_config(c, columns) for c in configs]
-    pool = ProcessPoolExecutor(max_workers=min(jobs, len(configs)))
+    pool = ProcessPoolExecutor(max_workers=min(jobs, len(configs)), initializer=quiet_worker)
     try:
         chunk = max(1, len(configs) // (jobs * 8))
         results = list(pool.map(_job, [(c, columns) for c in configs], chunksize=chunk))
