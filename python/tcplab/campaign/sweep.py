@@ -108,11 +108,15 @@ def run_configs(
 
 def _split_top(text: str) -> list[str]:
     """Split on commas outside brackets, braces and quotes (so TOML arrays and inline tables
-    stay whole)."""
+    stay whole); a backslash in a "..." string escapes the next character, as in TOML."""
     parts: list[str] = []
-    depth, quote, cur = 0, "", []
+    depth, quote, escaped, cur = 0, "", False, []
     for ch in text:
-        if quote:
+        if escaped:  # the character after a backslash in a "..." string (TOML escapes)
+            escaped = False
+        elif quote == '"' and ch == "\\":
+            escaped = True
+        elif quote:
             quote = "" if ch == quote else quote
         elif ch in "\"'":
             quote = ch
