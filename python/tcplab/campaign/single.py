@@ -108,8 +108,15 @@ def stop_pool(pool: ProcessPoolExecutor) -> None:
     """Interrupted (Ctrl-C, SIGTERM), failed or broken (a worker killed): stop the workers now
     rather than let them finish their queue, and reap them (a broken pool's surviving workers
     could otherwise keep the process from exiting)."""
-    for proc in list((getattr(pool, "_processes", None) or {}).values()):
+    procs = list((getattr(pool, "_processes", None) or {}).values())
+    for proc in procs:
         proc.terminate()
+    for proc in procs:
+        # A worker still starting (forked, its initializer not yet run) can swallow the
+        # SIGTERM in an inherited handler and go on to run a job: kill it.
+        proc.join(timeout=5)
+        if proc.is_alive():
+            proc.kill()
     pool.shutdown(wait=True, cancel_futures=True)
 
 
