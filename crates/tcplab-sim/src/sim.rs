@@ -219,11 +219,11 @@ impl Sim {
         // only) has no sampler events; its ticks are still counted in the
         // summary's `events` (one at 0 and every interval up to the end), so
         // the summary does not depend on which tables are kept.
-        if sim.cfg.sample_interval_ns > 0 {
+        if let Some(ticks) = sim.cfg.duration_ns.checked_div(sim.cfg.sample_interval_ns) {
             if sim.cfg.record.timeseries || sim.cfg.trace {
                 sim.eng.q.push(0, Ev::Sample);
             } else {
-                sim.unrun_ticks = sim.cfg.duration_ns / sim.cfg.sample_interval_ns + 1;
+                sim.unrun_ticks = ticks + 1;
             }
         }
         Ok(sim)
