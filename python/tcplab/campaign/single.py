@@ -108,16 +108,30 @@ def stop_pool(pool: ProcessPoolExecutor) -> None:
     """Interrupted (Ctrl-C, SIGTERM), failed or broken (a worker killed): stop the workers now
     rather than let them finish their queue, and reap them (a broken pool's surviving workers
     could otherwise keep the process from exiting)."""
-    procs = list((getattr(pool, "_processes", None) or {}).values())
-    for proc in procs:
-        proc.terminate()
-    for proc in procs:
-        # A worker still starting (forked, its initializer not yet run) can swallow the
-        # SIGTERM in an inherited handler and go on to run a job: kill it.
-        proc.join(timeout=5)
-        if proc.is_alive():
-            proc.kill()
-    pool.shutdown(wait=True, cancel_futures=True)
+    import threading
+    from concurrent.futures import InvalidStateError
+
+    def quiet(args: threading.ExceptHookArgs) -> None:
+        # The pool's manager thread, finding its workers gone, marks every pending future
+        # broken, including the ones shutdown() just cancelled: CPython 3.11 then raises
+        # InvalidStateError in that thread (a traceback on stderr). Nothing is lost.
+        if args.exc_type is not InvalidStateError:
+            previous(args)
+
+    previous, threading.excepthook = threading.excepthook, quiet
+    try:
+        procs = list((getattr(pool, "_processes", None) or {}).values())
+        for proc in procs:
+            proc.terminate()
+        for proc in procs:
+            # A worker still starting (forked, its initializer not yet run) can swallow the
+            # SIGTERM in an inherited handler and go on to run a job: kill it.
+            proc.join(timeout=5)
+            if proc.is_alive():
+                proc.kill()
+        pool.shutdown(wait=True, cancel_futures=True)
+    finally:
+        threading.excepthook = previous
 
 
 def column_values(values: list[str]) -> dict[str, Any]:
