@@ -71,9 +71,13 @@ impl Ctx<'_> {
     }
 
     /// The component keeps the packet's content and ends its life as a
-    /// packet (a PEP acknowledging data it will resend itself).
-    pub fn absorb(&mut self) {
+    /// packet (a PEP acknowledging data it will resend itself). `p` is
+    /// the packet absorbed.
+    pub fn absorb(&mut self, p: &Packet) {
         self.eng.absorbed += 1;
+        if self.eng.track_absorbed && p.dir == Dir::Fwd && !p.udp && p.seg.payload_len > 0 {
+            self.eng.absorbed_data.push((p.flow, p.conn, p.sent_at));
+        }
     }
 
     /// Call `on_timer(token)` on this component at `at`.

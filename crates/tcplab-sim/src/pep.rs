@@ -617,7 +617,7 @@ impl Pep {
         }
         let advanced = c.rcv_nxt > before;
         self.stats.bytes_absorbed += new_bytes;
-        ctx.absorb();
+        ctx.absorb(&p);
         if p.seg.payload_len > 0 {
             // One pseudo-ACK per data segment (Yagiu 2001 §2.2).
             self.pseudo_ack(ci, ctx, !advanced);
@@ -813,7 +813,7 @@ impl Component for Pep {
                     self.pass(p, ctx);
                 } else {
                     self.stats.acks_absorbed += 1;
-                    ctx.absorb();
+                    ctx.absorb(&p);
                     self.drive(ci, ctx);
                 }
             }
