@@ -9,21 +9,17 @@ Errors are one line on stderr: ``tcplab: error: <message>``.
 from __future__ import annotations
 
 import argparse
-import inspect
 import json
 import math
 import os
 import sys
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import Any, NoReturn
 
-if TYPE_CHECKING:
-    import pyarrow as pa
-
-from tcplab import cli_plot
 from tcplab.errors import InvariantError, ScenarioError, show
-from tcplab.scenario import (
+from tcplab.report import cli as cli_plot
+from tcplab.scenario.parse import (
     Scenario,
     apply_overrides,
     builtin_scenarios,
@@ -31,6 +27,7 @@ from tcplab.scenario import (
     parse_scenario,
     read_scenario,
 )
+from tcplab.text import table as _table
 
 __all__ = ["main"]
 
@@ -130,6 +127,42 @@ def _parser() -> argparse.ArgumentParser:
         help="most of one CPU the thread may spend waiting on the clock instead of sleeping, "
         "per 10 ms (0 to 1, default 0.5; docs/emu.md, Timing)",
     )
+    emu.add_argument(
+        "--endpoint",
+        choices=("server=tcplab", "client=tcplab"),
+        help="tcplab's own TCP (the scenario's first [[flows]] entry) terminates the "
+        "connections on that side instead of the namespace's Linux stack (docs/emu.md)",
+    )
+    emu.add_argument(
+        "--port",
+        type=int,
+        default=8000,
+        metavar="N",
+        help="with --endpoint server=tcplab: the port it listens on (default 8000)",
+    )
+    emu.add_argument(
+        "--serve",
+        metavar="DIR",
+        help="with --endpoint server=tcplab: answer HTTP GET with files under DIR (without it: "
+        "the bulk source)",
+    )
+    emu.add_argument(
+        "--get",
+        metavar="URL",
+        help="with --endpoint client=tcplab: fetch this http://10.99.0.1[:PORT]/PATH",
+    )
+    emu.add_argument(
+        "--save",
+        metavar="FILE",
+        help="with --endpoint client=tcplab: write the response body to FILE",
+    )
+    emu.add_argument(
+        "--time-limit",
+        type=float,
+        default=600.0,
+        metavar="S",
+        help="with --endpoint client=tcplab: give up after S seconds (default 600)",
+    )
     emu.add_argument("cmd", nargs="*", metavar="-- CMD ARGS", help="the client command")
     emu.set_defaults(func=_cmd_emu)
 
@@ -141,7 +174,7 @@ def _parser() -> argparse.ArgumentParser:
         "Without --case: the matrix of validation/linux/README.md. Needs root.",
     )
     val.add_argument("target", choices=["linux"], help="the stack to validate against")
-    from tcplab.validate_linux import add_arguments
+    from tcplab.real.validate import add_arguments
 
     add_arguments(val)
     val.set_defaults(func=_cmd_validate)
@@ -222,7 +255,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     repro.set_defaults(func=_cmd_reproduce)
 
-    from tcplab.campaign import add_results_command
+    from tcplab.campaign.run import add_results_command
 
     add_results_command(sub)
 
@@ -236,7 +269,7 @@ def _parser() -> argparse.ArgumentParser:
     mod.add_argument("params", nargs="*", metavar="KEY=VALUE")
     mod.set_defaults(func=_cmd_model)
 
-    from tcplab.analyze import add_parser as add_analyze
+    from tcplab.analyze.cli import add_parser as add_analyze
 
     add_analyze(sub)
     return parser
@@ -259,9 +292,9 @@ def _campaign_options(parser: argparse.ArgumentParser) -> None:
 
 
 def _version() -> str:
-    from tcplab import __version__
+    from tcplab.version import version
 
-    return str(__version__)
+    return version()
 
 
 class _VersionAction(argparse.Action):
@@ -336,11 +369,29 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
 
 def _cmd_emu(args: argparse.Namespace) -> int:
-    from tcplab import emu
+    from tcplab.real import emu
 
     command = list(args.cmd)
-    if bool(command) == args.shell:
+    role = args.endpoint.split("=")[0] if args.endpoint else None
+    try:
+        endpoint = (
+            emu.endpoint_options(
+                role, port=args.port, serve=args.serve, get=args.get, save=args.save
+            )
+            if role
+            else None
+        )
+    except ValueError as err:
+        return _fail(f"emu: {err}", 2)
+    if role is None and (args.serve or args.get or args.save):
+        return _fail("emu: --serve, --get and --save need --endpoint", 2)
+    if role == "client":
+        if command or args.shell:
+            return _fail("emu: with --endpoint client=tcplab tcplab is the client (no -- CMD)", 2)
+    elif bool(command) == args.shell:
         return _fail("emu: give either --shell or -- CMD ARGS", 2)
+    if role == "server" and args.server:
+        return _fail("emu: with --endpoint server=tcplab tcplab is the server (no --server)", 2)
     if not 0.0 <= args.spin_share <= 1.0:
         return _fail(f"emu: --spin-share must be between 0 and 1 (got {args.spin_share})", 2)
     data, source = _read_with_overrides(args.scenario, args.set)
@@ -373,6 +424,8 @@ def _cmd_emu(args: argparse.Namespace) -> int:
             realtime=not args.no_realtime,
             pin_cpu=args.pin_cpu,
             spin_share=args.spin_share,
+            endpoint=endpoint,
+            time_limit_s=args.time_limit,
         )
     except emu.EmuError as err:
         return _fail(str(err), 1)
@@ -384,12 +437,15 @@ def _cmd_emu(args: argparse.Namespace) -> int:
         print(json.dumps(summary), file=sys.stderr)
     elif not args.quiet:
         print(_render_emu(summary), file=sys.stderr)
+    why = emu.endpoint_failure(summary)
+    if why:
+        print(f"tcplab emu: the tcplab client's transfer failed: {why}", file=sys.stderr)
     return status
 
 
 def _cmd_validate(args: argparse.Namespace) -> int:
-    from tcplab.validate_linux.netlab import TransferError
-    from tcplab.validate_linux.run import validate
+    from tcplab.real.validate.netlab import TransferError
+    from tcplab.real.validate.run import validate
 
     try:
         return validate(args)
@@ -438,6 +494,15 @@ def _render_emu(s: dict[str, Any]) -> str:
         f"p99 {late['p99']:.0f}, p99.9 {late['p999']:.0f}, max {late['max']:.0f} over "
         f"{late['packets']} packets; {_sched(s['emulator'])}"
     )
+    ep = s.get("endpoint")
+    if ep:
+        f = ep["flows"][0]
+        tail += (
+            f"\ntcplab endpoint ({ep['role']}, {ep['cc']}): {f['connections']} connection(s), "
+            f"{f['bytes_delivered']} bytes delivered at {f['goodput_bps'] / 1e6:.2f} Mbit/s, "
+            f"{f['retransmitted_segments']} retransmitted, {f['timeouts']} timeouts "
+            f"({f['spurious_timeouts']} spurious, {f['spurious_detected']} detected)"
+        )
     return f"{links}\n\n{conns}\n\n{tail}"
 
 
@@ -450,20 +515,6 @@ def _sched(m: dict[str, Any]) -> str:
     if sched.get("refused"):
         policy += f" ({sched['refused']})"
     return policy
-
-
-def _table(headers: Sequence[str], rows: Sequence[Sequence[str]], align: str) -> str:
-    """A plain-text table; ``align`` has one letter per column, ``l`` or ``r``."""
-    widths = [max(len(x) for x in col) for col in zip(headers, *rows, strict=True)]
-
-    def line(cells: Sequence[str]) -> str:
-        parts = [
-            c.ljust(w) if a == "l" else c.rjust(w)
-            for c, w, a in zip(cells, widths, align, strict=True)
-        ]
-        return "  ".join(parts).rstrip()
-
-    return "\n".join([line(headers), *(line(r) for r in rows)])
 
 
 def _render(report: dict[str, Any]) -> str:
@@ -538,7 +589,8 @@ def _render(report: dict[str, Any]) -> str:
 
 
 def _cmd_sweep(args: argparse.Namespace) -> int:
-    from tcplab.sweep import parse_vary, sweep
+    from tcplab.campaign.summary import sweep_summary, write_rows
+    from tcplab.campaign.sweep import parse_vary, sweep
 
     if args.seeds < 1:
         raise ScenarioError(f"--seeds: must be ≥ 1 (got {args.seeds})")
@@ -568,7 +620,7 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     rows: Any
     try:
         if args.store or args.cluster:
-            from tcplab.campaign import store_sweep
+            from tcplab.campaign.sweep import store_sweep
 
             rows = store_sweep(args, data, vary, seeds, source)
         else:
@@ -579,48 +631,17 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     except ValueError as err:  # the core's own validation (validate.rs), from a worker
         raise ScenarioError(str(err), source=source) from None
     if out is not None:
-        _write_rows(rows, out)
+        write_rows(rows, out)
     if args.json:
         print(json.dumps(rows if isinstance(rows, list) else rows.to_pylist()))
         return 0
     count = len(rows) if isinstance(rows, list) else rows.num_rows
     if not isinstance(rows, list):  # an Arrow table from the store: read in slices
         rows = (r for batch in rows.to_batches(max_chunksize=8192) for r in batch.to_pylist())
-    print(_sweep_summary(rows, keys))
+    print(sweep_summary(rows, keys))
     if out is not None:
         print(f"\nwrote {count} rows to {out}")
     return 0
-
-
-def _sweep_summary(rows: Iterable[dict[str, Any]], keys: Sequence[str]) -> str:
-    """Goodput (mean ± 95 % CI over seeds) and loss-recovery counts per grid point and flow
-    (keeps only those numbers per row, not the rows)."""
-    from tcplab.stats import mean_ci95
-
-    groups: dict[tuple[Any, ...], list[list[float]]] = {}
-    for r in rows:
-        g = groups.setdefault((*(r[k] for k in keys), r["flow"], r["flow_name"]), [[], [0.0] * 3])
-        g[0].append(r["goodput_bps"])
-        for i, m in enumerate(("retransmitted_segments", "timeouts", "spurious_timeouts")):
-            g[1][i] += r[m]
-    body = []
-    for gkey, (goodput, sums) in groups.items():
-        m, ci = mean_ci95(goodput)
-        half = "" if math.isnan(ci) else f" ± {ci / 1e6:.3f}"  # NaN for a single seed
-        n = len(goodput)
-        body.append(
-            [
-                *[str(v) for v in gkey[:-2]],
-                gkey[-1],
-                str(n),
-                f"{m / 1e6:.3f}{half}",
-                f"{sums[0] / n:.1f}",
-                f"{sums[1] / n:.2f}",
-                f"{sums[2] / n:.2f}",
-            ]
-        )
-    heads = [*keys, "flow", "runs", "goodput Mbit/s", "retx/run", "RTOs/run", "spurious/run"]
-    return _table(heads, body, "l" * (len(keys) + 1) + "r" * 5)
 
 
 #: The most runs one ``tcplab sweep`` takes (its grid and rows are held in memory).
@@ -640,22 +661,6 @@ def _check_writable(out: Path) -> None:
             raise PermissionError(13, "not a writable file")
     except OSError as err:
         raise OSError(f"{out}: cannot write: {err.strerror or err}") from None
-
-
-def _write_rows(rows: list[dict[str, Any]] | pa.Table, out: Path) -> None:
-    """One row per run and flow, as Parquet (pyarrow) or CSV."""
-    import pyarrow as pa
-
-    table = rows if isinstance(rows, pa.Table) else pa.Table.from_pylist(rows)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    if out.suffix == ".csv":
-        import pyarrow.csv as pcsv
-
-        pcsv.write_csv(table, out)
-    else:
-        from tcplab.results import write_parquet
-
-        write_parquet(table, out)
 
 
 def _cmd_scenarios(args: argparse.Namespace) -> int:
@@ -682,8 +687,8 @@ def _cmd_scenarios(args: argparse.Namespace) -> int:
 
 
 def _cmd_reproduce(args: argparse.Namespace) -> int:
-    from tcplab.papers import PAPERS, load
-    from tcplab.report import Report
+    from tcplab.papers import LINUX, PAPERS, load
+    from tcplab.report.checks import Report
 
     if args.paper == "all":
         papers = list(PAPERS)
@@ -696,22 +701,22 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
         raise ScenarioError(f"--jobs: must be >= 1 (got {args.jobs})")
     if args.linux_cache is not None and not args.linux:
         raise ScenarioError("--linux-cache: needs --linux")
-    from tcplab import linux_cache
+    from tcplab.real import cache as linux_cache
 
     linux_cache.use(args.linux_cache)
     status = 0
-    from tcplab.campaign import using_options
+    from tcplab.campaign.run import using_options
 
     reports = []
     with using_options(args):
         for paper in papers:
             _, title = PAPERS[paper]
             report = Report(paper, title, Path(args.out) / paper, quick=args.quick)
-            module = load(paper)
             with cli_plot.reproducing(report, args.jobs):
-                if args.linux and "linux" in inspect.signature(module.reproduce).parameters:
-                    module.reproduce(report, jobs=args.jobs, linux=True)
+                if args.linux and paper in LINUX:
+                    load(paper, linux=True).reproduce(report, jobs=args.jobs)
                 else:
+                    module = load(paper)
                     if args.linux:
                         report.section(
                             "Real Linux TCP (--linux)",
@@ -739,7 +744,7 @@ _MODEL_SIZES = frozenset({"mss", "mtu", "size", "ip_bytes"})
 
 
 def _model_value(text: str, key: str) -> float:
-    from tcplab.units import parse_rate, parse_size, parse_time
+    from tcplab.scenario.units import parse_rate, parse_size, parse_time
 
     try:
         value = float(text)

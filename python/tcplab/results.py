@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -100,7 +100,7 @@ def _check_columns(columns: Mapping[str, Any], table: str, expected: tuple[str, 
         raise ValueError(f"{table}: columns have different lengths: {lengths}")
 
 
-def _decode_columns(
+def decode_columns(
     columns: Mapping[str, Any], table: str, expected: tuple[str, ...]
 ) -> dict[str, np.ndarray]:
     """``{name: (dtype string, little-endian bytes)}`` → ``{name: native numpy array}``, the
@@ -221,7 +221,9 @@ _SPILL_DTYPES: dict[str, list[tuple[str, str]]] = {
 }
 
 
-def _events_table(ev: Mapping[str, np.ndarray], kinds: list[str], reasons: list[str]) -> pa.Table:
+def events_table(ev: Mapping[str, np.ndarray], kinds: list[str], reasons: list[str]) -> pa.Table:
+    """The event log as written (``kind`` categorical, ``reason_name`` appended): a simulated
+    run's, and the emulator's tcplab endpoint's (``tcplab.real.emu``)."""
     import pyarrow as pa
 
     columns: dict[str, Any] = {}
@@ -230,6 +232,12 @@ def _events_table(ev: Mapping[str, np.ndarray], kinds: list[str], reasons: list[
     # appended, so the raw columns keep their order (EVENT_COLUMNS)
     columns["reason_name"] = _reason_names(ev["kind"], ev["reason"], kinds, reasons)
     return pa.table(columns)
+
+
+#: What draws :meth:`RunResult.plot`'s figures: :func:`tcplab.report.runplot.plot_run`. The
+#: report wing sits above this module and imports it, so the package (``tcplab/__init__.py``)
+#: sets this when it is imported, before any result exists.
+PLOT_RUN: Callable[..., list[Path]] | None = None
 
 
 class RunResult:
@@ -338,12 +346,12 @@ class RunResult:
     @cached_property
     def _timeseries(self) -> dict[str, np.ndarray]:
         assert self._raw is not None
-        return _decode_columns(self._raw["timeseries"], "timeseries", TIMESERIES_COLUMNS)
+        return decode_columns(self._raw["timeseries"], "timeseries", TIMESERIES_COLUMNS)
 
     @cached_property
     def _events(self) -> dict[str, np.ndarray]:
         assert self._raw is not None
-        return _decode_columns(self._raw["events"], "events", EVENT_COLUMNS)
+        return decode_columns(self._raw["events"], "events", EVENT_COLUMNS)
 
     def __repr__(self) -> str:
         flows = len(self.summary.get("flows", []))
@@ -378,7 +386,7 @@ class RunResult:
             return pq.read_table(self._written / f"{name}.parquet", memory_map=True)
         if name == "timeseries":
             return pa.table(self._timeseries)
-        return _events_table(self._events, self.event_kinds, self.reasons)
+        return events_table(self._events, self.event_kinds, self.reasons)
 
     def _chunks(self, name: str) -> Iterator[dict[str, np.ndarray]]:
         """A spilled table in pieces of :data:`ROW_GROUP` rows: the rows in its spill file,
@@ -417,7 +425,7 @@ class RunResult:
                 if name == "timeseries":
                     table = pa.table(chunk)
                 else:
-                    table = _events_table(chunk, self.event_kinds, self.reasons)
+                    table = events_table(chunk, self.event_kinds, self.reasons)
                 if writer is None:
                     writer = pq.ParquetWriter(path, table.schema, **_PARQUET_OPTIONS)
                 writer.write_table(table, row_group_size=ROW_GROUP)
@@ -432,11 +440,11 @@ class RunResult:
         import pyarrow as pa
 
         assert self._raw is not None
-        seg = _decode_columns(self._raw["segments"], "segments", SEGMENT_COLUMNS)
+        seg = decode_columns(self._raw["segments"], "segments", SEGMENT_COLUMNS)
         kinds = list(self._raw["segment_kinds"])
         seg_cols: dict[str, Any] = dict(seg)
         seg_cols["kind"] = _categorical(seg["kind"], kinds, "kind")
-        q = _decode_columns(self._raw["queues"], "queues", QUEUE_COLUMNS)
+        q = decode_columns(self._raw["queues"], "queues", QUEUE_COLUMNS)
         hop_names = [str(h.get("name", i)) for i, h in enumerate((self.config or {})["hops"])]
         names = np.array(hop_names, dtype=object)
         q_cols: dict[str, Any] = {
@@ -501,13 +509,12 @@ class RunResult:
         flows: list[int] | None = None,
         window: tuple[float, float] | None = None,
     ) -> list[Path]:
-        """Draw this run's figures as PNG (see :mod:`tcplab.runplot`): per flow a time-sequence
-        graph (a traced run), cwnd/ssthresh/in flight, SRTT/RTO and goodput; per link queue and
-        drops. ``out`` is a directory (default: the current one); ``flows`` selects flows by
-        id; ``window`` = (start, end) in seconds zooms every time axis. Returns the files."""
-        from tcplab.runplot import plot_run
-
-        return plot_run(self, Path(out or "."), flows=flows, window=window)
+        """Draw this run's figures as PNG (:func:`tcplab.report.runplot.plot_run`): per flow a
+        time-sequence graph (a traced run), cwnd/ssthresh/in flight, SRTT/RTO and goodput; per link
+        queue and drops. ``out`` is a directory (default: the current one); ``flows`` selects flows
+        by id; ``window`` = (start, end) in seconds zooms every time axis. Returns the files."""
+        assert PLOT_RUN is not None, "set when the tcplab package is imported"
+        return PLOT_RUN(self, Path(out or "."), flows=flows, window=window)
 
     # -- polars ---------------------------------------------------------------------------------
 

@@ -36,7 +36,8 @@ use tcplab_tcp::{Segment, Time};
 use crate::component::{Component, Ctx, Taps};
 use crate::config::{HopConfig, SimConfig};
 use crate::coverage::Coverage;
-use crate::engine::{Dir, Engine, Ev, Packet};
+use crate::endpoint::{Endpoint, EndpointOptions, Truth};
+use crate::engine::{Dir, Engine, Ev, Packet, Side};
 use crate::sim::build_hop;
 use crate::validate::validate;
 
@@ -77,6 +78,10 @@ pub struct EmuOptions {
     /// (docs/emu.md, Timing).
     #[serde(default)]
     pub pin_cpu: bool,
+    /// tcplab's own TCP terminates the connections at one end of the path
+    /// (`endpoint.rs`; `tcplab emu --endpoint`).
+    #[serde(default)]
+    pub endpoint: Option<EndpointOptions>,
 }
 
 fn default_mtu() -> usize {
@@ -390,6 +395,12 @@ pub struct Emu {
     created: [u64; 2],
     /// Scratch for building a created packet's bytes.
     scratch: Vec<u8>,
+    /// tcplab's TCP host at one end of the path, if asked for.
+    endpoint: Option<Endpoint>,
+    /// Packets the endpoint sent and received.
+    endpoint_packets: [u64; 2],
+    /// The endpoint's segments being sent (kept for its capacity).
+    endpoint_tx: Vec<(Option<u32>, [u8; 4], Segment)>,
 }
 
 /// IPv4 header fields the emulator needs.
@@ -399,6 +410,34 @@ struct Ip {
     proto: u8,
     src: [u8; 4],
     dst: [u8; 4],
+}
+
+/// Start a packet in `b`: room for an IPv4 header, then `seg`'s TCP
+/// header; returns the TCP header's length (the payload goes after it).
+pub(crate) fn tcp_header_into(b: &mut Vec<u8>, seg: &Segment) -> usize {
+    b.clear();
+    b.resize(20 + 60, 0);
+    let thl = encode_tcp_header(seg, &mut b[20..]);
+    b.truncate(20 + thl);
+    thl
+}
+
+/// Complete the packet in `b` (IPv4 header room, a TCP header of `thl`
+/// bytes, the payload): the RFC 791 header (version 4, IHL 5, DF, TTL 64,
+/// TCP) and both checksums.
+pub(crate) fn ipv4_finish(b: &mut [u8], src: [u8; 4], dst: [u8; 4], thl: usize) {
+    let total = b.len();
+    b[0] = 0x45;
+    b[2..4].copy_from_slice(&(total as u16).to_be_bytes());
+    b[6] = 0x40;
+    b[8] = 64;
+    b[9] = 6;
+    b[12..16].copy_from_slice(&src);
+    b[16..20].copy_from_slice(&dst);
+    let ipc = internet_checksum(&b[..20]);
+    b[10..12].copy_from_slice(&ipc.to_be_bytes());
+    let tc = tcp_checksum(src, dst, &b[20..20 + thl], &b[20 + thl..]);
+    b[36..38].copy_from_slice(&tc.to_be_bytes());
 }
 
 fn parse_ipv4(b: &[u8]) -> Option<Ip> {
@@ -444,15 +483,31 @@ impl Emu {
         let wants_bytes = hops.iter().map(|h| h.wants_bytes()).collect();
         let mut taps = Taps::open(&cfg.pcap, cfg.hops.len())?;
         taps.deferred = Some(Vec::with_capacity(16));
+        let endpoint = match &opts.endpoint {
+            Some(o) => Some(Endpoint::new(&cfg, o, opts.mtu)?),
+            None => None,
+        };
+        let mut eng = Engine {
+            taps,
+            drops: Vec::with_capacity(16),
+            immediate: Vec::with_capacity(16),
+            emitted: Vec::with_capacity(4),
+            real_bytes: true,
+            ..Default::default()
+        };
+        if let Some(ep) = &endpoint {
+            if ep.sample_interval() > 0 {
+                eng.q.push(0, Ev::Sample);
+            }
+            if ep.is_client() {
+                eng.q.push(0, Ev::OpenConn { flow: 0 });
+            }
+        }
         Ok(Emu {
-            eng: Engine {
-                taps,
-                drops: Vec::with_capacity(16),
-                immediate: Vec::with_capacity(16),
-                emitted: Vec::with_capacity(4),
-                real_bytes: true,
-                ..Default::default()
-            },
+            eng,
+            endpoint,
+            endpoint_packets: [0; 2],
+            endpoint_tx: Vec::with_capacity(64),
             wants_bytes,
             created: [0; 2],
             scratch: Vec::with_capacity(opts.mtu),
@@ -516,7 +571,20 @@ impl Emu {
                 Ev::HopTimer { hop, token } => {
                     self.call_hop(hop as usize, wire, |h, ctx| h.on_timer(token, ctx))
                 }
-                _ => unreachable!("the emulator schedules packets and hop timers only"),
+                Ev::Timer { flow, gen, .. } => {
+                    self.endpoint_call(|ep, now, n, truth| ep.on_timer(flow, gen, now, n, truth))
+                }
+                Ev::OpenConn { .. } => {
+                    self.endpoint_call(|ep, now, n, truth| ep.open(now, n, truth))
+                }
+                Ev::Sample => {
+                    if let Some(ep) = self.endpoint.as_mut() {
+                        ep.sample(at);
+                        let next = at.saturating_add(ep.sample_interval());
+                        self.eng.q.push(next, Ev::Sample);
+                    }
+                }
+                _ => unreachable!("the emulator schedules packets, hop and endpoint timers only"),
             }
             self.drain_immediate(wire);
         }
@@ -640,24 +708,10 @@ impl Emu {
                 Dir::Rev => (client, server),
             };
             let b = &mut self.scratch;
-            b.clear();
-            b.resize(20 + 60, 0);
-            let thl = encode_tcp_header(&p.seg, &mut b[20..]);
-            b.truncate(20 + thl);
+            let thl = tcp_header_into(b, &p.seg);
             b.extend_from_slice(payload);
+            ipv4_finish(b, src, dst, thl);
             let total = b.len();
-            // RFC 791 header: version 4, IHL 5, DF, TTL 64, TCP.
-            b[0] = 0x45;
-            b[2..4].copy_from_slice(&(total as u16).to_be_bytes());
-            b[6] = 0x40;
-            b[8] = 64;
-            b[9] = 6;
-            b[12..16].copy_from_slice(&src);
-            b[16..20].copy_from_slice(&dst);
-            let ipc = internet_checksum(&b[..20]);
-            b[10..12].copy_from_slice(&ipc.to_be_bytes());
-            let tc = tcp_checksum(src, dst, &b[20..20 + thl], &b[20 + thl..]);
-            b[36..38].copy_from_slice(&tc.to_be_bytes());
             let Some(slot) = self.pool.put(b) else {
                 self.oversize += 1;
                 continue;
@@ -682,6 +736,143 @@ impl Emu {
         self.eng.emitted.clear();
         self.eng.payload_out.clear();
         self.eng.payload_spans.clear();
+    }
+
+    /// Call the endpoint with the time, the packet entry count (the order
+    /// stamp of what it sends next) and the emulator's ground truth (which
+    /// data offsets of its stream reached the peer); then send what it sent
+    /// and schedule its timers.
+    fn endpoint_call(&mut self, f: impl FnOnce(&mut Endpoint, Time, u64, Truth)) {
+        let Emu {
+            endpoint,
+            conns,
+            conn_ids,
+            now,
+            entries,
+            ..
+        } = self;
+        let Some(ep) = endpoint.as_mut() else {
+            return;
+        };
+        let d = ep.tx_dir() as usize;
+        let truth = |key, off: u64| {
+            conn_ids
+                .get(&key)
+                .is_some_and(|&c| conns[c as usize].dirs[d].delivered.contains(off))
+        };
+        f(ep, *now, *entries, &truth);
+        self.flush_endpoint();
+    }
+
+    /// A TCP packet for the endpoint's address left the path: to the endpoint.
+    fn deliver_to_endpoint(&mut self, p: &Packet) {
+        let Emu {
+            endpoint,
+            pool,
+            conns,
+            conn_ids,
+            now,
+            entries,
+            ..
+        } = self;
+        let Some(ep) = endpoint.as_mut() else {
+            return;
+        };
+        let b = pool.get(p.uid);
+        let ihl = ((b[0] & 0x0f) as usize) * 4;
+        let thl = ((b[ihl + 12] >> 4) as usize) * 4;
+        let src = [b[12], b[13], b[14], b[15]];
+        let d = ep.tx_dir() as usize;
+        let truth = |key, off: u64| {
+            conn_ids
+                .get(&key)
+                .is_some_and(|&c| conns[c as usize].dirs[d].delivered.contains(off))
+        };
+        ep.on_segment(src, &p.seg, &b[ihl + thl..], *now, *entries, &truth);
+        self.endpoint_packets[1] += 1;
+        self.flush_endpoint();
+    }
+
+    /// The endpoint's segments enter the path at its end (with their bytes
+    /// and the ground truth of a packet read from a device); its timers go
+    /// to the event queue.
+    fn flush_endpoint(&mut self) {
+        let Some(ep) = self.endpoint.as_mut() else {
+            return;
+        };
+        for (t, idx, gen) in ep.take_timers() {
+            let ev = Ev::Timer {
+                flow: idx,
+                conn: 0,
+                side: Side::Sender,
+                gen,
+            };
+            self.eng.q.push(t.max(self.now), ev);
+        }
+        let mut tx = std::mem::take(&mut self.endpoint_tx);
+        ep.swap_tx(&mut tx);
+        let dir = ep.tx_dir();
+        let src = ep.addr();
+        for &(idx, dst, seg) in &tx {
+            let Some(ep) = self.endpoint.as_mut() else {
+                break;
+            };
+            let b = &mut self.scratch;
+            let thl = tcp_header_into(b, &seg);
+            let at = b.len();
+            b.resize(at + seg.payload_len as usize, 0);
+            if let Some(i) = idx {
+                ep.payload(i, &seg, &mut b[at..]);
+            }
+            ipv4_finish(b, src, dst, thl);
+            let total = b.len();
+            let Some(slot) = self.pool.put(b) else {
+                self.oversize += 1;
+                continue;
+            };
+            self.max_pool = self.max_pool.max(self.pool.in_use());
+            let ip = Ip {
+                total,
+                ihl: 20,
+                proto: 6,
+                src,
+                dst,
+            };
+            let flow = self.conn_id(dir, &ip, &seg);
+            let p = Packet {
+                uid: (self.entries << SLOT_BITS) | slot as u64,
+                flow,
+                conn: 0,
+                dir,
+                hop: 0,
+                udp: false,
+                size: total as u32,
+                sent_at: self.now,
+                seg,
+                feedback: None,
+            };
+            self.entries += 1;
+            self.endpoint_packets[0] += 1;
+            self.on_enter(&p);
+            let i = self.eng.slab.put(p);
+            self.eng.immediate.push(i);
+        }
+        tx.clear();
+        self.endpoint_tx = tx;
+    }
+
+    /// The endpoint's transfer is over (a client's) and nothing it sent is
+    /// still on the path: the emulation may end.
+    pub fn endpoint_done(&self) -> bool {
+        self.endpoint.as_ref().is_some_and(|e| e.done())
+            && !self
+                .eng
+                .q
+                .heap
+                .iter()
+                .any(|e| matches!(e.ev, Ev::Arrive(_)))
+            && self.eng.immediate.is_empty()
+            && self.hops.iter().all(|h| h.held() == 0)
     }
 
     fn conn_id(&mut self, dir: Dir, ip: &Ip, seg: &Segment) -> u32 {
@@ -748,11 +939,18 @@ impl Emu {
         if len == 0 {
             return;
         }
-        let t = &mut self.conns[p.flow as usize].dirs[p.dir as usize];
+        let c = &mut self.conns[p.flow as usize];
+        let key = c.key;
+        let t = &mut c.dirs[p.dir as usize];
         let off = t.offset(&p.seg) + p.seg.flags.syn() as u64;
         t.delivered.insert(off, off + len);
         t.delivered_bytes += len;
         let entry = p.uid >> SLOT_BITS;
+        if let Some(ep) = self.endpoint.as_mut().filter(|e| e.tx_dir() == p.dir) {
+            // The endpoint's pending timeouts and fast retransmits.
+            ep.on_delivered(key, off, len, entry);
+        }
+        let t = &mut self.conns[p.flow as usize].dirs[p.dir as usize];
         let mut k = 0;
         while k < t.pending.len() {
             let q = &t.pending[k];
@@ -784,10 +982,16 @@ impl Emu {
             self.hand_to_hop(hi, p, wire);
             return;
         }
-        // Past the last hop: out through the far side's device.
+        // Past the last hop: to the endpoint if it is addressed to it, else
+        // out through the far side's device.
         let real = wire.clock();
         let late = real.saturating_sub(self.now);
-        let ok = wire.send(p.dir, self.pool.get(p.uid));
+        let to_ep = !p.udp
+            && self
+                .endpoint
+                .as_ref()
+                .is_some_and(|e| e.tx_dir() != p.dir && self.pool.get(p.uid)[16..20] == e.addr());
+        let ok = to_ep || wire.send(p.dir, self.pool.get(p.uid));
         self.late.add(late);
         self.late.log(self.now, late, p.dir);
         let d = p.dir as usize;
@@ -807,6 +1011,9 @@ impl Emu {
             self.max_packet[d] = self.max_packet[d].max(p.size);
             if !p.udp {
                 self.on_deliver(&p);
+            }
+            if to_ep {
+                self.deliver_to_endpoint(&p);
             }
         } else {
             self.write_errors += 1;
@@ -887,6 +1094,14 @@ impl Emu {
         for h in &self.hops {
             self.violations.extend(h.violations());
         }
+        let endpoint = match self.endpoint.take() {
+            Some(ep) => {
+                let (j, v) = ep.finish(self.now);
+                self.violations.extend(v);
+                j
+            }
+            None => serde_json::Value::Null,
+        };
         let dirs = ["fwd", "rev"];
         let conns: Vec<_> = self
             .conns
@@ -949,12 +1164,14 @@ impl Emu {
                 "held_at_end": held + in_flight,
                 "not_ipv4": self.not_ipv4,
                 "created": {"fwd": self.created[0], "rev": self.created[1]},
+                "endpoint_packets": {"sent": self.endpoint_packets[0], "received": self.endpoint_packets[1]},
                 "absorbed": self.eng.absorbed,
                 "oversize": self.oversize,
                 "write_errors": self.write_errors,
                 "max_packets_waiting": self.max_pool,
             },
             "pcaps": self.eng.taps.paths,
+            "endpoint": endpoint,
             "violations": self.violations,
         }))
     }

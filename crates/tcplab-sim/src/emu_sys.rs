@@ -4,7 +4,8 @@
 //!
 //! The caller creates the devices, moves them into their namespaces and
 //! hands over the fds (`tcplab.emu` in Python). The loop ends when the stop
-//! fd becomes readable (the caller writes to a pipe).
+//! fd becomes readable (the caller writes to a pipe), or when a tcplab
+//! client endpoint's transfer is over (`Emu::endpoint_done`).
 //!
 //! Real-time set-up unless `rt_priority` is 0, as cyclictest (rt-tests)
 //! prepares its measuring threads: SCHED_FIFO, timer slack 1 ns, the thread
@@ -188,6 +189,10 @@ pub fn run(
         'outer: loop {
             let mut now = wire.clock();
             emu.run_due(now, &mut wire);
+            if emu.endpoint_done() {
+                // A tcplab client's transfer is over and off the path.
+                break 'outer;
+            }
             let next = emu.next_deadline();
             let lead = spin.lead(now, spin_budget, opts.timer_lead_ns);
             // A deadline closer than the thread's wake-up latency: poll the

@@ -4,12 +4,17 @@
 pub mod ackfilter;
 pub mod component;
 pub mod config;
+pub mod conn_log;
 pub mod coverage;
 pub mod dist;
 pub mod dropper;
 pub mod emu;
 #[cfg(target_os = "linux")]
 pub mod emu_sys;
+pub mod endpoint;
+pub mod endpoint_app;
+#[cfg(test)]
+mod endpoint_tests;
 pub mod engine;
 pub mod host;
 pub mod link;

@@ -343,6 +343,7 @@ pub fn tcp_config(t: &TcpConfigJson) -> Result<Config, String> {
                 tcplab_tcp::ecn::EcnMode::NAMES.join(", ")
             )
         })?,
+        mss_option_rfc6691: false,
     };
     cfg.validate()?;
     Ok(cfg)

@@ -309,6 +309,14 @@ pub struct Config {
     /// ECN (RFC 3168, `ecn.rs`): off, request and accept, or accept only
     /// (Linux's `tcp_ecn` 0, 1, 2).
     pub ecn: crate::ecn::EcnMode,
+    /// The MSS option as RFC 6691 §2 has it (a host talking to real peers,
+    /// the emulator's endpoint): the option announces the largest segment
+    /// without TCP options, `mss` + 12 when timestamps are offered (RFC 7323
+    /// §3), and the send MSS is the peer's option less the 12 bytes of
+    /// timestamps every segment then carries (as Linux's tcp_mss_to_mtu and
+    /// tcp_current_mss). false: the option is `mss` and a segment carries
+    /// `mss` bytes of data whatever its options (the simulator's model).
+    pub mss_option_rfc6691: bool,
 }
 
 impl Default for Config {
@@ -350,6 +358,7 @@ impl Default for Config {
             rcv_window: crate::rcv_window::RcvWindowKind::Fixed,
             rcv_scaling_ratio: DEFAULT_RCV_SCALING_RATIO,
             ecn: crate::ecn::EcnMode::Off,
+            mss_option_rfc6691: false,
         }
     }
 }

@@ -901,7 +901,14 @@ impl Connection {
             Some(w) => w.syn_window() as u16,
             None => self.cfg.rcv_buf.min(65535) as u16,
         };
-        seg.options.mss = Some(self.cfg.mss.min(65535) as u16);
+        // RFC 6691 §2 (`mss_option_rfc6691`): the option leaves out the
+        // timestamp option's 12 bytes that every segment will carry.
+        let opt_room = if self.cfg.mss_option_rfc6691 && self.cfg.timestamps {
+            12
+        } else {
+            0
+        };
+        seg.options.mss = Some((self.cfg.mss + opt_room).min(65535) as u16);
         let offer_ws = self.cfg.window_scaling && (!is_synack || self.snd_wscale_offered());
         if offer_ws {
             seg.options.wscale = Some(self.rcv_wscale);
@@ -1523,6 +1530,14 @@ impl Connection {
         self.sack_ok = self.cfg.sack && o.sack_permitted;
         self.ecn.on_rcv_syn(seg);
         self.ts_ok = self.cfg.timestamps && o.timestamps.is_some();
+        if self.cfg.mss_option_rfc6691 && self.ts_ok {
+            // RFC 6691 §2: the peer's option counts no TCP options; ours
+            // carry timestamps (RFC 7323 §3: 10 bytes, padded to 12).
+            self.mss = (self.cfg.mss as u64)
+                .min(peer_mss.saturating_sub(12))
+                .max(1);
+            self.ccs.mss = self.mss;
+        }
         if let Some((tsval, _)) = o.timestamps {
             self.ts_recent = tsval;
         }

@@ -30,12 +30,15 @@ from tcplab.errors import ScenarioError
 
 __all__ = [
     "CLIENT_ADDR",
+    "DEFAULT_PORT",
     "SERVER_ADDR",
     "EmuError",
     "Emulation",
     "Terminated",
     "available",
     "check_path",
+    "endpoint_failure",
+    "endpoint_options",
     "run_command",
 ]
 
@@ -154,6 +157,8 @@ class Emulation:
     pin_cpu: bool = False
     #: The most of one CPU the thread spends waiting on the clock per 10 ms (``--spin-share``).
     spin_share: float = 0.5
+    #: tcplab's own TCP at one end of the path (``--endpoint``; :func:`endpoint_options`).
+    endpoint: dict[str, Any] | None = None
     #: Names carry it: ``tle<suffix>-srv``, ``tle<suffix>-cli``, devices ``tle<suffix>s|c``.
     suffix: str = field(default_factory=lambda: _suffix())
     namespaces: list[str] = field(default_factory=list)
@@ -241,6 +246,7 @@ class Emulation:
             "rt_priority": self.rt_priority,
             "pin_cpu": self.pin_cpu,
             "spin_share": self.spin_share,
+            "endpoint": self.endpoint,
         }
         from tcplab import _core
 
@@ -358,7 +364,7 @@ def _listening(pid: int) -> bool:
     return False
 
 
-def _wait_listening(proc: subprocess.Popen[bytes], limit_s: float) -> None:
+def wait_listening(proc: subprocess.Popen[bytes], limit_s: float) -> None:
     """Wait until the server command has a socket listening (at most ``limit_s``, or until
     it exits), so that the client does not race its start-up."""
     deadline = time.monotonic() + limit_s
@@ -366,6 +372,69 @@ def _wait_listening(proc: subprocess.Popen[bytes], limit_s: float) -> None:
         if _listening(proc.pid):
             return
         time.sleep(0.02)
+
+
+#: The port the tcplab server listens on unless ``--port`` says otherwise.
+DEFAULT_PORT = 8000
+
+
+def endpoint_options(
+    role: str,
+    *,
+    port: int = DEFAULT_PORT,
+    serve: str | None = None,
+    get: str | None = None,
+    save: str | None = None,
+) -> dict[str, Any]:
+    """The emulator's endpoint settings for ``--endpoint server=tcplab`` (listening on
+    ``port``, serving files under ``serve`` or the bulk source) or ``client=tcplab``
+    (fetching the URL ``get`` from the server namespace into ``save``). Raises ValueError with
+    a one-line message naming the option."""
+    if role == "server":
+        if get or save:
+            raise ValueError("--get/--save: only with --endpoint client=tcplab")
+        if not 1 <= port <= 65535:
+            raise ValueError(f"--port: must be between 1 and 65535 (got {port})")
+        if serve is not None and not Path(serve).is_dir():
+            raise ValueError(f"--serve: {serve} is not a directory")
+        return {
+            "role": "server",
+            "addr": SERVER_ADDR,
+            "port": port,
+            "serve": str(Path(serve).resolve()) if serve else None,
+        }
+    if role != "client":
+        raise ValueError(f"--endpoint: must be server=tcplab or client=tcplab (got {role!r})")
+    if serve is not None:
+        raise ValueError("--serve: only with --endpoint server=tcplab")
+    if not get or not save:
+        raise ValueError("--endpoint client=tcplab: needs --get URL and --save FILE")
+    from urllib.parse import urlsplit
+
+    url = urlsplit(get)
+    if url.scheme != "http" or not url.hostname:
+        raise ValueError(f"--get: must be an http:// URL (got {get!r})")
+    if url.hostname != SERVER_ADDR:
+        raise ValueError(
+            f"--get: the server namespace is at {SERVER_ADDR} (got {url.hostname}); "
+            "nothing else is reachable"
+        )
+    try:
+        url_port = url.port or 80
+    except ValueError:
+        raise ValueError(f"--get: bad port in {get!r}") from None
+    target = url.path or "/"
+    if url.query:
+        target += "?" + url.query
+    return {
+        "role": "client",
+        "addr": CLIENT_ADDR,
+        "port": url_port,
+        "peer": SERVER_ADDR,
+        "target": target,
+        "host": url.netloc,
+        "save": str(Path(save).resolve()),
+    }
 
 
 def run_command(
@@ -381,13 +450,30 @@ def run_command(
     pin_cpu: bool = False,
     spin_share: float = 0.5,
     log: Any = None,
+    endpoint: dict[str, Any] | None = None,
+    time_limit_s: float = 600.0,
 ) -> tuple[int, dict[str, Any]]:
     """Run ``argv`` (or a shell) in the client namespace, ``server`` (a shell command) in the
     server namespace, over the emulated path; return (exit status, emulator summary). The
     exit status is the client's (128 + signal number if a signal ended it). ``realtime``
     False: the emulator thread is an ordinary one (no SCHED_FIFO, pinning, idle-state request
     or locked memory; docs/emu.md); ``pin_cpu``: pin the SCHED_FIFO thread to its CPU;
-    ``spin_share``: the most of one CPU it spends waiting on the clock (docs/emu.md)."""
+    ``spin_share``: the most of one CPU it spends waiting on the clock (docs/emu.md).
+    ``endpoint`` (:func:`endpoint_options`): tcplab's TCP is the server (``argv`` is the
+    client, as always) or the client (no ``argv``; the emulation ends when its transfer is
+    over, at most ``time_limit_s``; the status is 0 if the body arrived whole, else 1)."""
+    if endpoint is not None and endpoint["role"] == "client":
+        return _run_client_endpoint(
+            config,
+            endpoint,
+            server=server,
+            mtu=mtu,
+            server_wait_s=server_wait_s,
+            realtime=realtime,
+            pin_cpu=pin_cpu,
+            spin_share=spin_share,
+            time_limit_s=time_limit_s,
+        )
     old_term = signal.signal(signal.SIGTERM, _on_sigterm)
     t0 = time.monotonic()
     try:
@@ -398,10 +484,11 @@ def run_command(
             rt_priority=10 if realtime else 0,
             pin_cpu=pin_cpu,
             spin_share=spin_share,
+            endpoint=endpoint,
         ) as emu:
             if server:
                 proc = emu.exec("server", ["sh", "-c", server])
-                _wait_listening(proc, server_wait_s)
+                wait_listening(proc, server_wait_s)
             if shell:
                 sh = os.environ.get("SHELL", "/bin/sh")
                 if log:
@@ -438,8 +525,115 @@ def run_command(
     return status, summary
 
 
+def _run_client_endpoint(
+    config: dict[str, Any],
+    endpoint: dict[str, Any],
+    *,
+    server: str | None,
+    mtu: int,
+    server_wait_s: float,
+    realtime: bool,
+    pin_cpu: bool,
+    spin_share: float,
+    time_limit_s: float,
+) -> tuple[int, dict[str, Any]]:
+    """``run_command`` with tcplab's TCP as the client: the emulator starts once the server
+    command listens and stops itself when the transfer is over."""
+    old_term = signal.signal(signal.SIGTERM, _on_sigterm)
+    t0 = time.monotonic()
+    timed_out = False
+    try:
+        with Emulation(
+            None,
+            mtu=mtu,
+            rt_priority=10 if realtime else 0,
+            pin_cpu=pin_cpu,
+            spin_share=spin_share,
+            endpoint=endpoint,
+        ) as emu:
+            if server:
+                proc = emu.exec("server", ["sh", "-c", server])
+                wait_listening(proc, server_wait_s)
+            emu.start(config)
+            deadline = time.monotonic() + time_limit_s
+            while emu.emulator_alive and time.monotonic() < deadline:
+                time.sleep(0.02)
+            timed_out = emu.emulator_alive
+            summary = emu.stop()
+    finally:
+        signal.signal(signal.SIGTERM, old_term)
+    summary["wall_s"] = time.monotonic() - t0
+    conns = (summary.get("endpoint") or {}).get("connections") or []
+    ok = bool(conns) and all(c.get("complete") for c in conns) and not timed_out
+    summary["endpoint"]["timed_out"] = timed_out
+    status = 0 if ok else 1
+    summary["exit_status"] = status
+    return status, summary
+
+
+def endpoint_failure(summary: dict[str, Any]) -> str | None:
+    """Why a tcplab client's transfer failed (one line), or None."""
+    ep = summary.get("endpoint") or {}
+    if ep.get("role") != "client":
+        return None
+    if ep.get("timed_out"):
+        return "the transfer did not end within the time limit"
+    conns = ep.get("connections") or []
+    if not conns:
+        return "no connection was opened"
+    c = conns[0]
+    if c.get("complete"):
+        return None
+    return c.get("error") or f"the connection ended in state {c.get('state')}"
+
+
+#: Column types of the endpoint's event log and series (as ``tcplab run`` writes them).
+_EVENT_DTYPES = {
+    "t_ns": "<i8",
+    "flow": "<u4",
+    "conn": "<u4",
+    "kind": "<u1",
+    "seq": "<u8",
+    "len": "<u4",
+    "reason": "<u1",
+    "spurious": "<i1",
+    "detected": "<i1",
+    "value": "<f8",
+}
+_SERIES_DTYPES = {
+    "flow": "<u4",
+    "conn": "<u4",
+    "t_ns": "<i8",
+    "cwnd": "<u8",
+    "ssthresh": "<u8",
+    "srtt_ns": "<i8",
+    "rttvar_ns": "<i8",
+    "rto_ns": "<i8",
+    "inflight": "<u8",
+    "delivered": "<u8",
+}
+
+
+def _write_endpoint_tables(ep: dict[str, Any], out: Path) -> None:
+    """The tcplab endpoint's ``flows``, ``events`` and ``timeseries`` tables, in the same
+    layout as a simulated run's (docs/outputs.md)."""
+    import numpy as np
+    import pyarrow as pa
+
+    from tcplab.results import events_table, write_parquet
+
+    write_parquet(pa.Table.from_pylist(ep["flows"]), out / "flows.parquet")
+    ev = {k: np.asarray(ep["events"][k], dtype=np.dtype(t)) for k, t in _EVENT_DTYPES.items()}
+    write_parquet(
+        events_table(ev, list(ep["event_kinds"]), list(ep["reasons"])), out / "events.parquet"
+    )
+    ts = {k: np.asarray(ep["timeseries"][k], dtype=np.dtype(t)) for k, t in _SERIES_DTYPES.items()}
+    write_parquet(pa.table(ts), out / "timeseries.parquet")
+
+
 def write_outputs(summary: dict[str, Any], out: Path) -> None:
-    """``summary.json`` and the Parquet tables ``links``, ``connections``, ``retransmissions``."""
+    """``summary.json`` and the Parquet tables ``links``, ``connections``, ``retransmissions``;
+    with a tcplab endpoint also its ``flows``, ``events`` and ``timeseries``."""
     import pyarrow as pa
 
     from tcplab.results import write_parquet
@@ -447,6 +641,11 @@ def write_outputs(summary: dict[str, Any], out: Path) -> None:
     out.mkdir(parents=True, exist_ok=True)
     rtx = summary.get("retransmissions", {})
     doc = {k: v for k, v in summary.items() if k != "retransmissions"}
+    ep = summary.get("endpoint")
+    if ep:
+        _write_endpoint_tables(ep, out)
+        columns = ("events", "timeseries", "event_kinds", "reasons")
+        doc["endpoint"] = {k: v for k, v in ep.items() if k not in columns}
     doc["retransmissions"] = {
         "segments": len(rtx.get("spurious", [])),
         "spurious": sum(1 for s in rtx.get("spurious", []) if s),
