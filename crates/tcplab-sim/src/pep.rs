@@ -479,6 +479,7 @@ impl Pep {
             window: field,
             options,
             payload_len: 0,
+            ecn: 0,
         };
         c.acked_to_sender = c.acked_to_sender.max(c.rcv_nxt);
         c.adv_right = c.rcv_nxt + ((field as u64) << shift);
@@ -1020,6 +1021,7 @@ mod tests {
             window: 65535,
             options: TcpOptions::default(),
             payload_len: len,
+            ecn: 0,
         };
         Packet {
             uid: 0,
