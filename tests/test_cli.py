@@ -281,3 +281,14 @@ def test_scenarios_bad_dir(capsys: pytest.CaptureFixture[str], tmp_path: Path) -
     status, _, err = run_main(capsys, "scenarios", str(tmp_path / "nope"))
     assert status == 2
     assert err == f'tcplab: error: "{tmp_path / "nope"}": not a directory\n'
+
+
+def test_a_closed_stdout_is_not_an_error() -> None:
+    """``tcplab model | head``: the reader goes away early; no "Broken pipe" message."""
+    p = subprocess.Popen(
+        [sys.executable, "-m", "tcplab", "model"], stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+    assert p.stdout is not None and p.stderr is not None
+    p.stdout.close()
+    status = p.wait(timeout=120)
+    assert (status, p.stderr.read()) == (141, b"")

@@ -880,6 +880,18 @@ def _fail(message: str, status: int) -> int:
     return status
 
 
+def _stdout_closed() -> int:
+    """The reader of stdout went away (``tcplab model | head``): that is normal and needs no
+    message. Later writes (the interpreter flushes stdout on exit) go to /dev/null; the status
+    is a SIGPIPE death's, 128 + 13."""
+    import os
+
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+    return 141
+
+
 class Terminated(KeyboardInterrupt):
     """SIGTERM, raised where the run is, to stop as Ctrl-C does (exit status 143)."""
 
@@ -917,6 +929,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _fail(str(err), 3)
     except ValueError as err:  # the simulator rejected the configuration
         return _fail(str(err), 2)
+    except BrokenPipeError:
+        return _stdout_closed()
     except (ImportError, OSError) as err:
         return _fail(str(err), 1)
     except Terminated:

@@ -229,9 +229,25 @@ fn analyze<'py>(
         collect_packets: packets,
     };
     let path_buf = std::path::PathBuf::from(path);
-    let rep = py
-        .allow_threads(|| tcplab_trace::analyze_file(&path_buf, opts))
-        .map_err(PyValueError::new_err)?;
+    // The analysis runs without the GIL; now and then it takes it back to
+    // let Python see a pending Ctrl-C (SIGINT), and stops if there is one.
+    let mut interrupted: Option<PyErr> = None;
+    let result = py.allow_threads(|| {
+        let mut stop = || {
+            Python::with_gil(|py| match py.check_signals() {
+                Ok(()) => false,
+                Err(e) => {
+                    interrupted = Some(e);
+                    true
+                }
+            })
+        };
+        tcplab_trace::analyze_file_until(&path_buf, opts, &mut stop)
+    });
+    if let Some(e) = interrupted {
+        return Err(e);
+    }
+    let rep = result.map_err(PyValueError::new_err)?;
     let keep: std::collections::HashSet<u32> =
         rep.connections(filter.as_ref()).map(|c| c.id).collect();
     let d = PyDict::new(py);

@@ -64,6 +64,18 @@ impl Ctx<'_> {
         self.eng.immediate.push(h.0);
     }
 
+    /// Take a parked packet back out of the slab (a queue discarding it).
+    #[inline]
+    pub(crate) fn unpark(&mut self, h: Parked) -> Packet {
+        self.eng.slab.take(h.0)
+    }
+
+    /// A parked packet, to change in place (a queue marking it CE).
+    #[inline]
+    pub(crate) fn parked_mut(&mut self, h: &Parked) -> &mut Packet {
+        self.eng.slab.get_mut(h.0)
+    }
+
     /// Discard a packet (it is counted and logged).
     #[inline]
     pub fn drop(&mut self, p: Packet, kind: DropKind) {
@@ -71,9 +83,13 @@ impl Ctx<'_> {
     }
 
     /// The component keeps the packet's content and ends its life as a
-    /// packet (a PEP acknowledging data it will resend itself).
-    pub fn absorb(&mut self) {
+    /// packet (a PEP acknowledging data it will resend itself). `p` is
+    /// the packet absorbed.
+    pub fn absorb(&mut self, p: &Packet) {
         self.eng.absorbed += 1;
+        if self.eng.track_absorbed && p.dir == Dir::Fwd && !p.udp && p.seg.payload_len > 0 {
+            self.eng.absorbed_data.push((p.flow, p.conn, p.sent_at));
+        }
     }
 
     /// Call `on_timer(token)` on this component at `at`.
@@ -134,9 +150,21 @@ impl Ctx<'_> {
 }
 
 /// A packet parked in the engine's slab (`Ctx::park`). Each handle is used
-/// once: `forward_parked_now` releases it.
+/// once: `forward_parked_now` releases it. A queue discipline holds the
+/// raw index (`queue::QPkt::id`) and rebuilds the handle with `from_raw`.
 #[derive(Debug)]
 pub(crate) struct Parked(u32);
+
+impl Parked {
+    #[inline]
+    pub(crate) fn raw(&self) -> u32 {
+        self.0
+    }
+    #[inline]
+    pub(crate) fn from_raw(i: u32) -> Parked {
+        Parked(i)
+    }
+}
 
 pub trait Component {
     /// A packet reached this hop (direction in `p.dir`).
@@ -181,6 +209,13 @@ pub trait Component {
     /// does next.
     fn queue_len(&mut self, dir: Dir, now: Time) -> Option<u64> {
         self.backlog(dir, now)
+    }
+
+    /// The queueing delay of a managed queue (`aqm`) in direction `dir`:
+    /// the sojourn of the latest packet to leave it, ns; `None` for queues
+    /// without a discipline. Must not change what the component does next.
+    fn queue_delay(&mut self, _dir: Dir, _now: Time) -> Option<Time> {
+        None
     }
 }
 

@@ -282,6 +282,10 @@ pub struct LinkDirConfig {
     /// in simulation.
     #[serde(default)]
     pub stalls_ns: Vec<(u64, u64)>,
+    /// The queue discipline (`queue::AqmConfig`); None: the DropTail fast
+    /// path, which computes each departure when a packet is accepted.
+    #[serde(default)]
+    pub aqm: Option<crate::queue::AqmConfig>,
 }
 
 /// A link direction's reordering process (`LinkDirConfig::reorder`).
@@ -426,6 +430,14 @@ pub struct TcpConfigJson {
     /// With rcv_window = "linux": len·256/truesize of a full segment.
     #[serde(default = "default_rcv_scaling_ratio")]
     pub rcv_scaling_ratio: u32,
+    /// ECN (RFC 3168): "off", "on" (request and accept) or "passive"
+    /// (accept only; Linux's default, `tcp_ecn = 2`).
+    #[serde(default = "default_ecn")]
+    pub ecn: String,
+}
+
+fn default_ecn() -> String {
+    "off".into()
 }
 
 fn default_rcv_window() -> String {
@@ -612,6 +624,7 @@ pub fn example_p2p(duration_ns: u64, loss: f64) -> SimConfig {
         reorder: None,
         outages_ns: Vec::new(),
         stalls_ns: Vec::new(),
+        aqm: None,
     };
     SimConfig {
         name: "p2p-bulk".into(),
@@ -693,6 +706,7 @@ impl Default for TcpConfigJson {
             ssthresh_from: default_ssthresh_from(),
             rcv_window: default_rcv_window(),
             rcv_scaling_ratio: default_rcv_scaling_ratio(),
+            ecn: default_ecn(),
         }
     }
 }

@@ -411,6 +411,7 @@ impl Endpoint {
             window: 0,
             options: TcpOptions::default(),
             payload_len: 0,
+            ecn: 0,
         };
         if seg.flags.ack() {
             rst.seq = seg.ack;

@@ -107,6 +107,7 @@ fn seg(flags: Flags, seq: u32, ack: u32, window: u16) -> Segment {
         window,
         options: TcpOptions::default(),
         payload_len: 0,
+        ecn: 0,
     }
 }
 
@@ -780,6 +781,7 @@ fn the_client_opens_with_options_and_sends_its_get() {
         window: 65160,
         options: TcpOptions::default(),
         payload_len: 0,
+        ecn: 0,
     };
     sa.options.mss = Some(1460);
     sa.options.sack_permitted = true;
@@ -813,6 +815,7 @@ fn client_fetch(resp: &[u8], mss: usize, order: &[usize]) -> (Vec<u8>, serde_jso
         window: 65160,
         options: TcpOptions::default(),
         payload_len: 0,
+        ecn: 0,
     };
     sa.options.mss = Some(1460);
     sa.options.sack_permitted = true;
@@ -831,6 +834,7 @@ fn client_fetch(resp: &[u8], mss: usize, order: &[usize]) -> (Vec<u8>, serde_jso
             window: 65160,
             options: TcpOptions::default(),
             payload_len: 0,
+            ecn: 0,
         };
         s.send(d, chunks[k]);
         s.run(MS);
@@ -844,6 +848,7 @@ fn client_fetch(resp: &[u8], mss: usize, order: &[usize]) -> (Vec<u8>, serde_jso
         window: 65160,
         options: TcpOptions::default(),
         payload_len: 0,
+        ecn: 0,
     };
     s.send(fin, &[]);
     s.run(50 * MS);

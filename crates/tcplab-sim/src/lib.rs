@@ -23,6 +23,7 @@ pub mod output;
 pub mod pcap;
 pub mod pep;
 pub mod ping;
+pub mod queue;
 pub mod rlc;
 pub mod rng;
 pub mod sim;

@@ -20,6 +20,7 @@ use crate::component::{Component, Ctx, DropKind, Parked};
 use crate::config::{LinkConfig, LinkDirConfig, QueueConfig};
 use crate::engine::Packet;
 use crate::loss::LossProcess;
+use crate::queue::{self, Limit, QDrop, QOut, QPkt, Qdisc, Sojourn};
 use crate::rng::Rng;
 use tcplab_tcp::Time;
 
@@ -216,14 +217,27 @@ impl LinkDir {
             }
         }
         let start = self.busy_until.max(now);
-        if bytes != self.last_tx.0 {
-            self.last_tx = (bytes, self.tx_time(bytes));
-        }
-        let end = start.saturating_add(self.last_tx.1);
+        let end = start.saturating_add(self.tx_time_cached(bytes));
         self.busy_until = end;
         self.inq.push_back((end, bytes));
         self.inq_bytes += bytes as u64;
         self.stats.max_queue_packets = self.stats.max_queue_packets.max(n);
+        self.depart(bytes, start, end)
+    }
+
+    /// `tx_time(bytes)`, remembering the last size asked.
+    #[inline(always)]
+    fn tx_time_cached(&mut self, bytes: u32) -> Time {
+        if bytes != self.last_tx.0 {
+            self.last_tx = (bytes, self.tx_time(bytes));
+        }
+        self.last_tx.1
+    }
+
+    /// A packet of `bytes` is serialised from `start` to `end`: count it
+    /// and draw its fate on the wire (loss, outage, reordering, stall).
+    #[inline(always)]
+    fn depart(&mut self, bytes: u32, start: Time, end: Time) -> Fate {
         self.stats.tx_packets += 1;
         self.stats.tx_bytes += bytes as u64;
         if self.lost_on_wire(start) {
@@ -259,6 +273,76 @@ pub struct LinkHop {
     dirs: [LinkDir; 2],
     pipes: [VecDeque<(Time, Parked)>; 2],
     late: [VecDeque<(Time, Parked)>; 2],
+    /// Directions with an `aqm`: the discipline decides at dequeue time.
+    managed: [Option<Box<Managed>>; 2],
+}
+
+/// A link direction whose queue is a `queue::Qdisc`: packets wait in the
+/// discipline (parked in the engine's slab), and the transmitter takes the
+/// next one when it is free (timer token `4 + dir`), as a device asks its
+/// qdisc for a packet when it can send one.
+pub(crate) struct Managed {
+    q: Box<dyn Qdisc + Send>,
+    out: QOut,
+    /// A packet is being serialised (its end is the armed timer).
+    busy: bool,
+    sojourn: Sojourn,
+    /// Sojourn of the latest packet to leave the queue, ns.
+    last_sojourn: Time,
+}
+
+impl Managed {
+    pub(crate) fn new(cfg: &queue::AqmConfig, dir: &LinkDirConfig, rng: Rng) -> Managed {
+        Managed {
+            q: queue::build(cfg, limit_of(dir), dir.rate_bps, rng),
+            out: QOut::default(),
+            busy: false,
+            sojourn: Sojourn::default(),
+            last_sojourn: 0,
+        }
+    }
+
+    /// Packets waiting or in service.
+    fn backlog(&self) -> u64 {
+        self.q.len() as u64 + self.busy as u64
+    }
+
+    /// The summary columns of a managed queue.
+    fn stats_into(&self, v: &mut serde_json::Value) {
+        let s = self.q.stats();
+        v["aqm"] = self.q.name().into();
+        v["drops_queue"] = s.drops_limit.into();
+        v["drops_aqm"] = s.drops_aqm.into();
+        v["ecn_marks"] = s.ecn_marks.into();
+        v["sojourn_p50_ms"] = self.sojourn.quantile_ms(0.5).into();
+        v["sojourn_p99_ms"] = self.sojourn.quantile_ms(0.99).into();
+    }
+}
+
+/// The hard limit of a direction's queue.
+pub(crate) fn limit_of(dir: &LinkDirConfig) -> Limit {
+    match dir.queue {
+        QueueConfig::Packets { limit } => Limit::Packets(limit as u64),
+        QueueConfig::Bytes { limit } => Limit::Bytes(limit),
+    }
+}
+
+/// The flow key a flow-queueing discipline hashes: the packet's
+/// connection (its address and port pair) and protocol.
+#[inline]
+fn flow_key(p: &Packet) -> u64 {
+    ((p.udp as u64) << 63) | ((p.flow as u64) << 32) | p.conn as u64
+}
+
+/// Hand a discipline's discarded packets to the engine.
+fn drop_discarded(out: &mut QOut, ctx: &mut Ctx) {
+    for (qp, why) in out.dropped.drain(..) {
+        let p = ctx.unpark(Parked::from_raw(qp.id));
+        // Both are drops at the queue (`drop_queue` events); the summary
+        // row counts them apart (`drops_queue`, `drops_aqm`).
+        let _: QDrop = why;
+        ctx.drop(p, DropKind::Queue);
+    }
 }
 
 /// Release the due head of a pipe; re-arm its timer for the next one.
@@ -285,13 +369,98 @@ impl LinkHop {
             pipes: [VecDeque::with_capacity(64), VecDeque::with_capacity(64)],
             late: [&cfg.fwd, &cfg.rev]
                 .map(|d| VecDeque::with_capacity(if d.reorder.is_some() { 64 } else { 0 })),
+            managed: [(&cfg.fwd, "fwd"), (&cfg.rev, "rev")].map(|(d, n)| {
+                d.aqm.as_ref().map(|a| {
+                    Box::new(Managed::new(
+                        a,
+                        d,
+                        Rng::stream(seed, &format!("link/{idx}/{n}/aqm")),
+                    ))
+                })
+            }),
         }
+    }
+
+    /// A packet reaches a managed direction: the discipline takes it (or
+    /// discards it or others), and an idle transmitter starts.
+    #[inline(never)]
+    fn managed_packet(&mut self, p: Packet, ctx: &mut Ctx) {
+        let d = p.dir as usize;
+        let m = self.managed[d].as_mut().unwrap();
+        let qp = QPkt {
+            id: 0,
+            bytes: p.size,
+            flow: flow_key(&p),
+            ecn: p.seg.ecn,
+            enq: ctx.now,
+        };
+        let h = ctx.park(p);
+        m.q.enqueue(QPkt { id: h.raw(), ..qp }, ctx.now, &mut m.out);
+        drop_discarded(&mut m.out, ctx);
+        // Packets queued or in service ahead of the newest (the fast path's
+        // count when it accepts a packet).
+        let n = m.backlog().saturating_sub(1);
+        let s = &mut self.dirs[d].stats;
+        s.max_queue_packets = s.max_queue_packets.max(n);
+        if !m.busy {
+            self.transmit_next(d, ctx);
+        }
+    }
+
+    /// The transmitter of managed direction `d` is free: dequeue the next
+    /// packet (the discipline may drop or mark on the way) and serialise it.
+    fn transmit_next(&mut self, d: usize, ctx: &mut Ctx) {
+        let m = self.managed[d].as_mut().unwrap();
+        let next = m.q.dequeue(ctx.now, &mut m.out);
+        drop_discarded(&mut m.out, ctx);
+        let Some(qp) = next else {
+            m.busy = false;
+            return;
+        };
+        m.busy = true;
+        m.last_sojourn = ctx.now - qp.enq;
+        m.sojourn.record(m.last_sojourn);
+        let h = Parked::from_raw(qp.id);
+        if qp.ecn != ctx.parked_mut(&h).seg.ecn {
+            ctx.parked_mut(&h).seg.ecn = qp.ecn;
+        }
+        let dir = &mut self.dirs[d];
+        let start = ctx.now;
+        let end = start.saturating_add(dir.tx_time_cached(qp.bytes));
+        ctx.timer(end, 4 + d as u64);
+        let fate = dir.depart(qp.bytes, start, end);
+        self.place(fate, h, d, ctx);
+    }
+
+    /// Put a transmitted parked packet where its fate says.
+    fn place(&mut self, fate: Fate, h: Parked, d: usize, ctx: &mut Ctx) {
+        let (pipe, at, tx_start, token) = match fate {
+            Fate::Arrives { at, tx_start } => (&mut self.pipes[d], at, tx_start, d as u64),
+            Fate::Reordered { at, tx_start } => (&mut self.late[d], at, tx_start, 2 + d as u64),
+            Fate::Lost { tx_start } => {
+                let p = ctx.unpark(h);
+                ctx.tap(&p, tx_start);
+                ctx.drop(p, DropKind::Loss);
+                return;
+            }
+            Fate::QueueDrop => unreachable!("a managed queue drops in its discipline"),
+        };
+        let p = *ctx.parked_mut(&h);
+        ctx.tap(&p, tx_start);
+        debug_assert!(pipe.back().is_none_or(|b| b.0 <= at));
+        if pipe.is_empty() {
+            ctx.timer(at, token);
+        }
+        pipe.push_back((at, h));
     }
 }
 
 impl Component for LinkHop {
     #[inline]
     fn on_packet(&mut self, p: Packet, ctx: &mut Ctx) {
+        if self.managed[p.dir as usize].is_some() {
+            return self.managed_packet(p, ctx);
+        }
         match self.dirs[p.dir as usize].offer(p.size, ctx.now) {
             Fate::Arrives { at, tx_start } => {
                 ctx.tap(&p, tx_start);
@@ -325,12 +494,18 @@ impl Component for LinkHop {
     fn on_timer(&mut self, token: u64, ctx: &mut Ctx) {
         match token {
             0 | 1 => release(&mut self.pipes[token as usize], token, ctx),
-            _ => release(&mut self.late[token as usize - 2], token, ctx),
+            2 | 3 => release(&mut self.late[token as usize - 2], token, ctx),
+            _ => self.transmit_next(token as usize - 4, ctx),
         }
     }
 
     fn held(&self) -> u64 {
-        (self.pipes[0].len() + self.pipes[1].len() + self.late[0].len() + self.late[1].len()) as u64
+        let queued: usize = self.managed.iter().flatten().map(|m| m.q.len()).sum();
+        (self.pipes[0].len()
+            + self.pipes[1].len()
+            + self.late[0].len()
+            + self.late[1].len()
+            + queued) as u64
     }
 
     fn stats(&self, name: &str) -> Vec<serde_json::Value> {
@@ -353,6 +528,13 @@ impl Component for LinkHop {
                 }
                 v
             })
+            .zip(self.managed.iter())
+            .map(|(mut v, m)| {
+                if let Some(m) = m {
+                    m.stats_into(&mut v);
+                }
+                v
+            })
             .collect()
     }
 
@@ -360,7 +542,14 @@ impl Component for LinkHop {
         self.dirs[0].stats.tx_packets + self.dirs[1].stats.tx_packets
     }
     fn backlog(&mut self, dir: crate::engine::Dir, now: Time) -> Option<u64> {
+        if let Some(m) = &self.managed[dir as usize] {
+            return Some(m.backlog());
+        }
         Some(self.dirs[dir as usize].backlog(now) as u64)
+    }
+
+    fn queue_delay(&mut self, dir: crate::engine::Dir, _now: Time) -> Option<Time> {
+        self.managed[dir as usize].as_ref().map(|m| m.last_sojourn)
     }
 }
 
@@ -380,6 +569,7 @@ mod tests {
             reorder: None,
             outages_ns: Vec::new(),
             stalls_ns: Vec::new(),
+            aqm: None,
         }
     }
 

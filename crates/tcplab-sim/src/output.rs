@@ -594,8 +594,16 @@ impl Output {
     /// Append an event row; returns its index (an opaque handle for
     /// `set_spurious`/`set_detected`/`spurious`/`detected`).
     pub fn event(&mut self, r: EventRow) -> usize {
+        self.event_marked(r, true)
+    }
+
+    /// `event`, where `marked` says whether the row's ground-truth and
+    /// detector marks are read later even when events are not recorded (a
+    /// timeout of a flow that runs a detector: `Sim::classify_misses`).
+    /// Unmarked rows then cost nothing.
+    pub fn event_marked(&mut self, r: EventRow, marked: bool) -> usize {
         if self.skip_events {
-            if matches!(r.kind, EventKind::Timeout | EventKind::FastRetransmit) {
+            if marked && matches!(r.kind, EventKind::Timeout | EventKind::FastRetransmit) {
                 self.marks.push([r.spurious, r.detected]);
                 return self.marks.len() - 1;
             }
@@ -618,6 +626,11 @@ impl Output {
         self.ev_detected.push(r.detected);
         self.ev_value.push(r.value);
         self.ev_spilled() + self.ev_t.len() - 1
+    }
+
+    /// Are events recorded (the events table)?
+    pub fn records_events(&self) -> bool {
+        !self.skip_events
     }
 
     fn set_mark(&mut self, row: usize, col: usize, v: i8) {

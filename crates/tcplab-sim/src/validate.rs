@@ -86,6 +86,13 @@ pub fn validate(c: &SimConfig) -> Result<(), String> {
                     return Err(format!("{f}.reorder.extra: must be > 0"));
                 }
             }
+            if let Some(a) = &ld.aqm {
+                if matches!(h, HopConfig::AckFilterLink(_)) {
+                    return Err(format!("{f}.aqm: not supported on an ack_filter_link"));
+                }
+                a.check(crate::link::limit_of(ld), ld.rate_bps)
+                    .map_err(|(k, e)| format!("{f}.aqm.{k}: {e}"))?;
+            }
         }
     }
     if c.flows.is_empty() && c.cross.is_empty() && c.pings.is_empty() {
@@ -329,6 +336,13 @@ pub fn tcp_config(t: &TcpConfigJson) -> Result<Config, String> {
             )
         })?,
         rcv_scaling_ratio: t.rcv_scaling_ratio,
+        ecn: tcplab_tcp::ecn::EcnMode::parse(&t.ecn).ok_or_else(|| {
+            format!(
+                "ecn: unknown ECN mode {:?} (choose from {})",
+                t.ecn,
+                tcplab_tcp::ecn::EcnMode::NAMES.join(", ")
+            )
+        })?,
         mss_option_rfc6691: false,
     };
     cfg.validate()?;

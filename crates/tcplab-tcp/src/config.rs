@@ -306,6 +306,9 @@ pub struct Config {
     /// With `rcv_window = Linux`: len·256/truesize of a full received
     /// segment (Linux's `scaling_ratio` once measured), 1–255.
     pub rcv_scaling_ratio: u32,
+    /// ECN (RFC 3168, `ecn.rs`): off, request and accept, or accept only
+    /// (Linux's `tcp_ecn` 0, 1, 2).
+    pub ecn: crate::ecn::EcnMode,
     /// The MSS option as RFC 6691 §2 has it (a host talking to real peers,
     /// the emulator's endpoint): the option announces the largest segment
     /// without TCP options, `mss` + 12 when timestamps are offered (RFC 7323
@@ -354,6 +357,7 @@ impl Default for Config {
             ssthresh_from: SsthreshFrom::Flight,
             rcv_window: crate::rcv_window::RcvWindowKind::Fixed,
             rcv_scaling_ratio: DEFAULT_RCV_SCALING_RATIO,
+            ecn: crate::ecn::EcnMode::Off,
             mss_option_rfc6691: false,
         }
     }

@@ -189,7 +189,11 @@ class _Serial(_Backend):
 
 def _exit_with_parent(parent: int) -> None:
     """Pool worker initializer: end this worker when the campaign's process is gone (a SIGKILL
-    leaves no one to shut the pool down, and an orphan would hold its pipes open forever)."""
+    leaves no one to shut the pool down, and an orphan would hold its pipes open forever);
+    signals as :func:`~tcplab.campaign.single.quiet_worker` sets them."""
+    from tcplab.campaign.single import quiet_worker
+
+    quiet_worker()
 
     def watch() -> None:
         while os.getppid() == parent:

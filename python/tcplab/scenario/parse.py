@@ -1354,7 +1354,7 @@ def read_scenario(path: str | os.PathLike[str] | None = None) -> tuple[dict[str,
     try:
         # A UTF-8 byte-order mark (some Windows editors write one) is not part of the TOML.
         return tomllib.loads(text.removeprefix("\ufeff")), source
-    except tomllib.TOMLDecodeError as err:
+    except ValueError as err:  # TOMLDecodeError, or an integer of more than 4300 digits
         raise ScenarioError(f"invalid TOML: {err}", source=source) from None
     except RecursionError:
         raise ScenarioError(
@@ -1400,7 +1400,7 @@ def parse_literal(text: str) -> object:
     """Parse a TOML literal (``0.01``, ``true``, ``[0, 1]``, ``{kind = ...}``); else a string."""
     try:
         value = tomllib.loads(f"v = {text}")["v"]
-    except tomllib.TOMLDecodeError:
+    except ValueError:  # TOMLDecodeError, or an integer of more than 4300 digits
         return text
     except RecursionError:
         raise ScenarioError(f"--set value nested too deeply: {show(text[:40])}...") from None
