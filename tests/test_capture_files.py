@@ -154,7 +154,7 @@ def test_sigterm_during_a_run_keeps_the_capture_as_incomplete(tmp_path: Path) ->
 def test_a_sender_tap_capture_sees_what_the_sender_sent(tmp_path: Path) -> None:
     """docs/outputs.md, where a capture records each direction: a zero-delay fast link at the
     sender's end records every transmission (the simulator's count); a capture on the rlc hop
-    misses those its queue refused."""
+    can only miss some (those its queue refused)."""
     import json
 
     toml = tmp_path / "s.toml"
@@ -172,4 +172,4 @@ def test_a_sender_tap_capture_sees_what_the_sender_sent(tmp_path: Path) -> None:
         counted[name] = json.loads(a.stdout)["connections"][0]["retransmissions"]
     assert truth > 0
     assert counted["sender-tap-both.pcap"] == truth
-    assert counted["radio1-both.pcap"] < truth
+    assert counted["radio1-both.pcap"] <= truth
