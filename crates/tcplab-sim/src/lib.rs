@@ -11,6 +11,7 @@ pub mod emu;
 #[cfg(target_os = "linux")]
 pub mod emu_sys;
 pub mod engine;
+pub mod hops;
 pub mod host;
 pub mod link;
 pub mod loss;
@@ -36,6 +37,7 @@ pub fn check_json(json: &str) -> Result<SimConfig, String> {
     validate::time_bounds(&value)?;
     let cfg: SimConfig = serde_json::from_value(value).map_err(|e| format!("config: {e}"))?;
     validate::validate(&cfg)?;
+    validate::files(&cfg)?;
     Ok(cfg)
 }
 

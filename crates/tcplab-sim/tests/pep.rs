@@ -17,6 +17,7 @@ fn link(name: &str, rate: u64, delay: u64, loss: LossConfig) -> HopConfig {
         reorder: None,
         outages_ns: Vec::new(),
         stalls_ns: Vec::new(),
+        delay_trace: None,
     };
     HopConfig::Link(LinkConfig {
         name: name.into(),

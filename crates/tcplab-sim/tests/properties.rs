@@ -51,6 +51,7 @@ fn random_dir(r: &mut Rng, lossy: bool) -> LinkDirConfig {
         reorder: None,
         outages_ns: Vec::new(),
         stalls_ns: Vec::new(),
+        delay_trace: None,
     }
 }
 
