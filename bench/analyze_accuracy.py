@@ -158,7 +158,7 @@ def truth_rows(res: dict[str, Any]) -> tuple[list[dict[str, Any]], list[dict[str
 
 
 def analysed_rows(pcap: Path, side: str) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    from tcplab.analyze import analyze_capture
+    from tcplab.analyze.capture import analyze_capture
 
     res = analyze_capture(pcap, side=side, collect=True)
     conns = {c["conn"]: c for c in res.summary["connections"]}
@@ -242,8 +242,8 @@ def tshark_counts(pcap: Path) -> dict[str, int]:
 
 def run_case(arg: tuple[str, dict[str, Any], int]) -> dict[str, Any]:
     name, table, seed = arg
-    from tcplab.scenario import parse_scenario
-    from tcplab.sweep import run_config
+    from tcplab.campaign.sweep import run_config
+    from tcplab.scenario.parse import parse_scenario
 
     with tempfile.TemporaryDirectory() as tmp:
         d = Path(tmp)

@@ -3,7 +3,7 @@
 1. ``--runs`` (1,000) short runs (p2p-bulk, ``--duration`` of simulated time each) into a fresh
    result store, once on the local process pool (2 processes) and once on a
    ``dask.distributed.LocalCluster`` of 2 single-threaded workers set up as ``tcplab sweep
-   --cluster local:2`` does (``tcplab.campaign.local_cluster``; cluster start-up excluded,
+   --cluster local:2`` does (``tcplab.campaign.run.local_cluster``; cluster start-up excluded,
    as a standing cluster's would be), alternating, ``--repeat`` (3) times: the median wall time
    and the CPU time of the campaign's processes (load-independent). Target: Dask within 15 %
    of the pool's wall time.
@@ -28,10 +28,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-from tcplab.campaign import Stats, local_cluster, sweep_table
-from tcplab.scenario import apply_overrides, read_scenario
-from tcplab.store import Store
-from tcplab.sweep import parse_vary
+from tcplab.campaign.run import Stats, local_cluster, sweep_table
+from tcplab.campaign.store import Store
+from tcplab.campaign.sweep import parse_vary
+from tcplab.scenario.parse import apply_overrides, read_scenario
 
 
 def _load() -> str:
@@ -95,7 +95,8 @@ def pool_vs_dask(runs: int, duration: str, repeat: int) -> dict[str, Any]:
         local_cluster(2) as cluster,
         Client(cluster) as client,
     ):
-        client.run(lambda: __import__("tcplab.sweep"))  # warm imports, as a standing cluster
+        # warm imports, as a standing cluster
+        client.run(lambda: __import__("tcplab.campaign.sweep"))
         for i in range(repeat):
             loads.append(_load())
             # the pool: its processes are started and reaped inside the campaign

@@ -36,8 +36,8 @@ import sys
 import time
 from typing import Any
 
-from tcplab import emu
-from tcplab.scenario import parse_scenario
+from tcplab.real import emu
+from tcplab.scenario.parse import parse_scenario
 
 
 def _config(rate: str, delay: str, queue: int) -> dict[str, Any]:

@@ -26,8 +26,8 @@ from typing import Any
 
 import numpy as np
 
-from tcplab.scenario import TCP_STACKS, parse_scenario
-from tcplab.sweep import run_configs
+from tcplab.campaign.sweep import run_configs
+from tcplab.scenario.parse import TCP_STACKS, parse_scenario
 
 LINUX: dict[str, Any] = {"stack": "linux", **TCP_STACKS["linux"]}
 
@@ -125,9 +125,9 @@ def sto3g() -> dict[str, Any]:
 
 
 def qos_tcp_wlan() -> dict[str, Any]:
-    from tcplab.fairness import jain
+    from tcplab.analyze.fairness import jain
     from tcplab.papers.qos_tcp_wlan import PAPER_AP_QUEUE
-    from tcplab.wlan import uplink_config
+    from tcplab.scenario.wlan_configs import uplink_config
 
     tcp = parse_scenario(
         {

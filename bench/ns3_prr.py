@@ -84,8 +84,8 @@ def ns3(
 
 
 def tcplab(rate: str, delay: str, queue: int, duration: float, recovery: str) -> dict[str, Any]:
-    from tcplab.scenario import parse_scenario
-    from tcplab.sweep import run_config
+    from tcplab.campaign.sweep import run_config
+    from tcplab.scenario.parse import parse_scenario
 
     sc = {
         "name": "ns3-prr",

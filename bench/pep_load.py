@@ -19,7 +19,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from tcplab.emu_transfer import client_command, run
+from tcplab.real.transfer import client_command, run
 
 
 def main() -> int:

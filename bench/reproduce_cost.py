@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 
 from tcplab.papers import PAPERS, load
-from tcplab.report import Report, firm_disagreements
+from tcplab.report.checks import Report, firm_disagreements
 
 
 def _cpu() -> float:

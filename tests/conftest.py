@@ -15,7 +15,7 @@ from support import FakeCore
 def fake_core(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeCore]:
     """Replace ``tcplab._core`` with a :class:`FakeCore` (the real core's registries, which the
     scenario loader reads, are read first)."""
-    from tcplab import registry
+    from tcplab.scenario import registry
 
     try:
         registry.registry()

@@ -255,7 +255,7 @@ def run_cases(cases: int, seed: int, workdir: Path) -> Outcome:
     """Run ``cases`` fuzz cases from ``seed`` (deterministic); returns what happened."""
     from tcplab import _core
     from tcplab.errors import ScenarioError
-    from tcplab.scenario import apply_overrides, parse_scenario, read_scenario
+    from tcplab.scenario.parse import apply_overrides, parse_scenario, read_scenario
 
     rng = random.Random(seed)
     files = scenario_files()

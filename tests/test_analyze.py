@@ -10,10 +10,10 @@ import pytest
 
 pytest.importorskip("tcplab._core")
 
-from tcplab.analyze import analyze_capture
+from tcplab.analyze.capture import analyze_capture
+from tcplab.campaign.sweep import run_config
 from tcplab.cli import main
-from tcplab.scenario import parse_scenario
-from tcplab.sweep import run_config
+from tcplab.scenario.parse import parse_scenario
 
 pytestmark = pytest.mark.core
 

@@ -15,12 +15,12 @@ from tcplab.cli import main
 from tcplab.errors import ScenarioError
 from tcplab.models.asymmetric import asym_bound, asym_saturation_uplink, asym_window
 from tcplab.papers import asymmetric_link as al
-from tcplab.scenario import parse_scenario
+from tcplab.scenario.parse import parse_scenario
 
 
 def _run(**kw: Any) -> dict[str, Any]:
     pytest.importorskip("tcplab._core")
-    from tcplab.sweep import run_config
+    from tcplab.campaign.sweep import run_config
 
     return run_config(al.config(**kw))
 
@@ -77,7 +77,7 @@ def test_32kbps_throughput_within_15_percent_of_paper() -> None:
 @pytest.mark.parametrize("framing", ["paper", "ppp-8n1"])
 def test_saturation_uplink_rate_within_25_percent(framing: str) -> None:
     pytest.importorskip("tcplab._core")
-    from tcplab.sweep import run_configs
+    from tcplab.campaign.sweep import run_configs
 
     rates = [19.2, 32, 64, 100, 150, 200, 250, 300, 400, 600]
     res = run_configs([al.config(up_bps=r * 1e3, framing=framing, duration="5s") for r in rates])
@@ -87,7 +87,7 @@ def test_saturation_uplink_rate_within_25_percent(framing: str) -> None:
 
 def test_ack_interval_has_an_interior_optimum() -> None:
     pytest.importorskip("tcplab._core")
-    from tcplab.sweep import run_configs
+    from tcplab.campaign.sweep import run_configs
 
     acks = list(range(1, 10))
     res = run_configs([al.config(up_bps=32e3, ack_every=n, duration="10s") for n in acks])

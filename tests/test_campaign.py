@@ -20,11 +20,11 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 
-from tcplab.campaign import Stats, sweep_table
+from tcplab.campaign.run import Stats, sweep_table
+from tcplab.campaign.store import Store, build_tag, run_key
+from tcplab.campaign.sweep import parse_vary, run_configs, sweep
 from tcplab.cli import main
-from tcplab.scenario import apply_overrides, read_scenario
-from tcplab.store import Store, build_tag, run_key
-from tcplab.sweep import parse_vary, run_configs, sweep
+from tcplab.scenario.parse import apply_overrides, read_scenario
 
 pytestmark = pytest.mark.core
 pytest.importorskip("tcplab._core")
@@ -155,7 +155,7 @@ def test_local_cluster_rows_equal_process_pool(tmp_path: Path) -> None:
 
 
 def sweep_config(data: dict[str, Any], source: str, seed: int) -> dict[str, Any]:
-    from tcplab.scenario import parse_scenario
+    from tcplab.scenario.parse import parse_scenario
 
     return parse_scenario(data, source).to_config(seed=seed)
 
@@ -270,7 +270,7 @@ def test_reproduce_options_reach_run_configs(
     name none) and reports what was computed."""
     import argparse
 
-    from tcplab.campaign import using_options
+    from tcplab.campaign.run import using_options
 
     data, source = _data(["duration=5s"])
     configs = [sweep_config(data, source, seed) for seed in (1, 2)]

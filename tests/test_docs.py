@@ -7,7 +7,8 @@ import re
 import pytest
 
 from support import REPO
-from tcplab import scenario
+from tcplab.scenario import parse as scenario
+from tcplab.scenario.fields import DIST_KEYS
 
 README = REPO / "README.md"
 SCENARIO_REFERENCE = REPO / "docs" / "scenarios.md"
@@ -44,7 +45,7 @@ KEY_SETS = [
 
 
 def test_every_wlan_key_is_documented(reference: str) -> None:
-    from tcplab.scenario_wlan import WLAN_KEYS
+    from tcplab.scenario.wlan import WLAN_KEYS
 
     doc = reference
     assert [k for k in WLAN_KEYS if f"`{k}" not in doc and f"`[[path.{k}]]`" not in doc] == []
@@ -67,8 +68,8 @@ def test_every_scenario_key_is_documented(reference: str, name: str) -> None:
 
 
 def test_every_profile_distribution_and_cc_is_documented(reference: str) -> None:
-    names = [*scenario.RTO_PROFILES, *scenario._DIST_KEYS, *scenario.CONGESTION_CONTROLS]
-    for keys in scenario._DIST_KEYS.values():
+    names = [*scenario.RTO_PROFILES, *DIST_KEYS, *scenario.CONGESTION_CONTROLS]
+    for keys in DIST_KEYS.values():
         names += keys
     assert [n for n in names if f"`{n}" not in reference and f'"{n}"' not in reference] == []
 

@@ -20,7 +20,8 @@ from pathlib import Path
 
 import pytest
 
-from tcplab import cli, emu
+from tcplab import cli
+from tcplab.real import emu
 
 pytest.importorskip("tcplab._core")
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tcplab.fairness import ap_drops, jain, throughput_series, unhappy
+from tcplab.analyze.fairness import ap_drops, jain, throughput_series, unhappy
 
 
 def test_jain_bounds() -> None:

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from tcplab.scenario import ScenarioError, parse_scenario
-from tcplab.sweep import run_config
+from tcplab.campaign.sweep import run_config
+from tcplab.scenario.parse import ScenarioError, parse_scenario
 
 BASE: dict[str, Any] = {
     "duration": "20s",

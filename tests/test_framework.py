@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from tcplab.cli import main
-from tcplab.report import (
+from tcplab.report.checks import (
     Above,
     AtLeast,
     AtMost,
@@ -160,8 +160,8 @@ def test_ratio_ci95() -> None:
 
 def test_sweep_order_matches_serial() -> None:
     pytest.importorskip("tcplab._core")
-    from tcplab.scenario import load_scenario
-    from tcplab.sweep import run_configs
+    from tcplab.campaign.sweep import run_configs
+    from tcplab.scenario.parse import load_scenario
 
     configs = []
     for seed in (1, 2, 3, 4):

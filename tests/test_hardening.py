@@ -22,7 +22,7 @@ import tcplab
 from support import SCENARIOS
 from tcplab.cli import main
 from tcplab.errors import ScenarioError
-from tcplab.scenario import load_scenario, parse_scenario, read_scenario
+from tcplab.scenario.parse import load_scenario, parse_scenario, read_scenario
 
 core = pytest.importorskip("tcplab._core")
 

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from tcplab.errors import ScenarioError
-from tcplab.scenario import parse_scenario
+from tcplab.scenario.parse import parse_scenario
 
 
 def _scenario(**flow: Any) -> dict[str, Any]:
@@ -57,7 +57,7 @@ def test_rust_rechecks_hystart() -> None:
 
 def test_cubic_leaves_slow_start_early_with_hystart() -> None:
     pytest.importorskip("tcplab._core")
-    from tcplab.sweep import run_config
+    from tcplab.campaign.sweep import run_config
 
     def run(hystart: bool) -> dict[str, Any]:
         sc = parse_scenario(_scenario(hystart=hystart)).to_config()
@@ -77,8 +77,8 @@ def test_linux_ack_train_breaks_on_a_two_ms_gap_only_inside_its_window() -> None
     from the round's start to half the minimum RTT. The validation's Linux runs that exited
     slow start a round late had a late emulator release inside that window; replaying it as
     a link stall must do the same to tcplab, and the same stall after the exit must not."""
-    from tcplab.validate_linux.compare import slow_start_exit, stalls_from_late, tcplab_runs
-    from tcplab.validate_linux.run import parse_case
+    from tcplab.real.validate.compare import slow_start_exit, stalls_from_late, tcplab_runs
+    from tcplab.real.validate.run import parse_case
 
     case = parse_case("cc=cubic,rtt=250ms,loss=0,duration=4s", False)
     (ideal,) = tcplab_runs(case, [1], stack="linux")

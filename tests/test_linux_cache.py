@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from tcplab import cli, linux_cache
+from tcplab import cli
+from tcplab.real import cache as linux_cache
 
 
 @pytest.fixture(autouse=True)

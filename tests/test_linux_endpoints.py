@@ -8,7 +8,7 @@ import struct
 
 import pytest
 
-from tcplab.validate_linux.endpoints import (
+from tcplab.real.validate.endpoints import (
     TCP_INFO_FIELDS,
     TCP_INFO_FORMAT,
     TCP_INFO_SIZE,

@@ -11,10 +11,10 @@ from typing import Any
 
 import pytest
 
-from tcplab import emu
-from tcplab.emu_transfer import netstat, tcp_info
 from tcplab.papers import asymmetric_linux, sto3g_linux
-from tcplab.report import Report
+from tcplab.real import emu
+from tcplab.real.transfer import netstat, tcp_info
+from tcplab.report.checks import Report
 
 REASON = emu.available()
 

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from tcplab.errors import ScenarioError
-from tcplab.scenario import TCP_STACKS, parse_scenario
+from tcplab.scenario.parse import TCP_STACKS, parse_scenario
 
 
 def _scenario(loss: float = 0.0, duration: str = "10s", **flow: Any) -> dict[str, Any]:
@@ -66,7 +66,7 @@ def test_individual_keys_override_the_stack() -> None:
 
 
 def test_every_stack_key_is_a_flow_key() -> None:
-    from tcplab.scenario import _FLOW_KEYS
+    from tcplab.scenario.parse import _FLOW_KEYS
 
     for stack in TCP_STACKS.values():
         assert set(stack) <= set(_FLOW_KEYS)
@@ -120,7 +120,7 @@ def test_rust_rechecks(key: str, value: object, message: str) -> None:
 
 def test_linux_stack_runs_and_reports_tlp_and_rack_events() -> None:
     pytest.importorskip("tcplab._core")
-    from tcplab.sweep import run_config
+    from tcplab.campaign.sweep import run_config
 
     def run(**flow: Any) -> dict[str, Any]:
         sc = parse_scenario(_scenario(loss=0.01, duration="20s", **flow)).to_config()
@@ -144,7 +144,7 @@ def test_short_transfers_probe_their_tails() -> None:
     """Short downloads (14 segments) with 3 % loss: TLP probes tails (RFC 8985 §7) and so
     avoids some of the data-segment RTOs (measured: 7 instead of 13 in this minute)."""
     pytest.importorskip("tcplab._core")
-    from tcplab.sweep import run_config
+    from tcplab.campaign.sweep import run_config
 
     def run(**flow: Any) -> dict[str, Any]:
         flow = {"app": "downloads", "sizes": "20KB", "think": "50ms", **flow}
@@ -165,7 +165,7 @@ def test_linux_cubic_arithmetic_and_limited_transmit_with_sack_change_the_run() 
     small windows of a 1 %-loss path; ``limited_transmit = "with-sack"`` sends new data on
     the first dupacks on top of the pipe (more segments, more drops into a small queue)."""
     pytest.importorskip("tcplab._core")
-    from tcplab.sweep import run_config
+    from tcplab.campaign.sweep import run_config
 
     def flow(**kw: Any) -> dict[str, Any]:
         sc = parse_scenario(_scenario(loss=0.01, duration="20s", **kw)).to_config()

@@ -17,15 +17,15 @@ import pytest
 
 pytest.importorskip("tcplab._core")
 
-from tcplab.validate_linux.compare import (
+from tcplab.real.validate.compare import (
     Case,
     linux_run,
     linux_transfer,
     slow_start_exit,
     tcplab_runs,
 )
-from tcplab.validate_linux.netlab import Testbed as LinuxTestbed
-from tcplab.validate_linux.netlab import available
+from tcplab.real.validate.netlab import Testbed as LinuxTestbed
+from tcplab.real.validate.netlab import available
 
 pytestmark = pytest.mark.core
 

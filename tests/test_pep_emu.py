@@ -18,8 +18,8 @@ from typing import Any
 
 import pytest
 
-from tcplab import emu
-from tcplab.emu_transfer import client_command, run
+from tcplab.real import emu
+from tcplab.real.transfer import client_command, run
 
 pytest.importorskip("tcplab._core")
 
@@ -149,7 +149,7 @@ def test_linux_section_says_why_it_did_not_run(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from tcplab.papers import spoofing_satellite
-    from tcplab.report import Report
+    from tcplab.report.checks import Report
 
     monkeypatch.setattr(emu, "available", lambda: "tcplab emu needs root (test)")
     report = Report("spoofing-satellite", "t", tmp_path, quick=True)
@@ -183,7 +183,7 @@ def test_a_satellite_hop_cut_for_10s_in_simulation_loses_what_it_carries() -> No
     is lost (``drops_outage``, part of ``drops_loss``), the PEP recovers by its own RTO and
     the transfer completes with the PEP's buffer empty."""
     from tcplab.runner import run
-    from tcplab.scenario import parse_scenario
+    from tcplab.scenario.parse import parse_scenario
 
     def once(outages: list[list[str]]) -> Any:
         sat: dict[str, Any] = {"kind": "satellite", "name": "sat"}

@@ -1,5 +1,5 @@
-"""Run figures (``tcplab.runplot``), the segment trace behind them, and the HTML pages
-(``tcplab.htmlreport``), the last rendered in a real browser (headless Chromium)."""
+"""Run figures (``tcplab.report.runplot``), the segment trace behind them, and the HTML pages
+(``tcplab.report.html``), the last rendered in a real browser (headless Chromium)."""
 
 from __future__ import annotations
 
@@ -16,10 +16,10 @@ import pytest
 import tcplab
 from support import SCENARIOS
 from tcplab.cli import main
-from tcplab.htmlreport import provenance, seed_ranges, verdict_of, write_index
-from tcplab.report import Comparison, Factor, Info, Report, Within
+from tcplab.report.checks import Comparison, Factor, Info, Report, Within
+from tcplab.report.html import provenance, seed_ranges, verdict_of, write_index
+from tcplab.report.runplot import decimate, unnecessary_retransmissions
 from tcplab.results import RunResult
-from tcplab.runplot import decimate, unnecessary_retransmissions
 
 core = pytest.mark.core
 
@@ -165,7 +165,7 @@ def test_verdicts_and_seed_ranges() -> None:
 
 
 def _figure(path: Path, colour: str) -> None:
-    from tcplab import plots
+    from tcplab.report import plots
 
     fig, ax = plots.figure()
     ax.plot([0, 1, 2], [0, 2, 1], color=colour, label="tcplab")

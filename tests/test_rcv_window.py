@@ -15,9 +15,9 @@ pytest.importorskip("tcplab._core")
 
 import tcplab
 from support import REPO
-from tcplab import scenario
 from tcplab.errors import ScenarioError
-from tcplab.scenario import load_scenario, parse_scenario
+from tcplab.scenario import parse as scenario
+from tcplab.scenario.parse import load_scenario, parse_scenario
 
 pytestmark = pytest.mark.core
 

@@ -15,9 +15,11 @@ pytest.importorskip("tcplab._core")
 
 import tcplab
 from support import REPO
-from tcplab import _core, registry, scenario
+from tcplab import _core
 from tcplab.errors import ScenarioError
-from tcplab.scenario import _parse_scenario, load_scenario, parse_scenario
+from tcplab.scenario import parse as scenario
+from tcplab.scenario import registry
+from tcplab.scenario.parse import _parse_scenario, load_scenario, parse_scenario
 
 REFERENCE = REPO / "docs" / "scenarios.md"
 

@@ -11,7 +11,7 @@ import pytest
 
 from support import SCENARIOS
 from tcplab.cli import main
-from tcplab.scenario import ScenarioError, parse_scenario
+from tcplab.scenario.parse import ScenarioError, parse_scenario
 
 BASE: dict[str, Any] = {
     "duration": "5s",

@@ -12,7 +12,7 @@ import pytest
 
 from support import EVENT_KINDS, SCENARIOS, fake_core_result
 from tcplab.results import EVENT_COLUMNS, TABLES, TIMESERIES_COLUMNS, RunResult
-from tcplab.scenario import load_scenario
+from tcplab.scenario.parse import load_scenario
 
 
 def make_result(seed: int = 1, scenario: str = "p2p-bulk.toml") -> RunResult:

@@ -10,7 +10,7 @@ import pytest
 
 from support import REPO, SCENARIOS
 from tcplab.errors import ScenarioError
-from tcplab.scenario import (
+from tcplab.scenario.parse import (
     RTO_PROFILES,
     apply_overrides,
     builtin_scenarios,
@@ -835,7 +835,7 @@ def test_link_stalls_per_direction() -> None:
 
 
 def test_a_stalled_link_holds_packets_and_delivers_everything() -> None:
-    from tcplab.sweep import run_config
+    from tcplab.campaign.sweep import run_config
 
     text = BASE.replace('duration = "10s"', 'duration = "3s"')
     plain = run_config(config_of(text, []))

@@ -11,7 +11,7 @@ import pytest
 
 from support import SCENARIOS
 from tcplab.errors import ScenarioError
-from tcplab.scenario import parse_scenario
+from tcplab.scenario.parse import parse_scenario
 
 BASE = tomllib.loads((SCENARIOS / "wlan-uplink.toml").read_text(encoding="utf-8"))
 
@@ -95,7 +95,7 @@ def test_interference_reaches_the_config() -> None:
 def test_wlan_scenario_runs() -> None:
     pytest.importorskip("tcplab._core")
     from tcplab.runner import run
-    from tcplab.scenario import load_scenario
+    from tcplab.scenario.parse import load_scenario
 
     sc = load_scenario(SCENARIOS / "wlan-uplink.toml")
     r = run(sc)

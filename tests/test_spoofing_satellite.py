@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from tcplab.errors import ScenarioError
-from tcplab.scenario import parse_scenario
+from tcplab.scenario.parse import parse_scenario
 
 BASE = """
 duration = "100s"
@@ -123,8 +123,8 @@ def test_dropper_and_tcp_knobs() -> None:
 def test_done_when_1mb_over_geo() -> None:
     """Issue #4 Done-when: 1 MB over 1 Mbps / 540 ms — plain < 5%, spoofing > 80%, ≥ 15x."""
     pytest.importorskip("tcplab._core")
+    from tcplab.campaign.sweep import run_config
     from tcplab.papers.spoofing_satellite import config, pep_row, throughputs
-    from tcplab.sweep import run_config
 
     size = 1_000_000
     plain = run_config(config(spoof=False, size=size), columns=True)
@@ -141,8 +141,8 @@ def test_done_when_1mb_over_geo() -> None:
 
 def test_pep_reports_held_bytes_and_frees_them() -> None:
     pytest.importorskip("tcplab._core")
+    from tcplab.campaign.sweep import run_config
     from tcplab.papers.spoofing_satellite import config, pep_row
-    from tcplab.sweep import run_config
 
     size = 200_000
     s = run_config(

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from tcplab.models import get
-from tcplab.scenario import ScenarioError, parse_scenario
+from tcplab.scenario.parse import ScenarioError, parse_scenario
 
 
 def test_model_unnecessary_retransmissions() -> None:
@@ -68,7 +68,7 @@ def test_scenario_rlc_and_profiles() -> None:
 
 
 def test_sto_incidence_falls_with_rto() -> None:
-    from tcplab.sweep import run_configs
+    from tcplab.campaign.sweep import run_configs
 
     s = _sto3g()
     sizes = {"kind": "empirical", "bins": s.SIZE_MIX}
@@ -90,7 +90,7 @@ def test_sto_incidence_falls_with_rto() -> None:
 
 
 def test_frto_cuts_unnecessary_retransmissions() -> None:
-    from tcplab.sweep import run_configs
+    from tcplab.campaign.sweep import run_configs
 
     s = _sto3g()
     cfgs = [
@@ -112,7 +112,7 @@ def test_frto_cuts_unnecessary_retransmissions() -> None:
 
 
 def test_tuned_rto_lowers_sto_per_mb_and_rises_with_speed() -> None:
-    from tcplab.sweep import run_configs
+    from tcplab.campaign.sweep import run_configs
 
     s = _sto3g()
     envs = s.ENVIRONMENTS
@@ -137,7 +137,7 @@ def test_tuned_rto_lowers_sto_per_mb_and_rises_with_speed() -> None:
 
 
 def test_frto_eifel_throughput_gain_with_one_sto() -> None:
-    from tcplab.sweep import run_configs
+    from tcplab.campaign.sweep import run_configs
 
     s = _sto3g()
     for content, n in (("18KB", 150), ("300KB", 60)):
@@ -157,7 +157,7 @@ def test_frto_eifel_throughput_gain_with_one_sto() -> None:
 def test_eifel_overhead_rows(tmp_path: Any) -> None:
     """§3.3: the timestamps cost 12 of 1500 bytes on data and 12 of 52 on ACKs (0.8 % / 23 %);
     on the radio a 52-byte ACK needs two 42-byte PDUs where a 40-byte one needs one."""
-    from tcplab.report import Report
+    from tcplab.report.checks import Report
 
     s = _sto3g()
     rep = Report("sto-3g", "t", tmp_path, quick=True)
@@ -175,7 +175,7 @@ def test_eifel_overhead_rows(tmp_path: Any) -> None:
 def test_train_download_counts_episodes(tmp_path: Any) -> None:
     """The train's one long download (50 MB in quick mode): STO episodes per MB with a Poisson
     interval, the whole download delivered."""
-    from tcplab.report import Report
+    from tcplab.report.checks import Report
 
     s = _sto3g()
     rep = Report("sto-3g", "t", tmp_path, quick=True)

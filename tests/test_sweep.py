@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from tcplab.campaign.sweep import parse_vary, sweep
 from tcplab.cli import main
-from tcplab.scenario import read_scenario
-from tcplab.sweep import parse_vary, sweep
+from tcplab.scenario.parse import read_scenario
 
 SHORT = ["duration=3s"]
 
@@ -43,7 +43,7 @@ def test_parse_vary_errors(items: list[str], message: str) -> None:
 
 
 def test_grid_order_types_and_determinism() -> None:
-    from tcplab.scenario import apply_overrides
+    from tcplab.scenario.parse import apply_overrides
 
     data, source = read_scenario("p2p-bulk")
     data = apply_overrides(data, SHORT)

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from tcplab.errors import ScenarioError
-from tcplab.scenario import parse_scenario
+from tcplab.scenario.parse import parse_scenario
 
 
 def _sc(flow: dict[str, Any], hop: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -67,7 +67,7 @@ core = pytest.importorskip("tcplab._core")
 
 @pytest.mark.core
 def test_rust_rechecks_cc_params() -> None:
-    from tcplab.sweep import run_config
+    from tcplab.campaign.sweep import run_config
 
     cfg = _sc({"cc": "fast"})
     cfg["flows"][0]["tcp"]["cc_params"] = {"alpha": -1.0}
@@ -79,7 +79,7 @@ def test_rust_rechecks_cc_params() -> None:
 def test_b_rounds_rules_agree_in_python_and_rust() -> None:
     """Python accepts b_rounds 0..64 (0 = since the start); Rust used to refuse 0 and accept
     values past its 64-entry ring."""
-    from tcplab.sweep import run_config
+    from tcplab.campaign.sweep import run_config
 
     for ok in (0, 64):
         cfg = _sc({"cc": "bdp-tracking", "cc_params": {"b_rounds": ok}})
@@ -96,7 +96,7 @@ def test_b_rounds_rules_agree_in_python_and_rust() -> None:
 
 @pytest.mark.core
 def test_acq_loss_cap_rules_agree_in_python_and_rust() -> None:
-    from tcplab.sweep import run_config
+    from tcplab.campaign.sweep import run_config
 
     for ok in (0, 1):
         cfg = _sc({"cc": "bdp-tracking", "cc_params": {"acq_loss_cap": ok}})
@@ -113,9 +113,9 @@ def test_acq_loss_cap_rules_agree_in_python_and_rust() -> None:
 def test_loopback_host_follows_eq_3_52() -> None:
     """Table 3.2's loopback: tcplab's host with B_FSB = 2.25·B_int, B_PCI = B_FSB/4 and no NIC
     term delivers MTU/d with d = MTU/B_int + t_L (thesis (3.52))."""
+    from tcplab.campaign.sweep import run_configs
     from tcplab.models import throughput_bound as tb
     from tcplab.papers.throughput_bound import FIT353_B_INT, FIT353_T_L, loopback_config
-    from tcplab.sweep import run_configs
 
     mtus = [7000, 16000]
     res = run_configs([loopback_config(m, FIT353_B_INT, FIT353_T_L, 0.02) for m in mtus], jobs=1)
@@ -127,9 +127,9 @@ def test_loopback_host_follows_eq_3_52() -> None:
 
 @pytest.mark.core
 def test_simulated_transfer_bounded_by_host() -> None:
+    from tcplab.campaign.sweep import run_configs
     from tcplab.models import throughput_bound as tb
     from tcplab.papers.throughput_bound import FIG39, FIG310, host_config
-    from tcplab.sweep import run_configs
 
     cases = [(m, h) for h in (FIG39, FIG310) for m in (1500, 9000)]
     res = run_configs([host_config(m, h, duration=0.2) for m, h in cases], jobs=1)
@@ -144,9 +144,9 @@ def test_above_the_crossover_the_pipelined_host_beats_the_additive_bound() -> No
     """Window W = 1/√p at RTT 24 ms (above 12 ms): the simulated host overlaps its work with the
     window's flight, so it reaches min(MTU/d, W·MTU/RTT), above the (3.44) bound (the
     reproduction's fixed-window sensitivity; its verdicts come from the loss-driven runs)."""
+    from tcplab.campaign.sweep import run_config
     from tcplab.models import throughput_bound as tb
     from tcplab.papers.throughput_bound import SEC35_NONTOE, _host_bound, host_config
-    from tcplab.sweep import run_config
 
     h, mtu, rtt = SEC35_NONTOE, 1500, 0.024
     r = run_config(host_config(mtu, h, duration=200 * rtt, rtt=rtt, rcv_pkts=1000))
@@ -190,8 +190,8 @@ def test_loss_driven_transfer_against_the_bound_below_and_above_the_crossover() 
 
 @pytest.mark.core
 def test_dumbbell_fast_oscillates_bdp_tracking_settles_and_is_fair() -> None:
+    from tcplab.campaign.sweep import run_configs
     from tcplab.papers.throughput_bound import _series, cwnd_cv, dumbbell_config, jain
-    from tcplab.sweep import run_configs
 
     dur = 40.0
     runs = [
@@ -223,9 +223,9 @@ def test_dumbbell_fast_oscillates_bdp_tracking_settles_and_is_fair() -> None:
 @pytest.mark.core
 def test_lan_host_scenario_runs_at_the_bound() -> None:
     from support import SCENARIOS
+    from tcplab.campaign.sweep import run_config
     from tcplab.models import throughput_bound as tb
-    from tcplab.scenario import load_scenario
-    from tcplab.sweep import run_config
+    from tcplab.scenario.parse import load_scenario
 
     sc = load_scenario(SCENARIOS / "throughput-bound" / "lan-host.toml")
     r = run_config(sc.to_config())

@@ -5,7 +5,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tcplab.errors import ScenarioError
-from tcplab.units import parse_rate, parse_size, parse_time
+from tcplab.scenario.units import parse_rate, parse_size, parse_time
 
 
 @pytest.mark.parametrize(

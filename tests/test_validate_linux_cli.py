@@ -14,8 +14,8 @@ from tcplab.errors import ScenarioError
 pytest.importorskip("tcplab._core")
 pytest.importorskip("numpy")
 
-from tcplab.validate_linux.netlab import available
-from tcplab.validate_linux.run import parse_case
+from tcplab.real.validate.netlab import available
+from tcplab.real.validate.run import parse_case
 
 
 def test_case_keys_units_and_defaults() -> None:
@@ -65,7 +65,7 @@ def test_one_quick_case_as_json() -> None:
 
 
 def test_late_releases_become_stalls_around_the_late_packet() -> None:
-    from tcplab.validate_linux.compare import SILENCE_BEFORE_NS, stalls_from_late
+    from tcplab.real.validate.compare import SILENCE_BEFORE_NS, stalls_from_late
 
     late = [
         # fwd: due 1.5 s, 1.256 ms late, previous release due 1.16 ms before it ...
@@ -86,8 +86,8 @@ def test_late_releases_become_stalls_around_the_late_packet() -> None:
 
 
 def test_a_failed_transfer_is_retried_once(capsys: pytest.CaptureFixture[str]) -> None:
-    from tcplab.validate_linux.compare import linux_transfer
-    from tcplab.validate_linux.netlab import TransferError
+    from tcplab.real.validate.compare import linux_transfer
+    from tcplab.real.validate.netlab import TransferError
 
     class Flaky:
         def __init__(self, failures: int) -> None:

@@ -28,9 +28,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tcplab import registry
 from tcplab.errors import ScenarioError
-from tcplab.scenario import _parse_scenario, core_error
+from tcplab.scenario import registry
+from tcplab.scenario.parse import _parse_scenario, core_error
 
 core = pytest.importorskip("tcplab._core")
 

@@ -7,9 +7,9 @@ import pytest
 
 pytest.importorskip("tcplab._core")
 
+from tcplab.campaign.sweep import run_configs
 from tcplab.models import get
-from tcplab.scenario import parse_scenario
-from tcplab.sweep import run_configs
+from tcplab.scenario.parse import parse_scenario
 
 pytestmark = pytest.mark.core
 

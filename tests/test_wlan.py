@@ -7,10 +7,10 @@ import pytest
 
 pytest.importorskip("tcplab._core")
 
-from tcplab.fairness import ap_drops
+from tcplab.analyze.fairness import ap_drops
+from tcplab.campaign.sweep import run_config, run_configs
 from tcplab.papers import qos_tcp_wlan as paper
-from tcplab.sweep import run_config, run_configs
-from tcplab.wlan import handover_config, tcp, uplink_config
+from tcplab.scenario.wlan_configs import handover_config, tcp, uplink_config
 
 
 def _timeouts(s: dict) -> tuple[int, int]:

@@ -9,21 +9,17 @@ Errors are one line on stderr: ``tcplab: error: <message>``.
 from __future__ import annotations
 
 import argparse
-import inspect
 import json
 import math
 import os
 import sys
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import Any, NoReturn
 
-if TYPE_CHECKING:
-    import pyarrow as pa
-
-from tcplab import cli_plot
 from tcplab.errors import InvariantError, ScenarioError, show
-from tcplab.scenario import (
+from tcplab.report import cli as cli_plot
+from tcplab.scenario.parse import (
     Scenario,
     apply_overrides,
     builtin_scenarios,
@@ -31,6 +27,7 @@ from tcplab.scenario import (
     parse_scenario,
     read_scenario,
 )
+from tcplab.text import table as _table
 
 __all__ = ["main"]
 
@@ -141,7 +138,7 @@ def _parser() -> argparse.ArgumentParser:
         "Without --case: the matrix of validation/linux/README.md. Needs root.",
     )
     val.add_argument("target", choices=["linux"], help="the stack to validate against")
-    from tcplab.validate_linux import add_arguments
+    from tcplab.real.validate import add_arguments
 
     add_arguments(val)
     val.set_defaults(func=_cmd_validate)
@@ -222,7 +219,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     repro.set_defaults(func=_cmd_reproduce)
 
-    from tcplab.campaign import add_results_command
+    from tcplab.campaign.run import add_results_command
 
     add_results_command(sub)
 
@@ -236,7 +233,7 @@ def _parser() -> argparse.ArgumentParser:
     mod.add_argument("params", nargs="*", metavar="KEY=VALUE")
     mod.set_defaults(func=_cmd_model)
 
-    from tcplab.analyze import add_parser as add_analyze
+    from tcplab.analyze.cli import add_parser as add_analyze
 
     add_analyze(sub)
     return parser
@@ -259,9 +256,9 @@ def _campaign_options(parser: argparse.ArgumentParser) -> None:
 
 
 def _version() -> str:
-    from tcplab import __version__
+    from tcplab.version import version
 
-    return str(__version__)
+    return version()
 
 
 class _VersionAction(argparse.Action):
@@ -336,7 +333,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
 
 def _cmd_emu(args: argparse.Namespace) -> int:
-    from tcplab import emu
+    from tcplab.real import emu
 
     command = list(args.cmd)
     if bool(command) == args.shell:
@@ -388,8 +385,8 @@ def _cmd_emu(args: argparse.Namespace) -> int:
 
 
 def _cmd_validate(args: argparse.Namespace) -> int:
-    from tcplab.validate_linux.netlab import TransferError
-    from tcplab.validate_linux.run import validate
+    from tcplab.real.validate.netlab import TransferError
+    from tcplab.real.validate.run import validate
 
     try:
         return validate(args)
@@ -450,20 +447,6 @@ def _sched(m: dict[str, Any]) -> str:
     if sched.get("refused"):
         policy += f" ({sched['refused']})"
     return policy
-
-
-def _table(headers: Sequence[str], rows: Sequence[Sequence[str]], align: str) -> str:
-    """A plain-text table; ``align`` has one letter per column, ``l`` or ``r``."""
-    widths = [max(len(x) for x in col) for col in zip(headers, *rows, strict=True)]
-
-    def line(cells: Sequence[str]) -> str:
-        parts = [
-            c.ljust(w) if a == "l" else c.rjust(w)
-            for c, w, a in zip(cells, widths, align, strict=True)
-        ]
-        return "  ".join(parts).rstrip()
-
-    return "\n".join([line(headers), *(line(r) for r in rows)])
 
 
 def _render(report: dict[str, Any]) -> str:
@@ -538,7 +521,8 @@ def _render(report: dict[str, Any]) -> str:
 
 
 def _cmd_sweep(args: argparse.Namespace) -> int:
-    from tcplab.sweep import parse_vary, sweep
+    from tcplab.campaign.summary import sweep_summary, write_rows
+    from tcplab.campaign.sweep import parse_vary, sweep
 
     if args.seeds < 1:
         raise ScenarioError(f"--seeds: must be ≥ 1 (got {args.seeds})")
@@ -568,7 +552,7 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     rows: Any
     try:
         if args.store or args.cluster:
-            from tcplab.campaign import store_sweep
+            from tcplab.campaign.sweep import store_sweep
 
             rows = store_sweep(args, data, vary, seeds, source)
         else:
@@ -579,48 +563,17 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     except ValueError as err:  # the core's own validation (validate.rs), from a worker
         raise ScenarioError(str(err), source=source) from None
     if out is not None:
-        _write_rows(rows, out)
+        write_rows(rows, out)
     if args.json:
         print(json.dumps(rows if isinstance(rows, list) else rows.to_pylist()))
         return 0
     count = len(rows) if isinstance(rows, list) else rows.num_rows
     if not isinstance(rows, list):  # an Arrow table from the store: read in slices
         rows = (r for batch in rows.to_batches(max_chunksize=8192) for r in batch.to_pylist())
-    print(_sweep_summary(rows, keys))
+    print(sweep_summary(rows, keys))
     if out is not None:
         print(f"\nwrote {count} rows to {out}")
     return 0
-
-
-def _sweep_summary(rows: Iterable[dict[str, Any]], keys: Sequence[str]) -> str:
-    """Goodput (mean ± 95 % CI over seeds) and loss-recovery counts per grid point and flow
-    (keeps only those numbers per row, not the rows)."""
-    from tcplab.stats import mean_ci95
-
-    groups: dict[tuple[Any, ...], list[list[float]]] = {}
-    for r in rows:
-        g = groups.setdefault((*(r[k] for k in keys), r["flow"], r["flow_name"]), [[], [0.0] * 3])
-        g[0].append(r["goodput_bps"])
-        for i, m in enumerate(("retransmitted_segments", "timeouts", "spurious_timeouts")):
-            g[1][i] += r[m]
-    body = []
-    for gkey, (goodput, sums) in groups.items():
-        m, ci = mean_ci95(goodput)
-        half = "" if math.isnan(ci) else f" ± {ci / 1e6:.3f}"  # NaN for a single seed
-        n = len(goodput)
-        body.append(
-            [
-                *[str(v) for v in gkey[:-2]],
-                gkey[-1],
-                str(n),
-                f"{m / 1e6:.3f}{half}",
-                f"{sums[0] / n:.1f}",
-                f"{sums[1] / n:.2f}",
-                f"{sums[2] / n:.2f}",
-            ]
-        )
-    heads = [*keys, "flow", "runs", "goodput Mbit/s", "retx/run", "RTOs/run", "spurious/run"]
-    return _table(heads, body, "l" * (len(keys) + 1) + "r" * 5)
 
 
 #: The most runs one ``tcplab sweep`` takes (its grid and rows are held in memory).
@@ -640,22 +593,6 @@ def _check_writable(out: Path) -> None:
             raise PermissionError(13, "not a writable file")
     except OSError as err:
         raise OSError(f"{out}: cannot write: {err.strerror or err}") from None
-
-
-def _write_rows(rows: list[dict[str, Any]] | pa.Table, out: Path) -> None:
-    """One row per run and flow, as Parquet (pyarrow) or CSV."""
-    import pyarrow as pa
-
-    table = rows if isinstance(rows, pa.Table) else pa.Table.from_pylist(rows)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    if out.suffix == ".csv":
-        import pyarrow.csv as pcsv
-
-        pcsv.write_csv(table, out)
-    else:
-        from tcplab.results import write_parquet
-
-        write_parquet(table, out)
 
 
 def _cmd_scenarios(args: argparse.Namespace) -> int:
@@ -682,8 +619,8 @@ def _cmd_scenarios(args: argparse.Namespace) -> int:
 
 
 def _cmd_reproduce(args: argparse.Namespace) -> int:
-    from tcplab.papers import PAPERS, load
-    from tcplab.report import Report
+    from tcplab.papers import LINUX, PAPERS, load
+    from tcplab.report.checks import Report
 
     if args.paper == "all":
         papers = list(PAPERS)
@@ -696,22 +633,22 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
         raise ScenarioError(f"--jobs: must be >= 1 (got {args.jobs})")
     if args.linux_cache is not None and not args.linux:
         raise ScenarioError("--linux-cache: needs --linux")
-    from tcplab import linux_cache
+    from tcplab.real import cache as linux_cache
 
     linux_cache.use(args.linux_cache)
     status = 0
-    from tcplab.campaign import using_options
+    from tcplab.campaign.run import using_options
 
     reports = []
     with using_options(args):
         for paper in papers:
             _, title = PAPERS[paper]
             report = Report(paper, title, Path(args.out) / paper, quick=args.quick)
-            module = load(paper)
             with cli_plot.reproducing(report, args.jobs):
-                if args.linux and "linux" in inspect.signature(module.reproduce).parameters:
-                    module.reproduce(report, jobs=args.jobs, linux=True)
+                if args.linux and paper in LINUX:
+                    load(paper, linux=True).reproduce(report, jobs=args.jobs)
                 else:
+                    module = load(paper)
                     if args.linux:
                         report.section(
                             "Real Linux TCP (--linux)",
@@ -739,7 +676,7 @@ _MODEL_SIZES = frozenset({"mss", "mtu", "size", "ip_bytes"})
 
 
 def _model_value(text: str, key: str) -> float:
-    from tcplab.units import parse_rate, parse_size, parse_time
+    from tcplab.scenario.units import parse_rate, parse_size, parse_time
 
     try:
         value = float(text)

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -100,7 +100,7 @@ def _check_columns(columns: Mapping[str, Any], table: str, expected: tuple[str, 
         raise ValueError(f"{table}: columns have different lengths: {lengths}")
 
 
-def _decode_columns(
+def decode_columns(
     columns: Mapping[str, Any], table: str, expected: tuple[str, ...]
 ) -> dict[str, np.ndarray]:
     """``{name: (dtype string, little-endian bytes)}`` → ``{name: native numpy array}``, the
@@ -232,6 +232,12 @@ def _events_table(ev: Mapping[str, np.ndarray], kinds: list[str], reasons: list[
     return pa.table(columns)
 
 
+#: What draws :meth:`RunResult.plot`'s figures: :func:`tcplab.report.runplot.plot_run`. The
+#: report wing sits above this module and imports it, so the package (``tcplab/__init__.py``)
+#: sets this when it is imported, before any result exists.
+PLOT_RUN: Callable[..., list[Path]] | None = None
+
+
 class RunResult:
     """The outcome of one run: the summary and the tables.
 
@@ -338,12 +344,12 @@ class RunResult:
     @cached_property
     def _timeseries(self) -> dict[str, np.ndarray]:
         assert self._raw is not None
-        return _decode_columns(self._raw["timeseries"], "timeseries", TIMESERIES_COLUMNS)
+        return decode_columns(self._raw["timeseries"], "timeseries", TIMESERIES_COLUMNS)
 
     @cached_property
     def _events(self) -> dict[str, np.ndarray]:
         assert self._raw is not None
-        return _decode_columns(self._raw["events"], "events", EVENT_COLUMNS)
+        return decode_columns(self._raw["events"], "events", EVENT_COLUMNS)
 
     def __repr__(self) -> str:
         flows = len(self.summary.get("flows", []))
@@ -432,11 +438,11 @@ class RunResult:
         import pyarrow as pa
 
         assert self._raw is not None
-        seg = _decode_columns(self._raw["segments"], "segments", SEGMENT_COLUMNS)
+        seg = decode_columns(self._raw["segments"], "segments", SEGMENT_COLUMNS)
         kinds = list(self._raw["segment_kinds"])
         seg_cols: dict[str, Any] = dict(seg)
         seg_cols["kind"] = _categorical(seg["kind"], kinds, "kind")
-        q = _decode_columns(self._raw["queues"], "queues", QUEUE_COLUMNS)
+        q = decode_columns(self._raw["queues"], "queues", QUEUE_COLUMNS)
         hop_names = [str(h.get("name", i)) for i, h in enumerate((self.config or {})["hops"])]
         names = np.array(hop_names, dtype=object)
         q_cols: dict[str, Any] = {
@@ -501,13 +507,12 @@ class RunResult:
         flows: list[int] | None = None,
         window: tuple[float, float] | None = None,
     ) -> list[Path]:
-        """Draw this run's figures as PNG (see :mod:`tcplab.runplot`): per flow a time-sequence
-        graph (a traced run), cwnd/ssthresh/in flight, SRTT/RTO and goodput; per link queue and
-        drops. ``out`` is a directory (default: the current one); ``flows`` selects flows by
-        id; ``window`` = (start, end) in seconds zooms every time axis. Returns the files."""
-        from tcplab.runplot import plot_run
-
-        return plot_run(self, Path(out or "."), flows=flows, window=window)
+        """Draw this run's figures as PNG (:func:`tcplab.report.runplot.plot_run`): per flow a
+        time-sequence graph (a traced run), cwnd/ssthresh/in flight, SRTT/RTO and goodput; per link
+        queue and drops. ``out`` is a directory (default: the current one); ``flows`` selects flows
+        by id; ``window`` = (start, end) in seconds zooms every time axis. Returns the files."""
+        assert PLOT_RUN is not None, "set when the tcplab package is imported"
+        return PLOT_RUN(self, Path(out or "."), flows=flows, window=window)
 
     # -- polars ---------------------------------------------------------------------------------
 

@@ -13,7 +13,7 @@ from typing import Any
 
 from tcplab.errors import InvariantError, ScenarioError
 from tcplab.results import TABLES, RunResult
-from tcplab.scenario import Scenario, core_error, load_scenario
+from tcplab.scenario.parse import Scenario, core_error, load_scenario
 
 __all__ = ["run"]
 

@@ -1,5 +1,7 @@
 """One module per source paper: its scenarios, the reproduction and the comparison with the
-paper's numbers. ``tcplab reproduce PAPER`` calls ``module.reproduce(report, jobs)``.
+paper's numbers. ``tcplab reproduce PAPER`` calls ``module.reproduce(report, jobs)``; with
+``--linux``, a paper listed in :data:`LINUX` is reproduced by that module's ``reproduce`` instead
+(the same reproduction with a section on real Linux hosts in it).
 
 Only implemented reproductions are listed here; adding one is a module plus one line.
 """
@@ -9,7 +11,7 @@ from __future__ import annotations
 import importlib
 from types import ModuleType
 
-__all__ = ["PAPERS", "load"]
+__all__ = ["LINUX", "PAPERS", "load"]
 
 #: paper id → (module, title)
 PAPERS: dict[str, tuple[str, str]] = {
@@ -33,6 +35,15 @@ PAPERS: dict[str, tuple[str, str]] = {
 }
 
 
-def load(paper: str) -> ModuleType:
-    module, _ = PAPERS[paper]
+#: paper id → the module whose ``reproduce(report, jobs)`` adds real Linux hosts (``--linux``)
+LINUX: dict[str, str] = {
+    "asymmetric-link": "tcplab.papers.asymmetric_linux",
+    "sto-3g": "tcplab.papers.sto3g_linux",
+}
+
+
+def load(paper: str, linux: bool = False) -> ModuleType:
+    """The module that reproduces ``paper``; with ``linux``, the one with the real-Linux
+    section (a paper not in :data:`LINUX` has none)."""
+    module = LINUX[paper] if linux else PAPERS[paper][0]
     return importlib.import_module(module)

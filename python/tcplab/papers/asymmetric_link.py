@@ -26,15 +26,15 @@ theory and simulation. Where the paper is silent, tcplab chooses and exposes a k
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from tcplab import plots
+from tcplab.campaign.sweep import run_configs
 from tcplab.models.asymmetric import asym_bound, asym_saturation_uplink, asym_window
-from tcplab.report import Above, AtLeast, Below, Claim, Info, Report, Within
-from tcplab.scenario import parse_scenario
-from tcplab.sweep import run_configs
+from tcplab.report import plots
+from tcplab.report.checks import Above, AtLeast, Below, Claim, Info, Report, Within
+from tcplab.scenario.parse import parse_scenario
 
 #: Table 1 of the paper: ping RTT [ms] by uplink rate [kbps] for 1500-byte and 40-byte pings.
 TABLE1: dict[float, dict[int, float]] = {
@@ -679,9 +679,14 @@ def mitigations(
     report.data["abc_transfer_s"] = {"L=1": short[0], "L=2": short[1]}
 
 
-def reproduce(report: Report, jobs: int | None = None, linux: bool = False) -> None:
+def reproduce(
+    report: Report,
+    jobs: int | None = None,
+    linux: Callable[[Report, int | None], None] | None = None,
+) -> None:
     """Table 1, Fig. 4-9 and the RFC 3449 mitigations, one function each; with ``linux``,
-    real Linux hosts over the emulated link (:mod:`tcplab.papers.asymmetric_linux`)."""
+    real Linux hosts over the emulated link (:func:`tcplab.papers.asymmetric_linux.reproduce`
+    passes its section)."""
     start = time.perf_counter()
     duration = "10s" if report.quick else "60s"
     table1_ping(report, jobs)
@@ -691,10 +696,8 @@ def reproduce(report: Report, jobs: int | None = None, linux: bool = False) -> N
     wins = fig8_window(report, jobs, duration)
     up7 = fig7_improved(report, jobs, duration, acks, curves9)
     mitigations(report, jobs, duration, up7, wins, acks)
-    if linux:
-        from tcplab.papers import asymmetric_linux
-
-        asymmetric_linux.section(report, jobs)
+    if linux is not None:
+        linux(report, jobs)
     report.section(
         "Setup and choices",
         (__doc__ or "").split("\n\n", 1)[1]

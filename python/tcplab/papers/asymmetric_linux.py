@@ -16,11 +16,11 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from tcplab import plots
+from tcplab.campaign.sweep import run_configs
 from tcplab.models.asymmetric import asym_bound
-from tcplab.report import AtMost, Info, Report
-from tcplab.scenario import parse_scenario
-from tcplab.sweep import run_configs
+from tcplab.report import plots
+from tcplab.report.checks import AtMost, Info, Report
+from tcplab.scenario.parse import parse_scenario
 
 #: The testbed's uplink rates (Table 1).
 UP_KBPS = (9.6, 19.2, 28.8, 38.4)
@@ -57,7 +57,7 @@ def _path(up_kbps: float, ack_filter: bool) -> list[dict[str, Any]]:
 def real_download(up_kbps: float, ack_filter: bool, seed: int = 1) -> dict[str, Any]:
     """One real Linux download over the asymmetric link (read from ``--linux-cache`` when
     stored there)."""
-    from tcplab import linux_cache
+    from tcplab.real import cache as linux_cache
 
     key = {"up_kbps": up_kbps, "ack_filter": ack_filter, "seed": seed,
            "path": _path(up_kbps, ack_filter), "size": download_size(up_kbps)}  # fmt: skip
@@ -67,7 +67,7 @@ def real_download(up_kbps: float, ack_filter: bool, seed: int = 1) -> dict[str, 
 
 
 def _real_download(up_kbps: float, ack_filter: bool, seed: int = 1) -> dict[str, Any]:
-    from tcplab.emu_transfer import download
+    from tcplab.real.transfer import download
 
     size = download_size(up_kbps)
     config = parse_scenario(
@@ -111,15 +111,15 @@ def sim_linux(up_kbps: float, ack_filter: bool) -> dict[str, Any]:
 
 
 def section(report: Report, jobs: int | None) -> None:
-    from tcplab import emu
     from tcplab.papers.asymmetric_link import PAPER_32K_MBPS, PAPER_WINDOW
+    from tcplab.real import emu
 
     title = "Real Linux hosts over the emulated asymmetric link (--linux)"
     reason = emu.available()
     if reason is not None:
         report.section(title, f"Not run here: {reason}. The rest of the reproduction ran.")
         return
-    from tcplab import linux_cache
+    from tcplab.real import cache as linux_cache
 
     load0 = os.getloadavg()
     read0 = linux_cache.counts["read"]
@@ -271,3 +271,11 @@ def _figure(report: Report, rows: list[dict[str, Any]]) -> None:
         "Real Linux: throughput vs uplink rate, with and without the ACK filter, beside the "
         "paper's curve and the ACK-clock bound",
     )
+
+
+def reproduce(report: Report, jobs: int | None = None) -> None:
+    """``tcplab reproduce asymmetric-link --linux``: the paper's reproduction with this module's
+    real-Linux :func:`section` in it."""
+    from tcplab.papers import asymmetric_link
+
+    asymmetric_link.reproduce(report, jobs, linux=section)

@@ -15,10 +15,10 @@ Four parts, one function per figure or table (:data:`SECTIONS`):
 3. A 7th station joining 6 normal-TCP stations 30 s late, without a handover: a late normal TCP
    (§5: it becomes unhappy) and a late QoS-TCP (§6, Fig. 11: an incumbent becomes unhappy).
 
-Settings the paper leaves open (documented in ``tcplab.wlan``): host TCP (NewReno+SACK, autotuned
-windows, an ACK per segment, RTO min 200 ms), the stations' Ethernet-converter queue (100 packets),
-the wired link, the walk (20 m in 40 s), the handover outage (2 s; the terminal's uplink frames
-are lost while it is not associated), the QoS-TCP target rate
+Settings the paper leaves open (documented in ``tcplab.scenario.wlan_configs``): host TCP
+(NewReno+SACK, autotuned windows, an ACK per segment, RTO min 200 ms), the stations'
+Ethernet-converter queue (100 packets), the wired link, the walk (20 m in 40 s), the handover outage
+(2 s; the terminal's uplink frames are lost while it is not associated), the QoS-TCP target rate
 (4 Mbit/s, about the fair share at AP2) and the burst-error chain of the testbed channel.
 """
 
@@ -29,13 +29,13 @@ from typing import Any
 
 import numpy as np
 
-from tcplab import plots
-from tcplab.fairness import ap_drops, jain, throughput_series, unhappy
+from tcplab.analyze.fairness import ap_drops, jain, throughput_series, unhappy
+from tcplab.campaign.sweep import run_configs
 from tcplab.models.wlan import ack_overflow_stations, bianchi
-from tcplab.report import Above, AtLeast, AtMost, Below, Claim, Factor, Info, Report, Within
+from tcplab.report import plots
+from tcplab.report.checks import Above, AtLeast, AtMost, Below, Claim, Factor, Info, Report, Within
+from tcplab.scenario.wlan_configs import handover_config, tcp, uplink_config
 from tcplab.stats import mean_ci95, ratio_ci95
-from tcplab.sweep import run_configs
-from tcplab.wlan import handover_config, tcp, uplink_config
 
 PAPER_THRESHOLD = 7  # unfair from 7 stations (fair up to 6) at the measured 265.5-packet buffer
 PAPER_AP_QUEUE = 265
@@ -449,8 +449,8 @@ def mac_vs_bianchi(report: Report, jobs: int | None, st: dict[str, Any]) -> None
 
 
 #: Frame-error onset and total loss of the distance term (m from the associated AP): the
-#: ``fade_m`` default of :func:`tcplab.wlan.handover_config`, whose onset was taken from the
-#: paper's outdoor Fig. 4 (throughput falls about 5 m from the AP).
+#: ``fade_m`` default of :func:`tcplab.scenario.wlan_configs.handover_config`, whose onset was
+#: taken from the paper's outdoor Fig. 4 (throughput falls about 5 m from the AP).
 FADE_M = (5.0, 15.0)
 PAPER_FALL_M = 5.0  # Fig. 4 (outdoor): throughput falls about 5 m from the AP
 
@@ -658,7 +658,7 @@ def window_limited(report: Report, jobs: int | None, st: dict[str, Any]) -> None
 
 def stations(report: Report, jobs: int | None, st: dict[str, Any]) -> None:
     """Per-station goodput over time at 7 stations, AP queue 265 (seed 1), unhappy spans."""
-    from tcplab.sweep import run_config
+    from tcplab.campaign.sweep import run_config
 
     dur = _params(report.quick)["dur"]
     ex = run_config(uplink_config(7, ap_queue=PAPER_AP_QUEUE, duration_s=dur, seed=1), columns=True)

@@ -40,9 +40,9 @@ from typing import Any
 
 import numpy as np
 
-from tcplab.report import Above, AtLeast, Below, Claim, Info, Report, Within
-from tcplab.scenario import parse_scenario
-from tcplab.sweep import run_configs
+from tcplab.campaign.sweep import run_configs
+from tcplab.report.checks import Above, AtLeast, Below, Claim, Info, Report, Within
+from tcplab.scenario.parse import parse_scenario
 
 __all__ = ["config", "pep_row", "reproduce", "throughputs"]
 
@@ -155,7 +155,7 @@ def _runs(cfgs: list[dict[str, Any]], jobs: int | None) -> list[dict[str, Any]]:
 
 def _fig3(report: Report, jobs: int | None) -> None:
     """cwnd vs data sent, with spoofing (Fig. 3)."""
-    from tcplab import plots
+    from tcplab.report import plots
 
     size = 300 * KB if report.quick else 1 * MB
     cfg = config(spoof=True, size=size, pep={"series_interval": "1ms"}, sample_interval="2ms")
@@ -225,7 +225,7 @@ def _fig3(report: Report, jobs: int | None) -> None:
 
 def _fig4(report: Report, jobs: int | None) -> dict[str, float]:
     """Throughput vs file size, with/without spoofing and on a zero-delay link (Fig. 4)."""
-    from tcplab import plots
+    from tcplab.report import plots
 
     sizes = (
         [100 * KB, 1 * MB]
@@ -337,7 +337,7 @@ def _cumulative(s: dict[str, Any]) -> tuple[list[float], list[float]]:
 
 def _fig5(report: Report, jobs: int | None) -> None:
     """An error at the 11th segment between sender and router (Fig. 5)."""
-    from tcplab import plots
+    from tcplab.report import plots
 
     size = 300 * KB if report.quick else 1 * MB
     common = {"size": size, "pep": {"series_interval": "5ms"}, "sample_interval": "5ms"}
@@ -428,7 +428,7 @@ def _fig5(report: Report, jobs: int | None) -> None:
 
 def _buffer_sweep(report: Report, jobs: int | None) -> None:
     """The PEP's buffer vs throughput under satellite-hop loss (the paper's open problem)."""
-    from tcplab import plots
+    from tcplab.report import plots
 
     buffers = [16, 64, 256, 1024] if report.quick else [8, 16, 32, 64, 128, 256, 512, 1024, 4096]
     seeds = [1] if report.quick else [1, 2, 3, 4, 5]
@@ -513,7 +513,7 @@ def _buffer_sweep(report: Report, jobs: int | None) -> None:
 
 def _modern(report: Report, jobs: int | None) -> None:
     """What a modern end host gets on the same link without a PEP."""
-    from tcplab import plots
+    from tcplab.report import plots
 
     size = 1 * MB
     adaptive = {"rto": {"initial": "1s", "min": "1s", "max": "60s"}}
@@ -608,7 +608,7 @@ def _modern(report: Report, jobs: int | None) -> None:
 
 def _held(report: Report, jobs: int | None) -> None:
     """What the PEP holds over time, and what it did, for 1 MB (the per-run PEP report)."""
-    from tcplab import plots
+    from tcplab.report import plots
 
     size = 1 * MB
     cases = {
@@ -700,8 +700,9 @@ def _linux(report: Report, jobs: int | None) -> None:
     import tempfile
     from pathlib import Path
 
-    from tcplab import emu, plots
-    from tcplab.emu_transfer import client_command, run
+    from tcplab.real import emu
+    from tcplab.real.transfer import client_command, run
+    from tcplab.report import plots
 
     title = "Real Linux TCP over the emulated GEO link (--linux)"
     reason = emu.available()

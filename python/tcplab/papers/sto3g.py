@@ -4,21 +4,22 @@ per MB by environment (Fig. 6) and the train's 500 MB download, unnecessary retr
 STO (Fig. 7) and throughput with one STO (Fig. 8) on every environment, Eifel detection's byte
 overhead (§3.3) and F-RTO's misses (Table 4); plus F-RTO vs Eifel vs DSACK x responses.
 
-Every run is an RLC radio bearer (``kind = "rlc"``, presets in :mod:`tcplab.radio`) carrying
-W-TCP downloads (``profile = "w-tcp"``). The measures come from the event log: each timeout row
-carries its ground truth (``spurious``) and the detector's verdict (``detected``).
+Every run is an RLC radio bearer (``kind = "rlc"``, presets in :mod:`tcplab.scenario.radio`)
+carrying W-TCP downloads (``profile = "w-tcp"``). The measures come from the event log: each timeout
+row carries its ground truth (``spurious``) and the detector's verdict (``detected``).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
-from tcplab import plots
-from tcplab.report import (
+from tcplab.campaign.sweep import run_configs
+from tcplab.report import plots
+from tcplab.report.checks import (
     Above,
     AtLeast,
     AtMost,
@@ -32,9 +33,8 @@ from tcplab.report import (
     Report,
     Within,
 )
-from tcplab.scenario import parse_scenario
+from tcplab.scenario.parse import parse_scenario
 from tcplab.stats import ratio_ci95
-from tcplab.sweep import run_configs
 
 #: The paper's Fig. 2 workload: size mix of the cell-edge downloads (§4; the missing ~1% of
 #: the printed mix is spread over the bins in proportion).
@@ -207,7 +207,7 @@ def fig2(report: Report, jobs: int | None) -> dict[str, Any]:
     # Every Fig. 2 number is a target the weak and strong presets were fitted to (radio.py):
     # calibrations, shown with their binomial CI, not predictions.
     lo, hi = share[1.5][0], share[4.0][0]
-    note = "calibration target of the weak preset (tcplab/radio.py)"
+    note = "calibration target of the weak preset (tcplab/scenario/radio.py)"
     report.check(
         "Fig. 2 STO share at RTO 1.5 s",
         Factor(0.10, FACTOR, kind="calibration"),
@@ -514,7 +514,7 @@ def fig6(report: Report, jobs: int | None) -> dict[str, Any]:
     report.figure(plots.save(fig, report.out_dir / "fig6_sto_per_mb.png"), "Fig. 6")
     # The presets were chosen against Fig. 6's weak and train bars and the standard profile's
     # ordering (radio.py's calibration table): those rows are calibrations.
-    cal = "calibration target (tcplab/radio.py's table)"
+    cal = "calibration target (tcplab/scenario/radio.py's table)"
     for env, v in PAPER_FIG6_STD.items():
         m, h = out[env]["standard"]
         report.check(
@@ -1348,7 +1348,7 @@ def analyze_row(report: Report, jobs: int | None) -> dict[str, Any]:
     import tempfile
     from pathlib import Path
 
-    from tcplab.analyze import analyze_capture
+    from tcplab.analyze.capture import analyze_capture
 
     n, seeds = (40, 4) if report.quick else (120, 6)
     sizes = mix(list(CONTENTS))
@@ -1408,9 +1408,12 @@ def analyze_row(report: Report, jobs: int | None) -> dict[str, Any]:
     return out
 
 
-def reproduce(report: Report, jobs: int | None, linux: bool = False) -> None:
+def reproduce(
+    report: Report, jobs: int | None, linux: Callable[[Report, int | None], None] | None = None
+) -> None:
     """The paper's figures and tables; with ``linux``, Fig. 7 again with real Linux TCP over
-    the emulated bearer (``tcplab emu``, :mod:`tcplab.papers.sto3g_linux`)."""
+    the emulated bearer (``tcplab emu``; :func:`tcplab.papers.sto3g_linux.reproduce` passes
+    its section)."""
     report.data["fig45"] = fig45(report, jobs)
     report.data["fig2"] = fig2(report, jobs)
     report.data["fig6"] = fig6(report, jobs)
@@ -1420,16 +1423,14 @@ def reproduce(report: Report, jobs: int | None, linux: bool = False) -> None:
     report.data["table4"] = table4(report, jobs)
     report.data["detectors"] = detectors(report, jobs)
     report.data["analyze_row"] = analyze_row(report, jobs)
-    if linux:
-        from tcplab.papers import sto3g_linux
-
-        sto3g_linux.section(report, jobs)
+    if linux is not None:
+        linux(report, jobs)
     report.section(
         "Differences from the paper",
         """
 - **Radio presets** are tcplab's calibration of the paper's qualitative environments
-  (`tcplab/radio.py`, method and table there; `python -m tcplab.papers.sto3g calibrate`). The
-  weak (cell-edge) preset is fitted to Fig. 2. With independent PDU errors (9% BLER), the
+  (`tcplab/scenario/radio.py`, method and table there; `python -m tcplab.papers.sto3g calibrate`).
+  The weak (cell-edge) preset is fitted to Fig. 2. With independent PDU errors (9% BLER), the
   standard profile gave 0.72-0.79 STO/MB at the cell edge (paper 0.18, the minimum): 94% of
   those STOs hit the first flight, whose RTO (3 x the handshake RTT, 0.82 s) is set by a 2-PDU
   SYN that rarely waits for an RLC retransmission, while nearly every 36-PDU data packet waits
@@ -1520,7 +1521,7 @@ def reproduce(report: Report, jobs: int | None, linux: bool = False) -> None:
 
 
 def calibration_table(jobs: int | None = None, seeds: int = 12) -> list[tuple[str, float, str]]:
-    """The calibration targets of :mod:`tcplab.radio` measured with the current presets:
+    """The calibration targets of :mod:`tcplab.scenario.radio` measured with the current presets:
     (target, tcplab value, paper value)."""
     cfgs = [
         scenario(e, p, mix(list(CONTENTS)), 40, seed=s)

@@ -22,11 +22,11 @@ from typing import Any
 
 import numpy as np
 
-from tcplab import plots
-from tcplab.report import AtLeast, Factor, Info, Report
-from tcplab.scenario import parse_scenario
+from tcplab.campaign.sweep import run_configs
+from tcplab.report import plots
+from tcplab.report.checks import AtLeast, Factor, Info, Report
+from tcplab.scenario.parse import parse_scenario
 from tcplab.stats import ratio_ci95
-from tcplab.sweep import run_configs
 
 #: The moving preset of the real runs (Fig. 7's environment, the most delay spikes).
 PRESET = "train"
@@ -71,7 +71,7 @@ def real_download(preset: str, size: int, frto: int, seed: int) -> dict[str, Any
     """One real Linux download over the ``preset`` bearer (emulator seed ``seed``): the
     sender's TCP_INFO counts and the emulator's truth about its retransmissions (read from
     ``--linux-cache`` when stored there)."""
-    from tcplab import linux_cache
+    from tcplab.real import cache as linux_cache
 
     key = {"preset": preset, "size": size, "frto": frto, "seed": seed, "sysctls": SYSCTLS,
            "rcvbuf": RCVBUF}  # fmt: skip
@@ -81,7 +81,7 @@ def real_download(preset: str, size: int, frto: int, seed: int) -> dict[str, Any
 
 
 def _real_download(preset: str, size: int, frto: int, seed: int) -> dict[str, Any]:
-    from tcplab.emu_transfer import download
+    from tcplab.real.transfer import download
 
     config = parse_scenario(
         {"name": f"sto3g-linux-{preset}", "duration": "1s", "flows": [{}],
@@ -248,15 +248,15 @@ def section(report: Report, jobs: int | None) -> None:
     """The ``--linux`` section of the sto-3g reproduction (its checks and figure)."""
     import os
 
-    from tcplab import emu
     from tcplab.papers.sto3g import CONTENTS, FACTOR
+    from tcplab.real import emu
 
     title = f"Fig. 7 with real Linux TCP over the emulated 3G bearer (--linux, {PRESET})"
     reason = emu.available()
     if reason is not None:
         report.section(title, f"Not run here: {reason}. The rest of the reproduction ran.")
         return
-    from tcplab import linux_cache
+    from tcplab.real import cache as linux_cache
 
     load0 = os.getloadavg()
     read0 = linux_cache.counts["read"]
@@ -475,3 +475,11 @@ def _figure(
         "Fig. 7 with real Linux: unnecessary retransmissions per spurious timeout and STO "
         "episodes per MB, real stack beside tcplab's simulated Linux stack",
     )
+
+
+def reproduce(report: Report, jobs: int | None = None) -> None:
+    """``tcplab reproduce sto-3g --linux``: the paper's reproduction with this module's
+    real-Linux :func:`section` in it."""
+    from tcplab.papers import sto3g
+
+    sto3g.reproduce(report, jobs, linux=section)

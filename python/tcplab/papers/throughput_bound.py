@@ -23,12 +23,12 @@ from typing import Any
 
 import numpy as np
 
-from tcplab import plots
+from tcplab.campaign.sweep import run_configs
 from tcplab.models import throughput_bound as tb
-from tcplab.report import Above, AtLeast, AtMost, Below, Between, Claim, Info, Report, Within
-from tcplab.scenario import parse_scenario
+from tcplab.report import plots
+from tcplab.report.checks import Above, AtLeast, AtMost, Below, Between, Claim, Info, Report, Within
+from tcplab.scenario.parse import parse_scenario
 from tcplab.stats import mean_ci95
-from tcplab.sweep import run_configs
 
 __all__ = [
     "convergence_time",

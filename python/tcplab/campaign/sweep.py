@@ -7,21 +7,30 @@ Each job is a normalized configuration (``Scenario.to_config()``, possibly edite
 each is its summary dict, plus the event and time-series columns when asked for. Results come
 back in job order whatever the pool does, so a sweep with the same seeds gives the same output.
 
->>> from tcplab.sweep import run_configs
+>>> from tcplab.campaign.sweep import run_configs
 >>> summaries = run_configs([cfg_a, cfg_b], jobs=2)
 """
 
 from __future__ import annotations
 
-import json
-import os
 from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
-from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
+from tcplab.campaign.single import (
+    FLOW_METRICS,
+    default_jobs,
+    record_seeds,
+    run_config,
+    stop_pool,
+)
+from tcplab.campaign.single import column_values as _column_values
+from tcplab.campaign.single import note_seeds as _note_seeds
+
 if TYPE_CHECKING:
-    from tcplab.store import Store
+    import pyarrow as pa
+
+    from tcplab.campaign.store import Store
 
 __all__ = [
     "FLOW_METRICS",
@@ -30,30 +39,9 @@ __all__ = [
     "record_seeds",
     "run_config",
     "run_configs",
+    "store_sweep",
     "sweep",
 ]
-
-#: Open :func:`record_seeds` collections (a reproduction's provenance lists its seeds).
-_SEED_SINKS: list[set[int]] = []
-
-
-@contextmanager
-def record_seeds() -> Iterator[set[int]]:
-    """Collect the seed of every configuration :func:`run_config`/:func:`run_configs` runs
-    (from this process) while the block runs."""
-    sink: set[int] = set()
-    _SEED_SINKS.append(sink)
-    try:
-        yield sink
-    finally:
-        _SEED_SINKS.remove(sink)
-
-
-def _note_seeds(configs: Iterable[dict[str, Any]]) -> None:
-    if _SEED_SINKS:
-        seeds = {int(c["seed"]) for c in configs if "seed" in c}
-        for sink in _SEED_SINKS:
-            sink.update(seeds)
 
 
 def _noted(configs: Iterable[dict[str, Any]]) -> Iterator[dict[str, Any]]:
@@ -61,54 +49,6 @@ def _noted(configs: Iterable[dict[str, Any]]) -> Iterator[dict[str, Any]]:
     for c in configs:
         _note_seeds([c])
         yield c
-
-
-#: Per-flow summary fields a sweep row carries (all of them numeric).
-FLOW_METRICS = (
-    "goodput_bps",
-    "bytes_delivered",
-    "duration_s",
-    "segments_sent",
-    "retransmitted_segments",
-    "fast_retransmits",
-    "timeouts",
-    "spurious_timeouts",
-    "spurious_detected",
-)
-
-
-def default_jobs() -> int:
-    """Worker processes for sweeps: ``TCPLAB_JOBS`` or the number of CPUs."""
-    env = os.environ.get("TCPLAB_JOBS")
-    if env:
-        return max(1, int(env))
-    return max(1, os.cpu_count() or 1)
-
-
-def run_config(config: dict[str, Any], columns: bool = False) -> dict[str, Any]:
-    """Run one normalized configuration; returns the summary (with ``"events"`` and
-    ``"timeseries"`` as numpy column dicts when ``columns``). Raises on invariant violations."""
-    from tcplab import _core
-    from tcplab.errors import InvariantError
-
-    _note_seeds([config])
-    # Only the summary is needed unless the columns are asked for.
-    record = {"timeseries": columns, "events": columns}
-    raw = _core.run(json.dumps({**config, "record": record}), None)
-    summary = json.loads(raw["summary"])
-    violations = summary["invariants"]["violations"]
-    if violations:
-        raise InvariantError(violations)
-    if columns:
-        from tcplab.results import EVENT_COLUMNS, TIMESERIES_COLUMNS, _decode_columns
-
-        summary["events_table"] = _decode_columns(raw["events"], "events", EVENT_COLUMNS)
-        summary["event_kinds"] = list(raw["event_kinds"])
-        summary["reasons"] = list(raw["reasons"])
-        summary["timeseries_table"] = _decode_columns(
-            raw["timeseries"], "timeseries", TIMESERIES_COLUMNS
-        )
-    return summary
 
 
 def _job(args: tuple[dict[str, Any], bool]) -> dict[str, Any]:
@@ -126,11 +66,11 @@ def run_configs(
     """Run every configuration, ``jobs`` at a time (default :func:`default_jobs`); results in
     input order.
 
-    ``store``: a :class:`tcplab.store.Store` that runs are read from when already there and
+    ``store``: a :class:`tcplab.campaign.store.Store` that runs are read from when already there and
     written to as they finish; ``cluster``: a Dask scheduler address (or client) to run on
-    (see :mod:`tcplab.campaign`). Both default to what :func:`tcplab.campaign.use` set
+    (see :mod:`tcplab.campaign.run`). Both default to what :func:`tcplab.campaign.run.use` set
     (``tcplab reproduce --store/--cluster``)."""
-    from tcplab import campaign
+    from tcplab.campaign import run as campaign
 
     default_store, default_cluster, stats = campaign.defaults()
     store = default_store if store is None else store
@@ -163,15 +103,6 @@ def run_configs(
         raise
     pool.shutdown()
     return results
-
-
-def stop_pool(pool: ProcessPoolExecutor) -> None:
-    """Interrupted (Ctrl-C, SIGTERM), failed or broken (a worker killed): stop the workers now
-    rather than let them finish their queue, and reap them (a broken pool's surviving workers
-    could otherwise keep the process from exiting)."""
-    for proc in list((getattr(pool, "_processes", None) or {}).values()):
-        proc.terminate()
-    pool.shutdown(wait=True, cancel_futures=True)
 
 
 def _split_top(text: str) -> list[str]:
@@ -219,18 +150,6 @@ def parse_vary(items: Sequence[str]) -> list[tuple[str, list[str]]]:
     return out
 
 
-def _column_values(values: list[str]) -> dict[str, Any]:
-    """How a varied key's values appear in the rows: numbers when every value is a TOML number
-    (so the column is numeric), else the text as given."""
-    from tcplab.scenario import _literal
-
-    parsed = [_literal(v) for v in values]
-    if all(isinstance(x, int | float) and not isinstance(x, bool) for x in parsed):
-        as_float = any(isinstance(x, float) for x in parsed)
-        return {v: float(x) if as_float else x for v, x in zip(values, parsed, strict=True)}
-    return {v: v for v in values}
-
-
 def sweep(
     data: dict[str, Any],
     vary: Sequence[tuple[str, Sequence[str]]],
@@ -250,18 +169,18 @@ def sweep(
     ``flow_name``, and :data:`FLOW_METRICS`.
 
     With a ``store`` the grid is walked lazily and runs stream to the store (see
-    :func:`tcplab.campaign.sweep_table`, which returns the same rows as an Arrow table without
+    :func:`tcplab.campaign.run.sweep_table`, which returns the same rows as an Arrow table without
     ever holding a campaign's worth of Python objects); ``cluster`` runs on Dask."""
     import itertools
 
     if store is not None:
-        from tcplab.campaign import sweep_table
+        from tcplab.campaign.run import sweep_table
 
         table = sweep_table(data, vary, seeds, store, source, jobs, cluster, progress)
         return table.to_pylist()
 
     from tcplab.errors import ScenarioError
-    from tcplab.scenario import apply_overrides, parse_scenario
+    from tcplab.scenario.parse import apply_overrides, parse_scenario
 
     if not seeds:
         raise ScenarioError("--seeds: must be ≥ 1 (got 0)")
@@ -295,3 +214,32 @@ def sweep(
                 row[m] = flow[m]
             rows.append(row)
     return rows
+
+
+def store_sweep(
+    args: Any,
+    data: dict[str, Any],
+    vary: Sequence[tuple[str, Sequence[str]]],
+    seeds: Sequence[int],
+    source: str,
+) -> pa.Table | list[dict[str, Any]]:
+    """``tcplab sweep`` with ``--store`` (rows as an Arrow table read from the store) or with
+    ``--cluster`` only (rows as :func:`tcplab.campaign.sweep.sweep` returns them)."""
+    import sys
+
+    from tcplab.campaign.run import Stats, open_store, sweep_table
+
+    progress = sys.stderr.isatty()
+    if not args.store:
+        return sweep(data, vary, seeds, source, args.jobs, cluster=args.cluster, progress=progress)
+    store = open_store(args.store)
+    stats = Stats()
+    table = sweep_table(
+        data, vary, seeds, store, source, args.jobs, args.cluster, progress, stats=stats
+    )
+    print(
+        f"store {store.path}: {stats.total} runs, {stats.computed} computed, "
+        f"{stats.stored} already stored",
+        file=sys.stderr,
+    )
+    return table

@@ -552,7 +552,7 @@ class Report:
             lines += [f"![{caption}]({name})", "", f"*{caption}*", ""]
         path = self.out_dir / "report.md"
         path.write_text("\n".join(lines), encoding="utf-8")
-        from tcplab.htmlreport import write_reproduce_report
+        from tcplab.report.html import write_reproduce_report
 
         write_reproduce_report(self)  # report.html beside report.md
         results = {

@@ -1,5 +1,6 @@
 """Figures for ``tcplab analyze --plot``: a time-sequence graph and RTT/RTO over time per
-connection and data direction. Kept apart from ``tcplab.plots`` so the two can be merged later.
+connection and data direction. Kept apart from ``tcplab.report.plots`` so the two can be merged
+later.
 """
 
 from __future__ import annotations
@@ -8,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from tcplab.analyze import AnalyzeResult
+    from tcplab.analyze.capture import AnalyzeResult
 
 __all__ = ["MAX_FIGURES", "draw_all", "rtt_graph", "time_sequence"]
 

@@ -223,7 +223,7 @@ def download(
     import hashlib
     import time
 
-    from tcplab import emu
+    from tcplab.real import emu
 
     work.mkdir(parents=True, exist_ok=True)
     data = os.urandom(size)
@@ -237,7 +237,7 @@ def download(
             "server",
             [sys.executable, str(work / "server.py"), str(work / "f"), "0", str(sndbuf), str(info)],
         )
-        emu._wait_listening(srv, 10.0)
+        emu.wait_listening(srv, 10.0)
         cli = em.exec(
             "client",
             ["sh", "-c", client_command(work, "got", size, rcvbuf=rcvbuf, linger=linger)],

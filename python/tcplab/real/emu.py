@@ -358,7 +358,7 @@ def _listening(pid: int) -> bool:
     return False
 
 
-def _wait_listening(proc: subprocess.Popen[bytes], limit_s: float) -> None:
+def wait_listening(proc: subprocess.Popen[bytes], limit_s: float) -> None:
     """Wait until the server command has a socket listening (at most ``limit_s``, or until
     it exits), so that the client does not race its start-up."""
     deadline = time.monotonic() + limit_s
@@ -401,7 +401,7 @@ def run_command(
         ) as emu:
             if server:
                 proc = emu.exec("server", ["sh", "-c", server])
-                _wait_listening(proc, server_wait_s)
+                wait_listening(proc, server_wait_s)
             if shell:
                 sh = os.environ.get("SHELL", "/bin/sh")
                 if log:

@@ -1,4 +1,4 @@
-"""Two network namespaces joined by tcplab's real-time emulator (``tcplab.emu``).
+"""Two network namespaces joined by tcplab's real-time emulator (``tcplab.real.emu``).
 
 ``Testbed`` (a context manager) is a :class:`tcplab.tcplab_emu.Emulation` without a path: the sender
 in the server namespace (10.99.0.1, the path's forward direction carries its data), the
@@ -21,8 +21,8 @@ from pathlib import Path
 from types import TracebackType
 from typing import IO, Any
 
-from tcplab import emu as tcplab_emu
-from tcplab.scenario import parse_scenario
+from tcplab.real import emu as tcplab_emu
+from tcplab.scenario.parse import parse_scenario
 
 __all__ = ["RECEIVER_ADDR", "SENDER_ADDR", "Testbed", "Transfer", "available"]
 

@@ -55,9 +55,9 @@ _OFDM: Final = (6, 9, 12, 18, 24, 36, 48, 54)
 
 
 def _errors(value: object, field: str) -> dict[str, Any]:
-    from tcplab.scenario import _loss_model
+    from tcplab.scenario.fields import as_loss_model
 
-    return _loss_model(value, field)
+    return as_loss_model(value, field)
 
 
 def _number(value: object, field: str, lo: float | None = None) -> float:
@@ -78,7 +78,7 @@ def _indices(value: object, field: str) -> list[int]:
 
 def wlan_hop(hop: object, field: str, name: str) -> dict[str, Any]:
     """A ``[[path]]`` table of kind ``wlan`` → the simulator's hop configuration."""
-    from tcplab.scenario import _Table
+    from tcplab.scenario.fields import Table as _Table
 
     t = _Table(hop, field, WLAN_KEYS)
     out: dict[str, Any] = {"kind": "wlan", "name": name}
@@ -168,7 +168,7 @@ def wlan_hop(hop: object, field: str, name: str) -> dict[str, Any]:
 
 
 def _waypoints(value: object, field: str) -> list[dict[str, Any]]:
-    from tcplab.units import parse_time
+    from tcplab.scenario.units import parse_time
 
     if not isinstance(value, list) or not value:
         raise field_error(field, "must be a list of [time, x, y] waypoints")

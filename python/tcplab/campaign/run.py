@@ -1,10 +1,10 @@
 """Campaigns: many runs on a local process pool or a Dask cluster, kept in a result store.
 
 :func:`execute` is the engine behind ``tcplab sweep --store/--cluster``, ``tcplab reproduce
---store/--cluster`` and :func:`tcplab.sweep.run_configs` with ``store=``/``cluster=``. It takes
-the jobs lazily, keeps only a bounded window of runs in flight, writes each finished run to the
-:class:`~tcplab.store.Store` as it arrives, and skips runs the store already holds, so an
-interrupted campaign rerun computes only what is missing. Memory is bounded by the runs in
+--store/--cluster`` and :func:`tcplab.campaign.sweep.run_configs` with ``store=``/``cluster=``. It
+takes the jobs lazily, keeps only a bounded window of runs in flight, writes each finished run to
+the :class:`~tcplab.campaign.store.Store` as it arrives, and skips runs the store already holds, so
+an interrupted campaign rerun computes only what is missing. Memory is bounded by the runs in
 flight, not by the campaign.
 
 Backends (the rows are the same whichever runs them; the simulation is deterministic):
@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import pyarrow as pa
 
-    from tcplab.store import Store, StoreWriter
+    from tcplab.campaign.store import Store, StoreWriter
 
 __all__ = [
     "BuildMismatch",
@@ -49,12 +49,13 @@ __all__ = [
     "connect",
     "execute",
     "local_cluster",
+    "open_store",
     "sweep_table",
     "use",
 ]
 
-#: Defaults :func:`tcplab.sweep.run_configs` uses when not given ``store``/``cluster`` (set by
-#: ``tcplab reproduce --store/--cluster`` through :func:`use`).
+#: Defaults :func:`tcplab.campaign.sweep.run_configs` uses when not given ``store``/``cluster``
+#: (set by ``tcplab reproduce --store/--cluster`` through :func:`use`).
 _STORE: contextvars.ContextVar[Store | None] = contextvars.ContextVar("tcplab_store", default=None)
 _CLUSTER: contextvars.ContextVar[Any] = contextvars.ContextVar("tcplab_cluster", default=None)
 _STATS: contextvars.ContextVar[Stats | None] = contextvars.ContextVar("tcplab_stats", default=None)
@@ -64,8 +65,8 @@ _STATS: contextvars.ContextVar[Stats | None] = contextvars.ContextVar("tcplab_st
 def use(
     store: Store | None = None, cluster: Any = None, stats: Stats | None = None
 ) -> Iterator[None]:
-    """Within the block, :func:`tcplab.sweep.run_configs` calls that name no store/cluster use
-    these (how ``tcplab reproduce --store`` reaches the papers' runs), and add their counts to
+    """Within the block, :func:`tcplab.campaign.sweep.run_configs` calls that name no store/cluster
+    use these (how ``tcplab reproduce --store`` reaches the papers' runs), and add their counts to
     ``stats``."""
     a, b, c = _STORE.set(store), _CLUSTER.set(cluster), _STATS.set(stats)
     try:
@@ -124,14 +125,15 @@ def _run_batch(
     configs: list[dict[str, Any]], columns: bool, build: str | None, encode: bool = False
 ) -> list[_Result]:
     """Run ``configs`` one after the other; each summary with its wall time (seconds) and, when
-    ``encode``, its store texts (:func:`tcplab.store.encode_run`, made here so that the workers,
-    not the campaign process, pay for the JSON). ``build``: the build tag the caller expects
-    this worker to have (checked on Dask workers, whose installs may differ from the client's)."""
-    from tcplab.store import encode_run
-    from tcplab.sweep import run_config
+    ``encode``, its store texts (:func:`tcplab.campaign.store.encode_run`, made here so that the
+    workers, not the campaign process, pay for the JSON). ``build``: the build tag the caller
+    expects this worker to have (checked on Dask workers, whose installs may differ from the
+    client's)."""
+    from tcplab.campaign.single import run_config
+    from tcplab.campaign.store import encode_run
 
     if build is not None:
-        from tcplab.store import build_tag
+        from tcplab.campaign.store import build_tag
 
         here = build_tag()
         if here != build:
@@ -233,7 +235,7 @@ class _Pool(_Backend):
 
     def close(self, cancel: bool) -> None:
         if cancel:
-            from tcplab.sweep import stop_pool
+            from tcplab.campaign.single import stop_pool
 
             stop_pool(self._pool)
         else:
@@ -332,7 +334,7 @@ class _Dask(_Backend):
 
 
 def _backend(jobs: int | None, cluster: Any, build: str | None) -> _Backend:
-    from tcplab.sweep import default_jobs
+    from tcplab.campaign.single import default_jobs
 
     if cluster is not None:
         return _Dask(cluster, build)
@@ -416,11 +418,11 @@ def execute(
     order, not input order). With a ``store``, runs it already holds are not run again (their
     stored summary is yielded when ``yield_stored``) and every computed run is written to it.
 
-    ``jobs``: pool processes (default: :func:`tcplab.sweep.default_jobs`; 1 runs here);
+    ``jobs``: pool processes (default: :func:`tcplab.campaign.sweep.default_jobs`; 1 runs here);
     ``cluster``: a Dask scheduler address, ``"local[:N]"``, a ``distributed.Client`` or a
     Dask cluster object; ``columns``: also return/store the event and time-series columns;
     ``progress``: a bar on stderr over ``total`` runs; ``stats``: filled with the counts."""
-    from tcplab.store import build_tag, run_key
+    from tcplab.campaign.store import build_tag, run_key
 
     stats = stats if stats is not None else Stats()
     build = build_tag() if (store is not None or cluster is not None) else None
@@ -537,19 +539,20 @@ def sweep_table(
     progress: bool = False,
     stats: Stats | None = None,
 ) -> pa.Table:
-    """:func:`tcplab.sweep.sweep` through a store: the grid is walked lazily, missing runs are
-    computed and streamed to ``store``, and the rows (same columns, order and values as
-    :func:`tcplab.sweep.sweep`'s) come back as one Arrow table read from the store."""
+    """:func:`tcplab.campaign.sweep.sweep` through a store: the grid is walked lazily, missing runs
+    are computed and streamed to ``store``, and the rows (same columns, order and values as
+    :func:`tcplab.campaign.sweep.sweep`'s) come back as one Arrow table read from the store."""
     import array
 
     import pyarrow as pa
     import pyarrow.compute as pc
 
+    from tcplab.campaign.single import FLOW_METRICS, column_values
+    from tcplab.campaign.store import build_tag, key_maker
     from tcplab.errors import ScenarioError
-    from tcplab.scenario import _as_int, apply_overrides, parse_scenario
-    from tcplab.store import build_tag, key_maker
-    from tcplab.sweep import FLOW_METRICS, _column_values
-    from tcplab.units import U64_MAX
+    from tcplab.scenario.fields import as_int
+    from tcplab.scenario.parse import apply_overrides, parse_scenario
+    from tcplab.scenario.units import U64_MAX
 
     if not seeds:
         raise ScenarioError("--seeds: must be ≥ 1 (got 0)")
@@ -572,7 +575,7 @@ def sweep_table(
     point_of = array.array("q")
     seed_of = array.array("q")
 
-    checked = [_as_int(seed, "seed", 0, U64_MAX) for seed in seeds]
+    checked = [as_int(seed, "seed", 0, U64_MAX) for seed in seeds]
 
     def jobs_in() -> Iterator[Job]:
         for p, point in enumerate(_grid(vary)):
@@ -625,7 +628,7 @@ def sweep_table(
     stride = n_points
     for k, values in vary:
         stride //= len(values)
-        typed = _column_values(list(values))
+        typed = column_values(list(values))
         index = pc.remainder(pc.divide(joined["__point"], stride), len(values))
         out[k] = pc.take(pa.array([typed[v] for v in values]), index)
     for c in ("seed", "flow", "flow_name", *FLOW_METRICS):
@@ -636,8 +639,8 @@ def sweep_table(
 # -- command-line hooks (tcplab sweep/reproduce --store/--cluster, tcplab results) ---------------
 
 
-def _store_arg(path: str, build: str | None = None) -> Store:
-    from tcplab.store import Store
+def open_store(path: str, build: str | None = None) -> Store:
+    from tcplab.campaign.store import Store
 
     try:
         return Store(path, build)
@@ -645,40 +648,11 @@ def _store_arg(path: str, build: str | None = None) -> Store:
         raise OSError(str(err)) from None
 
 
-def store_sweep(
-    args: Any,
-    data: dict[str, Any],
-    vary: Sequence[tuple[str, Sequence[str]]],
-    seeds: Sequence[int],
-    source: str,
-) -> pa.Table | list[dict[str, Any]]:
-    """``tcplab sweep`` with ``--store`` (rows as an Arrow table read from the store) or with
-    ``--cluster`` only (rows as :func:`tcplab.sweep.sweep` returns them)."""
-    import sys
-
-    from tcplab.sweep import sweep
-
-    progress = sys.stderr.isatty()
-    if not args.store:
-        return sweep(data, vary, seeds, source, args.jobs, cluster=args.cluster, progress=progress)
-    store = _store_arg(args.store)
-    stats = Stats()
-    table = sweep_table(
-        data, vary, seeds, store, source, args.jobs, args.cluster, progress, stats=stats
-    )
-    print(
-        f"store {store.path}: {stats.total} runs, {stats.computed} computed, "
-        f"{stats.stored} already stored",
-        file=sys.stderr,
-    )
-    return table
-
-
 @contextlib.contextmanager
 def using_options(args: Any) -> Iterator[None]:
     """``tcplab reproduce --store/--cluster``: every ``run_configs`` of the papers uses them
     (one Dask client for the whole command)."""
-    store = _store_arg(args.store) if getattr(args, "store", None) else None
+    store = open_store(args.store) if getattr(args, "store", None) else None
     cluster = getattr(args, "cluster", None)
     owned: list[Any] = []
     if cluster is not None:
@@ -742,9 +716,9 @@ def _cmd_results(args: Any) -> int:
 
     import pyarrow.compute as pc
 
-    from tcplab.cli import _sweep_summary, _write_rows
+    from tcplab.campaign.single import FLOW_METRICS
+    from tcplab.campaign.summary import sweep_summary, write_rows
     from tcplab.errors import ScenarioError
-    from tcplab.sweep import FLOW_METRICS
 
     path = Path(args.dir)
     if not path.is_dir():
@@ -758,7 +732,7 @@ def _cmd_results(args: Any) -> int:
         if not sep or not key.strip():
             raise ScenarioError(f"--where {item!r}: expected KEY=VALUE, e.g. seed=3")
         where[key.strip()] = value.strip()
-    store = _store_arg(args.dir, args.build)
+    store = open_store(args.dir, args.build)
     builds = store.builds()
     if args.build and args.build != "all" and args.build not in builds:
         raise ScenarioError(
@@ -776,7 +750,7 @@ def _cmd_results(args: Any) -> int:
     except (KeyError, ValueError) as err:
         raise ScenarioError(str(err.args[0])) from None
     if out is not None:
-        _write_rows(table, out)
+        write_rows(table, out)
     if table.num_rows == 0:
         print(
             f"no runs in {args.dir} for build {store.build}"
@@ -793,7 +767,7 @@ def _cmd_results(args: Any) -> int:
     view = table.select([*labels, "flow", "flow_name", *FLOW_METRICS])
     view = view.filter(pc.is_valid(view["flow"]))
     rows = (r for b in view.to_batches(max_chunksize=8192) for r in b.to_pylist())
-    print(_sweep_summary(rows, labels))
+    print(sweep_summary(rows, labels))
     runs = len(pc.unique(table["run_key"]))
     print(f"\n{runs} runs, {table.num_rows} rows (build {store.build})")
     if out is not None:

@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from tcplab.validate_linux import STACKS
+from tcplab.real.validate import STACKS
 
 __all__ = [
     "CC_TCPLAB",
@@ -184,8 +184,8 @@ def tcplab_runs(
     that check the comparison notices a wrong rate); ``stack`` picks the tcplab side;
     ``stalls`` (one per seed, from :func:`stalls_from_late`) replays the paired Linux runs'
     late releases on the link."""
-    from tcplab.scenario import parse_scenario
-    from tcplab.sweep import run_config
+    from tcplab.campaign.sweep import run_config
+    from tcplab.scenario.parse import parse_scenario
 
     out = []
     for k, seed in enumerate(seeds):
@@ -226,7 +226,7 @@ def linux_transfer(testbed: Any, case: Case, seed: int = 1000, rate_scale: float
     receiver did not print ``ready`` within 10 s), and said so on stderr."""
     import sys
 
-    from tcplab.validate_linux.netlab import TransferError
+    from tcplab.real.validate.netlab import TransferError
 
     link = {
         "rate_bps": case.rate_bps,

@@ -1,9 +1,9 @@
 """Simulator configurations with an 802.11 cell (the ``wlan`` hop, ``wlan.rs`` in tcplab-sim).
 
 The configurations are normalized simulator JSON (base units: ns, bit/s, bytes), ready for
-:func:`tcplab.sweep.run_configs`. Topology: hop 0 is the WLAN (all APs and stations), hop 1 the
-wired link from the APs (one switch, same subnet) to the server. Every station sends one bulk TCP
-flow uplink to the server; flow *i* is station *i*'s.
+:func:`tcplab.campaign.sweep.run_configs`. Topology: hop 0 is the WLAN (all APs and stations), hop 1
+the wired link from the APs (one switch, same subnet) to the server. Every station sends one bulk
+TCP flow uplink to the server; flow *i* is station *i*'s.
 
 Defaults follow the paper being reproduced (Ando, Murase, Oguchi): 802.11g at a fixed 54 Mbit/s,
 AP buffer 265 packets, uplink TCP. Settings the paper leaves open are chosen here and exposed as

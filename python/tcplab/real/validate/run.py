@@ -27,10 +27,8 @@ from typing import Any
 import numpy as np
 
 from tcplab.errors import ScenarioError
-from tcplab.stats import mean_ci95
-from tcplab.units import parse_rate, parse_time
-from tcplab.validate_linux import add_arguments
-from tcplab.validate_linux.compare import (
+from tcplab.real.validate import add_arguments
+from tcplab.real.validate.compare import (
     CC_TCPLAB,
     Case,
     Run,
@@ -40,7 +38,9 @@ from tcplab.validate_linux.compare import (
     stalls_from_late,
     tcplab_runs,
 )
-from tcplab.validate_linux.netlab import KEY_SYSCTLS, Testbed, available
+from tcplab.real.validate.netlab import KEY_SYSCTLS, Testbed, available
+from tcplab.scenario.units import parse_rate, parse_time
+from tcplab.stats import mean_ci95
 
 RTTS_MS = (40.0, 100.0)
 LOSSES = (0.0, 0.001, 0.01)

@@ -6,7 +6,6 @@ turns its output into tables, JSON, Parquet and figures. See ``docs/analyze.md``
 
 from __future__ import annotations
 
-import argparse
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["AnalyzeResult", "add_parser", "analyze_capture", "cmd_analyze"]
+__all__ = ["AnalyzeResult", "analyze_capture", "render", "write"]
 
 
 def _frame(cols: dict[str, tuple[str, bytes]]) -> pd.DataFrame:
@@ -72,43 +71,6 @@ def analyze_capture(
         rtt_samples=_frame(raw["rtt_samples"]),
         packets=_frame(raw["packets"]),
     )
-
-
-def add_parser(sub: Any) -> None:
-    """Register the ``analyze`` subcommand on the CLI's subparsers."""
-    p = sub.add_parser(
-        "analyze",
-        help="analyse a pcap/pcapng capture: retransmissions by class, spurious RTOs",
-        description="Analyse TCP in a pcap or pcapng capture: per connection and direction, "
-        "bytes, goodput, handshake options, RTT and RTO, retransmissions by class (fast "
-        "retransmit, fast recovery, RTO, go-back-N, tail-loss probe) and, for every "
-        "retransmission, spurious or genuine with the evidence used.",
-    )
-    p.add_argument("capture", metavar="CAPTURE", help="pcap or pcapng file")
-    p.add_argument("--out", metavar="DIR", help="write summary.json and Parquet tables to DIR")
-    p.add_argument("--json", action="store_true", help="print one JSON object on stdout")
-    p.add_argument(
-        "--plot", action="store_true", help="draw PNG figures per connection (into --out or .)"
-    )
-    p.add_argument(
-        "--side",
-        choices=("sender", "receiver", "auto"),
-        default="auto",
-        help="where the capture was taken relative to the data sender (default: from the "
-        "handshake timing)",
-    )
-    p.add_argument(
-        "--rto",
-        choices=("rfc6298", "linux"),
-        default="rfc6298",
-        help="RTO model the RTT samples feed (RFC 6298: min 1 s; linux: min 200 ms)",
-    )
-    p.add_argument(
-        "--filter",
-        metavar="CONN",
-        help="only this connection: a port, #INDEX or ADDR:PORT-ADDR:PORT",
-    )
-    p.set_defaults(func=cmd_analyze)
 
 
 def _table(conns: list[dict[str, Any]]) -> str:
@@ -196,40 +158,6 @@ def render(summary: dict[str, Any]) -> str:
         + (f"{ups:.2f}" if ups is not None else "n/a"),
     ]
     return "\n".join(out)
-
-
-def cmd_analyze(args: argparse.Namespace) -> int:
-    """``tcplab analyze``: exit 0, or 2 (raised as ``ValueError``) for a non-capture."""
-    if not (args.out or args.plot):
-        # Summary only: no tables, no pandas.
-        from tcplab import _core
-
-        raw = _core.analyze(args.capture, side=args.side, rto=args.rto, filter=args.filter)
-        summary = json.loads(raw["summary"])
-        print(json.dumps(summary) if args.json else render(summary))
-        return 0
-    res = analyze_capture(
-        args.capture,
-        side=args.side,
-        rto=args.rto,
-        filter=args.filter,
-        collect=bool(args.out or args.plot),
-        packets=bool(args.plot),
-    )
-    if args.json:
-        print(json.dumps(res.summary))
-    else:
-        print(render(res.summary))
-    out = Path(args.out) if args.out else None
-    if out is not None:
-        write(res, out)
-    if args.plot:
-        from tcplab.analyze_plots import draw_all
-
-        for f in draw_all(res, out or Path(".")):
-            if not args.json:
-                print(f"wrote {f}")
-    return 0
 
 
 def write(res: AnalyzeResult, out: Path) -> None:

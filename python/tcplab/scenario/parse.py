@@ -15,11 +15,24 @@ import re
 import tomllib
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import Any, Final, NamedTuple, NoReturn
+from typing import Any, Final, NamedTuple
 
-from tcplab import registry
 from tcplab.errors import ScenarioError, field_error, show
-from tcplab.units import U64_MAX, parse_rate, parse_size, parse_time
+from tcplab.scenario import registry
+
+# The typed readers live in ``fields`` (the hop kinds' own modules use them too); this module
+# calls them by the private names it always had.
+from tcplab.scenario.fields import Table as _Table
+from tcplab.scenario.fields import as_choice as _as_choice
+from tcplab.scenario.fields import as_dist as _dist
+from tcplab.scenario.fields import as_int as _as_int
+from tcplab.scenario.fields import as_loss_model as _loss_model
+from tcplab.scenario.fields import as_number as _as_number
+from tcplab.scenario.fields import as_prob as _as_prob
+from tcplab.scenario.fields import check_range as _check_range
+from tcplab.scenario.fields import join_field as _join
+from tcplab.scenario.fields import missing_field as _missing
+from tcplab.scenario.units import U64_MAX, parse_rate, parse_size, parse_time
 
 __all__ = [
     "HOP_KINDS",
@@ -85,7 +98,7 @@ TCP_STACKS: Final[dict[str, dict[str, object]]] = {
         "rcv_buf": "6MiB",
     },
 }
-#: Lists defined once in Rust and read through the bindings (``tcplab.registry``): the
+#: Lists defined once in Rust and read through the bindings (``tcplab.scenario.registry``): the
 #: congestion controls with their ``cc_params`` (``CC_PARAMS``), the spurious-retransmission
 #: detectors and responses, loss recovery choices and the named RTO profiles (``rto =
 #: "linux"``; a table's keys override a profile, ``DEFAULT_RTO_PROFILE`` is the first).
@@ -131,7 +144,6 @@ ACCESS_DEFAULTS: Final[dict[str, object]] = {
 }
 LINK_DEFAULTS: Final[dict[str, object]] = {"queue": 100, "overhead": 0}
 
-_REQUIRED: Final = object()
 _DIR_KEYS: Final = (
     "outages",
     "stalls",
@@ -262,155 +274,10 @@ _ACK_KEYS: Final = ("every", "max_delay", "immediate_on_ooo", "quickack", "timer
 _CROSS_KEYS: Final = ("kind", "name", "rate", "packet_size", "start", "stop", "hops")
 _PING_ONLY: Final = ("interval", "from")
 _PCAP_KEYS: Final = ("hop", "dir", "file", "payload")
-_DIST_KEYS: Final[dict[str, tuple[str, ...]]] = {
-    "const": ("value",),
-    "uniform": ("lo", "hi"),
-    "exponential": ("mean",),
-    "lognormal": ("mu", "median", "sigma"),
-    "pareto": ("scale", "shape"),
-    "empirical": ("bins",),
-}
 
 
 # ---------------------------------------------------------------------------------------------
 # Small typed readers. Each takes the raw value and its field path and returns a checked value.
-
-
-def _join(parent: str, key: str) -> str:
-    return f"{parent}.{key}" if parent else key
-
-
-def _unknown_rule(key: str, allowed: Iterable[str]) -> str:
-    # Imported here: only an invalid scenario needs it, and every `tcplab
-    # run` would pay its import (with heapq) at start-up.
-    import difflib
-
-    allowed = sorted(allowed)
-    close = difflib.get_close_matches(key, allowed, n=1)
-    if close:
-        return f'unknown field (did you mean "{close[0]}"?)'
-    return f"unknown field (allowed: {', '.join(allowed)})"
-
-
-def _as_int(value: object, field: str, lo: int | None = None, hi: int | None = None) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise field_error(field, f"must be an integer (got {show(value)})")
-    _check_range(value, value, field, lo, hi)
-    return value
-
-
-def _check_range(n: int, raw: object, field: str, lo: int | None, hi: int | None) -> None:
-    if lo is not None and hi is not None and not lo <= n <= hi:
-        raise field_error(field, f"must be between {lo} and {hi} (got {show(raw)})")
-    if lo is not None and n < lo:
-        raise field_error(field, f"must be ≥ {lo} (got {show(raw)})")
-
-
-def _as_bool(value: object, field: str) -> bool:
-    if not isinstance(value, bool):
-        raise field_error(field, f"must be true or false (got {show(value)})")
-    return value
-
-
-def _as_str(value: object, field: str) -> str:
-    if not isinstance(value, str) or not value.strip():
-        raise field_error(field, f"must be a non-empty string (got {show(value)})")
-    return value
-
-
-def _as_choice(value: object, field: str, choices: Iterable[str], what: str) -> str:
-    choices = tuple(choices)
-    if not isinstance(value, str) or value not in choices:
-        raise field_error(field, f"unknown {what} {show(value)} (choose from {', '.join(choices)})")
-    return value
-
-
-def _as_number(value: object, field: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-        raise field_error(field, f"must be a number (got {show(value)})")
-    return float(value)
-
-
-def _as_prob(value: object, field: str) -> float:
-    ok = isinstance(value, int | float) and not isinstance(value, bool)
-    if not ok or not 0.0 <= value <= 1.0:  # type: ignore[operator]
-        raise field_error(field, f"must be a probability between 0 and 1 (got {show(value)})")
-    return float(value)  # type: ignore[arg-type]
-
-
-class _Table:
-    """A TOML table under validation: rejects unknown keys and reads typed values."""
-
-    def __init__(self, data: object, field: str, allowed: Iterable[str]) -> None:
-        if not isinstance(data, dict):
-            raise field_error(field, f"must be a table (got {show(data)})")
-        allowed = tuple(allowed)
-        for key in data:
-            if key not in allowed:
-                raise field_error(_join(field, key), _unknown_rule(key, allowed))
-        self.data: dict[str, Any] = data
-        self.field = field
-
-    def __contains__(self, key: str) -> bool:
-        return key in self.data
-
-    def at(self, key: str) -> str:
-        return _join(self.field, key)
-
-    def raw(self, key: str, default: object = _REQUIRED) -> Any:
-        if key in self.data:
-            return self.data[key]
-        if default is _REQUIRED:
-            raise field_error(self.at(key), "required field missing")
-        return default
-
-    def get_int(
-        self,
-        key: str,
-        default: object = _REQUIRED,
-        lo: int | None = None,
-        hi: int | None = None,
-    ) -> int:
-        return _as_int(self.raw(key, default), self.at(key), lo, hi)
-
-    def get_bool(self, key: str, default: object = _REQUIRED) -> bool:
-        return _as_bool(self.raw(key, default), self.at(key))
-
-    def get_str(self, key: str, default: object = _REQUIRED) -> str:
-        return _as_str(self.raw(key, default), self.at(key))
-
-    def get_choice(
-        self, key: str, choices: Iterable[str], what: str, default: object = _REQUIRED
-    ) -> str:
-        return _as_choice(self.raw(key, default), self.at(key), choices, what)
-
-    def get_time(self, key: str, default: object = _REQUIRED, *, positive: bool = False) -> int:
-        return parse_time(self.raw(key, default), self.at(key), positive=positive)
-
-    def get_rate(self, key: str, default: object = _REQUIRED) -> int:
-        return parse_rate(self.raw(key, default), self.at(key))
-
-    def get_size(self, key: str, default: object = _REQUIRED, *, positive: bool = True) -> int:
-        return parse_size(self.raw(key, default), self.at(key), positive=positive)
-
-    def sub(self, key: str, allowed: Iterable[str]) -> _Table | None:
-        """The sub-table ``key`` (None if absent)."""
-        if key not in self.data:
-            return None
-        return _Table(self.data[key], self.at(key), allowed)
-
-    def tables(self, key: str, *, required: bool) -> list[object]:
-        """The array of tables ``key`` (``[[key]]``); each element is checked by the caller."""
-        if key not in self.data:
-            if required:
-                raise field_error(self.at(key), f"required field missing (add a [[{key}]] table)")
-            return []
-        value = self.data[key]
-        if not isinstance(value, list):
-            raise field_error(self.at(key), f"must be an array of tables [[{key}]]")
-        if required and not value:
-            raise field_error(self.at(key), f"must have at least one [[{key}]] table")
-        return value
 
 
 # ---------------------------------------------------------------------------------------------
@@ -456,30 +323,6 @@ def _queue(value: object, field: str) -> dict[str, Any]:
     )
 
 
-def _kind(value: object, field: str, kinds: Iterable[str], what: str) -> str:
-    """The ``kind`` of a tagged table such as ``{kind = "exponential", mean = "2s"}``."""
-    if not isinstance(value, dict):
-        raise field_error(field, f'must be a table like {{kind = "...", ...}} (got {show(value)})')
-    if "kind" not in value:
-        _missing(_join(field, "kind"))
-    return _as_choice(value["kind"], _join(field, "kind"), kinds, what)
-
-
-def _loss_model(value: object, field: str) -> dict[str, Any]:
-    kind = _kind(value, field, ("bernoulli", "gilbert_elliott"), "loss model")
-    if kind == "bernoulli":
-        t = _Table(value, field, ("kind", "p"))
-        return {"kind": "bernoulli", "p": _as_prob(t.raw("p"), t.at("p"))}
-    t = _Table(value, field, ("kind", "p_gb", "p_bg", "loss_good", "loss_bad"))
-    return {
-        "kind": "gilbert_elliott",
-        "p_gb": _as_prob(t.raw("p_gb"), t.at("p_gb")),
-        "p_bg": _as_prob(t.raw("p_bg"), t.at("p_bg")),
-        "loss_good": _as_prob(t.raw("loss_good", 0.0), t.at("loss_good")),
-        "loss_bad": _as_prob(t.raw("loss_bad", 1.0), t.at("loss_bad")),
-    }
-
-
 def _reorder(value: object, field: str) -> dict[str, Any] | None:
     """``reorder = {p = 0.01, extra = "10ms"}``: each packet that is not lost is, with
     probability ``p``, held ``extra`` longer in flight (later packets overtake it)."""
@@ -487,10 +330,6 @@ def _reorder(value: object, field: str) -> dict[str, Any] | None:
     p = _as_prob(t.raw("p"), t.at("p"))
     extra = t.get_time("extra", positive=True)
     return {"p": p, "extra_ns": extra} if p > 0 else None
-
-
-def _missing(field: str) -> NoReturn:
-    raise field_error(field, "required field missing")
 
 
 def _link(t: _Table, name: str, defaults: Mapping[str, object]) -> dict[str, Any]:
@@ -585,25 +424,25 @@ def _ack_filter(value: object, field: str) -> dict[str, Any]:
 
 
 def _wlan_keys() -> tuple[str, ...]:
-    from tcplab.scenario_wlan import WLAN_KEYS
+    from tcplab.scenario.wlan import WLAN_KEYS
 
     return tuple(WLAN_KEYS)
 
 
 def _wlan(t: _Table, name: str) -> dict[str, Any]:
-    from tcplab.scenario_wlan import wlan_hop
+    from tcplab.scenario.wlan import wlan_hop
 
     return wlan_hop(t.data, t.field, name)
 
 
 def _rlc_keys() -> tuple[str, ...]:
-    from tcplab.radio import RLC_KEYS
+    from tcplab.scenario.radio import RLC_KEYS
 
     return tuple(RLC_KEYS)
 
 
 def _rlc(t: _Table, name: str) -> dict[str, Any]:
-    from tcplab.radio import rlc_hop
+    from tcplab.scenario.radio import rlc_hop
 
     return rlc_hop(t, name)
 
@@ -1107,89 +946,6 @@ def _ack_cc(value: object, field: str) -> dict[str, Any] | None:
     }
 
 
-def _dist_value(value: object, field: str, unit: str) -> float:
-    if unit == "time":
-        return float(parse_time(value, field))
-    return float(parse_size(value, field, positive=False))
-
-
-def _dist(value: object, field: str, unit: str) -> dict[str, Any]:
-    """A distribution of sizes (``unit="size"``) or times (``unit="time"``) → ``Dist``.
-
-    A plain value is shorthand for ``{kind = "const", value = ...}``.
-    """
-    if not isinstance(value, dict):
-        v = _dist_value(value, field, unit)
-        if unit == "size" and v < 1:
-            raise field_error(field, f"must be ≥ 1 byte (got {show(value)})")
-        return {"kind": "const", "value": v}
-    kind = _kind(value, field, _DIST_KEYS, "distribution")
-    t = _Table(value, field, ("kind", *_DIST_KEYS[kind]))
-
-    def val(key: str, *, positive: bool = False) -> float:
-        v = _dist_value(t.raw(key), t.at(key), unit)
-        if positive and v <= 0:
-            raise field_error(t.at(key), f"must be > 0 (got {show(t.raw(key))})")
-        return v
-
-    def positive_number(key: str) -> float:
-        x = _as_number(t.raw(key), t.at(key))
-        if x <= 0:
-            raise field_error(t.at(key), f"must be > 0 (got {show(t.raw(key))})")
-        return x
-
-    if kind == "const":
-        if unit == "size" and val("value") < 1:
-            raise field_error(t.at("value"), f"must be ≥ 1 byte (got {show(t.raw('value'))})")
-        return {"kind": kind, "value": val("value")}
-    if kind == "uniform":
-        lo, hi = val("lo"), val("hi")
-        if hi <= lo:
-            raise field_error(
-                t.at("hi"),
-                f"must be > lo ({show(t.raw('lo'))}) (got {show(t.raw('hi'))})",
-            )
-        return {"kind": kind, "lo": lo, "hi": hi}
-    if kind == "exponential":
-        return {"kind": kind, "mean": val("mean", positive=True)}
-    if kind == "lognormal":
-        if ("mu" in t) == ("median" in t):
-            raise field_error(t.at("median"), 'give exactly one of "median" (with units) or "mu"')
-        if "median" in t:
-            mu = math.log(val("median", positive=True))
-        else:
-            mu = _as_number(t.raw("mu"), t.at("mu"))
-        return {"kind": kind, "mu": mu, "sigma": positive_number("sigma")}
-    if kind == "pareto":
-        return {
-            "kind": kind,
-            "scale": val("scale", positive=True),
-            "shape": positive_number("shape"),
-        }
-    bins_raw = t.raw("bins")
-    if not isinstance(bins_raw, list) or not bins_raw:
-        raise field_error(
-            t.at("bins"),
-            f"must be a non-empty list of [lo, hi, weight] (got {show(bins_raw)})",
-        )
-    bins = []
-    for i, b in enumerate(bins_raw):
-        bf = f"{t.at('bins')}[{i}]"
-        if not isinstance(b, list) or len(b) != 3:
-            raise field_error(bf, f"must be [lo, hi, weight] (got {show(b)})")
-        lo = _dist_value(b[0], f"{bf}[0]", unit)
-        hi = _dist_value(b[1], f"{bf}[1]", unit)
-        if hi <= lo:
-            raise field_error(f"{bf}[1]", f"must be > lo ({show(b[0])}) (got {show(b[1])})")
-        weight = _as_number(b[2], f"{bf}[2]")
-        if weight <= 0:
-            raise field_error(f"{bf}[2]", f"weight must be > 0 (got {show(b[2])})")
-        bins.append([lo, hi, weight])
-    if not math.isfinite(sum(b[2] for b in bins)):
-        raise field_error(t.at("bins"), "the weights must sum to a finite number")
-    return {"kind": kind, "bins": bins}
-
-
 def _app(t: _Table) -> dict[str, Any]:
     app = t.get_choice("app", ("bulk", "downloads"), "app", "bulk")
     wrong = _DOWNLOADS_ONLY if app == "bulk" else _BULK_ONLY
@@ -1491,7 +1247,7 @@ def _parse_scenario(data: Mapping[str, Any], source: str, *, with_core: bool) ->
             "pcap": _pcaps(top, topo),
         }
         if "wlan" in {h["kind"] for h in topo.hops}:
-            from tcplab.scenario_wlan import assign_stations
+            from tcplab.scenario.wlan import assign_stations
 
             assign_stations(config)
         if with_core:
@@ -1563,7 +1319,7 @@ def core_check(data: Mapping[str, Any], config: dict[str, Any]) -> None:
 
 #: Scenarios shipped inside the package (a plain directory: tcplab is never run zipped,
 #: and importlib.resources costs more start-up time than the rest of the CLI).
-_DATA = Path(__file__).parent / "data"
+_DATA = Path(__file__).parent.parent / "data"
 
 
 def builtin_scenarios() -> list[str]:
@@ -1640,7 +1396,7 @@ def _key_steps(key: str, item: str) -> list[str | int]:
     return steps
 
 
-def _literal(text: str) -> object:
+def parse_literal(text: str) -> object:
     """Parse a TOML literal (``0.01``, ``true``, ``[0, 1]``, ``{kind = ...}``); else a string."""
     try:
         value = tomllib.loads(f"v = {text}")["v"]
@@ -1701,7 +1457,7 @@ def apply_overrides(data: Mapping[str, Any], overrides: Iterable[str]) -> dict[s
                 if step == len(node):
                     node.append(fresh)
             if nxt is None:
-                node[step] = _literal(text.strip())
+                node[step] = parse_literal(text.strip())
                 break
             child = node[step] if isinstance(step, int) else node.setdefault(step, fresh)
             if isinstance(nxt, int) and not isinstance(child, list):

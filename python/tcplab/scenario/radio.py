@@ -146,9 +146,11 @@ RLC_PRESETS: Final[dict[str, dict[str, object]]] = {
 
 
 def rlc_hop(t: Any, name: str) -> dict[str, Any]:
-    """A ``kind = "rlc"`` table (a ``scenario._Table``) → the simulator's ``HopConfig::Rlc``."""
-    from tcplab import scenario as sc
-    from tcplab.units import parse_rate, parse_size, parse_time
+    """A ``kind = "rlc"`` table (a :class:`~tcplab.scenario.fields.Table`) → the simulator's
+    ``HopConfig::Rlc``."""
+    from tcplab.errors import field_error, show
+    from tcplab.scenario import fields as sc
+    from tcplab.scenario.units import parse_rate, parse_size, parse_time
 
     preset = t.get_choice("preset", tuple(RLC_PRESETS), "RLC preset", "strong")
     base = {**RLC_DEFAULTS, **RLC_PRESETS[preset]}
@@ -157,21 +159,21 @@ def rlc_hop(t: Any, name: str) -> dict[str, Any]:
         return t.raw(key, base[key])
 
     def bler(key: str) -> float:
-        p = sc._as_prob(raw(key), t.at(key))
+        p = sc.as_prob(raw(key), t.at(key))
         if p >= 1.0:
-            raise sc.field_error(t.at(key), f"must be < 1 (got {p})")
+            raise field_error(t.at(key), f"must be < 1 (got {p})")
         return p
 
-    max_dat = sc._as_int(raw("max_dat"), t.at("max_dat"), 1, 1000)
+    max_dat = sc.as_int(raw("max_dat"), t.at("max_dat"), 1, 1000)
     pdu = parse_size(raw("pdu_size"), t.at("pdu_size"))
     if pdu <= 0:
-        raise sc.field_error(t.at("pdu_size"), "must be > 0")
-    rate = sc._as_number(raw("spike_rate"), t.at("spike_rate"))
+        raise field_error(t.at("pdu_size"), "must be > 0")
+    rate = sc.as_number(raw("spike_rate"), t.at("spike_rate"))
     if rate < 0:
-        raise sc.field_error(t.at("spike_rate"), f"must be ≥ 0 (got {rate})")
+        raise field_error(t.at("spike_rate"), f"must be ≥ 0 (got {rate})")
 
     def seconds_dist(key: str) -> dict[str, Any]:
-        dur = sc._dist(raw(key), t.at(key), "time")
+        dur = sc.as_dist(raw(key), t.at(key), "time")
         seconds = ("value", "lo", "hi", "mean", "scale")
         out = {k: (v / 1e9 if k in seconds else v) for k, v in dur.items()}
         if "bins" in dur:
@@ -181,21 +183,21 @@ def rlc_hop(t: Any, name: str) -> dict[str, Any]:
         return out
 
     dur_s = seconds_dist("spike_duration")
-    fade_rate = sc._as_number(raw("fade_rate"), t.at("fade_rate"))
+    fade_rate = sc.as_number(raw("fade_rate"), t.at("fade_rate"))
     if fade_rate < 0:
-        raise sc.field_error(t.at("fade_rate"), f"must be ≥ 0 (got {fade_rate})")
+        raise field_error(t.at("fade_rate"), f"must be ≥ 0 (got {fade_rate})")
     fade_s = seconds_dist("fade_duration")
     stalls_raw = t.raw("stalls", [])
     if not isinstance(stalls_raw, list):
-        raise sc.field_error(t.at("stalls"), 'must be a list of ["start", "duration"] pairs')
+        raise field_error(t.at("stalls"), 'must be a list of ["start", "duration"] pairs')
     stalls = []
     for k, pair in enumerate(stalls_raw):
         f = f"{t.at('stalls')}[{k}]"
         if not (isinstance(pair, list) and len(pair) == 2):
-            raise sc.field_error(f, f'must be a ["start", "duration"] pair (got {sc.show(pair)})')
+            raise field_error(f, f'must be a ["start", "duration"] pair (got {show(pair)})')
         stalls.append([parse_time(pair[0], f"{f}[0]"), parse_time(pair[1], f"{f}[1]")])
     delay = parse_time(raw("delay"), t.at("delay"))
-    queue = sc._as_int(raw("queue"), t.at("queue"), 1, 1_000_000)
+    queue = sc.as_int(raw("queue"), t.at("queue"), 1, 1_000_000)
 
     def direction(rate_key: str, bler_key: str) -> dict[str, Any]:
         return {

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from tcplab.errors import ScenarioError, show
 
 if TYPE_CHECKING:
-    from tcplab.report import Report
+    from tcplab.report.checks import Report
     from tcplab.results import RunResult
 
 __all__ = ["add_parser", "add_run_options", "after_run", "reproducing", "write_index"]
@@ -61,7 +61,7 @@ def add_parser(sub: Any) -> None:
 def _window(text: str | None) -> tuple[float, float] | None:
     if text is None:
         return None
-    from tcplab.units import parse_time
+    from tcplab.scenario.units import parse_time
 
     a, sep, b = text.partition(":")
     if not sep:
@@ -82,9 +82,9 @@ def _window(text: str | None) -> tuple[float, float] | None:
 def cmd_plot(args: argparse.Namespace) -> int:
     import tempfile
 
-    from tcplab.htmlreport import write_run_report
+    from tcplab.report.html import write_run_report
+    from tcplab.report.runplot import plot_run
     from tcplab.results import RunResult
-    from tcplab.runplot import plot_run
 
     src = Path(args.dir)
     if not src.is_dir():
@@ -117,11 +117,11 @@ def cmd_plot(args: argparse.Namespace) -> int:
 
 def after_run(args: argparse.Namespace, result: RunResult) -> list[Path]:
     """After ``tcplab run``: the figures (``--plot``) and ``report.html`` (``--out``)."""
-    from tcplab.htmlreport import write_run_report
+    from tcplab.report.html import write_run_report
 
     paths: list[Path] = []
     if args.plot:
-        from tcplab.runplot import plot_run
+        from tcplab.report.runplot import plot_run
 
         paths = plot_run(result, Path(args.out or "."))
     if args.out:
@@ -134,8 +134,8 @@ def after_run(args: argparse.Namespace, result: RunResult) -> list[Path]:
 def reproducing(report: Report, jobs: int | None) -> Iterator[None]:
     """Around one reproduction: record its seeds and run time into ``report.provenance``
     (shown in its report.html)."""
-    from tcplab.htmlreport import provenance, seed_ranges
-    from tcplab.sweep import default_jobs, record_seeds
+    from tcplab.campaign.sweep import default_jobs, record_seeds
+    from tcplab.report.html import provenance, seed_ranges
 
     start = time.perf_counter()
     with record_seeds() as seeds:
@@ -153,8 +153,8 @@ def reproducing(report: Report, jobs: int | None) -> Iterator[None]:
 
 def write_index(out: Path, reports: list[Report]) -> Path:
     """``index.html`` of ``tcplab reproduce all``."""
-    from tcplab.htmlreport import provenance
-    from tcplab.htmlreport import write_index as write
+    from tcplab.report.html import provenance
+    from tcplab.report.html import write_index as write
 
     entries = [
         (

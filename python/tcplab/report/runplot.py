@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tcplab.plots import figure, save
+from tcplab.report.plots import figure, save
 
 if TYPE_CHECKING:
     import numpy as np

@@ -18,8 +18,8 @@ in: :class:`Store` reads one build's partition unless asked for another or for a
 
 Rows (one per run and flow; a run without flows has one row with a null ``flow``):
 ``run_key``, ``tcplab_version``, ``core_build``, ``scenario``, ``seed``, ``flow``, ``flow_name``,
-:data:`tcplab.sweep.FLOW_METRICS`, the labels the caller gave the run (``tcplab sweep``: the
-``--vary`` keys, as text), ``has_tables``, ``config`` and ``summary`` (JSON text).
+:data:`tcplab.campaign.single.FLOW_METRICS`, the labels the caller gave the run (``tcplab sweep``:
+the ``--vary`` keys, as text), ``has_tables``, ``config`` and ``summary`` (JSON text).
 
 The directory is plain Parquet with Hive-style partition names: DuckDB
 (``read_parquet('DIR/*/*.parquet', hive_partitioning = true, union_by_name = true)``) and polars
@@ -87,9 +87,9 @@ def core_build() -> str:
 
 @functools.cache
 def _version() -> str:
-    from tcplab import __version__
+    from tcplab.version import version
 
-    return str(__version__)
+    return version()
 
 
 def build_tag() -> str:
@@ -326,7 +326,7 @@ class Store:
 
     def tables_of(self, key: str) -> dict[str, Any] | None:
         """A stored run's ``events_table``, ``event_kinds``, ``reasons`` and
-        ``timeseries_table`` (as :func:`tcplab.sweep.run_config` returns them with
+        ``timeseries_table`` (as :func:`tcplab.campaign.sweep.run_config` returns them with
         ``columns=True``), or None when they were not stored."""
         import pyarrow.parquet as pq
 
@@ -413,10 +413,10 @@ class StoreWriter:
         labels: Mapping[str, Any] | None = None,
         texts: tuple[str, str] | None = None,
     ) -> None:
-        """Buffer one finished run (``summary`` as :func:`tcplab.sweep.run_config` returns it;
-        its column tables, when present, are written at once). ``texts``:
+        """Buffer one finished run (``summary`` as :func:`tcplab.campaign.single.run_config` returns
+        it; its column tables, when present, are written at once). ``texts``:
         :func:`encode_run` of the run when already made (by the worker that ran it)."""
-        from tcplab.sweep import FLOW_METRICS
+        from tcplab.campaign.single import FLOW_METRICS
 
         has_tables = "events_table" in summary
         if has_tables:
@@ -469,7 +469,7 @@ class StoreWriter:
     def _schema(self) -> pa.Schema:
         import pyarrow as pa
 
-        from tcplab.sweep import FLOW_METRICS
+        from tcplab.campaign.single import FLOW_METRICS
 
         fields = [
             pa.field("run_key", pa.string()),

@@ -3,7 +3,7 @@
 
 Every page is one file: the CSS is inline and every figure is embedded as a base64 PNG, so a
 page can be mailed or attached to an issue as it is. Comparisons are rendered from their fields
-(whatever a :class:`tcplab.report.Comparison` carries: ``kind`` and a ``verdict`` string are
+(whatever a :class:`tcplab.report.checks.Comparison` carries: ``kind`` and a ``verdict`` string are
 shown when present), so new comparison fields appear without a change here.
 """
 
@@ -18,13 +18,13 @@ import platform
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, is_dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
-    from tcplab.report import Report
     from tcplab.results import RunResult
 
 __all__ = [
+    "Reproduction",
     "provenance",
     "seed_ranges",
     "verdict_of",
@@ -32,6 +32,20 @@ __all__ = [
     "write_reproduce_report",
     "write_run_report",
 ]
+
+
+class Reproduction(Protocol):
+    """What :func:`write_reproduce_report` reads of a reproduction (a
+    :class:`tcplab.report.checks.Report`, which writes its page with it)."""
+
+    paper: str
+    title: str
+    out_dir: Path
+    quick: bool
+    comparisons: Any
+    figures: list[tuple[str, str]]
+    sections: list[tuple[str, str]]
+
 
 CSS = """
 body { font: 15px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; margin: 0 auto;
@@ -151,7 +165,7 @@ def seed_ranges(seeds: Iterable[int]) -> str:
 
 def provenance(**extra: Any) -> dict[str, Any]:
     """What produced a page: tcplab version, Python, machine, time (UTC), plus ``extra``."""
-    from tcplab import __version__
+    from tcplab.version import version
 
     try:
         from tcplab import _core
@@ -160,7 +174,7 @@ def provenance(**extra: Any) -> dict[str, Any]:
     except ImportError:  # pragma: no cover - the simulator is always built where pages are made
         core = "not built"
     return {
-        "tcplab": str(__version__),
+        "tcplab": version(),
         "simulator core": core,
         "python": platform.python_version(),
         "machine": f"{platform.machine()}, {os.cpu_count()} CPUs",
@@ -227,7 +241,7 @@ def _tally_html(t: Mapping[str, int]) -> str:
     return " ".join(parts) or '<span class="muted">no comparisons</span>'
 
 
-def write_reproduce_report(report: Report) -> Path:
+def write_reproduce_report(report: Reproduction) -> Path:
     """``report.html`` beside ``report.md``: title, verdict tally, the comparison table (paper
     beside tcplab, with the rule and a coloured verdict), the report's sections (the differences
     from the paper among them), every figure embedded, and the provenance."""
@@ -378,15 +392,15 @@ def write_run_report(
     result: RunResult, out_dir: Path, figures: Sequence[Path] = (), *, hint: str = ""
 ) -> Path:
     """``report.html`` of ``tcplab run --out DIR``: the per-flow and per-link summary tables and
-    the run's figures (``figures``, e.g. from :func:`tcplab.runplot.plot_run`). The page holds
-    nothing that changes between identical runs (no wall time, no timestamp)."""
+    the run's figures (``figures``, e.g. from :func:`tcplab.report.runplot.plot_run`). The page
+    holds nothing that changes between identical runs (no wall time, no timestamp)."""
     s = result.summary
-    from tcplab import __version__
+    from tcplab.version import version
 
     head = (
         f"<h1>{_esc(result.scenario)}</h1>\n<p class=muted>seed {result.seed} — simulated "
         f"{float(s.get('sim_time_s') or 0):.3f} s — {int(s.get('events') or 0):,} events, "
-        f"{int(s.get('packets') or 0):,} packets — tcplab {_esc(__version__)}</p>"
+        f"{int(s.get('packets') or 0):,} packets — tcplab {_esc(version())}</p>"
     )
     parts = [head, "<h2>Flows</h2>", _rows_table(s.get("flows", []), _FLOW_COLS)]
     parts += ["<h2>Links</h2>", _rows_table(s.get("links", []), _LINK_COLS)]
