@@ -1,7 +1,7 @@
 //! Costs of the trace hop (driven by `bench/trace_cost.py`):
 //! `trace_bench load FILE [mahimahi|csv]`: time and peak memory of loading a
 //! trace, one JSON line;
-//! `trace_bench cost FILE SECONDS REPEAT`: wall time per packet of the same
+//! `trace_bench cost FILE SECONDS REPEAT`: CPU time per packet of the same
 //! workloads over a fixed link at the trace's mean rate and over the trace,
 //! best of REPEAT runs (the run only, not reading the trace), one JSON line
 //! per workload.
@@ -12,6 +12,18 @@ use tcplab_sim::config::{
     TraceDirConfig, TraceFormat,
 };
 use tcplab_sim::hops::trace::CapacityTrace;
+
+/// CPU time this process has used, s: on a shared machine the run's own
+/// cost, which wall time is not (other processes take turns on the cores).
+fn cpu_s() -> f64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes one timespec into `ts`.
+    unsafe { libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &mut ts) };
+    ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9
+}
 
 /// Peak resident memory of this process, MB (Linux `VmHWM`).
 fn peak_rss_mb() -> f64 {
@@ -31,13 +43,13 @@ fn format(s: Option<&String>) -> TraceFormat {
 
 fn load(file: &str, fmt: TraceFormat) {
     let before = peak_rss_mb();
-    let t = Instant::now();
+    let (t, c) = (Instant::now(), cpu_s());
     let tr = CapacityTrace::load(file, fmt).unwrap_or_else(|e| panic!("{e}"));
-    let wall = t.elapsed().as_secs_f64();
+    let (wall, cpu) = (t.elapsed().as_secs_f64(), cpu_s() - c);
     println!(
         "{}",
         serde_json::json!({
-            "file": file, "load_s": wall, "peak_rss_mb": peak_rss_mb(),
+            "file": file, "load_s": wall, "load_cpu_s": cpu, "peak_rss_mb": peak_rss_mb(),
             "rss_before_mb": before, "trace_s": tr.duration_ns() as f64 / 1e9,
             "timestamps": tr.opps.len(), "bytes": tr.total_bytes(),
         })
@@ -113,9 +125,9 @@ fn cost(file: &str, secs: u64, repeat: usize) {
                 // The run only: building the hop (reading the trace) is
                 // the load benchmark's.
                 let sim = tcplab_sim::Sim::new(c).unwrap();
-                let t = Instant::now();
+                let c = cpu_s();
                 let s = sim.run(None).unwrap().summary.unwrap();
-                best = best.min(t.elapsed().as_secs_f64());
+                best = best.min(cpu_s() - c);
                 packets = s.packets;
             }
             let k = if trace { "trace" } else { "link" };

@@ -45,8 +45,10 @@ def load(path: str | Path, fmt: str = "mahimahi") -> Trace:
 
 
 def per_bin(tr: Trace, bin_ns: int) -> np.ndarray:
-    """IP bytes the trace carries in each bin of ``bin_ns`` over one period ([0, period])."""
-    idx = tr.t_ns // bin_ns
+    """IP bytes the trace carries in each bin of ``bin_ns`` over one period: bin k holds the
+    opportunities at times in (k·bin, (k+1)·bin], so one at the period's end (where the next
+    round begins) falls in the last bin, and one at 0 in the first."""
+    idx = np.maximum(tr.t_ns - 1, 0) // bin_ns
     return np.bincount(idx, weights=tr.ip_bytes, minlength=int(idx[-1]) + 1)
 
 
