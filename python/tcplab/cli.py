@@ -280,8 +280,10 @@ def _parser() -> argparse.ArgumentParser:
     mod.set_defaults(func=_cmd_model)
 
     from tcplab.analyze.cli import add_parser as add_analyze
+    from tcplab.analyze.tracefile import add_parser as add_trace
 
     add_analyze(sub)
+    add_trace(sub)
     return parser
 
 

@@ -18,6 +18,7 @@ fn link(name: &str, rate: u64, delay: u64, loss: LossConfig) -> HopConfig {
         outages_ns: Vec::new(),
         stalls_ns: Vec::new(),
         aqm: None,
+        delay_trace: None,
     };
     HopConfig::Link(LinkConfig {
         name: name.into(),
