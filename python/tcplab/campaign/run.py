@@ -629,7 +629,10 @@ def sweep_table(
     for k, values in vary:
         stride //= len(values)
         typed = column_values(list(values))
-        index = pc.remainder(pc.divide(joined["__point"], stride), len(values))
+        # the point's index along this key: (point // stride) mod len(values), the modulo as
+        # q - (q // n) * n (pyarrow.compute.remainder is newer than the pyarrow>=14 we allow)
+        q = pc.divide(joined["__point"], stride)
+        index = pc.subtract(q, pc.multiply(pc.divide(q, len(values)), len(values)))
         out[k] = pc.take(pa.array([typed[v] for v in values]), index)
     for c in ("seed", "flow", "flow_name", *FLOW_METRICS):
         out[c] = joined[c]
