@@ -8,10 +8,12 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-#: ``--stack`` choices: the matched settings that mirror the testbed's Linux (the default; the
-#: README tables were measured with them), the ``stack = "linux"`` profile, or tcplab's own
-#: defaults with Linux's MSS and initial window.
-STACKS = ("matched", "linux", "default")
+#: ``--stack`` choices: the ``stack = "linux"`` profile (the default: tcplab's most faithful
+#: model of Linux), the matched settings (tcplab's RFC mechanisms — NewReno/SACK recovery, no
+#: PRR, RACK or HyStart — set up like the testbed's Linux: they answer how much of the
+#: difference to Linux those Linux-specific mechanisms make), or tcplab's own defaults with
+#: Linux's MSS and initial window.
+STACKS = ("linux", "matched", "default")
 
 
 def add_arguments(ap: argparse.ArgumentParser) -> None:
@@ -30,9 +32,25 @@ def add_arguments(ap: argparse.ArgumentParser) -> None:
     ap.add_argument(
         "--stack",
         choices=STACKS,
-        default="matched",
-        help="tcplab's TCP settings: matched (mirror the testbed's Linux, default), linux "
-        '(the stack = "linux" profile) or default (tcplab\'s defaults)',
+        default=None,
+        help='tcplab\'s TCP settings: linux (the stack = "linux" profile, default), matched '
+        "(tcplab's RFC mechanisms set up like the testbed's Linux) or default (tcplab's "
+        "defaults); --random compares linux and matched unless this names one",
+    )
+    ap.add_argument(
+        "--random",
+        type=int,
+        metavar="N",
+        help="draw N cases at random from the parameter space (see --space) instead of the matrix",
+    )
+    ap.add_argument(
+        "--seed", type=int, default=1, metavar="S", help="seed of the --random draw (default 1)"
+    )
+    ap.add_argument(
+        "--space",
+        type=Path,
+        metavar="FILE",
+        help="TOML file that narrows or widens --random's parameter space",
     )
     ap.add_argument("--json", action="store_true", help="one JSON object per case and line")
     ap.add_argument(

@@ -1,7 +1,8 @@
 """``tcplab validate linux``: real Linux TCP over tcplab's emulator against tcplab's simulator.
 
     tcplab validate linux [--case cc=cubic,rate=10Mbps,rtt=40ms,loss=0.01,queue=100] [--quick]
-                          [--runs N] [--stack matched|linux|default] [--extra]
+                          [--runs N] [--stack linux|matched|default] [--extra]
+                          [--random N [--seed S] [--space FILE]]
                           [--linux-cache DIR] [--independent-seeds] [--out DIR] [--json]
 
 Needs root (network namespaces, TUN devices). Without ``--case``: the matrix (reno and cubic,
@@ -16,8 +17,10 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import json
 import math
+import os
 import platform
 import sys
 import time
@@ -37,6 +40,14 @@ from tcplab.real.validate.compare import (
     slow_start_exit,
     stalls_from_late,
     tcplab_runs,
+)
+from tcplab.real.validate.draw import (
+    Space,
+    case_errors,
+    case_spec,
+    draw_cases,
+    load_space,
+    summarise,
 )
 from tcplab.real.validate.netlab import KEY_SYSCTLS, Testbed, available
 from tcplab.scenario.units import parse_rate, parse_time
@@ -250,18 +261,13 @@ def _load_run(path: Path) -> tuple[Run, dict[str, float]]:
     return run, obj["lateness_us"]
 
 
-def measure(
-    tb: Testbed | None,
-    case: Case,
-    reps: int,
-    seeds: list[int],
-    stack: str,
-    cache: Path | None = None,
-) -> tuple[dict[str, Any], list[Run], list[Run], list[dict[str, float]]]:
-    """``case`` ``reps`` times on Linux and once per seed in tcplab: the row of the report,
-    the runs, and the emulator's lateness per Linux run. With ``cache``, a Linux run stored
-    there (same case, duration, warm-up and emulator seed) is read instead of run again, and
-    a new one is stored: the tcplab side can be re-run against the same Linux runs."""
+def linux_runs(
+    tb: Testbed | None, case: Case, reps: int, cache: Path | None = None
+) -> tuple[list[Run], list[dict[str, float]]]:
+    """``case`` ``reps`` times on Linux (emulator seeds 1000, 1001, ...): the runs and the
+    emulator's lateness per run. With ``cache``, a Linux run stored there (same case, duration,
+    warm-up and emulator seed) is read instead of run again, and a new one is stored: the
+    tcplab side can be re-run against the same Linux runs."""
     linux: list[Run] = []
     lateness = []
     for rep in range(reps):
@@ -277,6 +283,15 @@ def measure(
                 _save_run(path, run, late)
         lateness.append(late)
         linux.append(run)
+    return linux, lateness
+
+
+def compare_runs(
+    case: Case, linux: list[Run], seeds: list[int], stack: str
+) -> tuple[dict[str, Any], list[Run]]:
+    """tcplab's side of ``case`` (``stack``), once per seed, against the Linux runs ``linux``:
+    the row of the report and tcplab's runs."""
+    reps = len(linux)
     # Paired runs also replay each Linux run's late releases (the testbed's timing error) as
     # link stalls, so both stacks see the same path; the ideal-timing runs are kept beside them.
     paired = seeds == [1000 + r for r in range(reps)]
@@ -295,6 +310,22 @@ def measure(
         ideal = _row(case, linux, sim_ideal)
         row["ideal"] = {k: v for k, v in ideal.items() if k.startswith("tcplab_") or k == "targets"}
         row["stalls_replayed"] = [sum(len(v) for v in st.values()) for st in stalls]
+    return row, sim
+
+
+def measure(
+    tb: Testbed | None,
+    case: Case,
+    reps: int,
+    seeds: list[int],
+    stack: str,
+    cache: Path | None = None,
+) -> tuple[dict[str, Any], list[Run], list[Run], list[dict[str, float]]]:
+    """``case`` ``reps`` times on Linux (:func:`linux_runs`) and once per seed in tcplab
+    (:func:`compare_runs`): the row of the report, the runs, and the emulator's lateness per
+    Linux run."""
+    linux, lateness = linux_runs(tb, case, reps, cache)
+    row, sim = compare_runs(case, linux, seeds, stack)
     return row, linux, sim, lateness
 
 
@@ -430,6 +461,19 @@ def _met(rows: list[dict[str, Any]], names: tuple[str, ...]) -> str:
     return ", ".join(met)
 
 
+def case_fields(case: Case) -> dict[str, Any]:
+    """``case``'s parameters as ``--json`` prints them."""
+    return {
+        "cc": case.cc,
+        "rate_bps": case.rate_bps,
+        "rtt_ms": case.rtt_ms,
+        "loss": case.loss,
+        "queue": case.queue,
+        "duration_s": case.duration_s,
+        "warmup_s": case.warmup_s,
+    }
+
+
 def case_json(case: Case, row: dict[str, Any], stack: str) -> dict[str, Any]:
     """One case as ``--json`` prints it."""
 
@@ -449,16 +493,7 @@ def case_json(case: Case, row: dict[str, Any], stack: str) -> dict[str, Any]:
         }
 
     return {
-        "case": {
-            "cc": case.cc,
-            "rate_bps": case.rate_bps,
-            "rtt_ms": case.rtt_ms,
-            "loss": case.loss,
-            "queue": case.queue,
-            "duration_s": case.duration_s,
-            "warmup_s": case.warmup_s,
-            "stack": stack,
-        },
+        "case": {**case_fields(case), "stack": stack},
         "linux": side("linux"),
         "tcplab": side("tcplab"),
         # Whether tcplab's runs replayed the Linux runs' late releases (see measure()), and
@@ -485,7 +520,7 @@ def _num(x: float) -> float | None:
     return None if math.isnan(x) else x
 
 
-def run_matrix(quick: bool, out: Path) -> dict[str, Any]:
+def run_matrix(quick: bool, out: Path, stack: str = "linux") -> dict[str, Any]:
     cases, reps, nseeds = matrix(quick)
     seeds = list(range(1, nseeds + 1))
     rows: list[dict[str, Any]] = []
@@ -499,7 +534,7 @@ def run_matrix(quick: bool, out: Path) -> dict[str, Any]:
         env["link_sender"] = tb.link_info(tb.snd)
         env["cubic_module"] = cubic_parameters()
         for case in cases:
-            row, linux, sim, late = measure(tb, case, reps, seeds, "matched")
+            row, linux, sim, late = measure(tb, case, reps, seeds, stack)
             lateness.extend(late)
             runs[case.label] = (linux, sim)
             rows.append(row)
@@ -536,6 +571,7 @@ def run_matrix(quick: bool, out: Path) -> dict[str, Any]:
     figs.append("cwnd_slowstart.png")
     return {
         "quick": quick,
+        "stack": stack,
         "reps": reps,
         "seeds": seeds,
         "rows": rows,
@@ -557,7 +593,8 @@ def write_report(res: dict[str, Any], out: Path, command: str) -> None:
         "# tcplab vs real Linux TCP",
         "",
         f"Command: `{command}` ({res['wall_s'] / 60:.1f} min wall). Kernel {res['kernel']}, "
-        f"Python {res['python']}. Linux: {res['reps']} run(s) per case; tcplab: seeds "
+        f"Python {res['python']}. Linux: {res['reps']} run(s) per case; tcplab "
+        f"(`--stack {res.get('stack', 'matched')}`): seeds "
         f"{res['seeds'][0]} to {res['seeds'][-1]}. Link: 10 Mbit/s each way, DropTail 100 packets "
         "(not counting the one in transmission), loss on the data direction only. Goodput is "
         f"measured from {rows and _warm(res)} s to the end of the run; ± is the 95 % CI "
@@ -694,6 +731,238 @@ def run_cases(
     return results
 
 
+#: The stacks a random draw compares with Linux unless ``--stack`` names one.
+RANDOM_STACKS = ("linux", "matched")
+
+
+def run_random(
+    space: Space,
+    n: int,
+    seed: int,
+    quick: bool,
+    reps: int,
+    seeds: list[int],
+    stacks: tuple[str, ...],
+    out: Path,
+    as_json: bool,
+    cache: Path | None = None,
+) -> dict[str, Any]:
+    """``n`` cases drawn from ``space`` with ``seed``, each run ``reps`` times on Linux and
+    compared with tcplab under every stack in ``stacks``; writes ``out/results.json``,
+    ``out/report.md`` and ``out/errors.png`` and returns the results."""
+    duration, warmup = (10.0, 2.0) if quick else (20.0, 3.0)
+    drawn = draw_cases(space, n, seed, duration, warmup)
+    cases_out: list[dict[str, Any]] = []
+    cached = cache is not None and all(
+        _cache_path(cache, c, 1000 + r).exists() for c, _ in drawn for r in range(reps)
+    )
+    t_start = time.monotonic()
+    load_start = os.getloadavg()
+    with contextlib.nullcontext(None) if cached else Testbed() as tb:
+        for case, info in drawn:
+            linux, late = linux_runs(tb, case, reps, cache)
+            obj: dict[str, Any] = {
+                "case": {
+                    "spec": case_spec(case),
+                    **case_fields(case),
+                    "queue_bdp": info["queue_bdp"],
+                    "index": info["index"],
+                },
+                "tcplab": {},
+                "emulator_lateness_us": late,
+            }
+            for stack in stacks:
+                row, _ = compare_runs(case, linux, seeds, stack)
+                side = case_json(case, row, stack)
+                obj["linux"] = side["linux"]
+                obj["tcplab"][stack] = {**side["tcplab"], "errors": case_errors(row)}
+            cases_out.append(obj)
+            if as_json:
+                print(json.dumps(obj, default=float), flush=True)
+            else:
+                errs = ", ".join(
+                    f"{st} goodput {obj['tcplab'][st]['errors']['goodput_err']:+.1%} "
+                    f"retrans {obj['tcplab'][st]['retransmitted_segments']:.0f}"
+                    for st in stacks
+                )
+                print(
+                    f"[{info['index'] + 1}/{n}] {case_spec(case)}: linux "
+                    f"{obj['linux']['goodput_bps'] / 1e6:.3f} Mbit/s retrans "
+                    f"{obj['linux']['retransmitted_segments']:.0f}; {errs}",
+                    flush=True,
+                )
+    res = {
+        "seed": seed,
+        "n": n,
+        "quick": quick,
+        "reps": reps,
+        "tcplab_seeds": seeds,
+        "space": space.describe(),
+        "space_bounds": dataclasses.asdict(space),
+        "stacks": list(stacks),
+        "cases": cases_out,
+        "summary": {st: summarise([c["tcplab"][st]["errors"] for c in cases_out]) for st in stacks},
+        "wall_s": time.monotonic() - t_start,
+        "loadavg_start_end": [load_start, os.getloadavg()],
+        "kernel": platform.release(),
+    }
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "results.json").write_text(json.dumps(res, indent=1, default=float))
+    plot_random_errors(out / "errors.png", res)
+    (out / "report.md").write_text(random_report(res))
+    return res
+
+
+def _pct(x: float) -> str:
+    return "n/a" if math.isnan(x) else f"{100 * x:.1f} %"
+
+
+def random_report(res: dict[str, Any]) -> str:
+    """The report of a random draw: the error distribution per stack, the targets and every
+    case outside them."""
+    n = res["n"]
+    lines = [
+        "# tcplab vs real Linux TCP: a random draw",
+        "",
+        f"{n} cases drawn with seed {res['seed']} from: {res['space']}. Linux: {res['reps']} "
+        f"run(s) per case; tcplab: seeds {', '.join(map(str, res['tcplab_seeds']))} per stack "
+        f"({res['wall_s'] / 60:.1f} min wall, kernel {res['kernel']}, load average "
+        f"{res['loadavg_start_end'][0][0]:.1f} at the start and "
+        f"{res['loadavg_start_end'][1][0]:.1f} at the end; the Linux endpoints run under "
+        "SCHED_FIFO, see the testbed).",
+        "",
+        "Errors are tcplab's mean against Linux's mean per case: goodput (tcplab / Linux - 1), "
+        "retransmitted segments ((tcplab - Linux) / Linux, cases where Linux retransmitted), "
+        "RTOs per run (tcplab - Linux). The distribution is over the absolute errors.",
+        "",
+        "| stack | goodput error median / p90 / max | retrans error median / p90 / max "
+        "| RTO difference median / p90 / max | goodput ≤ 10 % | goodput ≤ 20 % "
+        "| retrans ≤ 30 % | RTOs where Linux has none |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for st, sm in res["summary"].items():
+        g, r, o = sm["goodput_err"], sm["retrans_err"], sm["rto_diff"]
+        lines.append(
+            f"| {st} | {_pct(g['median'])} / {_pct(g['p90'])} / {_pct(g['max'])} "
+            f"| {_pct(r['median'])} / {_pct(r['p90'])} / {_pct(r['max'])} "
+            f"| {o['median']:.2f} / {o['p90']:.2f} / {o['max']:.2f} "
+            f"| {sm['goodput_within_10']}/{n} | {sm['goodput_within_20']}/{n} "
+            f"| {sm['retrans_within_30']}/{n} | {sm['rtos_where_linux_none']} |"
+        )
+    lines += [
+        "",
+        "Targets: goodput within 10 % on at least 90 % of the cases and within 20 % on all; no "
+        "case with more than 0.5 tcplab RTOs per run where Linux took none; retransmissions "
+        "within 30 % on at least 80 % of the cases.",
+        "",
+    ]
+    for st, sm in res["summary"].items():
+        met = ", ".join(f"{k} {'met' if v else 'missed'}" for k, v in sm["met"].items())
+        lines.append(f"- `--stack {st}`: {met}.")
+    lines += ["", "## Cases outside a target", ""]
+    for st in res["stacks"]:
+        bad = [
+            c
+            for c in res["cases"]
+            if not (
+                (e := c["tcplab"][st]["errors"])["goodput_10"]
+                and e["retrans_30"]
+                and not e["spurious_rtos"]
+            )
+        ]
+        lines += [f"### `--stack {st}`: {len(bad)} of {n}", ""]
+        if not bad:
+            continue
+        lines += [
+            "| # | case (`--case`) | queue (BDP) | goodput Linux / tcplab (Mbit/s) | error "
+            "| retrans Linux / tcplab | RTOs Linux / tcplab |",
+            "|---|---|---|---|---|---|---|",
+        ]
+        for c in bad:
+            t, lx, e = c["tcplab"][st], c["linux"], c["tcplab"][st]["errors"]
+            lines.append(
+                f"| {c['case']['index']} | `{c['case']['spec']}` | {c['case']['queue_bdp']:.2f} "
+                f"| {lx['goodput_bps'] / 1e6:.3f} / {t['goodput_bps'] / 1e6:.3f} "
+                f"| {e['goodput_err']:+.1%} "
+                f"| {lx['retransmitted_segments']:.1f} / {t['retransmitted_segments']:.1f} "
+                f"| {lx['rtos']:.1f} / {t['rtos']:.1f} |"
+            )
+        lines.append("")
+    lines += ["Figure: [errors.png](errors.png) (error against each drawn parameter).", ""]
+    return "\n".join(lines)
+
+
+def plot_random_errors(path: Path, res: dict[str, Any]) -> None:
+    """Goodput and retransmission errors against each drawn parameter, one colour per stack."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    cases = res["cases"]
+    b = res["space_bounds"]
+    loss_floor = b["loss"][0] / 3  # where lossless cases are drawn on the log loss axis
+    qmax = max([b["queue_bdp"][1], *(c["case"]["queue_bdp"] for c in cases)])
+    params = (
+        (
+            "rate (Mbit/s)",
+            [c["case"]["rate_bps"] / 1e6 for c in cases],
+            (b["rate_bps"][0] / 1e6, b["rate_bps"][1] / 1e6),
+        ),
+        ("RTT (ms)", [c["case"]["rtt_ms"] for c in cases], tuple(b["rtt_ms"])),
+        (
+            "random loss (none: at the left edge)",
+            [c["case"]["loss"] or loss_floor for c in cases],
+            (loss_floor, b["loss"][1]),
+        ),
+        ("queue (BDP)", [c["case"]["queue_bdp"] for c in cases], (b["queue_bdp"][0], qmax)),
+    )
+    metrics = (
+        ("goodput error (%)", "goodput_err", (10, 20)),
+        ("retransmission error (%)", "retrans_err", (30,)),
+    )
+    colours = {"linux": "tab:blue", "matched": "tab:orange", "default": "tab:green"}
+    markers = {"reno": "o", "cubic": "s"}
+    fig, axes = plt.subplots(len(metrics), len(params), figsize=(15, 7), squeeze=False)
+    for i, (ylabel, key, bands) in enumerate(metrics):
+        for j, (xlabel, xs, (lo, hi)) in enumerate(params):
+            ax = axes[i, j]
+            for band in sorted(bands, reverse=True):
+                ax.axhspan(-band, band, color="0.85" if band == bands[0] else "0.93", zorder=0)
+            for st in res["stacks"]:
+                for cc, m in markers.items():
+                    pts = [
+                        (x, 100 * c["tcplab"][st]["errors"][key])
+                        for x, c in zip(xs, cases, strict=True)
+                        if c["case"]["cc"] == cc and math.isfinite(c["tcplab"][st]["errors"][key])
+                    ]
+                    if pts:
+                        ax.scatter(
+                            *zip(*pts, strict=True),
+                            marker=m,
+                            s=22,
+                            facecolors="none" if st != res["stacks"][0] else colours[st],
+                            edgecolors=colours.get(st, "k"),
+                            label=f"{st}, {cc}",
+                        )
+            ax.set_xscale("log")
+            ax.set_xlim(lo / 1.15, hi * 1.15)
+            ax.axhline(0, color="k", lw=0.6)
+            ax.set_xlabel(xlabel)
+            if j == 0:
+                ax.set_ylabel(ylabel)
+            ax.grid(alpha=0.3)
+    axes[0, 0].legend(fontsize=7, loc="best")
+    fig.suptitle(
+        f"tcplab against Linux, {res['n']} random cases (seed {res['seed']}); grey bands: "
+        "the targets (goodput ±10 % / ±20 %, retransmissions ±30 %)",
+        fontsize=11,
+    )
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
 def main(argv: list[str] | None = None, prog: str = "tcplab validate linux") -> int:
     ap = argparse.ArgumentParser(
         prog=prog, description=__doc__, formatter_class=argparse.RawTextHelpFormatter
@@ -707,35 +976,52 @@ def validate(a: argparse.Namespace) -> int:
     cases = [parse_case(spec, a.quick) for spec in a.case]
     if a.runs is not None and a.runs < 1:
         raise ScenarioError(f"--runs: must be >= 1 (got {a.runs})")
+    if a.random is not None:
+        if a.random < 1:
+            raise ScenarioError(f"--random: must be >= 1 (got {a.random})")
+        if cases or a.extra:
+            raise ScenarioError("--random: draws its own cases; drop --case and --extra")
+    elif a.space is not None:
+        raise ScenarioError("--space: only with --random")
+    space = load_space(a.space) if a.space is not None else Space()
     why = available()
     if why is not None:
         print(f"tcplab: error: validate linux: {why}", file=sys.stderr)
         return 1
+    reps = a.runs or (1 if a.quick else 5)
+    # Paired runs (common random numbers): tcplab's seed k is the seed of the emulator's
+    # k-th Linux run, so both see the same per-packet loss draws (the emulator runs the
+    # simulator's link component with that scenario seed). With 1 % loss, whether a loss
+    # ends the initial slow start before the queue overflows decides a run's
+    # retransmissions (50 vs 200 at RTT 40 ms), and the pairing gives both stacks the
+    # same draw. --independent-seeds: tcplab seeds 1..10 (5 with --quick) instead.
+    if a.independent_seeds:
+        seeds = list(range(1, (5 if a.quick else 10) + 1))
+    else:
+        seeds = [1000 + r for r in range(reps)]
+    if a.linux_cache is not None:
+        a.linux_cache.mkdir(parents=True, exist_ok=True)
+    if a.random is not None:
+        stacks = (a.stack,) if a.stack is not None else RANDOM_STACKS
+        out = a.out or Path("out/validation-linux-random")
+        run_random(
+            space, a.random, a.seed, a.quick, reps, seeds, stacks, out, a.json, a.linux_cache
+        )
+        print(f"wrote {out / 'report.md'}", file=sys.stderr if a.json else sys.stdout)
+        return 0
+    stack = a.stack or "linux"
     if a.extra:
         cases = (cases or matrix(a.quick)[0]) + extra_cases(a.quick)
-    if cases or a.json or a.stack != "matched" or a.runs is not None or a.linux_cache:
+    if cases or a.json or a.stack is not None or a.runs is not None or a.linux_cache:
         if not cases:
             cases = matrix(a.quick)[0]
-        reps = a.runs or (1 if a.quick else 5)
-        # Paired runs (common random numbers): tcplab's seed k is the seed of the emulator's
-        # k-th Linux run, so both see the same per-packet loss draws (the emulator runs the
-        # simulator's link component with that scenario seed). With 1 % loss, whether a loss
-        # ends the initial slow start before the queue overflows decides a run's
-        # retransmissions (50 vs 200 at RTT 40 ms), and the pairing gives both stacks the
-        # same draw. --independent-seeds: tcplab seeds 1..10 (5 with --quick) instead.
-        if a.independent_seeds:
-            seeds = list(range(1, (5 if a.quick else 10) + 1))
-        else:
-            seeds = [1000 + r for r in range(reps)]
         if a.out is not None:
             a.out.mkdir(parents=True, exist_ok=True)
-        if a.linux_cache is not None:
-            a.linux_cache.mkdir(parents=True, exist_ok=True)
-        run_cases(cases, reps, seeds, a.stack, a.out, a.json, a.linux_cache)
+        run_cases(cases, reps, seeds, stack, a.out, a.json, a.linux_cache)
         return 0
     out = a.out or Path("out/validation-linux")
     out.mkdir(parents=True, exist_ok=True)
-    res = run_matrix(a.quick, out)
+    res = run_matrix(a.quick, out, stack)
     command = "tcplab validate linux" + (" --quick" if a.quick else "")
     (out / "results.json").write_text(json.dumps(res, indent=1, default=float))
     write_report(res, out, command)
