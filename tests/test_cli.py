@@ -302,7 +302,19 @@ def _subparsers(parser: Any) -> dict[str, Any]:
 
 def _options(parser: Any) -> list[tuple[Any, ...]]:
     return [
-        (a.dest, a.option_strings, a.nargs, a.default, a.choices, a.type, a.required)
+        (
+            a.dest,
+            a.option_strings,
+            a.nargs,
+            a.default,
+            # A command's own subcommands (tcplab trace stats, ...) are parsers of their own,
+            # built anew each time: compare their names and help.
+            {k: v.format_help() for k, v in a.choices.items()}
+            if isinstance(a.choices, dict)
+            else a.choices,
+            a.type,
+            a.required,
+        )
         for a in parser._actions
     ] + [("defaults", sorted(parser._defaults.items(), key=str))]
 
