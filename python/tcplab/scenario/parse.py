@@ -475,7 +475,7 @@ def _trace_keys() -> tuple[str, ...]:
 def _trace(t: _Table, name: str) -> dict[str, Any]:
     from tcplab.scenario.trace import trace_hop
 
-    return trace_hop(t, name)
+    return trace_hop(t, name, queue=_queue, loss_of=_loss_of, file_name=_file_name)
 
 
 class HopKind(NamedTuple):

@@ -5,6 +5,7 @@ by the core's validator with the file and the line)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Final
 
@@ -36,13 +37,20 @@ TRACE_DEFAULTS: Final[dict[str, object]] = {
 }
 
 
-def trace_hop(t: Table, name: str) -> dict[str, Any]:
+def trace_hop(
+    t: Table,
+    name: str,
+    *,
+    queue: Callable[[object, str], dict[str, Any]],
+    loss_of: Callable[[Mapping[str, tuple[object, str]]], dict[str, Any]],
+    file_name: Callable[[object, str], str],
+) -> dict[str, Any]:
     """A ``kind = "trace"`` table → a ``HopConfig`` of kind ``trace`` (``fwd`` = ``down``,
     ``rev`` = ``up`` or ``up_rate``). File names stay as written; :func:`resolve_files` makes
-    relative ones relative to the scenario file."""
-    # parse imports this module lazily, when a scenario has a trace hop
-    from tcplab.scenario.parse import _file_name, _loss_of, _queue
-
+    relative ones relative to the scenario file. The readers of the keys a trace hop shares
+    with a link (``queue``, ``loss``/``loss_model``, file names) are the scenario parser's,
+    passed in by it (this module sits below the parser, which imports it)."""
+    _file_name, _loss_of, _queue = file_name, loss_of, queue
     d = TRACE_DEFAULTS
     if "loss" in t and "loss_model" in t:
         raise field_error(t.at("loss_model"), f"cannot be combined with {t.at('loss')}")
