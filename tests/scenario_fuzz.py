@@ -14,6 +14,8 @@ exception (a traceback), a panic, or a case still running past the bound is a fa
 ``tests/test_scenario_fuzz.py`` runs 2,000 cases in CI; run more from the shell:
 
     python tests/scenario_fuzz.py --cases 20000 --seed 1
+
+Every accepted case's summary is also checked for non-finite numbers (NaN, infinities).
 """
 
 from __future__ import annotations
@@ -81,6 +83,12 @@ VALUES: list[Any] = [
     "1e-9s",
     "0.5ns",
     "1e400s",
+    "1e99999999999s",
+    "1e-9999999s",
+    "1e99999999999Mbps",
+    "1e99999999999B",
+    "\u0661\u0660ms",
+    "\uff11\uff10ms",
     "-5ms",
     "10Mbps",
     "1bps",
@@ -244,6 +252,27 @@ class Outcome:
         }
 
 
+def non_finite(node: Any, path: str = "") -> list[str]:
+    """Where a run's summary holds a NaN or an infinity (as a number, or as the null the core
+    writes for one in a field that is otherwise always a number)."""
+    out: list[str] = []
+    if isinstance(node, float) and not math.isfinite(node):
+        out.append(f"{path}={node}")
+    elif isinstance(node, dict):
+        for k, v in node.items():
+            out += non_finite(v, f"{path}.{k}" if path else str(k))
+    elif isinstance(node, list):
+        for i, v in enumerate(node):
+            out += non_finite(v, f"{path}[{i}]")
+    if isinstance(node, dict) and path.split("[")[0] in ("flows", "links", "cross"):
+        out += [f"{path}.{k}=null" for k in _NUMERIC_ROW_KEYS if k in node and node[k] is None]
+    return out
+
+
+#: Row fields of the summary that are always numbers (a null there is a NaN or an infinity).
+_NUMERIC_ROW_KEYS = ("goodput_bps", "duration_s", "bytes_delivered", "tx_bytes", "tx_packets")
+
+
 class _WallBound(Exception):
     pass
 
@@ -337,9 +366,12 @@ def run_cases(cases: int, seed: int, workdir: Path) -> Outcome:
                     print(json.dumps(sc.data, default=str)[:3000], file=sys.stderr)
                 continue
             outcome.ran += 1
-            violations = json.loads(raw["summary"])["invariants"]["violations"]
+            summary = json.loads(raw["summary"], parse_constant=float)
+            violations = summary["invariants"]["violations"]
             if violations:
                 outcome.failures.append(f"{label}: invariant violations: {violations[:3]}")
+            if bad := non_finite(summary):
+                outcome.failures.append(f"{label}: non-finite outputs: {bad[:3]}")
     finally:
         faulthandler.cancel_dump_traceback_later()
         outcome.cases = cases

@@ -4,6 +4,7 @@ shaped exactly like the simulator's, so the Python side is tested without the Ru
 from __future__ import annotations
 
 import json
+import subprocess
 import types
 from collections.abc import Callable
 from pathlib import Path
@@ -125,3 +126,15 @@ class FakeCore(types.ModuleType):
             if progress is not None:
                 progress(fraction)
         return fake_core_result(config, self.violations)
+
+
+def emu_leftovers(tag: str) -> set[str]:
+    """Namespaces and root-namespace devices of the emulations named with ``tag``
+    (``TCPLAB_EMU_TAG``), and their lock file: what must be gone after every emulation."""
+    ns = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+    links = subprocess.run(["ip", "-o", "link"], capture_output=True, text=True).stdout
+    names = {line.split()[0] for line in ns.splitlines() if line.startswith(f"tle{tag}")}
+    names |= {w.rstrip(":").split("@")[0] for w in links.split() if w.startswith(f"tle{tag}")}
+    if Path(f"/run/tcplab-emu/{tag}.lock").exists():
+        names.add(f"{tag}.lock")
+    return names

@@ -145,3 +145,26 @@ def test_cut_off_capture_is_reported(train_run: tuple[Path, dict], tmp_path: Pat
     r = analyze_capture(cut)
     assert r.summary["truncated_tail"] is True
     assert r.summary["packets"] > 100
+
+
+def test_a_capture_mid_path_is_uncertain_not_all_spurious(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A capture on the bottleneck (40 s: the cross traffic starts at 30 s), in the middle of
+    the path: the handshake cannot place it. Guessing a side used to call every retransmission
+    spurious (110 of 110, truth 1)."""
+    scenario = Path(__file__).resolve().parent.parent / "scenarios" / "cross-traffic.toml"
+    out = tmp_path / "x"
+    args = ["run", str(scenario), "--set", "duration=40s", "--set", "path[1].loss=0.01"]
+    assert main([*args, "--pcap", "1", "--out", str(out), "--quiet"]) == 0
+    truth = json.loads((out / "summary.json").read_text())["flows"][0]
+    capsys.readouterr()
+    assert main(["analyze", str(out / "bottleneck-both.pcap"), "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    (data,) = [c for c in summary["connections"] if c["data_packets"] > 0]
+    assert data["side"] == "uncertain"
+    assert data["retransmissions"] > 10
+    assert (
+        data["spurious_retransmissions"]
+        <= truth["spurious_timeouts"] + truth["spurious_fast_retransmits"]
+    )

@@ -282,3 +282,38 @@ def test_reproduce_options_reach_run_configs(
         again = run_configs(configs, jobs=1)
     assert "2 runs, 0 computed, 2 already stored" in capsys.readouterr().err
     assert first == again == run_configs(configs, jobs=1)
+
+
+@pytest.mark.parametrize("store", [False, True])
+def test_ctrl_c_stops_a_sweep_without_worker_tracebacks(tmp_path: Path, store: bool) -> None:
+    """Ctrl-C in a terminal sends SIGINT to the whole process group, workers included. They
+    used to run the command line's handlers they inherited and print a traceback each."""
+    args = ["sweep", "p2p-bulk", *(f"--set={s}" for s in KILL_SETS)]
+    args += [f"--vary={v}" for v in KILL_VARY]
+    args += ["--seeds", str(KILL_SEEDS), "--jobs", "2"]
+    if store:
+        args += ["--store", str(tmp_path / "store")]
+    proc = subprocess.Popen(
+        _cli(*args),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    children = Path(f"/proc/{proc.pid}/task/{proc.pid}/children")
+    deadline = time.monotonic() + 60
+    try:
+        while len(children.read_text().split()) < 2:
+            assert proc.poll() is None, f"sweep ended before it was stopped: {proc.communicate()}"
+            assert time.monotonic() < deadline, "no worker processes"
+            time.sleep(0.02)
+        time.sleep(1.0)  # the workers are running simulations
+        os.killpg(proc.pid, signal.SIGINT)
+        _, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err, err
+    assert err.strip().splitlines()[-1] == "tcplab: error: interrupted", err

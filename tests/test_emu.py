@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 
+from support import emu_leftovers
 from tcplab import cli
 from tcplab.real import emu
 
@@ -42,11 +43,7 @@ TAG = secrets.token_hex(3)
 
 def _ours() -> set[str]:
     """Namespaces and root-namespace devices of this process's emulations."""
-    ns = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
-    links = subprocess.run(["ip", "-o", "link"], capture_output=True, text=True).stdout
-    names = {line.split()[0] for line in ns.splitlines() if line.startswith(f"tle{TAG}")}
-    names |= {w.rstrip(":").split("@")[0] for w in links.split() if w.startswith(f"tle{TAG}")}
-    return names
+    return emu_leftovers(TAG)
 
 
 @pytest.fixture
@@ -317,16 +314,6 @@ def test_spin_share_out_of_range_is_refused(
     assert cli.main(["emu", toml, "--spin-share", share, "--", "true"]) == 2
     err = capsys.readouterr().err.strip()
     assert err == f"tcplab: error: emu: --spin-share must be between 0 and 1 (got {float(share)})"
-
-
-def test_without_root_one_line_and_status_1(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(os, "geteuid", lambda: 1000)
-    toml = _scenario(tmp_path, '[[path]]\nrate = "1Mbps"\ndelay = "1ms"\n')
-    assert cli.main(["emu", toml, "--", "true"]) == 1
-    err = capsys.readouterr().err.strip()
-    assert err == "tcplab: error: tcplab emu needs root (network namespaces and TUN devices)"
 
 
 def test_either_shell_or_a_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

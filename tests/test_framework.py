@@ -92,6 +92,16 @@ def test_report_writes_verdicts(tmp_path: Path) -> None:
         "misses": 1,
         "inconclusive": 1,
     }
+    # a check that holds by construction is labelled, counted apart, out of the headline
+    r3 = Report("demo", "Demo paper", tmp_path / "demo3")
+    r3.check("pep", AtLeast(80, kind="construction"), 100.0, source="§5: 80 % or more")
+    r3.check("x", Below(5), 4.0, source="§4: below 5 %")
+    md3 = r3.write().read_text()
+    assert "**1 of 1 predictions hold; by construction: 1 of 1 hold.**" in md3
+    assert "| pep | by construction | ≥ 80 | 100 |" in md3 and "§5: 80 % or more" in md3
+    res3 = json.loads((tmp_path / "demo3" / "results.json").read_text())
+    assert res3["comparisons"][0]["source"] == "§5: 80 % or more"
+    assert res3["counts"]["construction"]["total"] == 1
     # a calibration or formula that misses does not fail the predictions
     r2 = Report("demo", "Demo paper", tmp_path / "demo2")
     r2.check("fit", Within(0.1, abs=0.01, kind="calibration"), 0.5)

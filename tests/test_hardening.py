@@ -1,4 +1,4 @@
-"""Regression tests of issue 15 (hardening): one or more per defect, numbered as in the issue.
+"""Regression tests of the hardening round: one or more per defect, each named after it.
 
 Each test failed before its fix. Subprocess tests drive the installed ``tcplab`` CLI where a
 signal or the exit status of a whole process is the point; the rest run in-process.
@@ -219,7 +219,7 @@ def test_an_interrupted_run_leaves_no_complete_looking_output(
         ],
         tmp_path,
     )
-    _wait_for(out / "link0-both.pcap")
+    _wait_for(out / ".link0-both.pcap.part")  # the capture, until the run completes
     time.sleep(0.5)
     proc.send_signal(sig)
     _, err = proc.communicate(timeout=30)
@@ -462,3 +462,20 @@ def test_an_empty_out_is_refused(capsys: pytest.CaptureFixture[str], tmp_path: P
     assert status == 2
     one_line_error(err, '--out: must name a directory (got "")')
     assert list(tmp_path.iterdir()) == []
+
+
+def test_errors_cut_long_keys_and_values(capsys: pytest.CaptureFixture[str]) -> None:
+    """An error line once repeated a 240 KB key; keys and values are cut to their start and end."""
+    key = "k" * 240_000
+    status, _, err = cli(capsys, "run", P2P, "--set", f"{key}=1")
+    assert status == 2
+    one_line_error(err, "unknown field", "more characters")
+    assert len(err) < 1000
+    status, _, err = cli(capsys, "run", P2P, "--set", f"duration={'9' * 5000}s")
+    assert status == 2
+    one_line_error(err, "duration: must be at most 1000000h", "more characters")
+    assert len(err) < 1000
+    # An integer beyond Python's 4300-digit conversion limit is a value, not a crash message.
+    status, _, err = cli(capsys, "run", P2P, "--set", f"duration={'9' * 5000}")
+    assert status == 2
+    one_line_error(err, 'duration: must be a time like "50ms"', "more characters")

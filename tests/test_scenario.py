@@ -472,7 +472,7 @@ ERRORS: list[tuple[str, list[str], str]] = [
         BASE,
         ["path[0].kind=wire"],
         'path[0].kind: unknown hop kind "wire" '
-        "(choose from link, dumbbell, satellite, pep, dropper, rlc, wlan, host)",
+        "(choose from link, dumbbell, satellite, pep, dropper, rlc, wlan, host, trace)",
     ),
     (BASE, ["path[0].ratee=1Mbps"], 'path[0].ratee: unknown field (did you mean "rate"?)'),
     (
@@ -512,8 +512,8 @@ ERRORS: list[tuple[str, list[str], str]] = [
         BASE,
         ["path[0].up.foo=1"],
         "path[0].up.foo: unknown field "
-        "(allowed: bits_per_byte, delay, loss, loss_model, outages, overhead, queue, rate, "
-        "reorder, stalls)",
+        "(allowed: bits_per_byte, delay, delay_trace, loss, loss_model, outages, overhead, "
+        "queue, rate, reorder, stalls)",
     ),
     (BASE, ["path[0].up.rate=0kbps"], 'path[0].up.rate: must be > 0 (got "0kbps")'),
     (BASE, ["path[0].up=1"], "path[0].up: must be a table (got 1)"),
@@ -976,13 +976,19 @@ def test_config_matches_config_rs() -> None:
         for link in config["hops"]:
             variant("HopConfig", link)
             for direction in ("fwd", "rev"):
-                # `stalls_ns` only when set (a config without stalls stays as it was).
-                assert set(link[direction]) == fields("LinkDirConfig") - {"stalls_ns"}
+                # `stalls_ns`, `delay_trace` and `aqm` only when set (a config without them
+                # stays as it was; `aqm` has no scenario key yet).
+                assert set(link[direction]) == fields("LinkDirConfig") - {
+                    "stalls_ns",
+                    "delay_trace",
+                    "aqm",
+                }
                 variant("QueueConfig", link[direction]["queue"])
                 variant("LossConfig", link[direction]["loss"])
         for flow in config["flows"]:
             assert set(flow) == fields("FlowConfig")
-            assert set(flow["tcp"]) == fields("TcpConfigJson")
+            # `ecn` has no scenario key yet (the core's default: off).
+            assert set(flow["tcp"]) == fields("TcpConfigJson") - {"ecn"}
             assert set(flow["tcp"]["rto"]) == fields("RtoConfigJson")
             assert set(flow["tcp"]["ack"]) == fields("AckConfigJson")
             variant("AppConfig", flow["app"])

@@ -29,6 +29,13 @@ def test_parse_vary_keeps_toml_arrays_and_tables_whole() -> None:
     ]
 
 
+def test_parse_vary_reads_escaped_quotes_inside_strings() -> None:
+    # `\"` inside "..." is a quote character, not the end of the string (it made 2 grid
+    # points of 3); in '...' (a TOML literal string) a backslash is just a backslash.
+    got = parse_vary(['flows[0].name="a\\"b,c",x,y', "n='a\\',b"])
+    assert got == [("flows[0].name", ['"a\\"b,c"', "x", "y"]), ("n", ["'a\\'", "b"])]
+
+
 @pytest.mark.parametrize(
     ("items", "message"),
     [

@@ -159,8 +159,9 @@ def test_above_the_crossover_the_pipelined_host_beats_the_additive_bound() -> No
 
 @pytest.mark.core
 def test_loss_driven_transfer_against_the_bound_below_and_above_the_crossover() -> None:
-    """Issue 7's Done-when at reduced scale: NewReno with Bernoulli loss p = 1e-4 (√p = 1e-2,
-    RTTs ×0.1 of the thesis's, so √p·RTT and the bound are the thesis's at 6/24/96 ms).
+    """The bound against loss-driven transfers, at reduced scale: NewReno with Bernoulli loss
+    p = 1e-4 (√p = 1e-2, RTTs ×0.1 of the thesis's, so √p·RTT and the bound are the thesis's at
+    6/24/96 ms).
     Below the crossover (1.17 ms here, 11.7 ms at √p = 1e-3) the transfer is host-limited and
     sits within 10 % under (3.44); above it the loss-driven window (mean ≈ 1.3/√p, not the
     thesis's 1/√p) and the pipelined host take it above the `max` reading — the miss the
@@ -232,3 +233,46 @@ def test_lan_host_scenario_runs_at_the_bound() -> None:
     ip = r["flows"][0]["goodput_bps"] * 9000 / 8960
     bound = tb.bound_nontoe(9000, 1e-4, b_ge=1e9, b_fsb=9.8e9, b_pci=1.06e9, t_l=13.7e-6)
     assert 0.95 * bound < ip <= bound
+
+
+def test_dumbbell_claims_judged_once_on_the_thesis_rule(tmp_path: Any) -> None:
+    """Each §4.5 claim is one prediction over every dumbbell setting of the run, judged on the
+    thesis's literal rule; tcplab's rule is context beside it; a quick run (one setting of
+    four) cannot make the verdict firm."""
+    from tcplab.papers import throughput_bound as tbp
+    from tcplab.report.checks import Report
+
+    def metrics(good: bool) -> dict[str, Any]:
+        return {
+            "fast_cv_ratio": 5.0 if good else 0.4,
+            "cv": 0.01 if good else 1.3,
+            "b_known_rtt": 1.0,
+            "cwnd_over_avail": 0.95 if good else 0.3,
+            "goodput_over_newreno": 1.2 if good else 0.3,
+            "goodput_mbps": 500.0 if good else 100.0,
+            "jain": 1.0,
+            "two_flow_over_half": [1.0, 0.99] if good else [0.2, 0.2],
+            "two_flow_settled_s": [10.0, 12.0],
+        }
+
+    cases = [
+        {"where": w, "metrics": {tbp.LITERAL_BDP: metrics(False), tbp.DEFAULT_BDP: metrics(True)}}
+        for w in ("1000 Mbps / 10 ms", "155 Mbps / 10 ms")
+    ]
+    for quick in (False, True):
+        rep = Report("throughput-bound", "t", tmp_path / str(quick), quick=quick)
+        tbp._dumbbell_checks(rep, cases)
+        pred = [c for c in rep.comparisons if c.kind == "prediction"]
+        assert len(pred) == len(tbp.DUMBBELL_CLAIMS)
+        assert all(c.item.endswith("the thesis's rule") and c.source for c in pred)
+        ours = [c for c in rep.comparisons if c.item.endswith("tcplab's rule")]
+        assert len(ours) == len(pred) and {c.kind for c in ours} == {"context"}
+        verdicts = {c.item.split(":")[0]: c.verdict for c in pred}
+        if quick:
+            assert set(verdicts.values()) == {"inconclusive"}
+        else:
+            assert verdicts["R11 B known at the sender after the first data segment"] == "holds"
+            assert verdicts["R14 bdp-tracking cwnd / available B·RTT_min after convergence"] == (
+                "misses"
+            )
+            assert "holds" in next(c.rule for c in ours if c.item.startswith("R14"))

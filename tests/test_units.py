@@ -1,5 +1,8 @@
 from __future__ import annotations
 
+import re
+from typing import Any
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -150,3 +153,27 @@ def test_arbitrary_text_parses_or_fails_with_one_line(text: str) -> None:
         else:
             assert isinstance(value, int)
             assert value >= 0
+
+
+@pytest.mark.parametrize(
+    ("call", "text", "message"),
+    [
+        # Exponents far beyond any range: a one-line rule, not decimal.Overflow.
+        (parse_time, "1e99999999999s", "must be at most 1000000h"),
+        (parse_rate, "1e99999999999Mbps", "must be at most 18446744073709551615 bit/s"),
+        (parse_size, "1e99999999999B", "must be at most 18446744073709551615 bytes"),
+        (parse_time, "-1e99999999999s", "must be ≥ 0"),
+        # Far below one base unit: rejected, not silently 0.
+        (parse_time, "1e-9999999s", "must be a whole number of ns"),
+        (parse_size, "1e-50KB", "must be a whole number of bytes"),
+        # More digits than the default decimal precision: not rounded to a whole number.
+        (parse_time, "1.0000000000000000000000000000001s", "must be a whole number of ns"),
+        # Only ASCII digits are digits.
+        (parse_time, "\u0661\u0660ms", 'must be a time like "50ms"'),
+        (parse_rate, "\uff11\uff10Mbps", 'must be a rate like "10Mbps"'),
+        (parse_size, "\u0967KB", 'must be a size like "64KB"'),
+    ],
+)
+def test_extreme_exponents_and_foreign_digits(call: Any, text: str, message: str) -> None:
+    with pytest.raises(ScenarioError, match=re.escape(message)):
+        call(text, "x")

@@ -41,13 +41,40 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{PROG}: error: {message} (see {self.prog} --help)\n")
 
 
-def _parser() -> argparse.ArgumentParser:
+class _Unbuilt:
+    """The parser of a command that is not being run: whatever is added to it is dropped."""
+
+    def __getattr__(self, name: str) -> Callable[..., _Unbuilt]:
+        return lambda *args, **kwargs: self
+
+
+class _OneCommand:
+    """Subparsers that build only the parser of the command being run: building every
+    command's options costs a few milliseconds of every start."""
+
+    def __init__(self, sub: Any, command: str) -> None:
+        self.sub = sub
+        self.command = command
+        self.built = False
+
+    def add_parser(self, name: str, **kwargs: Any) -> Any:
+        if name != self.command:
+            return _Unbuilt()
+        self.built = True
+        return self.sub.add_parser(name, **kwargs)
+
+
+def _parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The ``tcplab`` parser; with ``command``, only that command's subparser is built (the
+    whole parser when ``command`` is not a command, so help and errors list them all)."""
     parser = _Parser(
         prog=PROG,
         description="Simulate TCP on hard links (3G, satellite, asymmetric, WLAN, host-limited).",
     )
     parser.add_argument("--version", action=_VersionAction, nargs=0, help="print the version")
-    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    sub: Any = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    if command is not None:
+        sub = _OneCommand(sub, command)
 
     run = sub.add_parser(
         "run",
@@ -103,7 +130,17 @@ def _parser() -> argparse.ArgumentParser:
         "--set", action="append", default=[], metavar="KEY=VALUE", help="as for tcplab run"
     )
     emu.add_argument("--server", metavar="CMD", help="shell command run in the server namespace")
-    emu.add_argument("--mtu", type=int, default=1500, help="MTU of both devices (default 1500)")
+    emu.add_argument(
+        "--mtu", type=int, default=1500, help="MTU of both devices (576 to 65535, default 1500)"
+    )
+    emu.add_argument(
+        "--sysctl",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="set a sysctl in both namespaces, e.g. net.ipv4.tcp_congestion_control=cubic "
+        "(repeatable; each namespace's net.ipv4.tcp_* go to the summary)",
+    )
     emu.add_argument("--shell", action="store_true", help="open a shell in the client namespace")
     emu.add_argument("--quiet", action="store_true", help="no table on stderr at the end")
     emu.add_argument("--json", action="store_true", help="print the summary as JSON on stderr")
@@ -126,6 +163,42 @@ def _parser() -> argparse.ArgumentParser:
         metavar="F",
         help="most of one CPU the thread may spend waiting on the clock instead of sleeping, "
         "per 10 ms (0 to 1, default 0.5; docs/emu.md, Timing)",
+    )
+    emu.add_argument(
+        "--endpoint",
+        choices=("server=tcplab", "client=tcplab"),
+        help="tcplab's own TCP (the scenario's first [[flows]] entry) terminates the "
+        "connections on that side instead of the namespace's Linux stack (docs/emu.md)",
+    )
+    emu.add_argument(
+        "--port",
+        type=int,
+        default=8000,
+        metavar="N",
+        help="with --endpoint server=tcplab: the port it listens on (default 8000)",
+    )
+    emu.add_argument(
+        "--serve",
+        metavar="DIR",
+        help="with --endpoint server=tcplab: answer HTTP GET with files under DIR (without it: "
+        "the bulk source)",
+    )
+    emu.add_argument(
+        "--get",
+        metavar="URL",
+        help="with --endpoint client=tcplab: fetch this http://10.99.0.1[:PORT]/PATH",
+    )
+    emu.add_argument(
+        "--save",
+        metavar="FILE",
+        help="with --endpoint client=tcplab: write the response body to FILE",
+    )
+    emu.add_argument(
+        "--time-limit",
+        type=float,
+        default=600.0,
+        metavar="S",
+        help="with --endpoint client=tcplab: give up after S seconds (default 600)",
     )
     emu.add_argument("cmd", nargs="*", metavar="-- CMD ARGS", help="the client command")
     emu.set_defaults(func=_cmd_emu)
@@ -219,7 +292,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     repro.set_defaults(func=_cmd_reproduce)
 
-    from tcplab.campaign.run import add_results_command
+    from tcplab.campaign.cli import add_results_command
 
     add_results_command(sub)
 
@@ -234,8 +307,12 @@ def _parser() -> argparse.ArgumentParser:
     mod.set_defaults(func=_cmd_model)
 
     from tcplab.analyze.cli import add_parser as add_analyze
+    from tcplab.analyze.tracefile import add_parser as add_trace
 
     add_analyze(sub)
+    add_trace(sub)
+    if isinstance(sub, _OneCommand) and not sub.built:
+        return _parser()
     return parser
 
 
@@ -279,9 +356,17 @@ def _pcap_entry(spec: str) -> dict[str, Any]:
     return {"hop": hop, "dir": direction or "both"}
 
 
-def _read_with_overrides(scenario: str | None, sets: list[str]) -> tuple[dict[str, Any], str]:
-    """The scenario's table with ``--set`` applied, and its source (for error messages)."""
+def _read_with_overrides(
+    scenario: str | None, sets: list[str], pcaps: Sequence[str] = ()
+) -> tuple[dict[str, Any], str]:
+    """The scenario's table with the ``--pcap`` captures appended to its ``[[pcap]]`` and then
+    ``--set`` applied (so ``--set pcap[N].KEY=...`` reaches a ``--pcap`` capture), and its
+    source (for error messages)."""
     data, source = read_scenario(scenario)
+    if pcaps:
+        captures = data.setdefault("pcap", [])
+        if isinstance(captures, list):
+            captures.extend(_pcap_entry(spec) for spec in pcaps)
     try:
         return apply_overrides(data, sets), source
     except ScenarioError as err:
@@ -290,11 +375,7 @@ def _read_with_overrides(scenario: str | None, sets: list[str]) -> tuple[dict[st
 
 
 def _scenario_for(args: argparse.Namespace) -> Scenario:
-    data, source = _read_with_overrides(args.scenario, args.set)
-    if args.pcap:
-        captures = data.setdefault("pcap", [])
-        if isinstance(captures, list):
-            captures.extend(_pcap_entry(spec) for spec in args.pcap)
+    data, source = _read_with_overrides(args.scenario, args.set, args.pcap)
     return parse_scenario(data, source)
 
 
@@ -336,24 +417,57 @@ def _cmd_emu(args: argparse.Namespace) -> int:
     from tcplab.real import emu
 
     command = list(args.cmd)
-    if bool(command) == args.shell:
+    role = args.endpoint.split("=")[0] if args.endpoint else None
+    try:
+        endpoint = (
+            emu.endpoint_options(
+                role, port=args.port, serve=args.serve, get=args.get, save=args.save
+            )
+            if role
+            else None
+        )
+    except ValueError as err:
+        return _fail(f"emu: {err}", 2)
+    if role is None and (args.serve or args.get or args.save):
+        return _fail("emu: --serve, --get and --save need --endpoint", 2)
+    if role == "client":
+        if command or args.shell:
+            return _fail("emu: with --endpoint client=tcplab tcplab is the client (no -- CMD)", 2)
+    elif bool(command) == args.shell:
         return _fail("emu: give either --shell or -- CMD ARGS", 2)
+    if role == "server" and args.server:
+        return _fail("emu: with --endpoint server=tcplab tcplab is the server (no --server)", 2)
     if not 0.0 <= args.spin_share <= 1.0:
         return _fail(f"emu: --spin-share must be between 0 and 1 (got {args.spin_share})", 2)
-    data, source = _read_with_overrides(args.scenario, args.set)
-    emu.check_path(data, source)
+    if not emu.MTU_MIN <= args.mtu <= emu.MTU_MAX:
+        return _fail(
+            f"emu: --mtu: must be between {emu.MTU_MIN} and {emu.MTU_MAX} bytes (got {args.mtu})", 2
+        )
+    data, source = _read_with_overrides(args.scenario, args.set, args.pcap)
     # The real programs are the flows: a path-only scenario is enough.
     data.setdefault("flows", [{}])
     data.setdefault("duration", "1s")
-    if args.pcap:
-        captures = data.setdefault("pcap", [])
-        if isinstance(captures, list):
-            captures.extend(_pcap_entry(spec) for spec in args.pcap)
+    captures = data.get("pcap")
+    if isinstance(captures, list):
+        for capture in captures:
+            # Real packets carry real bytes: keep them unless the capture says otherwise.
+            if isinstance(capture, dict) and "payload" not in capture:
+                capture["payload"] = "all"
+    # Validated first, so that an unknown kind is called unknown, not "cannot run in real time".
     scenario = parse_scenario(data, source)
+    emu.check_path(data, source)
     config = scenario.to_config(seed=args.seed, out_dir=args.out)
     if args.out:
         Path(args.out).mkdir(parents=True, exist_ok=True)
+    sysctls: dict[str, str] = {}
+    for item in args.sysctl:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip() or not value.strip():
+            return _fail(f"emu: --sysctl {item!r}: expected KEY=VALUE", 2)
+        sysctls[key.strip()] = value.strip()
     reason = emu.available()
+    if reason and os.geteuid() != 0:
+        return _sudo_again(reason, args.argv)
     if reason:
         return _fail(reason, 1)
     # Test hook: make the emulator panic after N packets (tests/test_emu.py).
@@ -365,23 +479,47 @@ def _cmd_emu(args: argparse.Namespace) -> int:
             server=args.server,
             shell=args.shell,
             mtu=args.mtu,
+            sysctls=sysctls,
             log=sys.stderr,
             panic_after_packets=int(panic_after) if panic_after else None,
             realtime=not args.no_realtime,
             pin_cpu=args.pin_cpu,
             spin_share=args.spin_share,
+            endpoint=endpoint,
+            time_limit_s=args.time_limit,
         )
     except emu.EmuError as err:
         return _fail(str(err), 1)
-    except emu.Terminated:
-        return _fail("terminated (SIGTERM); the namespaces and devices were removed", 143)
+    except emu.Terminated as err:
+        return _fail(
+            f"terminated ({err}); the namespaces, devices and processes were removed",
+            128 + err.signum,
+        )
     if args.out:
         emu.write_outputs(summary, Path(args.out))
     if args.json:
         print(json.dumps(summary), file=sys.stderr)
     elif not args.quiet:
         print(_render_emu(summary), file=sys.stderr)
+    why = emu.endpoint_failure(summary)
+    if why:
+        print(f"tcplab emu: the tcplab client's transfer failed: {why}", file=sys.stderr)
     return status
+
+
+def _sudo_again(reason: str, argv_of_this_run: Sequence[str]) -> int:
+    """Not root: run the same command again through sudo, with this Python (sudo's own PATH
+    would not find a tcplab installed in a virtual environment), saying so first."""
+    import shlex
+    import shutil
+
+    sudo = shutil.which("sudo")
+    if sudo is None:
+        return _fail(f"{reason}; run it as root", 1)
+    argv = [sys.executable, "-m", "tcplab", *argv_of_this_run]
+    print(f"tcplab: {reason}; running it again as root: sudo {shlex.join(argv)}", file=sys.stderr)
+    sys.stderr.flush()
+    os.execv(sudo, [sudo, *argv])
 
 
 def _cmd_validate(args: argparse.Namespace) -> int:
@@ -413,7 +551,17 @@ def _render_emu(s: dict[str, Any]) -> str:
         "llrrrrr",
     )
     conns = _table(
-        ["conn", "dir", "server", "client", "data bytes", "retransmitted", "spurious"],
+        [
+            "conn",
+            "dir",
+            "server",
+            "client",
+            "data bytes",
+            "retransmitted",
+            "spurious",
+            "path retransmitted",
+            "path spurious",
+        ],
         [
             [
                 str(c["conn"]),
@@ -423,11 +571,13 @@ def _render_emu(s: dict[str, Any]) -> str:
                 str(c["data_bytes"]),
                 str(c["retransmitted_segments"]),
                 str(c["spurious_retransmissions"]),
+                str(c.get("path_retransmitted_segments", 0)),
+                str(c.get("path_spurious_retransmissions", 0)),
             ]
             for c in s["connections"]
-            if c["data_segments"] > 0
+            if c["data_segments"] > 0 or c.get("path_retransmitted_segments")
         ],
-        "rlllrrr",
+        "rlllrrrrr",
     )
     late = s["emulator"]["lateness_us"]
     tail = (
@@ -435,6 +585,21 @@ def _render_emu(s: dict[str, Any]) -> str:
         f"p99 {late['p99']:.0f}, p99.9 {late['p999']:.0f}, max {late['max']:.0f} over "
         f"{late['packets']} packets; {_sched(s['emulator'])}"
     )
+    stacks = ", ".join(
+        f"{side} {ns['sysctls'].get('net.ipv4.tcp_congestion_control', '?')}"
+        for side, ns in (s.get("namespaces") or {}).items()
+    )
+    if stacks:
+        tail += f"\nTCP congestion control: {stacks} (every net.ipv4.tcp_* in --json/summary.json)"
+    ep = s.get("endpoint")
+    if ep:
+        f = ep["flows"][0]
+        tail += (
+            f"\ntcplab endpoint ({ep['role']}, {ep['cc']}): {f['connections']} connection(s), "
+            f"{f['bytes_delivered']} bytes delivered at {f['goodput_bps'] / 1e6:.2f} Mbit/s, "
+            f"{f['retransmitted_segments']} retransmitted, {f['timeouts']} timeouts "
+            f"({f['spurious_timeouts']} spurious, {f['spurious_detected']} detected)"
+        )
     return f"{links}\n\n{conns}\n\n{tail}"
 
 
@@ -746,6 +911,18 @@ def _fail(message: str, status: int) -> int:
     return status
 
 
+def _stdout_closed() -> int:
+    """The reader of stdout went away (``tcplab model | head``): that is normal and needs no
+    message. Later writes (the interpreter flushes stdout on exit) go to /dev/null; the status
+    is a SIGPIPE death's, 128 + 13."""
+    import os
+
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+    return 141
+
+
 class Terminated(KeyboardInterrupt):
     """SIGTERM, raised where the run is, to stop as Ctrl-C does (exit status 143)."""
 
@@ -759,13 +936,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     import signal
 
     argv = list(sys.argv[1:] if argv is None else argv)
+    original = list(argv)
     # tcplab emu ... -- CMD ARGS: CMD's own options are not tcplab's (argparse mishandles
     # "--" after a subcommand).
     cmd: list[str] | None = None
     if argv[:1] == ["emu"] and "--" in argv:
         cut = argv.index("--")
         argv, cmd = argv[:cut], argv[cut + 1 :]
-    args = _parser().parse_args(argv)
+    args = _parser(argv[0] if argv and not argv[0].startswith("-") else None).parse_args(argv)
+    args.argv = original  # the command line as given (tcplab emu runs it again through sudo)
     if cmd is not None:
         args.cmd = cmd
     func: Callable[[argparse.Namespace], int] = args.func
@@ -781,6 +960,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _fail(str(err), 3)
     except ValueError as err:  # the simulator rejected the configuration
         return _fail(str(err), 2)
+    except BrokenPipeError:
+        return _stdout_closed()
     except (ImportError, OSError) as err:
         return _fail(str(err), 1)
     except Terminated:

@@ -44,13 +44,31 @@ class InvariantError(RuntimeError):
         )
 
 
+#: The most characters of a user-supplied key or value an error message repeats.
+ECHO_MAX = 160
+
+
+def cut(text: str) -> str:
+    """``text`` if short; else its start and end around how much was left out (an error line
+    once repeated a 240 KB key)."""
+    if len(text) <= ECHO_MAX:
+        return text
+    head, tail = text[: ECHO_MAX - 40], text[-24:]
+    return f"{head}...[{len(text) - len(head) - len(tail)} more characters]...{tail}"
+
+
 def field_error(field: str, rule: str) -> ScenarioError:
-    """``ScenarioError("<field>: <rule>")``."""
-    return ScenarioError(f"{field}: {rule}" if field else rule)
+    """``ScenarioError("<field>: <rule>")``, the field cut to :data:`ECHO_MAX` characters."""
+    return ScenarioError(f"{cut(field)}: {rule}" if field else rule)
 
 
 def show(value: object) -> str:
-    """Render a user-supplied value the way it would be written in TOML."""
+    """Render a user-supplied value the way it would be written in TOML (cut to
+    :data:`ECHO_MAX` characters)."""
+    return cut(_show(value))
+
+
+def _show(value: object) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, int | float):

@@ -226,7 +226,9 @@ _SPILL_RATE_DTYPES: list[tuple[str, str]] = [
 ]
 
 
-def _events_table(ev: Mapping[str, np.ndarray], kinds: list[str], reasons: list[str]) -> pa.Table:
+def events_table(ev: Mapping[str, np.ndarray], kinds: list[str], reasons: list[str]) -> pa.Table:
+    """The event log as written (``kind`` categorical, ``reason_name`` appended): a simulated
+    run's, and the emulator's tcplab endpoint's (``tcplab.real.emu``)."""
     import pyarrow as pa
 
     columns: dict[str, Any] = {}
@@ -389,7 +391,7 @@ class RunResult:
             return pq.read_table(self._written / f"{name}.parquet", memory_map=True)
         if name == "timeseries":
             return pa.table(self._timeseries)
-        return _events_table(self._events, self.event_kinds, self.reasons)
+        return events_table(self._events, self.event_kinds, self.reasons)
 
     def _chunks(self, name: str) -> Iterator[dict[str, np.ndarray]]:
         """A spilled table in pieces of :data:`ROW_GROUP` rows: the rows in its spill file,
@@ -431,7 +433,7 @@ class RunResult:
                 if name == "timeseries":
                     table = pa.table(chunk)
                 else:
-                    table = _events_table(chunk, self.event_kinds, self.reasons)
+                    table = events_table(chunk, self.event_kinds, self.reasons)
                 if writer is None:
                     writer = pq.ParquetWriter(path, table.schema, **_PARQUET_OPTIONS)
                 writer.write_table(table, row_group_size=ROW_GROUP)

@@ -68,7 +68,9 @@ def _prepare_out(out: Path) -> None:
 
 
 def _mark_incomplete(config: dict[str, Any]) -> None:
-    """After an interrupted run, rename each capture to ``<file>.incomplete``."""
+    """After an interrupted run, rename each capture to ``<file>.incomplete`` (the simulator
+    writes it as ``.<file>.part`` and renames it itself when it stops early; this covers an
+    interruption after it finished, while the other outputs are written)."""
     for pcap in config.get("pcap", []):
         path = Path(pcap["path"])
         if path.exists():
@@ -150,15 +152,20 @@ def run(
         if bar is not None:
             bar.close()
     wall_s = time.perf_counter() - start
-    result = RunResult.from_core(
-        raw, scenario=scenario.name, seed=config["seed"], wall_s=wall_s, config=config
-    )
-    if out is not None:
-        try:
+    result = None
+    try:
+        result = RunResult.from_core(
+            raw, scenario=scenario.name, seed=config["seed"], wall_s=wall_s, config=config
+        )
+        if out is not None:
             result.write(out)
-        except BaseException:
+    except BaseException:
+        # The simulator renamed its captures into place when it finished; the outputs around
+        # them are not complete (no summary.json), so neither are they.
+        _mark_incomplete(config)
+        if result is not None:
             result.discard_spill()
-            raise
+        raise
     violations = result.summary["invariants"]["violations"]
     if violations:
         raise InvariantError(violations, result)

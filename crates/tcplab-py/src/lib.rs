@@ -2,7 +2,7 @@
 //! buffers out (NumPy wraps them with `frombuffer`; pyarrow writes Parquet).
 //! No simulation logic lives here.
 
-use pyo3::exceptions::{PyKeyboardInterrupt, PyValueError};
+use pyo3::exceptions::{PyKeyboardInterrupt, PyOSError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyTuple};
 
@@ -50,6 +50,17 @@ fn col_by<'py, R, T: Copy>(
     )
 }
 
+/// A run's error as a Python exception: a failure to write an output file
+/// (a full disk) is an `OSError` naming the file, anything else is about the
+/// configuration (`ValueError`).
+fn run_error(e: String) -> PyErr {
+    if e.starts_with(tcplab_sim::component::OUTPUT_ERROR) {
+        PyOSError::new_err(e)
+    } else {
+        PyValueError::new_err(e)
+    }
+}
+
 /// Run a normalized configuration (JSON). `progress(fraction)` is called
 /// now and then; Ctrl-C interrupts the run.
 #[pyfunction]
@@ -80,7 +91,7 @@ fn run<'py>(
     let out = match result {
         Ok(o) => o,
         Err(e) if e == "interrupted" => return Err(PyKeyboardInterrupt::new_err("interrupted")),
-        Err(e) => return Err(PyValueError::new_err(e)),
+        Err(e) => return Err(run_error(e)),
     };
     let d = PyDict::new(py);
     let summary = out
@@ -163,6 +174,34 @@ fn validate(config_json: &str) -> PyResult<()> {
         .map_err(PyValueError::new_err)
 }
 
+/// Load a capacity trace as the simulator does (`format`: "mahimahi" or
+/// "csv"): a dict of `t` and `bytes` columns (u4: the distinct timestamps in
+/// ticks and the bytes of their opportunities), `tick_ns` and
+/// `packet_overhead`. Raises ValueError naming the file and line.
+#[pyfunction]
+fn trace_load<'py>(py: Python<'py>, path: &str, format: &str) -> PyResult<Bound<'py, PyDict>> {
+    use tcplab_sim::config::TraceFormat;
+    use tcplab_sim::hops::trace::CapacityTrace;
+    let f = match format {
+        "mahimahi" => TraceFormat::Mahimahi,
+        "csv" => TraceFormat::Csv,
+        _ => {
+            return Err(PyValueError::new_err(format!(
+                "format: must be mahimahi or csv (got {format:?})"
+            )))
+        }
+    };
+    let t = py
+        .allow_threads(|| CapacityTrace::load(path, f))
+        .map_err(PyValueError::new_err)?;
+    let d = PyDict::new(py);
+    col_by(py, &d, "t", "<u4", &t.opps, |o| o.t)?;
+    col_by(py, &d, "bytes", "<u4", &t.opps, |o| o.bytes)?;
+    d.set_item("tick_ns", t.tick_ns)?;
+    d.set_item("packet_overhead", t.packet_overhead)?;
+    Ok(d)
+}
+
 /// The registries (congestion controls with their parameter rules, spurious
 /// detectors and responses, RTO profiles, ACK timers, hop kinds) as JSON.
 #[pyfunction]
@@ -186,7 +225,7 @@ fn emu_run(
     py.allow_threads(|| {
         tcplab_sim::emu_sys::run(config_json, options_json, fd_server, fd_client, stop_fd)
     })
-    .map_err(PyValueError::new_err)
+    .map_err(run_error)
 }
 
 /// Analyse a pcap/pcapng capture (`tcplab analyze`). Returns the summary
@@ -222,9 +261,25 @@ fn analyze<'py>(
         collect_packets: packets,
     };
     let path_buf = std::path::PathBuf::from(path);
-    let rep = py
-        .allow_threads(|| tcplab_trace::analyze_file(&path_buf, opts))
-        .map_err(PyValueError::new_err)?;
+    // The analysis runs without the GIL; now and then it takes it back to
+    // let Python see a pending Ctrl-C (SIGINT), and stops if there is one.
+    let mut interrupted: Option<PyErr> = None;
+    let result = py.allow_threads(|| {
+        let mut stop = || {
+            Python::with_gil(|py| match py.check_signals() {
+                Ok(()) => false,
+                Err(e) => {
+                    interrupted = Some(e);
+                    true
+                }
+            })
+        };
+        tcplab_trace::analyze_file_until(&path_buf, opts, &mut stop)
+    });
+    if let Some(e) = interrupted {
+        return Err(e);
+    }
+    let rep = result.map_err(PyValueError::new_err)?;
     let keep: std::collections::HashSet<u32> =
         rep.connections(filter.as_ref()).map(|c| c.id).collect();
     let d = PyDict::new(py);
@@ -277,6 +332,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(analyze, m)?)?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(registry, m)?)?;
+    m.add_function(wrap_pyfunction!(trace_load, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

@@ -9,7 +9,7 @@
 use crate::config::PcapConfig;
 use crate::engine::{Dir, Engine, Ev, Packet};
 use crate::pcap::PcapWriter;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use tcplab_tcp::Time;
 
 /// Why a component discarded a packet.
@@ -64,6 +64,18 @@ impl Ctx<'_> {
         self.eng.immediate.push(h.0);
     }
 
+    /// Take a parked packet back out of the slab (a queue discarding it).
+    #[inline]
+    pub(crate) fn unpark(&mut self, h: Parked) -> Packet {
+        self.eng.slab.take(h.0)
+    }
+
+    /// A parked packet, to change in place (a queue marking it CE).
+    #[inline]
+    pub(crate) fn parked_mut(&mut self, h: &Parked) -> &mut Packet {
+        self.eng.slab.get_mut(h.0)
+    }
+
     /// Discard a packet (it is counted and logged).
     #[inline]
     pub fn drop(&mut self, p: Packet, kind: DropKind) {
@@ -71,9 +83,13 @@ impl Ctx<'_> {
     }
 
     /// The component keeps the packet's content and ends its life as a
-    /// packet (a PEP acknowledging data it will resend itself).
-    pub fn absorb(&mut self) {
+    /// packet (a PEP acknowledging data it will resend itself). `p` is
+    /// the packet absorbed.
+    pub fn absorb(&mut self, p: &Packet) {
         self.eng.absorbed += 1;
+        if self.eng.track_absorbed && p.dir == Dir::Fwd && !p.udp && p.seg.payload_len > 0 {
+            self.eng.absorbed_data.push((p.flow, p.conn, p.sent_at));
+        }
     }
 
     /// Call `on_timer(token)` on this component at `at`.
@@ -134,9 +150,21 @@ impl Ctx<'_> {
 }
 
 /// A packet parked in the engine's slab (`Ctx::park`). Each handle is used
-/// once: `forward_parked_now` releases it.
+/// once: `forward_parked_now` releases it. A queue discipline holds the
+/// raw index (`queue::QPkt::id`) and rebuilds the handle with `from_raw`.
 #[derive(Debug)]
 pub(crate) struct Parked(u32);
+
+impl Parked {
+    #[inline]
+    pub(crate) fn raw(&self) -> u32 {
+        self.0
+    }
+    #[inline]
+    pub(crate) fn from_raw(i: u32) -> Parked {
+        Parked(i)
+    }
+}
 
 pub trait Component {
     /// A packet reached this hop (direction in `p.dir`).
@@ -182,6 +210,13 @@ pub trait Component {
     fn queue_len(&mut self, dir: Dir, now: Time) -> Option<u64> {
         self.backlog(dir, now)
     }
+
+    /// The queueing delay of a managed queue (`aqm`) in direction `dir`:
+    /// the sojourn of the latest packet to leave it, ns; `None` for queues
+    /// without a discipline. Must not change what the component does next.
+    fn queue_delay(&mut self, _dir: Dir, _now: Time) -> Option<Time> {
+        None
+    }
 }
 
 /// pcap taps: hop × direction → writer.
@@ -190,8 +225,14 @@ pub struct Taps {
     /// hop → direction → the captures that see it (several may overlap).
     pub(crate) map: Vec<[Vec<usize>; 2]>,
     pub(crate) writers: Vec<PcapWriter>,
+    /// Each capture's file name (where it is renamed to when complete).
     pub(crate) paths: Vec<String>,
+    /// Where each capture is written meanwhile (`part_path`).
+    parts: Vec<PathBuf>,
+    /// The first write error (`finish` returns it, naming the file).
     pub(crate) errors: Vec<String>,
+    /// `finish` renamed the files into place.
+    finished: bool,
     pub(crate) ip_id: u16,
     /// Real-time emulation (`emu`): packets carry real bytes, so a tap only
     /// notes (writer, packet id, time) here and the driver writes the bytes.
@@ -205,16 +246,27 @@ pub fn addr(net: u8, idx: u32) -> [u8; 4] {
     [10, net, (v >> 8) as u8, v as u8]
 }
 
+/// Errors writing an output file start with this (and name the file): the
+/// bindings raise them as `OSError` (exit status 1), not as bad input.
+pub const OUTPUT_ERROR: &str = "cannot write ";
+
+/// Where a capture is written until the run completes: `.NAME.part` beside
+/// `NAME`, so that a run killed meanwhile leaves no file that looks complete.
+pub fn part_path(path: &Path) -> PathBuf {
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
+    path.with_file_name(format!(".{}.part", name.unwrap_or_default()))
+}
+
 impl Taps {
     /// The writers of the run's `[[pcap]]` captures on a path of `hops` hops
-    /// (a two-direction capture writes its records in time order).
+    /// (a two-direction capture writes its records in time order). Each is
+    /// written to its `part_path` and renamed into place by `finish`.
     pub(crate) fn open(pcap: &[PcapConfig], hops: usize) -> Result<Taps, String> {
-        let mut taps = Taps {
-            map: vec![[Vec::new(), Vec::new()]; hops],
-            ..Default::default()
-        };
+        let mut taps = Taps::default();
+        taps.map = vec![[Vec::new(), Vec::new()]; hops];
         for (i, p) in pcap.iter().enumerate() {
-            let mut w = PcapWriter::create(Path::new(&p.path), p.payload_snaplen)
+            let part = part_path(Path::new(&p.path));
+            let mut w = PcapWriter::create(&part, p.payload_snaplen)
                 .map_err(|e| format!("pcap[{i}].file: cannot create {:?}: {e}", p.path))?;
             if p.dir == "both" {
                 w = w.ordered();
@@ -222,6 +274,7 @@ impl Taps {
             let idx = taps.writers.len();
             taps.writers.push(w);
             taps.paths.push(p.path.clone());
+            taps.parts.push(part);
             let m = &mut taps.map[p.hop];
             match p.dir.as_str() {
                 "fwd" => m[0].push(idx),
@@ -254,12 +307,44 @@ impl Taps {
         for k in 0..self.map[hop][p.dir as usize].len() {
             let w = self.map[hop][p.dir as usize][k];
             if let Err(e) = self.record_one(w, p, t, ttl, now) {
-                self.errors
-                    .push(format!("pcap write failed at hop {hop}: {e}"));
+                self.failed(w, e);
                 self.map[hop] = [Vec::new(), Vec::new()];
                 return;
             }
         }
+    }
+
+    /// Note the first write error of capture `w` (the run ends with it).
+    pub(crate) fn failed(&mut self, w: usize, e: std::io::Error) {
+        if self.errors.is_empty() {
+            self.errors
+                .push(format!("{OUTPUT_ERROR}{}: {e}", self.paths[w]));
+        }
+    }
+
+    /// A write failed: the run stops and reports it.
+    pub(crate) fn has_failed(&self) -> bool {
+        !self.errors.is_empty()
+    }
+
+    /// End of a complete run: write what is held, flush, and rename each
+    /// capture from its `part_path` to its name. The first write error of
+    /// the run (or of this) is returned as `cannot write FILE: reason`.
+    pub(crate) fn finish(&mut self) -> Result<(), String> {
+        if let Some(e) = self.errors.first() {
+            return Err(e.clone());
+        }
+        for w in 0..self.writers.len() {
+            if let Err(e) = self.writers[w].flush() {
+                self.failed(w, e);
+                return Err(self.errors[0].clone());
+            }
+        }
+        for (part, path) in self.parts.iter().zip(&self.paths) {
+            std::fs::rename(part, path).map_err(|e| format!("{OUTPUT_ERROR}{path}: {e}"))?;
+        }
+        self.finished = true;
+        Ok(())
     }
 
     fn record_one(
@@ -290,5 +375,87 @@ impl Taps {
         };
         res?;
         self.writers[w].release_until(now)
+    }
+}
+
+impl Drop for Taps {
+    /// A run that did not complete (interrupted, failed) keeps what its
+    /// captures hold as `NAME.incomplete`, never under `NAME`.
+    fn drop(&mut self) {
+        if self.finished {
+            return;
+        }
+        for w in &mut self.writers {
+            let _ = w.flush();
+        }
+        for (part, path) in self.parts.iter().zip(&self.paths) {
+            let _ = std::fs::rename(part, format!("{path}.incomplete"));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn capture(dir: &Path, name: &str) -> PcapConfig {
+        serde_json::from_value(serde_json::json!({
+            "hop": 0, "dir": "both", "path": dir.join(name).to_string_lossy(),
+        }))
+        .unwrap()
+    }
+
+    fn fresh_dir(tag: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("tcplab-taps-{tag}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    #[test]
+    fn a_capture_gets_its_name_only_when_the_run_completes() {
+        let dir = fresh_dir("ok");
+        let mut taps = Taps::open(&[capture(&dir, "a.pcap")], 1).unwrap();
+        assert!(!dir.join("a.pcap").exists());
+        assert!(dir.join(".a.pcap.part").exists());
+        taps.finish().unwrap();
+        drop(taps);
+        assert!(dir.join("a.pcap").exists());
+        assert!(!dir.join(".a.pcap.part").exists());
+        assert!(!dir.join("a.pcap.incomplete").exists());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn an_unfinished_capture_is_kept_as_incomplete() {
+        let dir = fresh_dir("drop");
+        drop(Taps::open(&[capture(&dir, "a.pcap")], 1).unwrap());
+        assert!(!dir.join("a.pcap").exists());
+        assert!(!dir.join(".a.pcap.part").exists());
+        assert_eq!(
+            std::fs::read(dir.join("a.pcap.incomplete")).unwrap().len(),
+            24
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_write_error_fails_the_run_naming_the_file() {
+        let dir = fresh_dir("err");
+        let mut taps = Taps::open(&[capture(&dir, "a.pcap")], 1).unwrap();
+        let full = || std::io::Error::from_raw_os_error(28);
+        taps.failed(0, full());
+        taps.failed(0, std::io::Error::other("later"));
+        assert!(taps.has_failed());
+        let e = taps.finish().unwrap_err();
+        let path = dir.join("a.pcap");
+        assert_eq!(
+            e,
+            format!("{OUTPUT_ERROR}{}: {}", path.display(), full()),
+            "the first error, with the file"
+        );
+        drop(taps);
+        assert!(!path.exists());
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -36,7 +36,8 @@ use tcplab_tcp::{Segment, Time};
 use crate::component::{Component, Ctx, Taps};
 use crate::config::{HopConfig, SimConfig};
 use crate::coverage::Coverage;
-use crate::engine::{Dir, Engine, Ev, Packet};
+use crate::endpoint::{Endpoint, EndpointOptions, Truth};
+use crate::engine::{Dir, Engine, Ev, Packet, Side};
 use crate::sim::build_hop;
 use crate::validate::validate;
 
@@ -77,6 +78,10 @@ pub struct EmuOptions {
     /// (docs/emu.md, Timing).
     #[serde(default)]
     pub pin_cpu: bool,
+    /// tcplab's own TCP terminates the connections at one end of the path
+    /// (`endpoint.rs`; `tcplab emu --endpoint`).
+    #[serde(default)]
+    pub endpoint: Option<EndpointOptions>,
 }
 
 fn default_mtu() -> usize {
@@ -301,6 +306,8 @@ struct Pending {
     /// Entry number (uid >> SLOT_BITS) of the retransmission.
     entry: u64,
     row: usize,
+    /// Made by a hop in the path (a PEP), not by the end host.
+    by_hop: bool,
 }
 
 /// One direction of one TCP connection, as the emulator saw it.
@@ -317,6 +324,14 @@ struct DirTruth {
     retransmitted_bytes: u64,
     spurious: u64,
     delivered_bytes: u64,
+    /// A hop that sends the stream on itself (a PEP, which acknowledges the
+    /// end host's segments and delivers them with its own TCP): the highest
+    /// offset it has sent + 1, and its retransmissions, judged by the same
+    /// rule as the end host's.
+    hop_max_end: u64,
+    hop_retransmissions: u64,
+    hop_retransmitted_bytes: u64,
+    hop_spurious: u64,
 }
 
 impl DirTruth {
@@ -350,6 +365,8 @@ struct RtxRow {
     offset: u64,
     len: u32,
     spurious: bool,
+    /// The hop that made it (a PEP); None: the end host.
+    hop: Option<usize>,
 }
 
 /// The real-time driver (see the module doc).
@@ -390,6 +407,12 @@ pub struct Emu {
     created: [u64; 2],
     /// Scratch for building a created packet's bytes.
     scratch: Vec<u8>,
+    /// tcplab's TCP host at one end of the path, if asked for.
+    endpoint: Option<Endpoint>,
+    /// Packets the endpoint sent and received.
+    endpoint_packets: [u64; 2],
+    /// The endpoint's segments being sent (kept for its capacity).
+    endpoint_tx: Vec<(Option<u32>, [u8; 4], Segment)>,
 }
 
 /// IPv4 header fields the emulator needs.
@@ -399,6 +422,34 @@ struct Ip {
     proto: u8,
     src: [u8; 4],
     dst: [u8; 4],
+}
+
+/// Start a packet in `b`: room for an IPv4 header, then `seg`'s TCP
+/// header; returns the TCP header's length (the payload goes after it).
+pub(crate) fn tcp_header_into(b: &mut Vec<u8>, seg: &Segment) -> usize {
+    b.clear();
+    b.resize(20 + 60, 0);
+    let thl = encode_tcp_header(seg, &mut b[20..]);
+    b.truncate(20 + thl);
+    thl
+}
+
+/// Complete the packet in `b` (IPv4 header room, a TCP header of `thl`
+/// bytes, the payload): the RFC 791 header (version 4, IHL 5, DF, TTL 64,
+/// TCP) and both checksums.
+pub(crate) fn ipv4_finish(b: &mut [u8], src: [u8; 4], dst: [u8; 4], thl: usize) {
+    let total = b.len();
+    b[0] = 0x45;
+    b[2..4].copy_from_slice(&(total as u16).to_be_bytes());
+    b[6] = 0x40;
+    b[8] = 64;
+    b[9] = 6;
+    b[12..16].copy_from_slice(&src);
+    b[16..20].copy_from_slice(&dst);
+    let ipc = internet_checksum(&b[..20]);
+    b[10..12].copy_from_slice(&ipc.to_be_bytes());
+    let tc = tcp_checksum(src, dst, &b[20..20 + thl], &b[20 + thl..]);
+    b[36..38].copy_from_slice(&tc.to_be_bytes());
 }
 
 fn parse_ipv4(b: &[u8]) -> Option<Ip> {
@@ -440,19 +491,35 @@ impl Emu {
             .iter()
             .enumerate()
             .map(|(i, h)| build_hop(h, cfg.seed, i))
-            .collect();
+            .collect::<Result<_, _>>()?;
         let wants_bytes = hops.iter().map(|h| h.wants_bytes()).collect();
         let mut taps = Taps::open(&cfg.pcap, cfg.hops.len())?;
         taps.deferred = Some(Vec::with_capacity(16));
+        let endpoint = match &opts.endpoint {
+            Some(o) => Some(Endpoint::new(&cfg, o, opts.mtu)?),
+            None => None,
+        };
+        let mut eng = Engine {
+            taps,
+            drops: Vec::with_capacity(16),
+            immediate: Vec::with_capacity(16),
+            emitted: Vec::with_capacity(4),
+            real_bytes: true,
+            ..Default::default()
+        };
+        if let Some(ep) = &endpoint {
+            if ep.sample_interval() > 0 {
+                eng.q.push(0, Ev::Sample);
+            }
+            if ep.is_client() {
+                eng.q.push(0, Ev::OpenConn { flow: 0 });
+            }
+        }
         Ok(Emu {
-            eng: Engine {
-                taps,
-                drops: Vec::with_capacity(16),
-                immediate: Vec::with_capacity(16),
-                emitted: Vec::with_capacity(4),
-                real_bytes: true,
-                ..Default::default()
-            },
+            eng,
+            endpoint,
+            endpoint_packets: [0; 2],
+            endpoint_tx: Vec::with_capacity(64),
             wants_bytes,
             created: [0; 2],
             scratch: Vec::with_capacity(opts.mtu),
@@ -516,7 +583,20 @@ impl Emu {
                 Ev::HopTimer { hop, token } => {
                     self.call_hop(hop as usize, wire, |h, ctx| h.on_timer(token, ctx))
                 }
-                _ => unreachable!("the emulator schedules packets and hop timers only"),
+                Ev::Timer { flow, gen, .. } => {
+                    self.endpoint_call(|ep, now, n, truth| ep.on_timer(flow, gen, now, n, truth))
+                }
+                Ev::OpenConn { .. } => {
+                    self.endpoint_call(|ep, now, n, truth| ep.open(now, n, truth))
+                }
+                Ev::Sample => {
+                    if let Some(ep) = self.endpoint.as_mut() {
+                        ep.sample(at);
+                        let next = at.saturating_add(ep.sample_interval());
+                        self.eng.q.push(next, Ev::Sample);
+                    }
+                }
+                _ => unreachable!("the emulator schedules packets, hop and endpoint timers only"),
             }
             self.drain_immediate(wire);
         }
@@ -640,24 +720,10 @@ impl Emu {
                 Dir::Rev => (client, server),
             };
             let b = &mut self.scratch;
-            b.clear();
-            b.resize(20 + 60, 0);
-            let thl = encode_tcp_header(&p.seg, &mut b[20..]);
-            b.truncate(20 + thl);
+            let thl = tcp_header_into(b, &p.seg);
             b.extend_from_slice(payload);
+            ipv4_finish(b, src, dst, thl);
             let total = b.len();
-            // RFC 791 header: version 4, IHL 5, DF, TTL 64, TCP.
-            b[0] = 0x45;
-            b[2..4].copy_from_slice(&(total as u16).to_be_bytes());
-            b[6] = 0x40;
-            b[8] = 64;
-            b[9] = 6;
-            b[12..16].copy_from_slice(&src);
-            b[16..20].copy_from_slice(&dst);
-            let ipc = internet_checksum(&b[..20]);
-            b[10..12].copy_from_slice(&ipc.to_be_bytes());
-            let tc = tcp_checksum(src, dst, &b[20..20 + thl], &b[20 + thl..]);
-            b[36..38].copy_from_slice(&tc.to_be_bytes());
             let Some(slot) = self.pool.put(b) else {
                 self.oversize += 1;
                 continue;
@@ -667,6 +733,7 @@ impl Emu {
             self.entries += 1;
             p.size = total as u32;
             self.created[p.dir as usize] += 1;
+            self.on_created(&p, hi);
             let pos = match p.dir {
                 Dir::Fwd => hi,
                 Dir::Rev => self.hops.len() - 1 - hi,
@@ -682,6 +749,143 @@ impl Emu {
         self.eng.emitted.clear();
         self.eng.payload_out.clear();
         self.eng.payload_spans.clear();
+    }
+
+    /// Call the endpoint with the time, the packet entry count (the order
+    /// stamp of what it sends next) and the emulator's ground truth (which
+    /// data offsets of its stream reached the peer); then send what it sent
+    /// and schedule its timers.
+    fn endpoint_call(&mut self, f: impl FnOnce(&mut Endpoint, Time, u64, Truth)) {
+        let Emu {
+            endpoint,
+            conns,
+            conn_ids,
+            now,
+            entries,
+            ..
+        } = self;
+        let Some(ep) = endpoint.as_mut() else {
+            return;
+        };
+        let d = ep.tx_dir() as usize;
+        let truth = |key, off: u64| {
+            conn_ids
+                .get(&key)
+                .is_some_and(|&c| conns[c as usize].dirs[d].delivered.contains(off))
+        };
+        f(ep, *now, *entries, &truth);
+        self.flush_endpoint();
+    }
+
+    /// A TCP packet for the endpoint's address left the path: to the endpoint.
+    fn deliver_to_endpoint(&mut self, p: &Packet) {
+        let Emu {
+            endpoint,
+            pool,
+            conns,
+            conn_ids,
+            now,
+            entries,
+            ..
+        } = self;
+        let Some(ep) = endpoint.as_mut() else {
+            return;
+        };
+        let b = pool.get(p.uid);
+        let ihl = ((b[0] & 0x0f) as usize) * 4;
+        let thl = ((b[ihl + 12] >> 4) as usize) * 4;
+        let src = [b[12], b[13], b[14], b[15]];
+        let d = ep.tx_dir() as usize;
+        let truth = |key, off: u64| {
+            conn_ids
+                .get(&key)
+                .is_some_and(|&c| conns[c as usize].dirs[d].delivered.contains(off))
+        };
+        ep.on_segment(src, &p.seg, &b[ihl + thl..], *now, *entries, &truth);
+        self.endpoint_packets[1] += 1;
+        self.flush_endpoint();
+    }
+
+    /// The endpoint's segments enter the path at its end (with their bytes
+    /// and the ground truth of a packet read from a device); its timers go
+    /// to the event queue.
+    fn flush_endpoint(&mut self) {
+        let Some(ep) = self.endpoint.as_mut() else {
+            return;
+        };
+        for (t, idx, gen) in ep.take_timers() {
+            let ev = Ev::Timer {
+                flow: idx,
+                conn: 0,
+                side: Side::Sender,
+                gen,
+            };
+            self.eng.q.push(t.max(self.now), ev);
+        }
+        let mut tx = std::mem::take(&mut self.endpoint_tx);
+        ep.swap_tx(&mut tx);
+        let dir = ep.tx_dir();
+        let src = ep.addr();
+        for &(idx, dst, seg) in &tx {
+            let Some(ep) = self.endpoint.as_mut() else {
+                break;
+            };
+            let b = &mut self.scratch;
+            let thl = tcp_header_into(b, &seg);
+            let at = b.len();
+            b.resize(at + seg.payload_len as usize, 0);
+            if let Some(i) = idx {
+                ep.payload(i, &seg, &mut b[at..]);
+            }
+            ipv4_finish(b, src, dst, thl);
+            let total = b.len();
+            let Some(slot) = self.pool.put(b) else {
+                self.oversize += 1;
+                continue;
+            };
+            self.max_pool = self.max_pool.max(self.pool.in_use());
+            let ip = Ip {
+                total,
+                ihl: 20,
+                proto: 6,
+                src,
+                dst,
+            };
+            let flow = self.conn_id(dir, &ip, &seg);
+            let p = Packet {
+                uid: (self.entries << SLOT_BITS) | slot as u64,
+                flow,
+                conn: 0,
+                dir,
+                hop: 0,
+                udp: false,
+                size: total as u32,
+                sent_at: self.now,
+                seg,
+                feedback: None,
+            };
+            self.entries += 1;
+            self.endpoint_packets[0] += 1;
+            self.on_enter(&p);
+            let i = self.eng.slab.put(p);
+            self.eng.immediate.push(i);
+        }
+        tx.clear();
+        self.endpoint_tx = tx;
+    }
+
+    /// The endpoint's transfer is over (a client's) and nothing it sent is
+    /// still on the path: the emulation may end.
+    pub fn endpoint_done(&self) -> bool {
+        self.endpoint.as_ref().is_some_and(|e| e.done())
+            && !self
+                .eng
+                .q
+                .heap
+                .iter()
+                .any(|e| matches!(e.ev, Ev::Arrive(_)))
+            && self.eng.immediate.is_empty()
+            && self.hops.iter().all(|h| h.held() == 0)
     }
 
     fn conn_id(&mut self, dir: Dir, ip: &Ip, seg: &Segment) -> u32 {
@@ -712,34 +916,77 @@ impl Emu {
         if len > 0 {
             t.data_segments += 1;
             t.data_bytes += len;
-            if data_off < t.max_end {
-                // A retransmission (possibly repackaged with new data).
-                let old_end = end.min(t.max_end);
-                t.retransmissions += 1;
-                t.retransmitted_bytes += old_end - data_off;
-                let spurious = t.delivered.covers(data_off, old_end);
-                let row = self.rtx.len();
-                if spurious {
-                    t.spurious += 1;
-                } else {
-                    t.pending.push(Pending {
-                        off: data_off,
-                        entry: p.uid >> SLOT_BITS,
-                        row,
-                    });
-                }
-                self.rtx.push(RtxRow {
-                    t_ns: self.now,
-                    conn: p.flow,
-                    dir: p.dir,
-                    offset: data_off,
-                    len: (old_end - data_off) as u32,
-                    spurious,
-                });
-            }
+            self.judge(p, data_off, end, None);
         }
+        let t = &mut self.conns[p.flow as usize].dirs[p.dir as usize];
         let seq_end = end + p.seg.flags.fin() as u64;
         t.max_end = t.max_end.max(seq_end);
+    }
+
+    /// Ground truth for a data segment a hop created (a PEP sending on what
+    /// it acknowledged): a retransmission when it starts below what that hop
+    /// has sent so far; spurious by the same rule as the end host's.
+    fn on_created(&mut self, p: &Packet, hop: usize) {
+        let t = &mut self.conns[p.flow as usize].dirs[p.dir as usize];
+        let len = p.seg.payload_len as u64;
+        if len == 0 {
+            return;
+        }
+        let data_off = t.offset(&p.seg) + p.seg.flags.syn() as u64;
+        let end = data_off + len;
+        self.judge(p, data_off, end, Some(hop));
+        let t = &mut self.conns[p.flow as usize].dirs[p.dir as usize];
+        t.hop_max_end = t.hop_max_end.max(end + p.seg.flags.fin() as u64);
+    }
+
+    /// Data `[data_off, end)` of `p`, sent by the end host (`hop` None) or
+    /// by a hop: a retransmission (possibly repackaged with new data) when
+    /// it starts below what that sender had sent so far. Spurious when its
+    /// first byte had already reached the far side; else pending until a
+    /// copy arrives (`on_deliver`).
+    fn judge(&mut self, p: &Packet, data_off: u64, end: u64, hop: Option<usize>) {
+        let t = &mut self.conns[p.flow as usize].dirs[p.dir as usize];
+        let (sent_end, count, bytes, spurious_count) = match hop {
+            None => (
+                t.max_end,
+                &mut t.retransmissions,
+                &mut t.retransmitted_bytes,
+                &mut t.spurious,
+            ),
+            Some(_) => (
+                t.hop_max_end,
+                &mut t.hop_retransmissions,
+                &mut t.hop_retransmitted_bytes,
+                &mut t.hop_spurious,
+            ),
+        };
+        if data_off >= sent_end {
+            return;
+        }
+        let old_end = end.min(sent_end);
+        *count += 1;
+        *bytes += old_end - data_off;
+        let spurious = t.delivered.covers(data_off, old_end);
+        let row = self.rtx.len();
+        if spurious {
+            *spurious_count += 1;
+        } else {
+            t.pending.push(Pending {
+                off: data_off,
+                entry: p.uid >> SLOT_BITS,
+                row,
+                by_hop: hop.is_some(),
+            });
+        }
+        self.rtx.push(RtxRow {
+            t_ns: self.now,
+            conn: p.flow,
+            dir: p.dir,
+            offset: data_off,
+            len: (old_end - data_off) as u32,
+            spurious,
+            hop,
+        });
     }
 
     /// Ground truth when a TCP segment reaches the far side.
@@ -748,11 +995,18 @@ impl Emu {
         if len == 0 {
             return;
         }
-        let t = &mut self.conns[p.flow as usize].dirs[p.dir as usize];
+        let c = &mut self.conns[p.flow as usize];
+        let key = c.key;
+        let t = &mut c.dirs[p.dir as usize];
         let off = t.offset(&p.seg) + p.seg.flags.syn() as u64;
         t.delivered.insert(off, off + len);
         t.delivered_bytes += len;
         let entry = p.uid >> SLOT_BITS;
+        if let Some(ep) = self.endpoint.as_mut().filter(|e| e.tx_dir() == p.dir) {
+            // The endpoint's pending timeouts and fast retransmits.
+            ep.on_delivered(key, off, len, entry);
+        }
+        let t = &mut self.conns[p.flow as usize].dirs[p.dir as usize];
         let mut k = 0;
         while k < t.pending.len() {
             let q = &t.pending[k];
@@ -760,7 +1014,11 @@ impl Emu {
                 if entry < q.entry {
                     // A copy sent before the retransmission got there first.
                     self.rtx[q.row].spurious = true;
-                    t.spurious += 1;
+                    if q.by_hop {
+                        t.hop_spurious += 1;
+                    } else {
+                        t.spurious += 1;
+                    }
                 }
                 t.pending.swap_remove(k);
                 continue;
@@ -784,10 +1042,16 @@ impl Emu {
             self.hand_to_hop(hi, p, wire);
             return;
         }
-        // Past the last hop: out through the far side's device.
+        // Past the last hop: to the endpoint if it is addressed to it, else
+        // out through the far side's device.
         let real = wire.clock();
         let late = real.saturating_sub(self.now);
-        let ok = wire.send(p.dir, self.pool.get(p.uid));
+        let to_ep = !p.udp
+            && self
+                .endpoint
+                .as_ref()
+                .is_some_and(|e| e.tx_dir() != p.dir && self.pool.get(p.uid)[16..20] == e.addr());
+        let ok = to_ep || wire.send(p.dir, self.pool.get(p.uid));
         self.late.add(late);
         self.late.log(self.now, late, p.dir);
         let d = p.dir as usize;
@@ -807,6 +1071,9 @@ impl Emu {
             self.max_packet[d] = self.max_packet[d].max(p.size);
             if !p.udp {
                 self.on_deliver(&p);
+            }
+            if to_ep {
+                self.deliver_to_endpoint(&p);
             }
         } else {
             self.write_errors += 1;
@@ -828,26 +1095,23 @@ impl Emu {
         };
         f(self.hops[hi].as_mut(), &mut ctx);
         // Taps first: a packet lost on the wire is captured, then freed.
-        if let Some(d) = self.eng.taps.deferred.as_mut() {
-            if !d.is_empty() {
-                for &(w, uid, t) in d.iter() {
-                    let bytes = self.pool.get(uid);
-                    let t_ns = self.pcap_epoch_ns + t;
-                    let wr = &mut self.eng.taps.writers[w];
-                    // Records of a two-direction capture are held until no
-                    // earlier one can come (a tap is never stamped before now).
-                    let res = wr
-                        .write_raw(t_ns, bytes)
-                        .and_then(|()| wr.release_until(self.pcap_epoch_ns + self.now));
-                    if let Err(e) = res {
-                        self.eng
-                            .taps
-                            .errors
-                            .push(format!("pcap write failed at hop {hi}: {e}"));
-                    }
+        let taps = &mut self.eng.taps;
+        if let Some(mut d) = taps.deferred.take() {
+            for &(w, uid, t) in d.iter() {
+                let bytes = self.pool.get(uid);
+                let t_ns = self.pcap_epoch_ns + t;
+                let wr = &mut taps.writers[w];
+                // Records of a two-direction capture are held until no
+                // earlier one can come (a tap is never stamped before now).
+                let res = wr
+                    .write_raw(t_ns, bytes)
+                    .and_then(|()| wr.release_until(self.pcap_epoch_ns + self.now));
+                if let Err(e) = res {
+                    taps.failed(w, e);
                 }
-                d.clear();
             }
+            d.clear();
+            taps.deferred = Some(d);
         }
         for k in 0..self.eng.drops.len() {
             let (p, _) = self.eng.drops[k];
@@ -862,9 +1126,7 @@ impl Emu {
 
     /// End of the run: the summary (JSON).
     pub fn finish(mut self) -> Result<serde_json::Value, String> {
-        for w in &mut self.eng.taps.writers {
-            w.flush().map_err(|e| format!("pcap flush failed: {e}"))?;
-        }
+        self.eng.taps.finish()?;
         let held: u64 = self.hops.iter().map(|h| h.held()).sum();
         let mut in_flight = 0u64;
         while let Some((_, ev)) = self.eng.q.pop_due(Time::MAX) {
@@ -883,10 +1145,17 @@ impl Emu {
                 "packet conservation: {entered} entered != {left} left + {dropped} dropped + {absorbed} absorbed + {held} held + {in_flight} in flight"
             ));
         }
-        self.violations.append(&mut self.eng.taps.errors);
         for h in &self.hops {
             self.violations.extend(h.violations());
         }
+        let endpoint = match self.endpoint.take() {
+            Some(ep) => {
+                let (j, v) = ep.finish(self.now);
+                self.violations.extend(v);
+                j
+            }
+            None => serde_json::Value::Null,
+        };
         let dirs = ["fwd", "rev"];
         let conns: Vec<_> = self
             .conns
@@ -907,6 +1176,9 @@ impl Emu {
                         "retransmitted_segments": t.retransmissions,
                         "retransmitted_bytes": t.retransmitted_bytes,
                         "spurious_retransmissions": t.spurious,
+                        "path_retransmitted_segments": t.hop_retransmissions,
+                        "path_retransmitted_bytes": t.hop_retransmitted_bytes,
+                        "path_spurious_retransmissions": t.hop_spurious,
                     })
                 })
             })
@@ -918,6 +1190,10 @@ impl Emu {
             "offset": self.rtx.iter().map(|r| r.offset).collect::<Vec<_>>(),
             "len": self.rtx.iter().map(|r| r.len).collect::<Vec<_>>(),
             "spurious": self.rtx.iter().map(|r| r.spurious).collect::<Vec<_>>(),
+            "by": self.rtx.iter().map(|r| match r.hop {
+                Some(h) => self.cfg.hops[h].name().to_string(),
+                None => "sender".to_string(),
+            }).collect::<Vec<_>>(),
         });
         let links: Vec<_> = self
             .cfg
@@ -949,12 +1225,14 @@ impl Emu {
                 "held_at_end": held + in_flight,
                 "not_ipv4": self.not_ipv4,
                 "created": {"fwd": self.created[0], "rev": self.created[1]},
+                "endpoint_packets": {"sent": self.endpoint_packets[0], "received": self.endpoint_packets[1]},
                 "absorbed": self.eng.absorbed,
                 "oversize": self.oversize,
                 "write_errors": self.write_errors,
                 "max_packets_waiting": self.max_pool,
             },
             "pcaps": self.eng.taps.paths,
+            "endpoint": endpoint,
             "violations": self.violations,
         }))
     }
@@ -1305,5 +1583,56 @@ mod tests {
             s["links"][0]["acks_absorbed"], 1,
             "the client's ACK ends at the PEP"
         );
+    }
+
+    #[test]
+    fn a_peps_own_retransmissions_are_in_the_connection_table() {
+        let mut e = pep_emu(100_000);
+        let mut w = Rec { out: vec![], t: 0 };
+        e.inject(
+            Dir::Rev,
+            &tcp(C, S, 5000, 80, 7000, Flags::SYN, 0),
+            0,
+            &mut w,
+        );
+        drain(&mut e, &mut w);
+        e.inject(
+            Dir::Fwd,
+            &tcp(S, C, 80, 5000, 100, Flags::SYN | Flags::ACK, 0),
+            w.t,
+            &mut w,
+        );
+        let data = tcp(S, C, 80, 5000, 101, Flags::ACK, 1000);
+        e.inject(Dir::Fwd, &data, w.t + 1_000, &mut w);
+        // The client never acknowledges: the PEP's RTO (1 s) resends its
+        // first segment, which had reached the client: spurious.
+        while w.t < 1_500_000_000 {
+            let at = e.next_deadline().unwrap();
+            w.t = at + 7_000;
+            e.run_due(at, &mut w);
+        }
+        let s = e.finish().unwrap();
+        let fwd = &s["connections"][0];
+        assert_eq!(fwd["dir"], "fwd");
+        assert_eq!(
+            fwd["retransmitted_segments"], 0,
+            "the server resent nothing"
+        );
+        let n = fwd["path_retransmitted_segments"].as_u64().unwrap();
+        assert!(n >= 1, "{fwd}");
+        assert_eq!(n, s["links"][0]["local_retransmits"], "as the PEP counted");
+        assert_eq!(fwd["path_retransmitted_bytes"], 536 * n);
+        assert_eq!(
+            fwd["path_spurious_retransmissions"], n,
+            "every copy had arrived"
+        );
+        let rtx = &s["retransmissions"];
+        assert_eq!(rtx["by"].as_array().unwrap().len() as u64, n);
+        assert!(rtx["by"].as_array().unwrap().iter().all(|b| b == "p"));
+        assert!(rtx["spurious"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|b| b == true));
     }
 }

@@ -4,7 +4,8 @@
 //!
 //! The caller creates the devices, moves them into their namespaces and
 //! hands over the fds (`tcplab.emu` in Python). The loop ends when the stop
-//! fd becomes readable (the caller writes to a pipe).
+//! fd becomes readable (the caller writes to a pipe), or when a tcplab
+//! client endpoint's transfer is over (`Emu::endpoint_done`).
 //!
 //! Real-time set-up unless `rt_priority` is 0, as cyclictest (rt-tests)
 //! prepares its measuring threads: SCHED_FIFO, timer slack 1 ns, the thread
@@ -133,6 +134,10 @@ pub fn run(
     let mut wake = Stalls::default();
     let mut spin_gaps = Stalls::default();
     let writes;
+    // A device that cannot be read any more (deleted under the emulator,
+    // its namespace removed): the run ends with this error instead of
+    // polling a device that reports readiness and fails every read.
+    let mut device_error: Option<String> = None;
     let usage;
     let clock_t0;
 
@@ -188,6 +193,10 @@ pub fn run(
         'outer: loop {
             let mut now = wire.clock();
             emu.run_due(now, &mut wire);
+            if emu.endpoint_done() {
+                // A tcplab client's transfer is over and off the path.
+                break 'outer;
+            }
             let next = emu.next_deadline();
             let lead = spin.lead(now, spin_budget, opts.timer_lead_ns);
             // A deadline closer than the thread's wake-up latency: poll the
@@ -269,6 +278,22 @@ pub fn run(
                         for _ in 0..BATCH {
                             let r =
                                 libc::read(fd, buf.as_mut_ptr() as *mut libc::c_void, buf.len());
+                            if r < 0 {
+                                let e = io::Error::last_os_error();
+                                if !matches!(
+                                    e.kind(),
+                                    io::ErrorKind::WouldBlock | io::ErrorKind::Interrupted
+                                ) {
+                                    let side = if tok == TOKEN_SERVER {
+                                        "server"
+                                    } else {
+                                        "client"
+                                    };
+                                    device_error =
+                                        Some(format!("reading the {side} side's TUN device: {e}"));
+                                    break 'outer;
+                                }
+                            }
                             if r <= 0 {
                                 break;
                             }
@@ -299,6 +324,9 @@ pub fn run(
         None => (None, None),
     };
     drop(rt);
+    if let Some(e) = device_error {
+        return Err(e);
+    }
     let mut out = emu.finish()?;
     out["emulator"]["realtime"] = serde_json::Value::Bool(fifo);
     // Model time 0 on CLOCK_MONOTONIC: lays `late_releases` on the end

@@ -201,6 +201,11 @@ pub(crate) struct Engine {
     /// Drops are logged after the call (the log needs the flow tables).
     pub(crate) drops: Vec<(Packet, DropKind)>,
     pub(crate) absorbed: u64,
+    /// Data segments (toward the receiver) a component absorbed: (flow,
+    /// connection, send time), for the simulator's ground truth
+    /// (`truth.rs`). Only the simulator drains it (`track_absorbed`).
+    pub(crate) absorbed_data: Vec<(u32, u32, Time)>,
+    pub(crate) track_absorbed: bool,
     pub(crate) taps: Taps,
     /// Packet ids handed out so far.
     pub(crate) uid: u64,

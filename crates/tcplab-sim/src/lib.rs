@@ -4,13 +4,19 @@
 pub mod ackfilter;
 pub mod component;
 pub mod config;
+pub mod conn_log;
 pub mod coverage;
 pub mod dist;
 pub mod dropper;
 pub mod emu;
 #[cfg(target_os = "linux")]
 pub mod emu_sys;
+pub mod endpoint;
+pub mod endpoint_app;
+#[cfg(test)]
+mod endpoint_tests;
 pub mod engine;
+pub mod hops;
 pub mod host;
 pub mod link;
 pub mod loss;
@@ -18,6 +24,7 @@ pub mod output;
 pub mod pcap;
 pub mod pep;
 pub mod ping;
+pub mod queue;
 pub mod rlc;
 pub mod rng;
 pub mod sim;
@@ -36,6 +43,7 @@ pub fn check_json(json: &str) -> Result<SimConfig, String> {
     validate::time_bounds(&value)?;
     let cfg: SimConfig = serde_json::from_value(value).map_err(|e| format!("config: {e}"))?;
     validate::validate(&cfg)?;
+    validate::files(&cfg)?;
     Ok(cfg)
 }
 

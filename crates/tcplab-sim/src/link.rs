@@ -19,7 +19,9 @@ use std::collections::VecDeque;
 use crate::component::{Component, Ctx, DropKind, Parked};
 use crate::config::{LinkConfig, LinkDirConfig, QueueConfig};
 use crate::engine::Packet;
+use crate::hops::trace::DelaySchedule;
 use crate::loss::LossProcess;
+use crate::queue::{self, Limit, QDrop, QOut, QPkt, Qdisc, Sojourn};
 use crate::rng::Rng;
 use tcplab_tcp::Time;
 
@@ -57,6 +59,8 @@ pub enum Fate {
 pub struct LinkDir {
     rate_bps: u64,
     delay: Time,
+    /// A delay trace replacing `delay` (`delay_trace`), if any.
+    delay_sched: Option<Box<DelaySchedule>>,
     overhead: u32,
     bits_per_byte: u32,
     pub(crate) limit_pkts: Option<u64>,
@@ -93,6 +97,7 @@ impl LinkDir {
         let mut l = LinkDir {
             rate_bps: cfg.rate_bps,
             delay: cfg.delay_ns,
+            delay_sched: None,
             overhead: cfg.overhead_bytes,
             bits_per_byte: cfg.bits_per_byte,
             limit_pkts,
@@ -131,6 +136,11 @@ impl LinkDir {
 
     pub fn delay(&self) -> Time {
         self.delay
+    }
+
+    /// Replace the fixed delay by a delay trace (`delay_trace`).
+    pub fn set_delay_schedule(&mut self, s: Option<DelaySchedule>) {
+        self.delay_sched = s.map(Box::new);
     }
 
     /// Packets waiting or in service at `now`.
@@ -216,14 +226,27 @@ impl LinkDir {
             }
         }
         let start = self.busy_until.max(now);
-        if bytes != self.last_tx.0 {
-            self.last_tx = (bytes, self.tx_time(bytes));
-        }
-        let end = start.saturating_add(self.last_tx.1);
+        let end = start.saturating_add(self.tx_time_cached(bytes));
         self.busy_until = end;
         self.inq.push_back((end, bytes));
         self.inq_bytes += bytes as u64;
         self.stats.max_queue_packets = self.stats.max_queue_packets.max(n);
+        self.depart(bytes, start, end)
+    }
+
+    /// `tx_time(bytes)`, remembering the last size asked.
+    #[inline(always)]
+    fn tx_time_cached(&mut self, bytes: u32) -> Time {
+        if bytes != self.last_tx.0 {
+            self.last_tx = (bytes, self.tx_time(bytes));
+        }
+        self.last_tx.1
+    }
+
+    /// A packet of `bytes` is serialised from `start` to `end`: count it
+    /// and draw its fate on the wire (loss, outage, reordering, stall).
+    #[inline(always)]
+    fn depart(&mut self, bytes: u32, start: Time, end: Time) -> Fate {
         self.stats.tx_packets += 1;
         self.stats.tx_bytes += bytes as u64;
         if self.lost_on_wire(start) {
@@ -233,15 +256,25 @@ impl LinkDir {
         if let Some((p, extra)) = self.reorder {
             if self.rng.bernoulli(p) {
                 self.stats.reordered += 1;
-                let at = end.saturating_add(self.delay).saturating_add(extra);
+                let delay = match self.delay_sched.as_mut() {
+                    None => self.delay,
+                    Some(s) => s.delay_at(end),
+                };
+                let at = end.saturating_add(delay).saturating_add(extra);
                 return Fate::Reordered {
                     at: self.after_stalls(at),
                     tx_start: start,
                 };
             }
         }
+        // A delay trace keeps the order: no packet arrives before the one
+        // ahead of it (hops/trace.rs, `DelaySchedule::arrival`).
+        let at = match self.delay_sched.as_mut() {
+            None => end.saturating_add(self.delay),
+            Some(s) => s.arrival(end),
+        };
         Fate::Arrives {
-            at: self.after_stalls(end.saturating_add(self.delay)),
+            at: self.after_stalls(at),
             tx_start: start,
         }
     }
@@ -259,6 +292,76 @@ pub struct LinkHop {
     dirs: [LinkDir; 2],
     pipes: [VecDeque<(Time, Parked)>; 2],
     late: [VecDeque<(Time, Parked)>; 2],
+    /// Directions with an `aqm`: the discipline decides at dequeue time.
+    managed: [Option<Box<Managed>>; 2],
+}
+
+/// A link direction whose queue is a `queue::Qdisc`: packets wait in the
+/// discipline (parked in the engine's slab), and the transmitter takes the
+/// next one when it is free (timer token `4 + dir`), as a device asks its
+/// qdisc for a packet when it can send one.
+pub(crate) struct Managed {
+    q: Box<dyn Qdisc + Send>,
+    out: QOut,
+    /// A packet is being serialised (its end is the armed timer).
+    busy: bool,
+    sojourn: Sojourn,
+    /// Sojourn of the latest packet to leave the queue, ns.
+    last_sojourn: Time,
+}
+
+impl Managed {
+    pub(crate) fn new(cfg: &queue::AqmConfig, dir: &LinkDirConfig, rng: Rng) -> Managed {
+        Managed {
+            q: queue::build(cfg, limit_of(dir), dir.rate_bps, rng),
+            out: QOut::default(),
+            busy: false,
+            sojourn: Sojourn::default(),
+            last_sojourn: 0,
+        }
+    }
+
+    /// Packets waiting or in service.
+    fn backlog(&self) -> u64 {
+        self.q.len() as u64 + self.busy as u64
+    }
+
+    /// The summary columns of a managed queue.
+    fn stats_into(&self, v: &mut serde_json::Value) {
+        let s = self.q.stats();
+        v["aqm"] = self.q.name().into();
+        v["drops_queue"] = s.drops_limit.into();
+        v["drops_aqm"] = s.drops_aqm.into();
+        v["ecn_marks"] = s.ecn_marks.into();
+        v["sojourn_p50_ms"] = self.sojourn.quantile_ms(0.5).into();
+        v["sojourn_p99_ms"] = self.sojourn.quantile_ms(0.99).into();
+    }
+}
+
+/// The hard limit of a direction's queue.
+pub(crate) fn limit_of(dir: &LinkDirConfig) -> Limit {
+    match dir.queue {
+        QueueConfig::Packets { limit } => Limit::Packets(limit as u64),
+        QueueConfig::Bytes { limit } => Limit::Bytes(limit),
+    }
+}
+
+/// The flow key a flow-queueing discipline hashes: the packet's
+/// connection (its address and port pair) and protocol.
+#[inline]
+fn flow_key(p: &Packet) -> u64 {
+    ((p.udp as u64) << 63) | ((p.flow as u64) << 32) | p.conn as u64
+}
+
+/// Hand a discipline's discarded packets to the engine.
+fn drop_discarded(out: &mut QOut, ctx: &mut Ctx) {
+    for (qp, why) in out.dropped.drain(..) {
+        let p = ctx.unpark(Parked::from_raw(qp.id));
+        // Both are drops at the queue (`drop_queue` events); the summary
+        // row counts them apart (`drops_queue`, `drops_aqm`).
+        let _: QDrop = why;
+        ctx.drop(p, DropKind::Queue);
+    }
 }
 
 /// Release the due head of a pipe; re-arm its timer for the next one.
@@ -276,6 +379,11 @@ fn release(pipe: &mut VecDeque<(Time, Parked)>, token: u64, ctx: &mut Ctx) {
 }
 
 impl LinkHop {
+    /// Give the down (`rev = false`) or up direction a delay trace.
+    pub fn set_delay_schedule(&mut self, rev: bool, s: DelaySchedule) {
+        self.dirs[rev as usize].set_delay_schedule(Some(s));
+    }
+
     pub fn new(cfg: &LinkConfig, seed: u64, idx: usize) -> LinkHop {
         LinkHop {
             dirs: [
@@ -285,13 +393,98 @@ impl LinkHop {
             pipes: [VecDeque::with_capacity(64), VecDeque::with_capacity(64)],
             late: [&cfg.fwd, &cfg.rev]
                 .map(|d| VecDeque::with_capacity(if d.reorder.is_some() { 64 } else { 0 })),
+            managed: [(&cfg.fwd, "fwd"), (&cfg.rev, "rev")].map(|(d, n)| {
+                d.aqm.as_ref().map(|a| {
+                    Box::new(Managed::new(
+                        a,
+                        d,
+                        Rng::stream(seed, &format!("link/{idx}/{n}/aqm")),
+                    ))
+                })
+            }),
         }
+    }
+
+    /// A packet reaches a managed direction: the discipline takes it (or
+    /// discards it or others), and an idle transmitter starts.
+    #[inline(never)]
+    fn managed_packet(&mut self, p: Packet, ctx: &mut Ctx) {
+        let d = p.dir as usize;
+        let m = self.managed[d].as_mut().unwrap();
+        let qp = QPkt {
+            id: 0,
+            bytes: p.size,
+            flow: flow_key(&p),
+            ecn: p.seg.ecn,
+            enq: ctx.now,
+        };
+        let h = ctx.park(p);
+        m.q.enqueue(QPkt { id: h.raw(), ..qp }, ctx.now, &mut m.out);
+        drop_discarded(&mut m.out, ctx);
+        // Packets queued or in service ahead of the newest (the fast path's
+        // count when it accepts a packet).
+        let n = m.backlog().saturating_sub(1);
+        let s = &mut self.dirs[d].stats;
+        s.max_queue_packets = s.max_queue_packets.max(n);
+        if !m.busy {
+            self.transmit_next(d, ctx);
+        }
+    }
+
+    /// The transmitter of managed direction `d` is free: dequeue the next
+    /// packet (the discipline may drop or mark on the way) and serialise it.
+    fn transmit_next(&mut self, d: usize, ctx: &mut Ctx) {
+        let m = self.managed[d].as_mut().unwrap();
+        let next = m.q.dequeue(ctx.now, &mut m.out);
+        drop_discarded(&mut m.out, ctx);
+        let Some(qp) = next else {
+            m.busy = false;
+            return;
+        };
+        m.busy = true;
+        m.last_sojourn = ctx.now - qp.enq;
+        m.sojourn.record(m.last_sojourn);
+        let h = Parked::from_raw(qp.id);
+        if qp.ecn != ctx.parked_mut(&h).seg.ecn {
+            ctx.parked_mut(&h).seg.ecn = qp.ecn;
+        }
+        let dir = &mut self.dirs[d];
+        let start = ctx.now;
+        let end = start.saturating_add(dir.tx_time_cached(qp.bytes));
+        ctx.timer(end, 4 + d as u64);
+        let fate = dir.depart(qp.bytes, start, end);
+        self.place(fate, h, d, ctx);
+    }
+
+    /// Put a transmitted parked packet where its fate says.
+    fn place(&mut self, fate: Fate, h: Parked, d: usize, ctx: &mut Ctx) {
+        let (pipe, at, tx_start, token) = match fate {
+            Fate::Arrives { at, tx_start } => (&mut self.pipes[d], at, tx_start, d as u64),
+            Fate::Reordered { at, tx_start } => (&mut self.late[d], at, tx_start, 2 + d as u64),
+            Fate::Lost { tx_start } => {
+                let p = ctx.unpark(h);
+                ctx.tap(&p, tx_start);
+                ctx.drop(p, DropKind::Loss);
+                return;
+            }
+            Fate::QueueDrop => unreachable!("a managed queue drops in its discipline"),
+        };
+        let p = *ctx.parked_mut(&h);
+        ctx.tap(&p, tx_start);
+        debug_assert!(pipe.back().is_none_or(|b| b.0 <= at));
+        if pipe.is_empty() {
+            ctx.timer(at, token);
+        }
+        pipe.push_back((at, h));
     }
 }
 
 impl Component for LinkHop {
     #[inline]
     fn on_packet(&mut self, p: Packet, ctx: &mut Ctx) {
+        if self.managed[p.dir as usize].is_some() {
+            return self.managed_packet(p, ctx);
+        }
         match self.dirs[p.dir as usize].offer(p.size, ctx.now) {
             Fate::Arrives { at, tx_start } => {
                 ctx.tap(&p, tx_start);
@@ -325,12 +518,18 @@ impl Component for LinkHop {
     fn on_timer(&mut self, token: u64, ctx: &mut Ctx) {
         match token {
             0 | 1 => release(&mut self.pipes[token as usize], token, ctx),
-            _ => release(&mut self.late[token as usize - 2], token, ctx),
+            2 | 3 => release(&mut self.late[token as usize - 2], token, ctx),
+            _ => self.transmit_next(token as usize - 4, ctx),
         }
     }
 
     fn held(&self) -> u64 {
-        (self.pipes[0].len() + self.pipes[1].len() + self.late[0].len() + self.late[1].len()) as u64
+        let queued: usize = self.managed.iter().flatten().map(|m| m.q.len()).sum();
+        (self.pipes[0].len()
+            + self.pipes[1].len()
+            + self.late[0].len()
+            + self.late[1].len()
+            + queued) as u64
     }
 
     fn stats(&self, name: &str) -> Vec<serde_json::Value> {
@@ -353,6 +552,13 @@ impl Component for LinkHop {
                 }
                 v
             })
+            .zip(self.managed.iter())
+            .map(|(mut v, m)| {
+                if let Some(m) = m {
+                    m.stats_into(&mut v);
+                }
+                v
+            })
             .collect()
     }
 
@@ -360,7 +566,14 @@ impl Component for LinkHop {
         self.dirs[0].stats.tx_packets + self.dirs[1].stats.tx_packets
     }
     fn backlog(&mut self, dir: crate::engine::Dir, now: Time) -> Option<u64> {
+        if let Some(m) = &self.managed[dir as usize] {
+            return Some(m.backlog());
+        }
         Some(self.dirs[dir as usize].backlog(now) as u64)
+    }
+
+    fn queue_delay(&mut self, dir: crate::engine::Dir, _now: Time) -> Option<Time> {
+        self.managed[dir as usize].as_ref().map(|m| m.last_sojourn)
     }
 }
 
@@ -380,6 +593,8 @@ mod tests {
             reorder: None,
             outages_ns: Vec::new(),
             stalls_ns: Vec::new(),
+            aqm: None,
+            delay_trace: None,
         }
     }
 

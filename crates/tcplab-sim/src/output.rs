@@ -504,9 +504,15 @@ impl Output {
         self.spill_error.is_some()
     }
 
-    fn spill_failed(&mut self, e: std::io::Error) {
+    fn spill_failed(&mut self, name: &str, e: std::io::Error) {
         if self.spill_error.is_none() {
-            self.spill_error = Some(format!("cannot write the spill file: {e}"));
+            let dir = self.spill_dir.as_deref().unwrap_or("");
+            let path = std::path::Path::new(dir).join(name);
+            self.spill_error = Some(format!(
+                "{}{}: {e}",
+                crate::component::OUTPUT_ERROR,
+                path.display()
+            ));
         }
     }
 
@@ -517,7 +523,7 @@ impl Output {
         if self.ev_spill.is_none() {
             match Spill::create(&dir, ".events.spill") {
                 Ok(s) => self.ev_spill = Some(s),
-                Err(e) => return self.spill_failed(e),
+                Err(e) => return self.spill_failed(".events.spill", e),
             }
         }
         let n = self.ev_t.len();
@@ -535,7 +541,7 @@ impl Output {
             buf.extend_from_slice(&self.ev_value[i].to_le_bytes());
         }
         if let Err(e) = self.ev_spill.as_mut().unwrap().append(&buf, n) {
-            return self.spill_failed(e);
+            return self.spill_failed(".events.spill", e);
         }
         self.ev_t.clear();
         self.ev_flow.clear();
@@ -556,7 +562,7 @@ impl Output {
         if self.ts_spill.is_none() {
             match Spill::create(&dir, ".timeseries.spill") {
                 Ok(s) => self.ts_spill = Some(s),
-                Err(e) => return self.spill_failed(e),
+                Err(e) => return self.spill_failed(".timeseries.spill", e),
             }
         }
         let n = self.ts_t.len();
@@ -578,7 +584,7 @@ impl Output {
             }
         }
         if let Err(e) = self.ts_spill.as_mut().unwrap().append(&buf, n) {
-            return self.spill_failed(e);
+            return self.spill_failed(".timeseries.spill", e);
         }
         self.ts_flow.clear();
         self.ts_conn.clear();
@@ -601,8 +607,16 @@ impl Output {
     /// Append an event row; returns its index (an opaque handle for
     /// `set_spurious`/`set_detected`/`spurious`/`detected`).
     pub fn event(&mut self, r: EventRow) -> usize {
+        self.event_marked(r, true)
+    }
+
+    /// `event`, where `marked` says whether the row's ground-truth and
+    /// detector marks are read later even when events are not recorded (a
+    /// timeout of a flow that runs a detector: `Sim::classify_misses`).
+    /// Unmarked rows then cost nothing.
+    pub fn event_marked(&mut self, r: EventRow, marked: bool) -> usize {
         if self.skip_events {
-            if matches!(r.kind, EventKind::Timeout | EventKind::FastRetransmit) {
+            if marked && matches!(r.kind, EventKind::Timeout | EventKind::FastRetransmit) {
                 self.marks.push([r.spurious, r.detected]);
                 return self.marks.len() - 1;
             }
@@ -627,6 +641,11 @@ impl Output {
         self.ev_spilled() + self.ev_t.len() - 1
     }
 
+    /// Are events recorded (the events table)?
+    pub fn records_events(&self) -> bool {
+        !self.skip_events
+    }
+
     fn set_mark(&mut self, row: usize, col: usize, v: i8) {
         if row == NO_ROW {
             return;
@@ -646,7 +665,7 @@ impl Output {
         } else {
             let at = row as u64 * EV_RECORD + [EV_SPURIOUS_AT, EV_DETECTED_AT][col];
             if let Err(e) = self.ev_spill.as_ref().unwrap().put_byte(at, v as u8) {
-                self.spill_failed(e);
+                self.spill_failed(".events.spill", e);
             }
         }
     }

@@ -394,6 +394,7 @@ mod tests {
                 ..Default::default()
             },
             payload_len: 11,
+            ecn: 0,
         };
         let (a, b) = ([10, 0, 0, 1], [10, 0, 0, 2]);
         w.write_tcp(2_000_000_007, a, b, 9, 64, &seg).unwrap();

@@ -479,6 +479,7 @@ impl Pep {
             window: field,
             options,
             payload_len: 0,
+            ecn: 0,
         };
         c.acked_to_sender = c.acked_to_sender.max(c.rcv_nxt);
         c.adv_right = c.rcv_nxt + ((field as u64) << shift);
@@ -617,7 +618,7 @@ impl Pep {
         }
         let advanced = c.rcv_nxt > before;
         self.stats.bytes_absorbed += new_bytes;
-        ctx.absorb();
+        ctx.absorb(&p);
         if p.seg.payload_len > 0 {
             // One pseudo-ACK per data segment (Yagiu 2001 §2.2).
             self.pseudo_ack(ci, ctx, !advanced);
@@ -813,7 +814,7 @@ impl Component for Pep {
                     self.pass(p, ctx);
                 } else {
                     self.stats.acks_absorbed += 1;
-                    ctx.absorb();
+                    ctx.absorb(&p);
                     self.drive(ci, ctx);
                 }
             }
@@ -1020,6 +1021,7 @@ mod tests {
             window: 65535,
             options: TcpOptions::default(),
             payload_len: len,
+            ecn: 0,
         };
         Packet {
             uid: 0,

@@ -39,6 +39,8 @@ use tcplab_tcp::Time;
 #[derive(Clone, Copy, Debug, Default)]
 pub struct RlcStats {
     pub tx_packets: u64,
+    /// IP bytes of the packets counted in `tx_packets`.
+    pub tx_bytes: u64,
     pub pdus: u64,
     pub pdu_retx: u64,
     pub drops_maxdat: u64,
@@ -280,6 +282,7 @@ impl RlcDir {
         self.stats.pdus += n_pdus;
         self.stats.pdu_retx += retx;
         self.stats.tx_packets += 1;
+        self.stats.tx_bytes += bytes as u64;
         // Retransmitted PDUs take capacity from what follows.
         self.busy_until = spikes.advance(tx_end, retx * pdu_t);
         self.inq.push_back(tx_end);
@@ -400,6 +403,7 @@ impl Component for RlcHop {
                 let s = l.stats;
                 serde_json::json!({
                     "name": name, "kind": "rlc", "dir": d, "tx_packets": s.tx_packets,
+                    "tx_bytes": s.tx_bytes,
                     "pdus": s.pdus, "pdu_retx": s.pdu_retx, "drops_loss": s.drops_maxdat,
                     "drops_queue": s.drops_queue, "hol_blocked": s.hol_blocked,
                     "stalls": self.spikes.count,
@@ -503,6 +507,12 @@ mod tests {
         let pdu = (42u64 * 8 * 1_000_000_000).div_ceil(384_000);
         assert_eq!(out[0], Some(36 * pdu + 50_000_000));
         assert_eq!(st.pdu_retx, 0);
+    }
+
+    #[test]
+    fn tx_bytes_counts_the_ip_bytes_of_every_sdu_sent() {
+        let (_, st) = run(&cfg(0.0, 6, 0.0), 3);
+        assert_eq!((st.tx_packets, st.tx_bytes), (3, 3 * 1500));
     }
 
     #[test]

@@ -11,6 +11,7 @@ use tcplab_tcp::{Config, Connection, Event, Segment, State, Time};
 
 use crate::component::{Component, Ctx, DropKind, Taps};
 use crate::config::{AppConfig, FlowConfig, HopConfig, SimConfig};
+use crate::conn_log::ConnLog;
 use crate::coverage::Coverage;
 use crate::dist;
 use crate::engine::{Dir, Engine, Ev, EventQueue, Packet, Side, Slab};
@@ -26,36 +27,6 @@ struct TimerSlot {
     gen: u32,
 }
 
-/// A timeout or fast retransmit waiting for its ground truth.
-struct PendingTruth {
-    seq: u64,
-    at: Time,
-    row: usize,
-    /// A fast retransmit (counted in `spurious_fr`), not a timeout.
-    fr: bool,
-}
-
-impl ConnPair {
-    /// Count a retransmission (timeout or fast retransmit) found spurious.
-    fn count_spurious(&mut self, fr: bool) {
-        if fr {
-            self.spurious_fr += 1;
-        } else {
-            self.spurious += 1;
-        }
-    }
-
-    /// Ground truth for the retransmission logged at `row`: spurious now, or
-    /// decided later by the copies that reach the receiver (`on_arrive`).
-    fn note_truth(&mut self, spurious: bool, seq: u64, at: Time, row: usize, fr: bool) {
-        if spurious {
-            self.count_spurious(fr);
-        } else {
-            self.truth.push(PendingTruth { seq, at, row, fr });
-        }
-    }
-}
-
 struct ConnPair {
     id: u32,
     snd: Connection,
@@ -66,20 +37,12 @@ struct ConnPair {
     /// Total bytes of this transfer (None = unlimited).
     size: Option<u64>,
     done_at: Option<Time>,
-    truth: Vec<PendingTruth>,
-    spurious: u64,
-    /// Spurious fast retransmits (ground truth).
-    spurious_fr: u64,
-    /// Event-log row of each fast retransmit, by episode number.
-    fr_rows: Vec<usize>,
+    /// Its event log and ground truth.
+    log: ConnLog,
     coverage: Coverage,
     /// When the sender sent its first data segment.
     first_data_at: Option<Time>,
     sender_acked: bool,
-    /// Event-log row of each timeout, by timeout id (for the detector's verdict).
-    timeout_rows: Vec<usize>,
-    /// The detector's outcome code per timeout id (`DetectorVerdict`), 255 = none.
-    verdicts: Vec<u8>,
 }
 
 struct FlowRt {
@@ -123,16 +86,33 @@ pub struct Sim {
 }
 
 /// Build one path component from its configuration (the hop registry).
-pub(crate) fn build_hop(cfg: &HopConfig, seed: u64, idx: usize) -> Box<dyn Component> {
-    match cfg {
-        HopConfig::Link(l) => Box::new(LinkHop::new(l, seed, idx)),
+/// Build a hop; hops that read files (traces) fail with the field and file.
+pub(crate) fn build_hop(
+    cfg: &HopConfig,
+    seed: u64,
+    idx: usize,
+) -> Result<Box<dyn Component>, String> {
+    let at = |e: String| format!("hops[{idx}].{e}");
+    Ok(match cfg {
+        HopConfig::Link(l) => {
+            let mut h = LinkHop::new(l, seed, idx);
+            for (d, c) in [("down", &l.fwd), ("up", &l.rev)] {
+                if let Some(s) = crate::hops::trace::load_delay(&c.delay_trace, d).map_err(at)? {
+                    h.set_delay_schedule(d == "up", s);
+                }
+            }
+            Box::new(h)
+        }
+        HopConfig::Trace(t) => {
+            Box::new(crate::hops::trace::TraceHop::new(t, seed, idx).map_err(at)?)
+        }
         HopConfig::Pep(p) => Box::new(crate::pep::Pep::new(p)),
         HopConfig::Dropper(d) => Box::new(crate::dropper::Dropper::new(d)),
         HopConfig::AckFilterLink(l) => Box::new(crate::ackfilter::AckFilterLink::new(l, seed, idx)),
         HopConfig::Rlc(r) => Box::new(crate::rlc::RlcHop::new(r, seed, idx)),
         HopConfig::Wlan(w) => Box::new(crate::wlan::WlanHop::new(w, seed, idx)),
         HopConfig::Host(h) => Box::new(crate::host::HostHop::new(h)),
-    }
+    })
 }
 
 pub type Progress<'a> = &'a mut dyn FnMut(f64) -> bool;
@@ -146,7 +126,7 @@ impl Sim {
             .iter()
             .enumerate()
             .map(|(i, h)| build_hop(h, seed, i))
-            .collect();
+            .collect::<Result<_, _>>()?;
         let mut flows = Vec::with_capacity(cfg.flows.len());
         for (i, f) in cfg.flows.iter().enumerate() {
             let tcp = tcp_config(&f.tcp).map_err(|e| format!("flows[{i}].tcp.{e}"))?;
@@ -276,7 +256,7 @@ impl Sim {
                 if !self.violations.is_empty() && self.violations.len() > 100 {
                     break;
                 }
-                if self.out.failed() {
+                if self.out.failed() || self.eng.taps.has_failed() {
                     break; // finish() returns the error
                 }
             }
@@ -465,26 +445,10 @@ impl Sim {
                 let off = unwrap(pair.snd_iss, p.seg.seq, pair.snd.snd_una());
                 let (lo, hi) = (off - 1, off - 1 + p.seg.payload_len as u64);
                 pair.coverage.insert(lo, hi);
-                // A pending timeout is spurious if a copy sent before it
-                // arrives. A pending fast retransmit is decided by the first
-                // copy to arrive: spurious if it was sent before the fast
-                // retransmit, genuine otherwise (so no entry outlives it).
-                let mut k = 0;
-                while k < pair.truth.len() {
-                    let t = &pair.truth[k];
-                    if t.seq >= off && t.seq < off + p.seg.payload_len as u64 {
-                        if p.sent_at < t.at {
-                            self.out.set_spurious(t.row, 1);
-                            let fr = t.fr;
-                            pair.count_spurious(fr);
-                            pair.truth.swap_remove(k);
-                            continue;
-                        } else if t.fr {
-                            pair.truth.swap_remove(k);
-                            continue;
-                        }
-                    }
-                    k += 1;
+                // The truth of pending timeouts and fast retransmits.
+                if pair.log.pending() {
+                    let len = p.seg.payload_len as u64;
+                    pair.log.on_arrival(&mut self.out, off, len, p.sent_at);
                 }
             }
             if self.cfg.trace {
@@ -747,193 +711,22 @@ impl Sim {
 
     fn record_event(&mut self, fi: usize, ci: usize, side: Side, e: Event) {
         let now = self.now;
-        let f = fi as u32;
-        let pair = &mut self.flows[fi].conns[ci];
-        let id = pair.id;
-        match e {
-            Event::Timeout {
-                seq,
-                len,
-                backoff,
-                rto,
-                ..
-            } => {
-                if side != Side::Sender {
-                    return;
-                }
-                // Ground truth: already at the receiver?
-                let spurious = pair.rcv.has_received_byte(seq - 1);
-                let row = self.out.event(EventRow {
-                    seq,
-                    len,
-                    reason: backoff.min(255) as u8,
-                    spurious: spurious as i8,
-                    detected: 0,
-                    value: rto as f64 * 1e-9,
-                    ..EventRow::new(now, f, id, EventKind::Timeout)
-                });
-                pair.timeout_rows.push(row);
-                pair.note_truth(spurious, seq, now, row, false);
-            }
-            Event::FastRetransmit {
-                id: n,
-                seq,
-                len,
-                cwnd,
-                ..
-            } => {
-                if side != Side::Sender {
-                    return;
-                }
-                // Ground truth: spurious iff the receiver already holds the
-                // segment, or the first copy of it to arrive later was sent
-                // before the fast retransmit (the retransmission was not needed).
-                let spurious = pair.rcv.has_received_byte(seq - 1);
-                let row = self.out.event(EventRow {
-                    seq,
-                    len,
-                    reason: tcplab_tcp::RtxReason::FastRetransmit as u8,
-                    spurious: spurious as i8,
-                    detected: 0,
-                    value: cwnd as f64,
-                    ..EventRow::new(now, f, id, EventKind::FastRetransmit)
-                });
-                // Rows are indexed by the episode number (`SpuriousFrDetected::id`).
-                debug_assert_eq!(pair.fr_rows.len(), n as usize);
-                pair.fr_rows.push(row);
-                pair.note_truth(spurious, seq, now, row, true);
-            }
-            Event::SpuriousFrDetected {
-                id: n,
-                undone,
-                cwnd,
-                ..
-            } => {
-                if side != Side::Sender {
-                    return;
-                }
-                if let Some(&row) = pair.fr_rows.get(n as usize) {
-                    self.out.set_detected(row, 1);
-                }
-                self.out.event(EventRow {
-                    seq: n as u64,
-                    reason: undone as u8,
-                    detected: 1,
-                    value: cwnd as f64,
-                    ..EventRow::new(now, f, id, EventKind::SpuriousFrDetected)
-                });
-            }
-            Event::Retransmit { seq, len, reason } => {
-                self.out.event(EventRow {
-                    seq,
-                    len,
-                    reason: reason as u8,
-                    ..EventRow::new(now, f, id, EventKind::Retransmit)
-                });
-            }
-            Event::EnterRecovery {
-                kind,
-                recover,
-                cwnd,
-                ..
-            } => {
-                self.out.event(EventRow {
-                    seq: recover,
-                    reason: kind as u8,
-                    value: cwnd as f64,
-                    ..EventRow::new(now, f, id, EventKind::EnterRecovery)
-                });
-            }
-            Event::ExitRecovery { cwnd } => {
-                self.out.event(EventRow {
-                    value: cwnd as f64,
-                    ..EventRow::new(now, f, id, EventKind::ExitRecovery)
-                });
-            }
-            Event::SpuriousDetected { id: tid } => {
-                // The detector's verdict goes on the timeout's own row.
-                if let Some(&row) = pair.timeout_rows.get(tid as usize) {
-                    self.out.set_detected(row, 1);
-                }
-                self.out.event(EventRow {
-                    seq: tid as u64,
-                    detected: 1,
-                    ..EventRow::new(now, f, id, EventKind::SpuriousDetected)
-                });
-            }
-            Event::Established => {
-                self.out.event(EventRow {
-                    reason: side as u8,
-                    ..EventRow::new(now, f, id, EventKind::Established)
-                });
-            }
-            Event::DetectorVerdict { id: tid, outcome } => {
-                let k = tid as usize;
-                if pair.verdicts.len() <= k {
-                    pair.verdicts.resize(k + 1, 255);
-                }
-                pair.verdicts[k] = outcome;
-                self.out.event(EventRow {
-                    seq: tid as u64,
-                    reason: outcome,
-                    detected: 0,
-                    ..EventRow::new(now, f, id, EventKind::DetectorVerdict)
-                });
-            }
-            Event::HyStart { css, ca, cwnd, .. } => {
-                // Summary counters only (no event row: the events table and
-                // its kind dictionary stay as they were).
-                let agg = &mut self.flows[fi].agg;
-                if css {
-                    agg.hystart_css_entries += 1;
-                    agg.hystart_first_css.get_or_insert((now, cwnd));
-                }
-                if ca {
-                    agg.hystart_ca_entries += 1;
-                }
-            }
-            Event::Tlp {
-                seq,
-                len,
-                kind,
-                cwnd,
-            } => {
-                self.out.event(EventRow {
-                    seq,
-                    len,
-                    reason: kind,
-                    value: cwnd as f64,
-                    ..EventRow::new(now, f, id, EventKind::Tlp)
-                });
-            }
-            Event::RackLoss {
-                seq,
-                bytes,
-                timer,
-                reo_wnd,
-                ..
-            } => {
-                self.out.event(EventRow {
-                    seq,
-                    len: bytes.min(u32::MAX as u64) as u32,
-                    reason: timer as u8,
-                    value: reo_wnd as f64 * 1e-9,
-                    ..EventRow::new(now, f, id, EventKind::RackLoss)
-                });
-            }
-            Event::Closed => {
-                self.out.event(EventRow {
-                    reason: side as u8,
-                    ..EventRow::new(now, f, id, EventKind::Closed)
-                });
-            }
-            Event::Reset { sent } => {
-                self.out.event(EventRow {
-                    reason: sent as u8,
-                    ..EventRow::new(now, f, id, EventKind::Reset)
-                });
-            }
-        }
+        let f = &mut self.flows[fi];
+        let ConnPair { id, log, rcv, .. } = &mut f.conns[ci];
+        let sender = side == Side::Sender;
+        // Ground truth: the receiver already holds the offset.
+        let received = |seq: u64| rcv.has_received_byte(seq - 1);
+        log.record(
+            &mut self.out,
+            &mut f.agg,
+            now,
+            fi as u32,
+            *id,
+            sender,
+            e,
+            received,
+            now,
+        );
     }
 
     fn schedule_next_conn(&mut self, fi: usize) {
@@ -997,12 +790,7 @@ impl Sim {
             opened_at: now,
             size,
             done_at: None,
-            truth: Vec::new(),
-            spurious: 0,
-            spurious_fr: 0,
-            fr_rows: Vec::new(),
-            timeout_rows: Vec::new(),
-            verdicts: Vec::new(),
+            log: ConnLog::default(),
             coverage: Coverage::default(),
             first_data_at: None,
             sender_acked: false,
@@ -1028,10 +816,10 @@ impl Sim {
         agg.retransmitted_segments += s.retransmitted_segments;
         agg.retransmitted_bytes += s.retransmitted_bytes;
         agg.timeouts += s.timeouts;
-        agg.spurious_timeouts += pair.spurious;
+        agg.spurious_timeouts += pair.log.spurious;
         agg.spurious_detected += s.spurious_detected;
         agg.fast_retransmits += s.fast_retransmits;
-        agg.spurious_fast_retransmits += pair.spurious_fr;
+        agg.spurious_fast_retransmits += pair.log.spurious_fr;
         agg.spurious_fr_detected += s.spurious_fr_detected;
         agg.fr_undone += s.fr_undone;
         agg.acks_sent += r.acks_sent;
@@ -1073,22 +861,7 @@ impl Sim {
         let pair = f.conns.remove(ci);
         Self::check_pair(&mut self.violations, fi, &pair);
         Self::fold(&mut f.agg, &pair);
-        Self::classify_misses(&mut f.agg, &pair, &self.out, &f.tcp);
-    }
-
-    /// Every spurious timeout a detector did not flag, by cause (Sekiguchi 2008 Table 4):
-    /// the detector's own outcome (`MissCause`), "other" when it gave none or called the
-    /// timeout genuine. Only for flows that run a detector.
-    fn classify_misses(agg: &mut FlowAgg, pair: &ConnPair, out: &Output, tcp: &Config) {
-        if tcp.spurious_detection == tcplab_tcp::DetectorKind::None {
-            return;
-        }
-        for (id, &row) in pair.timeout_rows.iter().enumerate() {
-            if out.spurious(row) == 1 && out.detected(row) != 1 {
-                let v = pair.verdicts.get(id).copied().unwrap_or(255);
-                agg.spurious_missed[(v as usize).min(3)] += 1;
-            }
-        }
+        pair.log.classify_misses(&mut f.agg, &self.out, &f.tcp);
     }
 
     /// Segment trace (`SimConfig::trace`): a data segment reaching the
@@ -1235,7 +1008,6 @@ impl Sim {
                 self.eng.uid, self.packets_delivered, self.packets_dropped, self.eng.absorbed, held, in_flight
             ));
         }
-        self.violations.append(&mut self.eng.taps.errors);
         for h in &self.hops {
             self.violations.extend(h.violations());
         }
@@ -1246,7 +1018,7 @@ impl Sim {
                 Self::check_pair(&mut self.violations, fi, pair);
                 let f = &mut self.flows[fi];
                 Self::fold(&mut f.agg, pair);
-                Self::classify_misses(&mut f.agg, pair, &self.out, &f.tcp);
+                pair.log.classify_misses(&mut f.agg, &self.out, &f.tcp);
                 if let Some(sz) = pair.size {
                     let d = pair.rcv.stats().bytes_read;
                     if d < sz {
@@ -1262,9 +1034,11 @@ impl Sim {
                 }
             }
         }
-        for w in &mut self.eng.taps.writers {
-            w.flush().map_err(|e| format!("pcap flush failed: {e}"))?;
+        if let Some(e) = self.out.spill_error.take() {
+            return Err(e);
         }
+        // Last: the captures get their names only when the run is complete.
+        self.eng.taps.finish()?;
         if self.violations.len() > 20 {
             let more = self.violations.len() - 20;
             self.violations.truncate(20);
@@ -1272,9 +1046,6 @@ impl Sim {
                 .push(format!("... and {more} more violations"));
         }
         let mut out = self.out;
-        if let Some(e) = out.spill_error.take() {
-            return Err(e);
-        }
         out.summary = Some(Summary {
             name: self.cfg.name.clone(),
             seed: self.cfg.seed,
@@ -1303,7 +1074,7 @@ impl Sim {
                 .collect(),
             violations: self.violations,
             notes,
-            pcaps: self.eng.taps.paths,
+            pcaps: std::mem::take(&mut self.eng.taps.paths),
             pings: self.pings.iter().map(|p| p.summary()).collect(),
         });
         Ok(out)

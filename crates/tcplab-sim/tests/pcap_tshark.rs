@@ -93,6 +93,7 @@ fn scenario() -> Vec<Pkt> {
             ..Default::default()
         },
         payload_len: len,
+        ecn: 0,
     };
     let s2c = |ack: u32, flags: Flags, ts: (u32, u32), blocks: &[(u32, u32)]| {
         let (sack, sack_len) = sack(blocks);
@@ -110,6 +111,7 @@ fn scenario() -> Vec<Pkt> {
                 ..Default::default()
             },
             payload_len: 0,
+            ecn: 0,
         }
     };
     let ack = Flags::ACK;
@@ -132,6 +134,7 @@ fn scenario() -> Vec<Pkt> {
             ..Default::default()
         },
         payload_len: 0,
+        ecn: 0,
     };
     push(&mut pkts, true, Kind::Tcp(syn));
     let synack = Segment {
@@ -149,6 +152,7 @@ fn scenario() -> Vec<Pkt> {
             ..Default::default()
         },
         payload_len: 0,
+        ecn: 0,
     };
     push(&mut pkts, false, Kind::Tcp(synack));
     push(
@@ -244,6 +248,7 @@ fn scenario() -> Vec<Pkt> {
             ..Default::default()
         },
         payload_len: 0,
+        ecn: 0,
     };
     push(&mut pkts, true, Kind::Tcp(syn2));
     // Blocks straddle the 2^32 sequence wrap.
@@ -266,6 +271,7 @@ fn scenario() -> Vec<Pkt> {
             ..Default::default()
         },
         payload_len: 0,
+        ecn: 0,
     };
     push(&mut pkts, false, Kind::Tcp(ack4));
 

@@ -51,6 +51,8 @@ fn random_dir(r: &mut Rng, lossy: bool) -> LinkDirConfig {
         reorder: None,
         outages_ns: Vec::new(),
         stalls_ns: Vec::new(),
+        aqm: None,
+        delay_trace: None,
     }
 }
 

@@ -310,6 +310,17 @@ pub struct Config {
     /// the congestion control needs (Linux paces a `.cong_control`
     /// controller such as BBR without `fq`, and no other).
     pub pacing: Option<bool>,
+    /// ECN (RFC 3168, `ecn.rs`): off, request and accept, or accept only
+    /// (Linux's `tcp_ecn` 0, 1, 2).
+    pub ecn: crate::ecn::EcnMode,
+    /// The MSS option as RFC 6691 §2 has it (a host talking to real peers,
+    /// the emulator's endpoint): the option announces the largest segment
+    /// without TCP options, `mss` + 12 when timestamps are offered (RFC 7323
+    /// §3), and the send MSS is the peer's option less the 12 bytes of
+    /// timestamps every segment then carries (as Linux's tcp_mss_to_mtu and
+    /// tcp_current_mss). false: the option is `mss` and a segment carries
+    /// `mss` bytes of data whatever its options (the simulator's model).
+    pub mss_option_rfc6691: bool,
 }
 
 impl Default for Config {
@@ -351,6 +362,8 @@ impl Default for Config {
             rcv_window: crate::rcv_window::RcvWindowKind::Fixed,
             rcv_scaling_ratio: DEFAULT_RCV_SCALING_RATIO,
             pacing: None,
+            ecn: crate::ecn::EcnMode::Off,
+            mss_option_rfc6691: false,
         }
     }
 }

@@ -55,6 +55,7 @@ use crate::ack_cc::AckRatioController;
 use crate::ack_policy::{AckNow, AckPolicy};
 use crate::cc::{new_cc_with, AckInfo, CcState, CongestionControl, TcpView, TransitFeedback};
 use crate::config::{Config, SsthreshFrom};
+use crate::ecn::{Ecn, EcnStats};
 use crate::events::{Event, RecoveryKind, RtxReason};
 use crate::pacing::Pacer;
 use crate::rcv_window::{advmss, LinuxRcvWindow, RcvWindowKind};
@@ -189,6 +190,8 @@ pub struct Connection {
     /// Offset of the peer's FIN, once seen.
     peer_fin: Option<u64>,
     ack_policy: AckPolicy,
+    /// ECN (RFC 3168, `ecn.rs`).
+    ecn: Ecn,
     /// Receiver-side ACK congestion control (RFC 3449 §4.3), if configured.
     ack_cc: Option<AckRatioController>,
     ack_pending: bool,
@@ -344,6 +347,7 @@ impl Connection {
             ack_cc,
             rtt: RttEstimator::new(cfg.rto),
             ack_policy: AckPolicy::new(cfg.ack),
+            ecn: Ecn::new(cfg.ecn),
             state: State::Closed,
             local_port,
             remote_port,
@@ -850,6 +854,7 @@ impl Connection {
             window: 0,
             options: TcpOptions::default(),
             payload_len,
+            ecn: 0,
         };
         if let (Some((ack, window)), true) = (self.relay, flags.ack()) {
             // Relay mode: the reverse stream is the originator's to acknowledge.
@@ -879,6 +884,7 @@ impl Connection {
                 self.adv_right = self.reasm.rcv_nxt + w.syn_window();
             }
             self.last_ack_sent = self.reasm.rcv_nxt;
+            self.ecn.on_send_ack(&mut seg);
             self.ack_pending = false;
             self.ack_policy.on_ack_sent();
             self.stats.acks_sent += 1;
@@ -912,12 +918,20 @@ impl Connection {
             Flags::SYN
         };
         let mut seg = self.base_segment(flags, 0, 0, now);
+        self.ecn.on_send_syn(&mut seg, is_synack);
         // RFC 7323 §2.2: the window field of a SYN is never scaled.
         seg.window = match &self.rwin {
             Some(w) => w.syn_window() as u16,
             None => self.cfg.rcv_buf.min(65535) as u16,
         };
-        seg.options.mss = Some(self.cfg.mss.min(65535) as u16);
+        // RFC 6691 §2 (`mss_option_rfc6691`): the option leaves out the
+        // timestamp option's 12 bytes that every segment will carry.
+        let opt_room = if self.cfg.mss_option_rfc6691 && self.cfg.timestamps {
+            12
+        } else {
+            0
+        };
+        seg.options.mss = Some((self.cfg.mss + opt_room).min(65535) as u16);
         let offer_ws = self.cfg.window_scaling && (!is_synack || self.snd_wscale_offered());
         if offer_ws {
             seg.options.wscale = Some(self.rcv_wscale);
@@ -1161,13 +1175,16 @@ impl Connection {
             self.fin_wait_transition();
         }
         let flags = self.data_flags(end);
-        let seg = self.base_segment(flags, start, len as u32, now);
+        let mut seg = self.base_segment(flags, start, len as u32, now);
+        self.ecn.on_send_new_data(&mut seg);
         self.stats.data_segments_sent += 1;
         self.stats.payload_bytes_sent += len;
         self.arm_rtx_if_idle(now);
         if let (true, Some(p)) = (self.rec.in_recovery, self.rec.prr.as_mut()) {
             // RFC 6937 §3: prr_out += (data sent).
             p.on_sent(len);
+        } else if let Some(c) = self.ecn.cwr_mut() {
+            c.prr.on_sent(len);
         }
         if self.cfg.tlp {
             // RFC 8985 §7.2: (re)start the PTO after sending new data.
@@ -1242,6 +1259,8 @@ impl Connection {
         if let (true, Some(p)) = (self.rec.in_recovery, self.rec.prr.as_mut()) {
             // RFC 6937 §3: prr_out += (data sent).
             p.on_sent(s.len());
+        } else if let Some(c) = self.ecn.cwr_mut() {
+            c.prr.on_sent(s.len());
         }
         let len = s.len();
         let flags = self.data_flags(s.end);
@@ -1494,6 +1513,9 @@ impl Connection {
         }
         self.rec.in_recovery = false;
         self.rec.prr = None;
+        // tcp_enter_loss(): the Loss state ends a CWR reduction; CWR is sent.
+        self.ecn.end_cwr();
+        self.ecn.queue_cwr();
         // RFC 8985 §7: the RTO ends any probe episode; RACK's timer has
         // nothing left to time (everything is marked lost).
         self.rec.tlp = Tlp::default();
@@ -1545,7 +1567,16 @@ impl Connection {
             }
         }
         self.sack_ok = self.cfg.sack && o.sack_permitted;
+        self.ecn.on_rcv_syn(seg);
         self.ts_ok = self.cfg.timestamps && o.timestamps.is_some();
+        if self.cfg.mss_option_rfc6691 && self.ts_ok {
+            // RFC 6691 §2: the peer's option counts no TCP options; ours
+            // carry timestamps (RFC 7323 §3: 10 bytes, padded to 12).
+            self.mss = (self.cfg.mss as u64)
+                .min(peer_mss.saturating_sub(12))
+                .max(1);
+            self.ccs.mss = self.mss;
+        }
         if let Some((tsval, _)) = o.timestamps {
             self.ts_recent = tsval;
         }
@@ -1696,6 +1727,13 @@ impl Connection {
         }
         if ack < self.snd_una {
             return; // old ACK
+        }
+        // ---- ECN (ecn.rs): ECE in the Open state starts a CWR reduction ----
+        if self
+            .ecn
+            .on_ack_ece(seg, !self.rec.in_recovery && !self.rec.after_rto)
+        {
+            self.enter_cwr(now);
         }
         let seg_seq = unwrap(self.irs, seg.seq, self.reasm.rcv_nxt);
         let wnd = (seg.window as u64) << self.snd_wscale;
@@ -1859,7 +1897,8 @@ impl Connection {
             }
             if self.rec.in_recovery {
                 self.on_ack_in_recovery(ack, prev_una, acked_bytes, prior_flight, now);
-            } else {
+            } else if !self.ecn.in_cwr() {
+                // (tcp_cong_control: no growth during a CWR reduction.)
                 let info = AckInfo {
                     now,
                     acked: acked_bytes,
@@ -2050,9 +2089,57 @@ impl Connection {
         if prr_step && self.rec.in_recovery {
             self.prr_step(delivered_data);
         }
+        if self.ecn.in_cwr() {
+            self.cwr_step(delivered_data);
+        }
         if let Some(rate_in) = rate_in {
             self.rate_end_ack(now, rate_in, ca_rtt);
         }
+    }
+
+    /// tcp_enter_cwr() / tcp_init_cwnd_reduction(): ssthresh from the
+    /// congestion control as for a loss, PRR from the prior cwnd.
+    fn enter_cwr(&mut self, now: Time) {
+        let basis = self.loss_basis(self.sb.outstanding());
+        self.ccs.ssthresh = self.cc.ssthresh_on_loss(&self.ccs, basis, now);
+        self.ecn.start_cwr(self.snd_max, self.ccs.cwnd);
+    }
+
+    /// tcp_cwnd_reduction() on an ACK in CWR (cwnd = pipe + sndcnt), and
+    /// tcp_end_cwnd_reduction() once snd_una is past high_seq: cwnd =
+    /// ssthresh.
+    fn cwr_step(&mut self, delivered: u64) {
+        let (pipe, ssthresh, mss) = (self.sb.pipe(), self.ccs.ssthresh, self.mss);
+        if self
+            .ecn
+            .cwr_mut()
+            .is_some_and(|c| self.snd_una > c.high_seq)
+        {
+            self.ecn.end_cwr();
+            self.ccs.cwnd = ssthresh.max(mss);
+            return;
+        }
+        let Some(c) = self.ecn.cwr_mut() else { return };
+        if delivered > 0 {
+            let sndcnt = c.prr.on_ack(delivered, pipe, ssthresh, mss);
+            // Force one segment out when nothing was sent yet.
+            let sndcnt = if c.prr.prr_out() == 0 {
+                sndcnt.max(mss)
+            } else {
+                sndcnt
+            };
+            self.ccs.cwnd = (pipe + sndcnt).max(mss);
+        }
+    }
+
+    /// ECN counters (`ecn.rs`).
+    pub fn ecn_stats(&self) -> EcnStats {
+        self.ecn.stats
+    }
+
+    /// Whether ECN was negotiated.
+    pub fn ecn_ok(&self) -> bool {
+        self.ecn.ok()
     }
 
     /// RFC 6937 §3, on an ACK during SACK recovery with PRR: sndcnt from
@@ -2266,8 +2353,15 @@ impl Connection {
             flight,
             ..Saved::default()
         };
-        let basis = self.loss_basis(flight);
-        let ssthresh = self.cc.ssthresh_on_loss(&self.ccs, basis, now);
+        // tcp_enter_recovery(): a recovery that starts during an ECN CWR
+        // reduction keeps its ssthresh (one reduction per window).
+        let ssthresh = if self.ecn.end_cwr() {
+            self.ccs.ssthresh
+        } else {
+            let basis = self.loss_basis(flight);
+            self.cc.ssthresh_on_loss(&self.ccs, basis, now)
+        };
+        self.ecn.queue_cwr();
         self.ccs.ssthresh = ssthresh;
         self.rec.in_recovery = true;
         self.rec.recover = self.snd_max;
@@ -2425,6 +2519,8 @@ impl Connection {
                 self.read_all(now);
             }
             urgent = out.out_of_order || out.filled_hole || out.duplicate || end_in < end;
+            // ECN: the first CE is acknowledged at once (tcp_ecn_check_ce).
+            urgent |= self.ecn.on_rcv_data(seg);
         }
         if seg.flags.fin() {
             self.peer_fin = Some(end);

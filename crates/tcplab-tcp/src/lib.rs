@@ -18,6 +18,7 @@ pub mod ack_policy;
 pub mod cc;
 pub mod config;
 pub mod connection;
+pub mod ecn;
 pub mod events;
 pub mod pacing;
 pub mod rate;

@@ -123,6 +123,10 @@ pub struct Segment {
     pub window: u16,
     pub options: TcpOptions,
     pub payload_len: u32,
+    /// The ECN field of the IP header that carries the segment (RFC 3168
+    /// §5: 0 Not-ECT, 1 ECT(1), 2 ECT(0), 3 CE; `ecn.rs`). Not part of the
+    /// TCP header: the sender sets it, the network may change it to CE.
+    pub ecn: u8,
 }
 
 impl Segment {

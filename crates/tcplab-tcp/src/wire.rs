@@ -189,6 +189,7 @@ pub fn decode_tcp_header(buf: &[u8]) -> Result<(Segment, usize), WireError> {
         window: be16(14),
         options: TcpOptions::default(),
         payload_len: (buf.len() - hlen) as u32,
+        ecn: 0,
     };
 
     let mut i = TCP_HEADER_MIN;
@@ -391,6 +392,7 @@ mod tests {
                 ..Default::default()
             },
             payload_len: 0,
+            ecn: 0,
         };
         let hdr = round_trip(&seg);
         assert_eq!(hdr.len(), 40);
@@ -422,6 +424,7 @@ mod tests {
                 ..Default::default()
             },
             payload_len: 1448,
+            ecn: 0,
         };
         let hdr = round_trip(&seg);
         assert_eq!(hdr.len(), 32);
@@ -461,6 +464,7 @@ mod tests {
                 ..Default::default()
             },
             payload_len: 0,
+            ecn: 0,
         };
         let hdr = round_trip(&seg);
         assert_eq!(hdr.len(), 60); // the maximum header
@@ -585,6 +589,7 @@ mod tests {
                 ..Default::default()
             },
             payload_len: 0,
+            ecn: 0,
         };
         let mut buf = [0u8; 60];
         let n = encode_tcp_header(&syn, &mut buf);
@@ -599,6 +604,7 @@ mod tests {
             window: 64240,
             options: TcpOptions::default(),
             payload_len: 5,
+            ecn: 0,
         };
         let n = encode_tcp_header(&data, &mut buf);
         let c = tcp_checksum(src, dst, &buf[..n], b"hello");

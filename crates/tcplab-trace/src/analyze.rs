@@ -10,7 +10,7 @@
 //! number with `tcplab_tcp::seq::unwrap` (data starts at offset 1, as in the
 //! simulator's event log), and RTT samples drive `tcplab_tcp::rto::RttEstimator`.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::hash::{BuildHasherDefault, Hasher};
 
 use tcplab_tcp::config::RtoProfile;
@@ -29,8 +29,14 @@ pub enum Side {
     /// Next to the receiver: only copies that arrived are seen.
     Receiver,
     /// From the handshake timing: the endpoint whose packets are answered
-    /// fastest is next to the capture point (sender side without a handshake).
+    /// fastest is next to the capture point.
     Auto,
+    /// `Auto` could not place the capture point: no handshake, or handshake
+    /// gaps too close to tell which end is near (a capture in the middle of
+    /// the path). Analysed as the sender side, but only side-independent
+    /// evidence (D-SACK, Eifel) may call a retransmission spurious; the
+    /// rest are left undecided. Never chosen by the user.
+    Uncertain,
 }
 
 impl Side {
@@ -47,6 +53,7 @@ impl Side {
             Side::Sender => "sender",
             Side::Receiver => "receiver",
             Side::Auto => "auto",
+            Side::Uncertain => "uncertain",
         }
     }
 }
@@ -306,7 +313,16 @@ struct Half {
     una: u64,
     have_una: bool,
     first_data: Option<u64>,
+    /// In flight, by sequence: starts strictly increase and records do not
+    /// overlap, so lookups are binary searches (`seg_at`, `segs_over`).
     segs: VecDeque<Tx>,
+    /// Retransmissions awaiting a verdict that no ACK has covered yet, by
+    /// (start, serial): an ACK only looks at those it now covers, so a
+    /// long run of uncovered retransmissions costs O(log n) per ACK.
+    uncovered: BTreeMap<(u64, u64), Pending>,
+    serial: u64,
+    /// Retransmissions awaiting a verdict that an ACK covered, or that a
+    /// D-SACK reported (decided within about an RTT).
     pending: Vec<Pending>,
     dupacks: u32,
     last_ack_t: Option<Time>,
@@ -350,6 +366,8 @@ impl Half {
             have_una: false,
             first_data: None,
             segs: VecDeque::new(),
+            uncovered: BTreeMap::new(),
+            serial: 0,
             pending: Vec::new(),
             dupacks: 0,
             last_ack_t: None,
@@ -380,6 +398,22 @@ impl Half {
         (self.st.rtt_min_ns != u64::MAX).then_some(self.st.rtt_min_ns)
     }
 }
+
+/// Index of the in-flight record holding byte `b`, if any.
+fn seg_at(segs: &VecDeque<Tx>, b: u64) -> Option<usize> {
+    let k = segs.partition_point(|s| s.end <= b);
+    (k < segs.len() && segs[k].start <= b).then_some(k)
+}
+
+/// Indexes of the in-flight records overlapping `[start, end)`.
+fn segs_over(segs: &VecDeque<Tx>, start: u64, end: u64) -> std::ops::Range<usize> {
+    let lo = segs.partition_point(|s| s.end <= start);
+    let hi = segs.partition_point(|s| s.start < end);
+    lo..hi.max(lo)
+}
+
+/// Longest span a retransmission can cover (payload plus FIN).
+const MAX_SEG: u64 = 65_536;
 
 /// A finished or open connection's results.
 #[derive(Clone, Debug)]
@@ -444,6 +478,10 @@ impl Hasher for FastHasher {
 type Key = (Addr, u16, Addr, u16);
 
 const TS_RING: usize = 16;
+
+/// A handshake places the capture point only when one gap (SYN → SYN-ACK,
+/// SYN-ACK → ACK) is at least this many times the other.
+const NEAR_RATIO: u64 = 4;
 
 /// Longer "RTT samples" are capture artefacts (clock steps), not paths.
 const MAX_RTT: Time = 600 * NS_PER_S;
@@ -652,7 +690,8 @@ impl Analyzer {
         let mut halves: [HalfStats; 2] = Default::default();
         for (i, h) in c.halves.iter_mut().enumerate() {
             // Verdicts still pending at the end: decide with what was seen.
-            let pend = std::mem::take(&mut h.pending);
+            let mut pend = std::mem::take(&mut h.pending);
+            pend.extend(std::mem::take(&mut h.uncovered).into_values());
             for p in pend {
                 self.settle(c.id, i, h, &p, false, Evidence::None);
             }
@@ -685,7 +724,8 @@ impl Analyzer {
         match self.opts.side {
             Side::Auto => match c.near {
                 Some(n) if usize::from(n) != i => Side::Receiver,
-                _ => Side::Sender,
+                Some(_) => Side::Sender,
+                None => Side::Uncertain,
             },
             s => s,
         }
@@ -713,12 +753,17 @@ impl Analyzer {
             c.ack3_t = Some(t);
             if let (Some(t0), Some(t1)) = (c.syn_t, c.synack_t) {
                 // Next to the client, the SYN-ACK takes an RTT and the ACK
-                // leaves at once; next to the server, the reverse.
-                c.near = Some(if t - t1 <= t1.saturating_sub(t0) {
-                    0
+                // leaves at once; next to the server, the reverse. Only a
+                // clear difference places the capture point: in the middle
+                // of the path both gaps are parts of the RTT.
+                let (d1, d2) = (t1.saturating_sub(t0), t - t1);
+                c.near = if d2.saturating_mul(NEAR_RATIO) <= d1 {
+                    Some(0)
+                } else if d1.saturating_mul(NEAR_RATIO) <= d2 {
+                    Some(1)
                 } else {
-                    1
-                });
+                    None
+                };
                 let rtt = (t - t0).min(MAX_RTT);
                 for k in 0..2 {
                     let h = &mut c.halves[k];
@@ -747,6 +792,16 @@ impl Analyzer {
         let side_i = self.side_of(c, i);
         let side_j = self.side_of(c, j);
         c.halves[i].st.side = Some(side_i);
+        // An uncertain capture point is analysed as the sender side
+        // (`settle` keeps its verdicts from side-dependent evidence out).
+        let as_sender = |s| {
+            if s == Side::Uncertain {
+                Side::Sender
+            } else {
+                s
+            }
+        };
+        let (side_i, side_j) = (as_sender(side_i), as_sender(side_j));
         // Timestamp RTT (RFC 7323 §4.1): the time from the first packet
         // carrying a TSval to the first packet echoing it.
         if let Some((tsval, tsecr)) = seg.options.timestamps {
@@ -882,11 +937,9 @@ impl Analyzer {
         }
         // Below snd_max: a retransmission, a network duplicate or (at the
         // receiver) a late original.
-        let dup_of_last = h
-            .segs
-            .iter()
-            .rev()
-            .find(|s| s.start == start && s.end == end)
+        let dup_of_last = seg_at(&h.segs, start)
+            .map(|k| &h.segs[k])
+            .filter(|s| s.start == start && s.end == end)
             .is_some_and(|s| {
                 (p.ip_id != 0 && s.ip_id == p.ip_id && tsval == s.tsval)
                     || (p.ip_id == 0 && tsval.is_some() && s.tsval == tsval && s.ntx == 1)
@@ -928,10 +981,7 @@ impl Analyzer {
             && t.saturating_sub(h.prev_dup_run_t) < 2 * h.est.srtt().max(h.min_rtt().unwrap_or(0));
         let loss_indicated = h.dupacks >= 3 || recent_run || h.sacked_above >= 3 * peer_mss;
         let seg_retx_since = |h: &Half, since: Time| {
-            h.segs
-                .iter()
-                .find(|s| s.start <= start && start < s.end)
-                .is_some_and(|s| s.ntx > 1 && s.last_t >= since)
+            seg_at(&h.segs, start).is_some_and(|k| h.segs[k].ntx > 1 && h.segs[k].last_t >= since)
         };
         let mut backoff = 0;
         let class = if let Some(ep) = h.rto_ep.filter(|ep| start < ep.recover) {
@@ -1007,8 +1057,9 @@ impl Analyzer {
             RtxClass::Other
         };
         // Update the in-flight record (Karn: no RTT sample from it now).
-        for s in h.segs.iter_mut() {
-            if s.end > start && s.start < end {
+        for k in segs_over(&h.segs, start, end) {
+            let s = &mut h.segs[k];
+            {
                 s.ntx += 1;
                 s.last_t = t;
                 s.ip_id = p.ip_id;
@@ -1058,7 +1109,8 @@ impl Analyzer {
                 note_seen(h, start, end);
             }
         } else {
-            h.pending.push(pend);
+            h.uncovered.insert((start, h.serial), pend);
+            h.serial += 1;
         }
     }
 
@@ -1072,7 +1124,13 @@ impl Analyzer {
         spurious: bool,
         ev: Evidence,
     ) {
-        let undecided = ev == Evidence::None && !spurious && p.first_cover.is_none();
+        // Where the capture point is a guess, only evidence that holds
+        // wherever the capture was taken may call it spurious.
+        let guessed = h.st.side == Some(Side::Uncertain)
+            && !matches!(ev, Evidence::Dsack | Evidence::Eifel | Evidence::None);
+        let spurious = spurious && !guessed;
+        let ev = if guessed { Evidence::None } else { ev };
+        let undecided = guessed || (ev == Evidence::None && !spurious && p.first_cover.is_none());
         if spurious {
             h.st.spurious_retransmissions += 1;
             if p.class == RtxClass::Rto {
@@ -1173,13 +1231,29 @@ impl Analyzer {
             // One D-SACK reports one extra copy: blame the latest
             // retransmission of those bytes not yet blamed (with backed-off
             // timeouts, the copies that arrived are the last ones sent).
-            if let Some(p) = h
+            let covered = h
                 .pending
-                .iter_mut()
-                .filter(|p| p.start < r && l < p.end && !p.dsack)
-                .max_by_key(|p| p.t)
-            {
-                p.dsack = true;
+                .iter()
+                .enumerate()
+                .filter(|(_, p)| p.start < r && l < p.end && !p.dsack)
+                .max_by_key(|(_, p)| p.t)
+                .map(|(n, p)| (p.t, n));
+            let uncovered = h
+                .uncovered
+                .range((l.saturating_sub(MAX_SEG), 0)..(r, 0))
+                .filter(|(_, p)| l < p.end && !p.dsack)
+                .max_by_key(|(&(_, serial), p)| (p.t, serial))
+                .map(|(&key, p)| (p.t, key));
+            match (covered, uncovered) {
+                (Some((tc, n)), u) if u.is_none_or(|(tu, _)| tc >= tu) => {
+                    h.pending[n].dsack = true;
+                }
+                (_, Some((_, key))) => {
+                    let mut p = h.uncovered.remove(&key).expect("in the map");
+                    p.dsack = true;
+                    h.pending.push(p);
+                }
+                _ => {}
             }
         }
         let mut sacked = 0;
@@ -1197,6 +1271,13 @@ impl Analyzer {
         let advanced = ack > h.una;
         // Verdicts for pending retransmissions (sender side), before the
         // acknowledged segments leave the in-flight record.
+        // Those this ACK covers for the first time join the covered ones.
+        while let Some(e) = h.uncovered.first_entry() {
+            if e.key().0 >= ack {
+                break;
+            }
+            h.pending.push(e.remove());
+        }
         if !h.pending.is_empty() {
             let decided = verdicts(h, t, ack, advanced, seg.options.timestamps.map(|x| x.1));
             for (n, sp, ev) in decided {
@@ -1266,11 +1347,7 @@ fn verdicts(
     let sack = h.st.sack_permitted;
     let segs = &h.segs;
     // The latest transmission of byte `b`, if it is still in flight.
-    let last_tx = |b: u64| -> Option<Time> {
-        segs.iter()
-            .find(|s| s.start <= b && b < s.end)
-            .map(|s| s.last_t)
-    };
+    let last_tx = |b: u64| -> Option<Time> { seg_at(segs, b).map(|k| segs[k].last_t) };
     let mut decided: Vec<(usize, bool, Evidence)> = Vec::new();
     for (n, p) in h.pending.iter_mut().enumerate() {
         if t < p.t {
@@ -1372,5 +1449,178 @@ fn note_seen(h: &mut Half, start: u64, end: u64) {
             }
         }
         h.seen = out;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::decode::decode;
+    use crate::synth::{seg, PcapBuilder};
+    use tcplab_tcp::segment::{Flags, TcpOptions};
+
+    /// Handshake, `n` segments of 1000 bytes, then every segment resent
+    /// once, each followed by a duplicate ACK that covers none of them
+    /// (the receiver never gets byte 1). Packets as (time, bytes).
+    fn uncovered_retransmissions(n: u32) -> Vec<u8> {
+        let (a, b) = ([10, 0, 0, 1], [10, 0, 0, 2]);
+        let (sp, dp, isn, peer) = (40000, 80, 1000u32, 5000u32);
+        let mut w = PcapBuilder::new(101);
+        let mut t: Time = 1_000_000_000;
+        let mut syn = seg(sp, dp, isn, 0, Flags::SYN, 0);
+        syn.options = TcpOptions {
+            mss: Some(1000),
+            sack_permitted: true,
+            ..Default::default()
+        };
+        w.tcp(t, a, b, &syn);
+        let mut synack = seg(dp, sp, peer, isn + 1, Flags::SYN | Flags::ACK, 0);
+        synack.options = syn.options;
+        t += 10_000_000;
+        w.tcp(t, b, a, &synack);
+        w.tcp(t, a, b, &seg(sp, dp, isn + 1, peer + 1, Flags::ACK, 0));
+        for k in 0..n {
+            t += 1_000;
+            w.tcp(
+                t,
+                a,
+                b,
+                &seg(sp, dp, isn + 1 + k * 1000, peer + 1, Flags::ACK, 1000),
+            );
+        }
+        for k in 0..n {
+            t += 1_000_000;
+            w.tcp(
+                t,
+                a,
+                b,
+                &seg(sp, dp, isn + 1 + k * 1000, peer + 1, Flags::ACK, 1000),
+            );
+            w.tcp(t, b, a, &seg(dp, sp, peer + 1, isn + 1, Flags::ACK, 0));
+        }
+        w.bytes
+    }
+
+    #[test]
+    fn acks_look_only_at_the_retransmissions_they_cover() {
+        let n = 5_000;
+        let file = uncovered_retransmissions(n);
+        let mut rd = crate::capture::CaptureReader::new(&file[..], "t").unwrap();
+        let mut an = Analyzer::new(Options {
+            side: Side::Sender,
+            ..Default::default()
+        });
+        let mut most_examined = 0;
+        while let Some(r) = rd.next_record().unwrap() {
+            let p = decode(r.linktype, r.data).unwrap();
+            an.packet(r.ts_ns, &p);
+            let c = an.slots[0].as_ref().unwrap();
+            // What an ACK scans: the covered retransmissions only.
+            most_examined = most_examined.max(c.halves[0].pending.len());
+        }
+        let c = an.slots[0].as_ref().unwrap();
+        assert_eq!(c.halves[0].uncovered.len(), n as usize);
+        assert_eq!(c.halves[0].st.retransmissions, u64::from(n));
+        // Before, every duplicate ACK scanned all earlier retransmissions.
+        assert_eq!(most_examined, 0);
+        an.finish();
+        let h = &an.finished[0].halves[0];
+        assert_eq!(
+            (h.retransmissions, h.undecided),
+            (u64::from(n), u64::from(n))
+        );
+    }
+
+    #[test]
+    fn in_flight_lookups_find_the_record_holding_a_byte() {
+        let tx = |start, end| Tx {
+            start,
+            end,
+            first_t: 0,
+            last_t: 0,
+            ntx: 1,
+            ip_id: 0,
+            tsval: None,
+        };
+        let segs: VecDeque<Tx> = [tx(1, 11), tx(11, 21), tx(30, 40)].into();
+        assert_eq!(seg_at(&segs, 0), None);
+        assert_eq!(seg_at(&segs, 1), Some(0));
+        assert_eq!(seg_at(&segs, 20), Some(1));
+        assert_eq!(seg_at(&segs, 25), None);
+        assert_eq!(seg_at(&segs, 39), Some(2));
+        assert_eq!(seg_at(&segs, 40), None);
+        assert_eq!(segs_over(&segs, 5, 12), 0..2);
+        assert_eq!(segs_over(&segs, 21, 30), 2..2);
+        assert_eq!(segs_over(&segs, 0, 100), 0..3);
+        assert_eq!(segs_over(&segs, 40, 100), 3..3);
+    }
+
+    /// Handshake with gaps `d1` (SYN → SYN-ACK) and `d2` (SYN-ACK → ACK),
+    /// five segments each acknowledged, then segment 2 resent after its
+    /// ACK passed the capture point.
+    fn resent_after_ack(d1: Time, d2: Time) -> Analyzer {
+        let (a, b) = ([10, 0, 0, 1], [10, 0, 0, 2]);
+        let (sp, dp, isn, peer) = (40000, 80, 1000u32, 5000u32);
+        let mut w = PcapBuilder::new(101);
+        let mut t: Time = 1_000_000_000;
+        w.tcp(t, a, b, &seg(sp, dp, isn, 0, Flags::SYN, 0));
+        t += d1;
+        w.tcp(
+            t,
+            b,
+            a,
+            &seg(dp, sp, peer, isn + 1, Flags::SYN | Flags::ACK, 0),
+        );
+        t += d2;
+        w.tcp(t, a, b, &seg(sp, dp, isn + 1, peer + 1, Flags::ACK, 0));
+        for k in 0..5 {
+            t += 1_000_000;
+            w.tcp(
+                t,
+                a,
+                b,
+                &seg(sp, dp, isn + 1 + k * 1000, peer + 1, Flags::ACK, 1000),
+            );
+            w.tcp(
+                t + 50_000_000,
+                b,
+                a,
+                &seg(dp, sp, peer + 1, isn + 1 + (k + 1) * 1000, Flags::ACK, 0),
+            );
+        }
+        t += 200_000_000;
+        w.tcp(
+            t,
+            a,
+            b,
+            &seg(sp, dp, isn + 1 + 2 * 1000, peer + 1, Flags::ACK, 1000),
+        );
+        let file = w.bytes;
+        let mut rd = crate::capture::CaptureReader::new(&file[..], "t").unwrap();
+        let mut an = Analyzer::new(Options::default());
+        while let Some(r) = rd.next_record().unwrap() {
+            an.packet(r.ts_ns, &decode(r.linktype, r.data).unwrap());
+        }
+        an.finish();
+        an
+    }
+
+    #[test]
+    fn a_guessed_capture_point_gives_no_confident_verdict() {
+        // Next to the client (the ACK leaves at once): the resent bytes
+        // were already acknowledged, spurious by the capture point.
+        let an = resent_after_ack(50_000_000, 10_000);
+        let h = &an.finished[0].halves[0];
+        assert_eq!(h.side, Some(Side::Sender));
+        assert_eq!((h.retransmissions, h.spurious_retransmissions), (1, 1));
+        // Equal gaps: the capture is somewhere in the middle. Before, the
+        // tie chose a side and the verdict came from that guess.
+        let an = resent_after_ack(50_000_000, 50_000_000);
+        let h = &an.finished[0].halves[0];
+        assert_eq!(h.side, Some(Side::Uncertain));
+        assert_eq!(
+            (h.retransmissions, h.spurious_retransmissions, h.undecided),
+            (1, 0, 1)
+        );
     }
 }

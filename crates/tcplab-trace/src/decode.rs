@@ -291,6 +291,7 @@ pub(crate) mod tests {
                 ..Default::default()
             },
             payload_len: 100,
+            ecn: 0,
         }
     }
 

@@ -78,6 +78,20 @@ impl Filter {
 
 /// Analyses a capture held in any reader (`name` is used in messages).
 pub fn analyze_reader<R: std::io::Read>(r: R, name: &str, opts: Options) -> Result<Report, String> {
+    analyze_reader_until(r, name, opts, &mut || false)
+}
+
+/// How many records pass between two calls of an analysis's `stop`.
+pub const STOP_EVERY: u64 = 1 << 16;
+
+/// `analyze_reader`, asking `stop()` every `STOP_EVERY` records whether to
+/// give up (Ctrl-C): then the error is `"interrupted"`.
+pub fn analyze_reader_until<R: std::io::Read>(
+    r: R,
+    name: &str,
+    opts: Options,
+    stop: &mut dyn FnMut() -> bool,
+) -> Result<Report, String> {
     let start = Instant::now();
     let side = opts.side;
     let mut rd = CaptureReader::new(r, name).map_err(|e| match e {
@@ -86,12 +100,17 @@ pub fn analyze_reader<R: std::io::Read>(r: R, name: &str, opts: Options) -> Resu
     })?;
     let mut an = Analyzer::new(opts);
     let mut skipped = [0u64; 6];
+    let mut seen = 0u64;
     loop {
         let rec = match rd.next_record() {
             Ok(Some(r)) => r,
             Ok(None) => break,
             Err(e) => return Err(format!("{name}: read error: {e}")),
         };
+        seen += 1;
+        if seen.is_multiple_of(STOP_EVERY) && stop() {
+            return Err("interrupted".into());
+        }
         let t = rec.ts_ns;
         match decode(rec.linktype, rec.data) {
             Ok(p) => an.packet(t, &p),
@@ -116,9 +135,18 @@ pub fn analyze_reader<R: std::io::Read>(r: R, name: &str, opts: Options) -> Resu
 /// Reads and analyses `path`. Errors (not a capture, unreadable) are one
 /// line naming the file and the problem.
 pub fn analyze_file(path: &Path, opts: Options) -> Result<Report, String> {
+    analyze_file_until(path, opts, &mut || false)
+}
+
+/// `analyze_file` with a `stop` check (`analyze_reader_until`).
+pub fn analyze_file_until(
+    path: &Path,
+    opts: Options,
+    stop: &mut dyn FnMut() -> bool,
+) -> Result<Report, String> {
     let name = path.display().to_string();
     let f = File::open(path).map_err(|e| format!("{name}: cannot open: {e}"))?;
-    analyze_reader(BufReader::with_capacity(1 << 20, f), &name, opts)
+    analyze_reader_until(BufReader::with_capacity(1 << 20, f), &name, opts, stop)
 }
 
 fn half_json(h: &analyze::HalfStats) -> Value {

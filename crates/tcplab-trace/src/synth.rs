@@ -82,6 +82,7 @@ pub fn seg(sport: u16, dport: u16, seq: u32, ack: u32, flags: Flags, len: u32) -
         window: 65535,
         options: TcpOptions::default(),
         payload_len: len,
+        ecn: 0,
     }
 }
 

@@ -195,3 +195,21 @@ fn fuzz_mutated_captures_never_panic() {
         let _ = run(&f);
     }
 }
+
+#[test]
+fn a_long_analysis_asks_whether_to_stop() {
+    // About 80,000 records: `stop` is asked once, after the first 65,536.
+    let f = bulk_sender_side(40_000, None, false);
+    for give_up in [true, false] {
+        let mut calls = 0;
+        let r = tcplab_trace::analyze_reader_until(&f[..], "t", Options::default(), &mut || {
+            calls += 1;
+            give_up
+        });
+        assert_eq!(calls, 1);
+        match r {
+            Err(e) => assert!(give_up && e == "interrupted", "{e}"),
+            Ok(r) => assert!(!give_up && r.tcp_packets > 80_000),
+        }
+    }
+}

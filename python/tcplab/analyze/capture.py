@@ -147,6 +147,13 @@ def render(summary: dict[str, Any]) -> str:
             f"{s['midstream_connections']} connection(s) started before the capture "
             "(no handshake: options unknown)"
         )
+    uncertain = sum(1 for c in s["connections"] if c["side"] == "uncertain")
+    if uncertain:
+        notes.append(
+            f"{uncertain} direction(s) with the capture point uncertain (no handshake, or "
+            "handshake gaps too close to tell which end is near): verdicts that depend on the "
+            "side are left undecided; give --side sender or --side receiver"
+        )
     ups = s["unnecessary_per_sto"]
     out = [
         f"{s['file']}: {s['packets']} packets ({s['tcp_packets']} TCP) in {s['wall_s']:.3f} s"

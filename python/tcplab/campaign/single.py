@@ -92,13 +92,46 @@ def run_config(config: dict[str, Any], columns: bool = False) -> dict[str, Any]:
     return summary
 
 
+def quiet_worker() -> None:
+    """Pool worker initializer: the campaign's process decides what a signal means. A forked
+    worker inherits the command line's handlers; with them, Ctrl-C (SIGINT reaches the whole
+    process group) and :func:`stop_pool`'s SIGTERM each printed a traceback per worker. A worker
+    ignores SIGINT (the campaign stops the pool) and takes the default action for the others."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    for name in ("SIGTERM", "SIGHUP", "SIGQUIT"):
+        signal.signal(getattr(signal, name), signal.SIG_DFL)
+
+
 def stop_pool(pool: ProcessPoolExecutor) -> None:
     """Interrupted (Ctrl-C, SIGTERM), failed or broken (a worker killed): stop the workers now
     rather than let them finish their queue, and reap them (a broken pool's surviving workers
     could otherwise keep the process from exiting)."""
-    for proc in list((getattr(pool, "_processes", None) or {}).values()):
-        proc.terminate()
-    pool.shutdown(wait=True, cancel_futures=True)
+    import threading
+    from concurrent.futures import InvalidStateError
+
+    def quiet(args: threading.ExceptHookArgs) -> None:
+        # The pool's manager thread, finding its workers gone, marks every pending future
+        # broken, including the ones shutdown() just cancelled: CPython 3.11 then raises
+        # InvalidStateError in that thread (a traceback on stderr). Nothing is lost.
+        if args.exc_type is not InvalidStateError:
+            previous(args)
+
+    previous, threading.excepthook = threading.excepthook, quiet
+    try:
+        procs = list((getattr(pool, "_processes", None) or {}).values())
+        for proc in procs:
+            proc.terminate()
+        for proc in procs:
+            # A worker still starting (forked, its initializer not yet run) can swallow the
+            # SIGTERM in an inherited handler and go on to run a job: kill it.
+            proc.join(timeout=5)
+            if proc.is_alive():
+                proc.kill()
+        pool.shutdown(wait=True, cancel_futures=True)
+    finally:
+        threading.excepthook = previous
 
 
 def column_values(values: list[str]) -> dict[str, Any]:

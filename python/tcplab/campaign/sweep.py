@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from tcplab.campaign.single import (
     FLOW_METRICS,
     default_jobs,
+    quiet_worker,
     record_seeds,
     run_config,
     stop_pool,
@@ -94,7 +95,7 @@ def run_configs(
     jobs = default_jobs() if jobs is None else jobs
     if jobs <= 1 or len(configs) <= 1:
         return [run_config(c, columns) for c in configs]
-    pool = ProcessPoolExecutor(max_workers=min(jobs, len(configs)))
+    pool = ProcessPoolExecutor(max_workers=min(jobs, len(configs)), initializer=quiet_worker)
     try:
         chunk = max(1, len(configs) // (jobs * 8))
         results = list(pool.map(_job, [(c, columns) for c in configs], chunksize=chunk))
@@ -107,11 +108,15 @@ def run_configs(
 
 def _split_top(text: str) -> list[str]:
     """Split on commas outside brackets, braces and quotes (so TOML arrays and inline tables
-    stay whole)."""
+    stay whole); a backslash in a "..." string escapes the next character, as in TOML."""
     parts: list[str] = []
-    depth, quote, cur = 0, "", []
+    depth, quote, escaped, cur = 0, "", False, []
     for ch in text:
-        if quote:
+        if escaped:  # the character after a backslash in a "..." string (TOML escapes)
+            escaped = False
+        elif quote == '"' and ch == "\\":
+            escaped = True
+        elif quote:
             quote = "" if ch == quote else quote
         elif ch in "\"'":
             quote = ch

@@ -262,7 +262,22 @@ def _fig4(report: Report, jobs: int | None) -> dict[str, float]:
         color="C0",
         label="tcplab: with spoofing, end to end (not in paper)",
     )
-    plots.mark_paper(ax, [1000, 1000], [80, 5], label="paper at 1 MB: >80% / <5% (bounds)")
+    # The paper gives bounds at 1 MB, not measured points: drawn as the ranges it allows
+    # (≥ 80 % with spoofing, < 5 % without), hatched, around the 1 MB file size.
+    for lo, hi, label in (
+        (80, 105, "paper at 1 MB: ≥ 80 % / < 5 % (allowed ranges)"),
+        (0, 5, None),
+    ):
+        ax.fill_between(
+            [800, 1250],
+            lo,
+            hi,
+            facecolor="none",
+            edgecolor="black",
+            hatch="///",
+            lw=0.8,
+            label=label,
+        )
     ax.set_xscale("log")
     ax.set_xlabel("file size (kB)")
     ax.set_ylabel("sender throughput (% of 1 Mbps)")
@@ -279,16 +294,37 @@ def _fig4(report: Report, jobs: int | None) -> dict[str, float]:
     zero = at1["zero-delay link"]["sender_bps"] / LINK_BPS
     # The paper gives one-sided bounds here ("below 5 %", "above 80 %", "over 15x"); a
     # deterministic run (no loss, no random draw) has no confidence interval.
-    report.check("Fig. 4: 1 MB without spoofing", Below(5), round(plain * 100, 2), unit="% of link")
-    report.check("Fig. 4: 1 MB with spoofing", Above(80), round(spoof * 100, 1), unit="% of link")
     report.check(
-        "Fig. 4: spoofing / plain TCP at 1 MB", Above(15), round(spoof / plain, 1), unit="x"
+        "Fig. 4: 1 MB without spoofing",
+        Below(5),
+        round(plain * 100, 2),
+        unit="% of link",
+        source="§4.2: below 5 % (5%未満)",
+    )
+    report.check(
+        "Fig. 4: 1 MB with spoofing",
+        AtLeast(80),
+        round(spoof * 100, 1),
+        unit="% of link",
+        source="§4.2: 80 % or more (80%以上)",
+    )
+    report.check(
+        "Fig. 4: spoofing / plain TCP at 1 MB",
+        AtLeast(15),
+        round(spoof / plain, 1),
+        unit="x",
+        source="§5: 15 times plain TCP or more (15 倍以上)",
     )
     report.check(
         "Fig. 4: spoofing / zero-delay link at 1 MB",
-        Above(80),
+        AtLeast(80, kind="construction"),
         round(spoof / zero * 100, 1),
         unit="%",
+        source="§5: 80 % of the zero-delay link or more (8 割以上)",
+        note="holds by construction: with spoofing the sender's path ends at the PEP, so the "
+        "sender sees the same 1 Mbit/s zero-delay link as the comparison run (its ACKs come "
+        "from the PEP at once); only the PEP's buffer could make it differ, and the 1 MiB "
+        "default holds the whole file",
     )
     # Sensitivity: RFC 5681 also allows slow start at cwnd = ssthresh (tcplab's default).
     (alt,) = _runs([config(spoof=False, size=1 * MB, tcp={"ca_at_ssthresh": False})], jobs)
@@ -382,35 +418,55 @@ def _fig5(report: Report, jobs: int | None) -> None:
     xt, yt = curves["spoofing, error, timeout"]
     yn_at = np.interp(xt, xn, yn)
     ratio = np.asarray(yt) / np.maximum(yn_at, 1e-9)
-    sel = np.asarray(xt) >= 20  # after the error (11 segments ≈ 16 kB)
+    xt_a = np.asarray(xt)
+    sel = xt_a >= 20  # after the error (11 segments ≈ 16 kB)
     worst = float(1 - ratio[sel].min()) if sel.any() else math.nan
-    # The paper prints no point of this figure, only "up to ~50 % lower" for the timeout case:
-    # stated in the title, not drawn as a paper marker (a marker would need tcplab's curve).
-    ax.set_title(
-        "Fig. 5: error at the 11th segment (sender-router)\n"
-        "paper: dupack ≈ no error; timeout up to ~50 % lower",
-        fontsize=10,
+    worst_at = float(xt_a[sel][np.argmin(ratio[sel])]) if sel.any() else math.nan
+    # Where the reduction has shrunk to the paper's 50 %: how much of the curve lies beyond it.
+    past = sel & (xt_a > worst_at) & (ratio >= 0.5)
+    half_at = float(xt_a[past][0]) if past.any() else math.nan
+    # The paper prints no point of this figure, only "up to about 50 % lower" for the timeout
+    # case: drawn as the curve half of the no-error one (the paper's depth of the dip).
+    ax.plot(
+        xn,
+        np.asarray(yn) * 0.5,
+        color="black",
+        ls=":",
+        lw=1.2,
+        label="paper: timeout case dips to ≈ 50 % of no error (at most)",
     )
+    ax.set_title("Fig. 5: error at the 11th segment (sender-router)", fontsize=10)
     ax.legend(fontsize=8, loc="lower right")
     path = plots.save(fig, report.out_dir / "fig5_error.png")
     report.figure(path, "Fig. 5 — cumulative throughput with an error at the 11th segment")
-    report.data["fig5"] = {"final": final, "worst_timeout_reduction": worst}
+    report.data["fig5"] = {
+        "final": final,
+        "worst_timeout_reduction": worst,
+        "worst_at_kB": worst_at,
+        "back_to_50pct_at_kB": half_at,
+    }
     dup = final["spoofing, error, dupack"] / final["spoofing, no error"]
-    # "≈ no loss": two-sided, 5 % either way.
     report.check(
         "Fig. 5: error recovered by dupacks vs no error (1 transfer)",
         Within(100, abs=5),
         round(dup * 100, 1),
         paper="≈ 100",
         unit="%",
+        source="§5: 'about the same as without error' (ほぼ同等), read as ±5 %",
     )
-    # "up to ~50 %": read as 50 ± 10 (the paper's figure, not a printed number).
     report.check(
         "Fig. 5: largest loss of the timeout case vs no error",
         Within(50, abs=10),
         round(worst * 100, 1),
         paper="≈ 50 (up to)",
         unit="%",
+        source="§4.3: 'at most about 50 %' (最大約 50%); 'about' read as ±10 points",
+        note=f"measured: the dip is deepest at {worst_at:.0f} kB acknowledged, the first "
+        "point after the retransmission is acknowledged (the 16 kB before the error and what "
+        "the sender had sent behind the hole, at once), where the running average still "
+        f"carries the whole 500 ms timeout; it is back to a 50 % loss at {half_at:.0f} kB. "
+        "The depth is set by the timeout against the few kB sent before it, so it depends on "
+        "where the paper's curve has its first point after the error, which it does not print",
     )
     to = final["spoofing, error, timeout"] / final["spoofing, no error"]
     report.check(
@@ -419,6 +475,7 @@ def _fig5(report: Report, jobs: int | None) -> None:
         round(to / dup * 100, 1),
         paper="below (slow recovery)",
         unit="%",
+        source="§4.3: 'recovery is also slower' (回復も遅くなる)",
     )
 
 
@@ -624,7 +681,8 @@ def _held(report: Report, jobs: int | None) -> None:
         },
     }
     res = _runs([config(spoof=True, size=size, **kw) for kw in cases.values()], jobs)
-    fig, ax = plots.figure()
+    # One panel per loss case: the 64 KiB buffer's flat line would lie under the lossy run's.
+    fig, axes = plots.figure(ncols=2, size=(6.0, 4.0))
     lines = [
         "| PEP | sender (% link) | end to end (% link) | pseudo-ACKs | local rtx "
         "| local timeouts | max held (kB) |",
@@ -635,7 +693,13 @@ def _held(report: Report, jobs: int | None) -> None:
         row = pep_row(s)
         assert row is not None
         thr = throughputs(s, size)
-        ax.plot(row["held_series_t"], np.asarray(row["held_series_bytes"]) / 1000, label=name)
+        ax = axes[1 if "loss on" in name else 0]
+        ax.plot(
+            row["held_series_t"],
+            np.asarray(row["held_series_bytes"]) / 1000,
+            label=name.split(",")[0],
+            **({"ls": "--"} if "64 KiB" in name else {}),
+        )
         rows[name] = {k: v for k, v in row.items() if "series" not in k} | thr
         lines.append(
             f"| {name} | {thr['sender_bps'] / LINK_BPS * 100:.1f} | "
@@ -643,10 +707,11 @@ def _held(report: Report, jobs: int | None) -> None:
             f"{row['local_retransmits']} | {row['local_timeouts']} | "
             f"{row['max_held_bytes'] / 1000:.0f} |"
         )
-    ax.set_xlabel("time (s)")
-    ax.set_ylabel("bytes held by the PEP (kB)")
-    ax.set_title("PEP buffer occupancy, 1 MB upload")
-    ax.legend(fontsize=7)
+    for ax, title in zip(axes, ("no loss", "1% loss on the satellite hop"), strict=True):
+        ax.set_xlabel("time (s)")
+        ax.set_ylabel("bytes held by the PEP (kB)")
+        ax.set_title(f"PEP buffer, 1 MB upload: {title}", fontsize=9)
+        ax.legend(fontsize=7)
     path = plots.save(fig, report.out_dir / "pep_held.png")
     report.figure(
         path,

@@ -15,7 +15,11 @@ Every rule carries a kind:
 ``calibration``
     a target a preset or constant was fitted to: holding shows the fit, it predicts nothing.
 ``formula``
-    the paper's own equation re-evaluated (arithmetic, not simulation): shown, counted apart.
+    the paper's own equation re-evaluated, or arithmetic of the configuration (a serial
+    line's transmission time): shown, counted apart.
+``construction``
+    a check that holds by construction (the simulated system was built from what it is
+    checked against): labelled, counted apart, never in the headline.
 ``context``
     a number tcplab reports beside the paper's for orientation, with no claim and no verdict.
 
@@ -39,6 +43,7 @@ from tcplab.stats import mean_ci95
 
 __all__ = [
     "KINDS",
+    "KIND_LABEL",
     "VERDICTS",
     "Above",
     "AtLeast",
@@ -58,7 +63,15 @@ __all__ = [
     "firm_disagreements",
 ]
 
-KINDS = ("prediction", "calibration", "formula", "context")
+KINDS = ("prediction", "calibration", "formula", "construction", "context")
+#: How each kind reads in a report's table and headline.
+KIND_LABEL = {
+    "prediction": "prediction",
+    "calibration": "calibration",
+    "formula": "formula",
+    "construction": "by construction",
+    "context": "context",
+}
 #: Verdicts of a check (``None``: a context row, no claim to judge).
 VERDICTS = ("holds", "misses", "inconclusive")
 _MARK = {"holds": "✅ holds", "misses": "❌ misses", "inconclusive": "❔ inconclusive", None: "—"}
@@ -387,6 +400,8 @@ class Comparison:
     rule: str = ""
     verdict: str | None = None
     note: str = ""
+    #: Where the rule's band comes from (the paper's words it renders, or why that width).
+    source: str = ""
 
     @property
     def ok(self) -> bool | None:
@@ -443,6 +458,7 @@ class Report:
         shown: str | None = None,
         note: str = "",
         estimate: bool = False,
+        source: str = "",
     ) -> Comparison:
         """Record one check of tcplab's value against the paper's claim ``rule``.
 
@@ -451,9 +467,11 @@ class Report:
         value and whose Student-t interval the CI (``tcplab`` is then ignored and may be None).
         ``paper``: what the paper prints, when the rule's own rendering is not it. ``shown``:
         text for the tcplab column when the value judged is not the one to display.
+        ``source``: where the rule's band comes from (the paper's words, or why that width).
         ``estimate``: the value is a random estimate without a CI (e.g. a threshold read off a
-        sweep over seeds); a quick run's few seeds cannot make its verdict firm, so there it is
-        reported inconclusive (the full run judges it as a point).
+        sweep over seeds), or a claim judged over settings a quick run only partly covers; a
+        quick run cannot make its verdict firm, so there it is reported inconclusive (the full
+        run judges it as a point).
         """
         n = None
         if samples is not None:
@@ -461,7 +479,7 @@ class Report:
             n = len(samples)
         verdict = rule.verdict(tcplab, ci)
         if estimate and self.quick and verdict in ("holds", "misses"):
-            note = f"quick run: would be '{verdict}', too few seeds to judge" + (
+            note = f"quick run: would be '{verdict}', too few runs or settings to judge" + (
                 f"; {note}" if note else ""
             )
             verdict = "inconclusive"
@@ -476,6 +494,7 @@ class Report:
             rule=rule.text(),
             verdict=verdict,
             note=note,
+            source=source,
         )
         self.comparisons.append(c)
         return c
@@ -518,7 +537,11 @@ class Report:
         extra = [f"{p[v]} {'miss' if v == 'misses' else v}" for v in VERDICTS[1:] if p[v]]
         if extra:
             text += f" ({', '.join(extra)})"
-        for kind, name in (("calibration", "calibrations"), ("formula", "formulas")):
+        for kind, name in (
+            ("calibration", "calibrations"),
+            ("formula", "formulas"),
+            ("construction", "by construction"),
+        ):
             if k[kind]["total"]:
                 text += f"; {name}: {k[kind]['holds']} of {k[kind]['total']} hold"
         return text
@@ -532,18 +555,21 @@ class Report:
         if self.comparisons:
             lines += [
                 "Kinds: *prediction* — tcplab's simulation against a number the paper measured "
-                "or simulated (counted above); *calibration* — a target a preset or constant was "
-                "fitted to; *formula* — the paper's equation re-evaluated; *context* — no claim. "
-                "tcplab's value is shown ± its 95 % confidence interval where it has one; a check "
-                "whose verdict flips within that interval is *inconclusive*.",
+                "or simulated, each claim once (counted in the headline); *calibration* — a "
+                "target a preset or constant was fitted to; *formula* — the paper's equation or "
+                "the configuration's arithmetic re-evaluated; *by construction* — holds because "
+                "of how the simulated system was built (it cannot fail); *context* — no claim. "
+                "*source* says where a rule's band comes from. tcplab's value is shown ± its 95 % "
+                "confidence interval where it has one; a check whose verdict flips within that "
+                "interval is *inconclusive*.",
                 "",
-                "| item | kind | paper | tcplab | unit | rule | verdict | note |",
-                "|---|---|---|---|---|---|---|---|",
+                "| item | kind | paper | tcplab | unit | rule | source | verdict | note |",
+                "|---|---|---|---|---|---|---|---|---|",
             ]
             for c in self.comparisons:
                 lines.append(
-                    f"| {c.item} | {c.kind} | {_fmt(c.paper)} | {_fmt_value(c)} | {c.unit} "
-                    f"| {c.rule} | {_MARK[c.verdict]} | {c.note} |"
+                    f"| {c.item} | {KIND_LABEL[c.kind]} | {_fmt(c.paper)} | {_fmt_value(c)} "
+                    f"| {c.unit} | {c.rule} | {c.source} | {_MARK[c.verdict]} | {c.note} |"
                 )
             lines.append("")
         for title, text in self.sections:

@@ -18,7 +18,7 @@ whose one-line message names the field and the rule, e.g.
 from __future__ import annotations
 
 import re
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal, InvalidOperation, localcontext
 
 from tcplab.errors import field_error, show
 
@@ -63,7 +63,29 @@ _SIZE_UNITS: dict[str, int] = {
     "GiB": 2**30,
 }
 
-_QUANTITY = re.compile(r"\s*([+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?)\s*(\S*?)\s*")
+#: A number (ASCII digits only: ``re``'s ``\d`` would take Arabic-Indic or full-width digits
+#: for digits) and a unit.
+_QUANTITY = re.compile(
+    r"\s*([+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?)\s*(\S*?)\s*"
+)
+#: Decimal exponents beyond which no unit brings a number into range: above it every value is
+#: larger than any limit (2⁶⁴), below it smaller than one base unit.
+_EXPONENT_LIMIT = 40
+
+
+def _times(number: Decimal, factor: int) -> Decimal:
+    """``number * factor``, exactly: no decimal overflow or underflow, no rounding. A number
+    beyond ±10^:data:`_EXPONENT_LIMIT` (``"1e99999999999s"``, ``"1e-9999999s"``) stands in as
+    ±10^±(limit+1), which every check judges as it judges the number itself."""
+    if number.is_zero():
+        return Decimal(0)
+    if number.adjusted() > _EXPONENT_LIMIT:
+        number = Decimal((number.is_signed(), (1,), _EXPONENT_LIMIT + 1))
+    elif number.adjusted() < -_EXPONENT_LIMIT:
+        number = Decimal((number.is_signed(), (1,), -_EXPONENT_LIMIT - 1))
+    with localcontext() as ctx:
+        ctx.prec = len(number.as_tuple().digits) + 2 * _EXPONENT_LIMIT
+        return number * factor
 
 
 def _split(text: str) -> tuple[Decimal, str] | None:
@@ -106,7 +128,7 @@ def parse_rate(value: object, field: str = "rate", *, maximum: int = U64_MAX) ->
     if parts is None or parts[1].lower() not in _RATE_UNITS:
         raise field_error(field, rule)
     number, unit = parts
-    return _finish(number * _RATE_UNITS[unit.lower()], value, field, "bit/s", True, maximum)
+    return _finish(_times(number, _RATE_UNITS[unit.lower()]), value, field, "bit/s", True, maximum)
 
 
 def parse_time(
@@ -127,7 +149,7 @@ def parse_time(
     if parts is None or parts[1] not in _TIME_UNITS:
         raise field_error(field, rule)
     number, unit = parts
-    return _finish(number * _TIME_UNITS[unit], value, field, "ns", positive, maximum)
+    return _finish(_times(number, _TIME_UNITS[unit]), value, field, "ns", positive, maximum)
 
 
 def parse_size(
@@ -159,4 +181,4 @@ def parse_size(
         factor = _SIZE_UNITS[unit]
     else:
         raise field_error(field, rule)
-    return _finish(number * factor, value, field, "bytes", positive, maximum)
+    return _finish(_times(number, factor), value, field, "bytes", positive, maximum)

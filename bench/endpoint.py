@@ -1,0 +1,127 @@
+"""Benchmark of tcplab's own TCP as a real host in ``tcplab emu --endpoint``. Run as root.
+
+    python bench/endpoint.py [--only clocks|ceiling] [--json]
+
+- clocks ("one TCP, two clocks"): the same tcplab sender (the scenario's flow: NewReno, SACK,
+  timestamps, Linux's RTO profile, a bulk transfer of 4 MB) over the same lossless path
+  (20 Mbit/s, 10 ms each way, a 1000-packet queue, cwnd capped at 400 KB so that slow start
+  overflows nothing),
+  once in simulated time (``tcplab run``: tcplab's receiver) and once in real time (the
+  emulator's tcplab server endpoint, a Linux receiver in the client namespace reading
+  everything). Goodput (bytes acknowledged / time from the connection's open to the last
+  byte acknowledged), RTO and retransmission counts side by side.
+- ceiling: the tcplab server endpoint's bulk source to a Linux reader through a lossless
+  1 Gbit/s link, RTT 10 ms, queue 1000 packets, 200 MB: goodput against the link rate, and the
+  emulator thread's CPU seconds (the endpoint runs in that thread).
+
+Each line states the machine load (``os.getloadavg``) it was measured under.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import tcplab
+from tcplab.real import emu, transfer
+from tcplab.scenario.parse import parse_scenario
+
+
+def _scenario(rate: str, delay: str, queue: int, size: int) -> dict[str, Any]:
+    return {
+        "name": "bench-endpoint",
+        "duration": "60s",
+        "path": [{"kind": "link", "rate": rate, "delay": delay, "queue": queue}],
+        "flows": [
+            {
+                "cc": "newreno",
+                "rto": "linux",
+                "app": "bulk",
+                "bytes": size,
+                # Below the queue plus the path's BDP: slow start overflows nothing, whatever
+                # the receiver's ACK pattern (Linux ACKs more often than tcplab's receiver).
+                "max_cwnd": "400KB",
+            }
+        ],
+    }
+
+
+def _emulate(data: dict[str, Any], size: int, time_limit: float) -> dict[str, Any]:
+    """The tcplab server endpoint sends ``size`` bytes to a Linux reader; the summary."""
+    config = parse_scenario(data, "<bench>").to_config()
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        (work / "client.py").write_text(transfer.CLIENT)
+        cmd = transfer.client_command(work, "got", size, linger=0.3)
+        status, summary = emu.run_command(
+            config, ["sh", "-c", cmd], endpoint=emu.endpoint_options("server")
+        )
+        got = (work / "got").stat().st_size if (work / "got").exists() else 0
+    if status != 0 or got != size:
+        raise SystemExit(f"endpoint transfer failed: status {status}, {got} of {size} bytes")
+    return summary
+
+
+def clocks() -> dict[str, Any]:
+    size = 4_000_000
+    data = _scenario("20Mbps", "10ms", 1000, size)
+    sim = tcplab.run(parse_scenario(data, "<bench>")).summary["flows"][0]
+    load = os.getloadavg()
+    real = _emulate(data, size, 120)
+    ep = real["endpoint"]["flows"][0]
+    return {
+        "bench": "clocks",
+        "load": load,
+        "sim_goodput_mbps": sim["goodput_bps"] / 1e6,
+        "real_goodput_mbps": ep["goodput_bps"] / 1e6,
+        "ratio": ep["goodput_bps"] / sim["goodput_bps"],
+        "sim_timeouts": sim["timeouts"],
+        "real_timeouts": ep["timeouts"],
+        "sim_retransmitted": sim["retransmitted_segments"],
+        "real_retransmitted": ep["retransmitted_segments"],
+        "violations": real["violations"],
+    }
+
+
+def ceiling() -> dict[str, Any]:
+    size = 200_000_000
+    load = os.getloadavg()
+    s = _emulate(_scenario("1Gbps", "5ms", 1000, size), size, 300)
+    ep = s["endpoint"]["flows"][0]
+    return {
+        "bench": "ceiling",
+        "load": load,
+        "goodput_mbps": ep["goodput_bps"] / 1e6,
+        "link_share": ep["goodput_bps"] / 1e9,
+        "retransmitted": ep["retransmitted_segments"],
+        "emulator_cpu_s": s["emulator"]["scheduling"]["thread"]["cpu_s"],
+        "wall_s": s["wall_s"],
+        "scheduling": s["emulator"]["scheduling"]["policy"],
+    }
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--only", choices=["clocks", "ceiling"])
+    ap.add_argument("--json", action="store_true")
+    args = ap.parse_args()
+    reason = emu.available()
+    if reason:
+        print(reason, file=sys.stderr)
+        return 1
+    runs = [clocks, ceiling]
+    if args.only:
+        runs = [r for r in runs if r.__name__ == args.only]
+    for r in runs:
+        row = r()
+        print(json.dumps(row) if args.json else ", ".join(f"{k} {v}" for k, v in row.items()))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

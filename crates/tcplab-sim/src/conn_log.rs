@@ -1,0 +1,306 @@
+//! One connection's event log and its ground truth, shared by the
+//! simulator's endpoints (`sim.rs`) and the emulator's tcplab host
+//! (`endpoint.rs`): every `tcplab_tcp::Event` of a connection becomes an
+//! event row; timeouts and fast retransmits get their truth (spurious or
+//! not) now or when the first copy of their segment reaches the receiver;
+//! the detector's verdicts and the spurious timeouts it missed.
+
+use tcplab_tcp::{Config, Event, Time};
+
+use crate::output::{EventKind, EventRow, FlowAgg, Output};
+
+/// A timeout or fast retransmit waiting for its ground truth.
+struct PendingTruth {
+    seq: u64,
+    /// When it happened, on the driver's order of sending (the simulator's
+    /// time; the emulator's packet entry count): a copy stamped earlier was
+    /// sent before it.
+    at: u64,
+    row: usize,
+    /// A fast retransmit (counted in `spurious_fr`), not a timeout.
+    fr: bool,
+}
+
+/// The event-log bookkeeping of one connection.
+#[derive(Default)]
+pub struct ConnLog {
+    truth: Vec<PendingTruth>,
+    /// Spurious timeouts (ground truth).
+    pub spurious: u64,
+    /// Spurious fast retransmits (ground truth).
+    pub spurious_fr: u64,
+    /// Event-log row of each fast retransmit, by episode number.
+    fr_rows: Vec<usize>,
+    /// Event-log row of each timeout, by timeout id (for the detector's verdict).
+    timeout_rows: Vec<usize>,
+    /// The detector's outcome code per timeout id (`DetectorVerdict`), 255 = none.
+    verdicts: Vec<u8>,
+}
+
+impl ConnLog {
+    /// Count a retransmission (timeout or fast retransmit) found spurious.
+    fn count_spurious(&mut self, fr: bool) {
+        if fr {
+            self.spurious_fr += 1;
+        } else {
+            self.spurious += 1;
+        }
+    }
+
+    /// Ground truth for the retransmission logged at `row`: spurious now, or
+    /// decided later by the copies that reach the receiver (`on_arrival`).
+    fn note_truth(&mut self, spurious: bool, seq: u64, at: u64, row: usize, fr: bool) {
+        if spurious {
+            self.count_spurious(fr);
+        } else {
+            self.truth.push(PendingTruth { seq, at, row, fr });
+        }
+    }
+
+    /// Are retransmissions waiting for their truth?
+    pub fn pending(&self) -> bool {
+        !self.truth.is_empty()
+    }
+
+    /// A data copy of `[off, off + len)` stamped `sent` (see `PendingTruth::at`)
+    /// reached the receiver. A pending timeout is spurious if a copy sent
+    /// before it arrives. A pending fast retransmit is decided by the first
+    /// copy to arrive: spurious if it was sent before the fast retransmit,
+    /// genuine otherwise (so no entry outlives it).
+    pub fn on_arrival(&mut self, out: &mut Output, off: u64, len: u64, sent: u64) {
+        let mut k = 0;
+        while k < self.truth.len() {
+            let t = &self.truth[k];
+            if t.seq >= off && t.seq < off + len {
+                if sent < t.at {
+                    out.set_spurious(t.row, 1);
+                    let fr = t.fr;
+                    self.count_spurious(fr);
+                    self.truth.swap_remove(k);
+                    continue;
+                } else if t.fr {
+                    self.truth.swap_remove(k);
+                    continue;
+                }
+            }
+            k += 1;
+        }
+    }
+
+    /// Log event `e` of connection `id` of flow `f` at `now`. `sender`: the
+    /// event is the sending side's (timeouts and fast retransmits are
+    /// logged only for it); `received(seq)`: the receiver already holds
+    /// stream offset `seq`; `stamp`: now on the order of sending.
+    #[allow(clippy::too_many_arguments)]
+    pub fn record(
+        &mut self,
+        out: &mut Output,
+        agg: &mut FlowAgg,
+        now: Time,
+        f: u32,
+        id: u32,
+        sender: bool,
+        e: Event,
+        received: impl Fn(u64) -> bool,
+        stamp: u64,
+    ) {
+        match e {
+            Event::Timeout {
+                seq,
+                len,
+                backoff,
+                rto,
+                ..
+            } => {
+                if !sender {
+                    return;
+                }
+                // Ground truth: already at the receiver?
+                let spurious = received(seq);
+                let row = out.event(EventRow {
+                    seq,
+                    len,
+                    reason: backoff.min(255) as u8,
+                    spurious: spurious as i8,
+                    detected: 0,
+                    value: rto as f64 * 1e-9,
+                    ..EventRow::new(now, f, id, EventKind::Timeout)
+                });
+                self.timeout_rows.push(row);
+                self.note_truth(spurious, seq, stamp, row, false);
+            }
+            Event::FastRetransmit {
+                id: n,
+                seq,
+                len,
+                cwnd,
+                ..
+            } => {
+                if !sender {
+                    return;
+                }
+                // Ground truth: spurious iff the receiver already holds the
+                // segment, or the first copy of it to arrive later was sent
+                // before the fast retransmit (the retransmission was not needed).
+                let spurious = received(seq);
+                let row = out.event(EventRow {
+                    seq,
+                    len,
+                    reason: tcplab_tcp::RtxReason::FastRetransmit as u8,
+                    spurious: spurious as i8,
+                    detected: 0,
+                    value: cwnd as f64,
+                    ..EventRow::new(now, f, id, EventKind::FastRetransmit)
+                });
+                // Rows are indexed by the episode number (`SpuriousFrDetected::id`).
+                debug_assert_eq!(self.fr_rows.len(), n as usize);
+                self.fr_rows.push(row);
+                self.note_truth(spurious, seq, stamp, row, true);
+            }
+            Event::SpuriousFrDetected {
+                id: n,
+                undone,
+                cwnd,
+                ..
+            } => {
+                if !sender {
+                    return;
+                }
+                if let Some(&row) = self.fr_rows.get(n as usize) {
+                    out.set_detected(row, 1);
+                }
+                out.event(EventRow {
+                    seq: n as u64,
+                    reason: undone as u8,
+                    detected: 1,
+                    value: cwnd as f64,
+                    ..EventRow::new(now, f, id, EventKind::SpuriousFrDetected)
+                });
+            }
+            Event::Retransmit { seq, len, reason } => {
+                out.event(EventRow {
+                    seq,
+                    len,
+                    reason: reason as u8,
+                    ..EventRow::new(now, f, id, EventKind::Retransmit)
+                });
+            }
+            Event::EnterRecovery {
+                kind,
+                recover,
+                cwnd,
+                ..
+            } => {
+                out.event(EventRow {
+                    seq: recover,
+                    reason: kind as u8,
+                    value: cwnd as f64,
+                    ..EventRow::new(now, f, id, EventKind::EnterRecovery)
+                });
+            }
+            Event::ExitRecovery { cwnd } => {
+                out.event(EventRow {
+                    value: cwnd as f64,
+                    ..EventRow::new(now, f, id, EventKind::ExitRecovery)
+                });
+            }
+            Event::SpuriousDetected { id: tid } => {
+                // The detector's verdict goes on the timeout's own row.
+                if let Some(&row) = self.timeout_rows.get(tid as usize) {
+                    out.set_detected(row, 1);
+                }
+                out.event(EventRow {
+                    seq: tid as u64,
+                    detected: 1,
+                    ..EventRow::new(now, f, id, EventKind::SpuriousDetected)
+                });
+            }
+            Event::Established => {
+                out.event(EventRow {
+                    reason: (!sender) as u8,
+                    ..EventRow::new(now, f, id, EventKind::Established)
+                });
+            }
+            Event::DetectorVerdict { id: tid, outcome } => {
+                let k = tid as usize;
+                if self.verdicts.len() <= k {
+                    self.verdicts.resize(k + 1, 255);
+                }
+                self.verdicts[k] = outcome;
+                out.event(EventRow {
+                    seq: tid as u64,
+                    reason: outcome,
+                    detected: 0,
+                    ..EventRow::new(now, f, id, EventKind::DetectorVerdict)
+                });
+            }
+            Event::HyStart { css, ca, cwnd, .. } => {
+                // Summary counters only (no event row: the events table and
+                // its kind dictionary stay as they were).
+                if css {
+                    agg.hystart_css_entries += 1;
+                    agg.hystart_first_css.get_or_insert((now, cwnd));
+                }
+                if ca {
+                    agg.hystart_ca_entries += 1;
+                }
+            }
+            Event::Tlp {
+                seq,
+                len,
+                kind,
+                cwnd,
+            } => {
+                out.event(EventRow {
+                    seq,
+                    len,
+                    reason: kind,
+                    value: cwnd as f64,
+                    ..EventRow::new(now, f, id, EventKind::Tlp)
+                });
+            }
+            Event::RackLoss {
+                seq,
+                bytes,
+                timer,
+                reo_wnd,
+                ..
+            } => {
+                out.event(EventRow {
+                    seq,
+                    len: bytes.min(u32::MAX as u64) as u32,
+                    reason: timer as u8,
+                    value: reo_wnd as f64 * 1e-9,
+                    ..EventRow::new(now, f, id, EventKind::RackLoss)
+                });
+            }
+            Event::Closed => {
+                out.event(EventRow {
+                    reason: (!sender) as u8,
+                    ..EventRow::new(now, f, id, EventKind::Closed)
+                });
+            }
+            Event::Reset { sent } => {
+                out.event(EventRow {
+                    reason: sent as u8,
+                    ..EventRow::new(now, f, id, EventKind::Reset)
+                });
+            }
+        }
+    }
+
+    /// Every spurious timeout a detector did not flag, by cause (Sekiguchi 2008 Table 4):
+    /// the detector's own outcome (`MissCause`), "other" when it gave none or called the
+    /// timeout genuine. Only for flows that run a detector.
+    pub fn classify_misses(&self, agg: &mut FlowAgg, out: &Output, tcp: &Config) {
+        if tcp.spurious_detection == tcplab_tcp::DetectorKind::None {
+            return;
+        }
+        for (id, &row) in self.timeout_rows.iter().enumerate() {
+            if out.spurious(row) == 1 && out.detected(row) != 1 {
+                let v = self.verdicts.get(id).copied().unwrap_or(255);
+                agg.spurious_missed[(v as usize).min(3)] += 1;
+            }
+        }
+    }
+}
