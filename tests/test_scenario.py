@@ -575,9 +575,9 @@ ERRORS: list[tuple[str, list[str], str]] = [
     ),
     (
         BASE,
-        ["flows[0].cc=bbr"],
-        'flows[0].cc: unknown congestion control "bbr" '
-        "(choose from reno, newreno, cubic, vegas, fast, westwood, bdp-tracking, qos_tcp)",
+        ["flows[0].cc=hybla"],
+        'flows[0].cc: unknown congestion control "hybla" '
+        "(choose from reno, newreno, cubic, vegas, fast, westwood, bdp-tracking, qos_tcp, bbr)",
     ),
     (BASE, ["flows[0].sackk=true"], 'flows[0].sackk: unknown field (did you mean "sack"?)'),
     (BASE, ["flows[0].sack=yes"], 'flows[0].sack: must be true or false (got "yes")'),
@@ -987,8 +987,9 @@ def test_config_matches_config_rs() -> None:
                 variant("LossConfig", link[direction]["loss"])
         for flow in config["flows"]:
             assert set(flow) == fields("FlowConfig")
-            # `ecn` has no scenario key yet (the core's default: off).
-            assert set(flow["tcp"]) == fields("TcpConfigJson") - {"ecn"}
+            # `ecn` has no scenario key yet (the core's default: off); `pacing` only when set
+            # (absent: as the congestion control needs, so other configs stay as they were).
+            assert set(flow["tcp"]) == fields("TcpConfigJson") - {"ecn", "pacing"}
             assert set(flow["tcp"]["rto"]) == fields("RtoConfigJson")
             assert set(flow["tcp"]["ack"]) == fields("AckConfigJson")
             variant("AppConfig", flow["app"])
