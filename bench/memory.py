@@ -3,7 +3,7 @@
 Runs ``tcplab run SCENARIO --set duration=Ds --json --quiet`` (and, with ``--out``, into a
 temporary directory) once per duration under ``/usr/bin/time -v`` and prints one JSON line
 per run: the duration, the peak resident set size (``Maximum resident set size``), the wall
-time and, with ``--out``, the bytes of Parquet written. Issue 15's bar: with ``--json`` alone the
+time and, with ``--out``, the bytes of Parquet written. The bar: with ``--json`` alone the
 peak RSS from 600 s to 60,000 s simulated stays within 20 %; with ``--out`` it stays bounded
 while the Parquet files grow (long tables are spilled to disk beyond 65,536 rows).
 

@@ -5,6 +5,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -292,3 +293,30 @@ def test_a_closed_stdout_is_not_an_error() -> None:
     p.stdout.close()
     status = p.wait(timeout=120)
     assert (status, p.stderr.read()) == (141, b"")
+
+
+def _subparsers(parser: Any) -> dict[str, Any]:
+    (action,) = [a for a in parser._actions if a.dest == "command"]
+    return dict(action.choices)
+
+
+def _options(parser: Any) -> list[tuple[Any, ...]]:
+    return [
+        (a.dest, a.option_strings, a.nargs, a.default, a.choices, a.type, a.required)
+        for a in parser._actions
+    ] + [("defaults", sorted(parser._defaults.items(), key=str))]
+
+
+def test_the_parser_of_one_command_is_the_full_parsers() -> None:
+    """``tcplab CMD`` builds only CMD's parser (start-up time); its options, help and defaults
+    are the same as in the whole parser, and anything that is not a command gets the whole."""
+    from tcplab.cli import _parser
+
+    full = _subparsers(_parser())
+    assert {"run", "emu", "sweep", "reproduce", "results", "analyze", "plot"} <= set(full)
+    for name, whole in full.items():
+        one = _subparsers(_parser(name))
+        assert list(one) == [name]
+        assert one[name].format_help() == whole.format_help()
+        assert _options(one[name]) == _options(whole)
+    assert set(_subparsers(_parser("no-such-command"))) == set(full)

@@ -36,8 +36,10 @@ _NOTES = "notes"
 OUTSIDE = re.compile(
     "|".join(
         [
-            r"\.\./" + _SHARED,  # the shared directory beside the repository
-            r"(?<![\w-])" + _SHARED + r"/",  # any path into it
+            # the shared directory beside the repository, and any path into it; except its
+            # Mahimahi traces, which tests and benchmarks read when present (skipping when not)
+            r"\.\./" + _SHARED + r"(?!/traces/mahimahi)",
+            r"(?<![\w-])" + _SHARED + r"/(?!traces/mahimahi)",
             _NOTES + r"/(?:papers|algorithms|throughput)",  # the notes pages by path
             r"\b" + _NOTES + r" §",  # a notes section cited without a page
             r"\bDESIGN\.md",  # the shared design notes' file name

@@ -1,4 +1,4 @@
-"""Regression tests of issue 15 (hardening): one or more per defect, numbered as in the issue.
+"""Regression tests of the hardening round: one or more per defect, each named after it.
 
 Each test failed before its fix. Subprocess tests drive the installed ``tcplab`` CLI where a
 signal or the exit status of a whole process is the point; the rest run in-process.

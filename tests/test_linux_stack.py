@@ -1,5 +1,5 @@
-"""Loss recovery keys (PRR, RACK-TLP, Linux's HyStart, ssthresh basis) and the ``stack`` profile
-(issue 13): parsing, overriding, one-line errors, the Rust re-check, and the new events."""
+"""Loss recovery keys (PRR, RACK-TLP, Linux's HyStart, ssthresh basis) and the ``stack`` profile:
+parsing, overriding, one-line errors, the Rust re-check, and the new events."""
 
 from __future__ import annotations
 

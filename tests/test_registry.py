@@ -1,5 +1,5 @@
 """The registries are defined once, in Rust: Python's lists and docs/scenarios.md follow them;
-and the three validation defects of issue 16 stay fixed on both paths (Python's own checks,
+and three validation defects found once stay fixed on both paths (Python's own checks,
 and the core's validator when Python's are bypassed)."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """The spoofing PEP, satellite and dropper hop kinds, and the spoofing-satellite reproduction
-(issue #4, Yagiu & Tanaka 2001) at reduced scale."""
+(Yagiu & Tanaka 2001) at reduced scale."""
 
 from __future__ import annotations
 
@@ -121,7 +121,7 @@ def test_dropper_and_tcp_knobs() -> None:
 
 
 def test_done_when_1mb_over_geo() -> None:
-    """Issue #4 Done-when: 1 MB over 1 Mbps / 540 ms — plain < 5%, spoofing > 80%, ≥ 15x."""
+    """The paper's headline: 1 MB over 1 Mbps / 540 ms — plain < 5%, spoofing > 80%, ≥ 15x."""
     pytest.importorskip("tcplab._core")
     from tcplab.campaign.sweep import run_config
     from tcplab.papers.spoofing_satellite import config, pep_row, throughputs

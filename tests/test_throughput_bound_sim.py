@@ -159,8 +159,9 @@ def test_above_the_crossover_the_pipelined_host_beats_the_additive_bound() -> No
 
 @pytest.mark.core
 def test_loss_driven_transfer_against_the_bound_below_and_above_the_crossover() -> None:
-    """Issue 7's Done-when at reduced scale: NewReno with Bernoulli loss p = 1e-4 (√p = 1e-2,
-    RTTs ×0.1 of the thesis's, so √p·RTT and the bound are the thesis's at 6/24/96 ms).
+    """The bound against loss-driven transfers, at reduced scale: NewReno with Bernoulli loss
+    p = 1e-4 (√p = 1e-2, RTTs ×0.1 of the thesis's, so √p·RTT and the bound are the thesis's at
+    6/24/96 ms).
     Below the crossover (1.17 ms here, 11.7 ms at √p = 1e-3) the transfer is host-limited and
     sits within 10 % under (3.44); above it the loss-driven window (mean ≈ 1.3/√p, not the
     thesis's 1/√p) and the pipelined host take it above the `max` reading — the miss the

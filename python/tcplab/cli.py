@@ -41,13 +41,40 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{PROG}: error: {message} (see {self.prog} --help)\n")
 
 
-def _parser() -> argparse.ArgumentParser:
+class _Unbuilt:
+    """The parser of a command that is not being run: whatever is added to it is dropped."""
+
+    def __getattr__(self, name: str) -> Callable[..., _Unbuilt]:
+        return lambda *args, **kwargs: self
+
+
+class _OneCommand:
+    """Subparsers that build only the parser of the command being run: building every
+    command's options costs a few milliseconds of every start."""
+
+    def __init__(self, sub: Any, command: str) -> None:
+        self.sub = sub
+        self.command = command
+        self.built = False
+
+    def add_parser(self, name: str, **kwargs: Any) -> Any:
+        if name != self.command:
+            return _Unbuilt()
+        self.built = True
+        return self.sub.add_parser(name, **kwargs)
+
+
+def _parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The ``tcplab`` parser; with ``command``, only that command's subparser is built (the
+    whole parser when ``command`` is not a command, so help and errors list them all)."""
     parser = _Parser(
         prog=PROG,
         description="Simulate TCP on hard links (3G, satellite, asymmetric, WLAN, host-limited).",
     )
     parser.add_argument("--version", action=_VersionAction, nargs=0, help="print the version")
-    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    sub: Any = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    if command is not None:
+        sub = _OneCommand(sub, command)
 
     run = sub.add_parser(
         "run",
@@ -265,7 +292,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     repro.set_defaults(func=_cmd_reproduce)
 
-    from tcplab.campaign.run import add_results_command
+    from tcplab.campaign.cli import add_results_command
 
     add_results_command(sub)
 
@@ -280,8 +307,12 @@ def _parser() -> argparse.ArgumentParser:
     mod.set_defaults(func=_cmd_model)
 
     from tcplab.analyze.cli import add_parser as add_analyze
+    from tcplab.analyze.tracefile import add_parser as add_trace
 
     add_analyze(sub)
+    add_trace(sub)
+    if isinstance(sub, _OneCommand) and not sub.built:
+        return _parser()
     return parser
 
 
@@ -912,7 +943,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if argv[:1] == ["emu"] and "--" in argv:
         cut = argv.index("--")
         argv, cmd = argv[:cut], argv[cut + 1 :]
-    args = _parser().parse_args(argv)
+    args = _parser(argv[0] if argv and not argv[0].startswith("-") else None).parse_args(argv)
     args.argv = original  # the command line as given (tcplab emu runs it again through sudo)
     if cmd is not None:
         args.cmd = cmd

@@ -170,6 +170,34 @@ fn validate(config_json: &str) -> PyResult<()> {
         .map_err(PyValueError::new_err)
 }
 
+/// Load a capacity trace as the simulator does (`format`: "mahimahi" or
+/// "csv"): a dict of `t` and `bytes` columns (u4: the distinct timestamps in
+/// ticks and the bytes of their opportunities), `tick_ns` and
+/// `packet_overhead`. Raises ValueError naming the file and line.
+#[pyfunction]
+fn trace_load<'py>(py: Python<'py>, path: &str, format: &str) -> PyResult<Bound<'py, PyDict>> {
+    use tcplab_sim::config::TraceFormat;
+    use tcplab_sim::hops::trace::CapacityTrace;
+    let f = match format {
+        "mahimahi" => TraceFormat::Mahimahi,
+        "csv" => TraceFormat::Csv,
+        _ => {
+            return Err(PyValueError::new_err(format!(
+                "format: must be mahimahi or csv (got {format:?})"
+            )))
+        }
+    };
+    let t = py
+        .allow_threads(|| CapacityTrace::load(path, f))
+        .map_err(PyValueError::new_err)?;
+    let d = PyDict::new(py);
+    col_by(py, &d, "t", "<u4", &t.opps, |o| o.t)?;
+    col_by(py, &d, "bytes", "<u4", &t.opps, |o| o.bytes)?;
+    d.set_item("tick_ns", t.tick_ns)?;
+    d.set_item("packet_overhead", t.packet_overhead)?;
+    Ok(d)
+}
+
 /// The registries (congestion controls with their parameter rules, spurious
 /// detectors and responses, RTO profiles, ACK timers, hop kinds) as JSON.
 #[pyfunction]
@@ -300,6 +328,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(analyze, m)?)?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(registry, m)?)?;
+    m.add_function(wrap_pyfunction!(trace_load, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

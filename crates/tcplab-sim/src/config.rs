@@ -92,11 +92,13 @@ pub enum HopConfig {
     Wlan(crate::wlan::WlanConfig),
     /// An end host's NIC→memory path (`host::HostHop`, Ito's thesis ch. 3).
     Host(HostConfig),
+    /// A link driven by capacity traces (`hops::trace`).
+    Trace(TraceConfig),
 }
 
 impl HopConfig {
     /// The `kind` of each variant, as the normalized configuration names it.
-    pub const KINDS: [&'static str; 7] = [
+    pub const KINDS: [&'static str; 8] = [
         "link",
         "pep",
         "dropper",
@@ -104,6 +106,7 @@ impl HopConfig {
         "rlc",
         "wlan",
         "host",
+        "trace",
     ];
 
     pub fn name(&self) -> &str {
@@ -115,6 +118,7 @@ impl HopConfig {
             HopConfig::Rlc(r) => &r.name,
             HopConfig::Wlan(w) => &w.name,
             HopConfig::Host(h) => &h.name,
+            HopConfig::Trace(t) => &t.name,
         }
     }
 }
@@ -286,6 +290,57 @@ pub struct LinkDirConfig {
     /// path, which computes each departure when a packet is accepted.
     #[serde(default)]
     pub aqm: Option<crate::queue::AqmConfig>,
+    /// A delay trace replacing `delay_ns` (`hops::trace::DelaySchedule`: a
+    /// path the simulator reads; packets never overtake).
+    #[serde(default)]
+    pub delay_trace: Option<String>,
+}
+
+/// A link driven by capacity traces (`hops/trace.rs`): `fwd` is the
+/// downlink (data), `rev` the uplink (ACKs).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TraceConfig {
+    pub name: String,
+    pub fwd: TraceDirConfig,
+    pub rev: TraceDirConfig,
+    /// Start the traces over when they end (as `mm-link` does by default);
+    /// otherwise packets after the end never leave.
+    #[serde(default = "yes")]
+    pub repeat: bool,
+}
+
+/// One direction of a trace hop: a capacity trace file, or a fixed rate.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TraceDirConfig {
+    /// The capacity trace (a path the simulator reads).
+    #[serde(default)]
+    pub file: Option<String>,
+    #[serde(default)]
+    pub format: TraceFormat,
+    /// A fixed rate instead of a trace (`up_rate`), bit/s.
+    #[serde(default)]
+    pub rate_bps: Option<u64>,
+    /// One-way propagation delay after the queue, ns.
+    pub delay_ns: u64,
+    /// A delay trace replacing `delay_ns` (a path the simulator reads).
+    #[serde(default)]
+    pub delay_trace: Option<String>,
+    pub queue: QueueConfig,
+    #[serde(default)]
+    pub loss: LossConfig,
+}
+
+/// How a capacity trace file is written.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TraceFormat {
+    /// One line per 1504-byte delivery opportunity, in whole milliseconds.
+    #[default]
+    Mahimahi,
+    /// `time_us,bytes` rows: opportunities at microseconds with byte counts.
+    Csv,
 }
 
 /// A link direction's reordering process (`LinkDirConfig::reorder`).
@@ -625,6 +680,7 @@ pub fn example_p2p(duration_ns: u64, loss: f64) -> SimConfig {
         outages_ns: Vec::new(),
         stalls_ns: Vec::new(),
         aqm: None,
+        delay_trace: None,
     };
     SimConfig {
         name: "p2p-bulk".into(),

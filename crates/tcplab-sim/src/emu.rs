@@ -491,7 +491,7 @@ impl Emu {
             .iter()
             .enumerate()
             .map(|(i, h)| build_hop(h, cfg.seed, i))
-            .collect();
+            .collect::<Result<_, _>>()?;
         let wants_bytes = hops.iter().map(|h| h.wants_bytes()).collect();
         let mut taps = Taps::open(&cfg.pcap, cfg.hops.len())?;
         taps.deferred = Some(Vec::with_capacity(16));

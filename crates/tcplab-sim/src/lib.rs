@@ -16,6 +16,7 @@ pub mod endpoint_app;
 #[cfg(test)]
 mod endpoint_tests;
 pub mod engine;
+pub mod hops;
 pub mod host;
 pub mod link;
 pub mod loss;
@@ -43,6 +44,7 @@ pub fn check_json(json: &str) -> Result<SimConfig, String> {
     validate::time_bounds(&value)?;
     let cfg: SimConfig = serde_json::from_value(value).map_err(|e| format!("config: {e}"))?;
     validate::validate(&cfg)?;
+    validate::files(&cfg)?;
     Ok(cfg)
 }
 

@@ -19,6 +19,7 @@ use std::collections::VecDeque;
 use crate::component::{Component, Ctx, DropKind, Parked};
 use crate::config::{LinkConfig, LinkDirConfig, QueueConfig};
 use crate::engine::Packet;
+use crate::hops::trace::DelaySchedule;
 use crate::loss::LossProcess;
 use crate::queue::{self, Limit, QDrop, QOut, QPkt, Qdisc, Sojourn};
 use crate::rng::Rng;
@@ -58,6 +59,8 @@ pub enum Fate {
 pub struct LinkDir {
     rate_bps: u64,
     delay: Time,
+    /// A delay trace replacing `delay` (`delay_trace`), if any.
+    delay_sched: Option<Box<DelaySchedule>>,
     overhead: u32,
     bits_per_byte: u32,
     pub(crate) limit_pkts: Option<u64>,
@@ -94,6 +97,7 @@ impl LinkDir {
         let mut l = LinkDir {
             rate_bps: cfg.rate_bps,
             delay: cfg.delay_ns,
+            delay_sched: None,
             overhead: cfg.overhead_bytes,
             bits_per_byte: cfg.bits_per_byte,
             limit_pkts,
@@ -132,6 +136,11 @@ impl LinkDir {
 
     pub fn delay(&self) -> Time {
         self.delay
+    }
+
+    /// Replace the fixed delay by a delay trace (`delay_trace`).
+    pub fn set_delay_schedule(&mut self, s: Option<DelaySchedule>) {
+        self.delay_sched = s.map(Box::new);
     }
 
     /// Packets waiting or in service at `now`.
@@ -247,15 +256,25 @@ impl LinkDir {
         if let Some((p, extra)) = self.reorder {
             if self.rng.bernoulli(p) {
                 self.stats.reordered += 1;
-                let at = end.saturating_add(self.delay).saturating_add(extra);
+                let delay = match self.delay_sched.as_mut() {
+                    None => self.delay,
+                    Some(s) => s.delay_at(end),
+                };
+                let at = end.saturating_add(delay).saturating_add(extra);
                 return Fate::Reordered {
                     at: self.after_stalls(at),
                     tx_start: start,
                 };
             }
         }
+        // A delay trace keeps the order: no packet arrives before the one
+        // ahead of it (hops/trace.rs, `DelaySchedule::arrival`).
+        let at = match self.delay_sched.as_mut() {
+            None => end.saturating_add(self.delay),
+            Some(s) => s.arrival(end),
+        };
         Fate::Arrives {
-            at: self.after_stalls(end.saturating_add(self.delay)),
+            at: self.after_stalls(at),
             tx_start: start,
         }
     }
@@ -360,6 +379,11 @@ fn release(pipe: &mut VecDeque<(Time, Parked)>, token: u64, ctx: &mut Ctx) {
 }
 
 impl LinkHop {
+    /// Give the down (`rev = false`) or up direction a delay trace.
+    pub fn set_delay_schedule(&mut self, rev: bool, s: DelaySchedule) {
+        self.dirs[rev as usize].set_delay_schedule(Some(s));
+    }
+
     pub fn new(cfg: &LinkConfig, seed: u64, idx: usize) -> LinkHop {
         LinkHop {
             dirs: [
@@ -570,6 +594,7 @@ mod tests {
             outages_ns: Vec::new(),
             stalls_ns: Vec::new(),
             aqm: None,
+            delay_trace: None,
         }
     }
 

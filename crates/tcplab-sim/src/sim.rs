@@ -88,16 +88,33 @@ pub struct Sim {
 }
 
 /// Build one path component from its configuration (the hop registry).
-pub(crate) fn build_hop(cfg: &HopConfig, seed: u64, idx: usize) -> Box<dyn Component> {
-    match cfg {
-        HopConfig::Link(l) => Box::new(LinkHop::new(l, seed, idx)),
+/// Build a hop; hops that read files (traces) fail with the field and file.
+pub(crate) fn build_hop(
+    cfg: &HopConfig,
+    seed: u64,
+    idx: usize,
+) -> Result<Box<dyn Component>, String> {
+    let at = |e: String| format!("hops[{idx}].{e}");
+    Ok(match cfg {
+        HopConfig::Link(l) => {
+            let mut h = LinkHop::new(l, seed, idx);
+            for (d, c) in [("down", &l.fwd), ("up", &l.rev)] {
+                if let Some(s) = crate::hops::trace::load_delay(&c.delay_trace, d).map_err(at)? {
+                    h.set_delay_schedule(d == "up", s);
+                }
+            }
+            Box::new(h)
+        }
+        HopConfig::Trace(t) => {
+            Box::new(crate::hops::trace::TraceHop::new(t, seed, idx).map_err(at)?)
+        }
         HopConfig::Pep(p) => Box::new(crate::pep::Pep::new(p)),
         HopConfig::Dropper(d) => Box::new(crate::dropper::Dropper::new(d)),
         HopConfig::AckFilterLink(l) => Box::new(crate::ackfilter::AckFilterLink::new(l, seed, idx)),
         HopConfig::Rlc(r) => Box::new(crate::rlc::RlcHop::new(r, seed, idx)),
         HopConfig::Wlan(w) => Box::new(crate::wlan::WlanHop::new(w, seed, idx)),
         HopConfig::Host(h) => Box::new(crate::host::HostHop::new(h)),
-    }
+    })
 }
 
 pub type Progress<'a> = &'a mut dyn FnMut(f64) -> bool;
@@ -111,7 +128,7 @@ impl Sim {
             .iter()
             .enumerate()
             .map(|(i, h)| build_hop(h, seed, i))
-            .collect();
+            .collect::<Result<_, _>>()?;
         let mut flows = Vec::with_capacity(cfg.flows.len());
         for (i, f) in cfg.flows.iter().enumerate() {
             let tcp = tcp_config(&f.tcp).map_err(|e| format!("flows[{i}].tcp.{e}"))?;

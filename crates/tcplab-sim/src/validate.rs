@@ -53,6 +53,10 @@ pub fn validate(c: &SimConfig) -> Result<(), String> {
                 ));
             }
         }
+        if let HopConfig::Trace(t) = h {
+            crate::hops::trace::check(t).map_err(|e| format!("hops[{i}].{e}"))?;
+            continue;
+        }
         if let HopConfig::Rlc(r) = h {
             crate::rlc::check(r).map_err(|e| format!("hops[{i}].{e}"))?;
         }
@@ -62,6 +66,11 @@ pub fn validate(c: &SimConfig) -> Result<(), String> {
                 if l.fwd.reorder.is_some() || l.rev.reorder.is_some() {
                     return Err(format!(
                         "hops[{i}].reorder: not supported on an ack_filter_link"
+                    ));
+                }
+                if l.fwd.delay_trace.is_some() || l.rev.delay_trace.is_some() {
+                    return Err(format!(
+                        "hops[{i}].delay_trace: not supported on an ack_filter_link"
                     ));
                 }
                 (&l.fwd, &l.rev)
@@ -196,6 +205,25 @@ pub fn validate(c: &SimConfig) -> Result<(), String> {
                 "pcap[{i}].dir: must be fwd, rev or both (got {:?})",
                 p.dir
             ));
+        }
+    }
+    Ok(())
+}
+
+/// Read every file a configuration names (capacity and delay traces) and
+/// check its contents, as building the run would; errors name the field,
+/// the file and the line.
+pub fn files(c: &SimConfig) -> Result<(), String> {
+    for (i, h) in c.hops.iter().enumerate() {
+        let at = |e: String| format!("hops[{i}].{e}");
+        match h {
+            HopConfig::Trace(t) => crate::hops::trace::check_files(t).map_err(at)?,
+            HopConfig::Link(l) => {
+                for (d, ld) in [("down", &l.fwd), ("up", &l.rev)] {
+                    crate::hops::trace::load_delay(&ld.delay_trace, d).map_err(at)?;
+                }
+            }
+            _ => {}
         }
     }
     Ok(())

@@ -19,6 +19,7 @@ fn dir(aqm: Option<AqmConfig>, rate: u64) -> LinkDirConfig {
         outages_ns: Vec::new(),
         stalls_ns: Vec::new(),
         aqm,
+        delay_trace: None,
     }
 }
 

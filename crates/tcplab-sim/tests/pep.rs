@@ -18,6 +18,7 @@ fn link(name: &str, rate: u64, delay: u64, loss: LossConfig) -> HopConfig {
         outages_ns: Vec::new(),
         stalls_ns: Vec::new(),
         aqm: None,
+        delay_trace: None,
     };
     HopConfig::Link(LinkConfig {
         name: name.into(),
@@ -127,7 +128,7 @@ fn assert_clean(s: &serde_json::Value) {
     );
 }
 
-/// Done when (issue #4): 1 MB over 1 Mbps / 540 ms, without spoofing < 5% of
+/// The paper's headline: 1 MB over 1 Mbps / 540 ms, without spoofing < 5% of
 /// the link rate, with spoofing > 80%, ratio >= 15x (Yagiu 2001 §4.2).
 #[test]
 fn spoofing_beats_plain_tcp_on_geo() {
@@ -154,7 +155,7 @@ fn spoofing_beats_plain_tcp_on_geo() {
     assert!(pep_row(&spoof.summary)["pseudo_acks"].as_u64().unwrap() >= 685);
 }
 
-/// Done when (issue #4): segments dropped on the satellite hop and on the
+/// Segments dropped on the satellite hop and on the
 /// sender–router hop; every byte reaches the receiver exactly once (the
 /// engine checks in-order, once-only delivery against ground truth, and that
 /// a transfer acknowledged in full was delivered in full).

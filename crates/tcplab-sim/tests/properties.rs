@@ -52,6 +52,7 @@ fn random_dir(r: &mut Rng, lossy: bool) -> LinkDirConfig {
         outages_ns: Vec::new(),
         stalls_ns: Vec::new(),
         aqm: None,
+        delay_trace: None,
     }
 }
 

@@ -9,9 +9,6 @@ import json
 from pathlib import Path
 from typing import Any
 
-from tcplab.analyze.capture import analyze_capture, render, write
-from tcplab.analyze.plots import draw_all
-
 __all__ = ["add_parser", "cmd_analyze"]
 
 
@@ -54,6 +51,9 @@ def add_parser(sub: Any) -> None:
 
 def cmd_analyze(args: argparse.Namespace) -> int:
     """``tcplab analyze``: exit 0, or 2 (raised as ``ValueError``) for a non-capture."""
+    # Imported here, not at the top: every ``tcplab`` command builds this command's parser.
+    from tcplab.analyze.capture import analyze_capture, render, write
+
     if not (args.out or args.plot):
         # Summary only: no tables, no pandas.
         from tcplab import _core
@@ -78,6 +78,8 @@ def cmd_analyze(args: argparse.Namespace) -> int:
     if out is not None:
         write(res, out)
     if args.plot:
+        from tcplab.analyze.plots import draw_all
+
         for f in draw_all(res, out or Path(".")):
             if not args.json:
                 print(f"wrote {f}")

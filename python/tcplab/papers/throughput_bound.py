@@ -940,7 +940,7 @@ def host_loss_sweep(
 
 
 def _host_rtt_sweep(report: Report, jobs: int | None) -> None:
-    """R3 and issue 7's "never exceed, tight where the thesis says so": loss-driven transfers
+    """R3 and the check "never exceed, tight where the thesis says so": loss-driven transfers
     through the simulated host against RTT, with both readings of (3.44) and (3.5); plus, as a
     sensitivity, the lossless flow with a fixed window W = 1/√p."""
     h, mtu, w = SEC35_NONTOE, 1500, 1000
@@ -1032,7 +1032,7 @@ def _host_rtt_sweep(report: Report, jobs: int | None) -> None:
     ax.legend(fontsize=6, loc="lower left")
     report.figure(
         plots.save(fig, report.out_dir / "bound_vs_sim_rtt.png"),
-        "R3 / issue 7: loss-driven transfers through the host against RTT (mean ± 95 % CI), "
+        "R3: loss-driven transfers through the host against RTT (mean ± 95 % CI), "
         "both readings of (3.44), (3.5), and the fixed-window sensitivity",
     )
     below = eqa < x
@@ -1489,7 +1489,7 @@ NOTES = """
   MTU/d by construction; the §3.5 hosts (B_FSB 9.8/21 G, B_PCI 1.06/2.5 G, F_TOE 32 G, G = 1.024
   Gbit/s, t_L fitted from the 1.2/0.1 latency coefficients: 13.7 µs and 1.14 µs) reproduce the
   closed forms (3.57)/(3.58) within 1 % (their 1.36 is the rounded 1.354).
-- **Bound vs simulated transfer against RTT (R3, issue 7's Done-when).** What (3.41)–(3.45)
+- **Bound vs simulated transfer against RTT (R3, never exceeded).** What (3.41)–(3.45)
   assume: the window of (3.2)–(3.5) is the "ideal" f = 1 process, cwnd within one packet of
   W_max = 1/√p (not Reno's f = 3/8 sawtooth, mean √(3/2)/√p, nor any delayed-ACK constant:
   C = 1); (3.41) takes cwnd = max(B_GE·RTT, MTU/√p), whence (3.42) and the printed `min`; and the
@@ -1521,7 +1521,7 @@ NOTES = """
   min(MTU/d, W_max·MTU/RTT) with W_max = 1/√(f·p) from the thesis's own (3.2)–(3.3) (f = 3/8
   for Reno; `tcplab model tb_bound_pipelined`): no run exceeds it at any RTT, and below the
   crossover it equals the `max` reading (both MTU/d), where the runs are within 1 % of it.
-  Which bound issue 7's "never exceed" means: (3.44) as printed (`min`) and tcplab's pipelined
+  Which bound "never exceed" means: (3.44) as printed (`min`) and tcplab's pipelined
   bound are never exceeded; the `max` reading, the only one that matches R3, is exceeded above
   the crossover by any pipelined receiver — a finding about the thesis, reported as its miss.
   The printed `min` reading (= MTU/d above the crossover) is never exceeded (max ratio

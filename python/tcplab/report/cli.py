@@ -117,14 +117,14 @@ def cmd_plot(args: argparse.Namespace) -> int:
 
 def after_run(args: argparse.Namespace, result: RunResult) -> list[Path]:
     """After ``tcplab run``: the figures (``--plot``) and ``report.html`` (``--out``)."""
-    from tcplab.report.html import write_run_report
-
     paths: list[Path] = []
     if args.plot:
         from tcplab.report.runplot import plot_run
 
         paths = plot_run(result, Path(args.out or "."))
     if args.out:
+        from tcplab.report.html import write_run_report
+
         hint = "" if args.plot else "Run with --plot (or `tcplab plot DIR`) for the figures."
         write_run_report(result, Path(args.out), paths, hint=hint)
     return paths

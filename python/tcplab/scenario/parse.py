@@ -155,6 +155,7 @@ _DIR_KEYS: Final = (
     "overhead",
     "bits_per_byte",
     "reorder",
+    "delay_trace",
 )
 _REORDER_KEYS: Final = ("p", "extra")
 _LINK_BODY_KEYS: Final = (*_DIR_KEYS, "up", "down")
@@ -323,6 +324,25 @@ def _queue(value: object, field: str) -> dict[str, Any]:
     )
 
 
+def _loss_of(values: Mapping[str, tuple[object, str]]) -> dict[str, Any]:
+    """``loss`` (a probability) or ``loss_model`` (a table), each as (value, field), → a
+    ``LossConfig`` (``none`` without either)."""
+    if "loss_model" in values:
+        return _loss_model(*values["loss_model"])
+    if "loss" in values:
+        p = _as_prob(*values["loss"])
+        if p > 0:
+            return {"kind": "bernoulli", "p": p}
+    return {"kind": "none"}
+
+
+def _file_name(value: object, field: str) -> str:
+    """A file name the simulator reads (a trace): a non-empty string."""
+    if not isinstance(value, str) or not value:
+        raise field_error(field, f"must be a file name (got {show(value)})")
+    return value
+
+
 def _reorder(value: object, field: str) -> dict[str, Any] | None:
     """``reorder = {p = 0.01, extra = "10ms"}``: each packet that is not lost is, with
     probability ``p``, held ``extra`` longer in flight (later packets overtake it)."""
@@ -364,13 +384,7 @@ def _link(t: _Table, name: str, defaults: Mapping[str, object]) -> dict[str, Any
                         f"required field missing ({t.at(key)} is not set for both directions)",
                     )
                 raise field_error(t.at(key), "required field missing")
-        loss: dict[str, Any] = {"kind": "none"}
-        if "loss_model" in values:
-            loss = _loss_model(*values["loss_model"])
-        elif "loss" in values:
-            p = _as_prob(*values["loss"])
-            if p > 0:
-                loss = {"kind": "bernoulli", "p": p}
+        loss = _loss_of(values)
         link[direction] = {
             "rate_bps": parse_rate(*values["rate"]),
             "delay_ns": parse_time(*values["delay"]),
@@ -384,10 +398,15 @@ def _link(t: _Table, name: str, defaults: Mapping[str, object]) -> dict[str, Any
         if "stalls" in values:
             # Only when set: a config without stalls stays as it was (stored runs, hashes).
             link[direction]["stalls_ns"] = _schedule(*values["stalls"], "stall")
+        if "delay_trace" in values:
+            # Only when set, as stalls; a file the simulator reads (docs/traces.md).
+            link[direction]["delay_trace"] = _file_name(*values["delay_trace"])
     if "ack_filter" in t and t.raw("ack_filter") is not False:
         for direction in ("fwd", "rev"):
             if link[direction]["reorder"] is not None:
                 raise field_error(t.at("ack_filter"), "cannot be combined with reorder")
+            if "delay_trace" in link[direction]:
+                raise field_error(t.at("delay_trace"), "not supported on an ack_filter_link")
     if "ack_filter" in t:
         link.update(_ack_filter(t.raw("ack_filter"), t.at("ack_filter")))
     return link
@@ -447,6 +466,18 @@ def _rlc(t: _Table, name: str) -> dict[str, Any]:
     return rlc_hop(t, name)
 
 
+def _trace_keys() -> tuple[str, ...]:
+    from tcplab.scenario.trace import TRACE_KEYS
+
+    return tuple(TRACE_KEYS)
+
+
+def _trace(t: _Table, name: str) -> dict[str, Any]:
+    from tcplab.scenario.trace import trace_hop
+
+    return trace_hop(t, name)
+
+
 class HopKind(NamedTuple):
     """One ``[[path]]`` kind: its keys, its default name (``<prefix><index>``) and how it
     becomes simulator hops. ``keys`` is a function so that the radio and WLAN modules load
@@ -469,6 +500,7 @@ HOP_KINDS: Final[dict[str, HopKind]] = {
     "rlc": HopKind(_rlc_keys, "radio", _rlc),
     "wlan": HopKind(_wlan_keys, "wlan", _wlan),
     "host": HopKind(lambda: _HOST_KEYS, "host", lambda t, n: _host(t, n)),
+    "trace": HopKind(_trace_keys, "trace", _trace),
 }
 
 
@@ -1232,6 +1264,10 @@ def _parse_scenario(data: Mapping[str, Any], source: str, *, with_core: bool) ->
         description = top.get_str("description", "") if "description" in top else ""
         duration = top.get_time("duration", positive=True)
         topo = _topology(top)
+        if any(h["kind"] in ("trace", "link") for h in topo.hops):
+            from tcplab.scenario.trace import resolve_files
+
+            resolve_files(topo.hops, source)
         cross = _cross(top, topo, duration)
         config = {
             "name": name,

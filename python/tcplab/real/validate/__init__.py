@@ -56,7 +56,7 @@ def add_arguments(ap: argparse.ArgumentParser) -> None:
     ap.add_argument(
         "--extra",
         action="store_true",
-        help="add issue 13's extra cases (rates 2/50 Mbit/s, RTT 10/250 ms, quarter-BDP queue)",
+        help="add the extra cases: rates 2/50 Mbit/s, RTT 10/250 ms, a quarter-BDP queue",
     )
     ap.add_argument(
         "--independent-seeds",

@@ -58,7 +58,7 @@ LOSSES = (0.0, 0.001, 0.01)
 CCS = ("reno", "cubic")
 
 
-#: Cases beyond the base matrix (issue 13): rates 2 and 50 Mbit/s, RTT 10 and 250 ms, and a
+#: Cases beyond the base matrix (``--extra``): rates 2 and 50 Mbit/s, RTT 10 and 250 ms, and a
 #: queue of a quarter of the bandwidth-delay product (queue None);
 #: (cc, rate Mbit/s, RTT ms, loss, queue).
 EXTRA: tuple[tuple[str, float, float, float, int | None], ...] = (
@@ -370,7 +370,7 @@ def _row(case: Case, linux: list[Run], sim: list[Run]) -> dict[str, Any]:
 
 
 def targets(row: dict[str, Any]) -> dict[str, bool | None]:
-    """Issue 13's targets for one row (None: not applicable): goodput within ±5 % of Linux's
+    """The validation targets for one row (None: not applicable): goodput within ±5 % of Linux's
     mean where Linux's 95 % CI half-width is under 5 % (else the CIs overlap), retransmissions
     within ±30 %, no RTO where Linux took none, CUBIC's slow-start peak within 15 % and its
     exit within one RTT."""
@@ -391,7 +391,7 @@ def targets(row: dict[str, Any]) -> dict[str, bool | None]:
 
 
 def targets_report(rows: list[dict[str, Any]], stack: str) -> str:
-    """A markdown table of ``rows`` with issue 13's targets, and the count met per target."""
+    """A markdown table of ``rows`` with the validation targets, and the count met per target."""
 
     def mark(v: bool | None) -> str:
         return "n/a" if v is None else ("✓" if v else "✗")
@@ -683,7 +683,7 @@ def run_cases(
     cache: Path | None = None,
 ) -> list[dict[str, Any]]:
     """The given cases: a JSON line per case (``as_json``) or a few lines of text, and with
-    ``out`` results.json, report.md (issue 13's targets per case) and one cwnd figure per
+    ``out`` results.json, report.md (the validation targets per case) and one cwnd figure per
     case. ``cache``: see :func:`measure`."""
     results = []
     rows = []
@@ -722,7 +722,7 @@ def run_cases(
         (out / "results.json").write_text(json.dumps(results, indent=1, default=float))
         lat = lateness_over_runs([x for r in results for x in r["emulator_lateness_us"]])
         (out / "report.md").write_text(
-            "# tcplab vs real Linux TCP: issue 13's targets\n\n"
+            "# tcplab vs real Linux TCP: the validation targets\n\n"
             + targets_report(rows, stack)
             + f"\nEmulator release lateness over {lat['n']} packets: p50 {lat['p50']:.0f} µs, "
             f"p99 {lat['p99_median']:.0f} µs (median run) / {lat['p99_max']:.0f} µs (worst), "

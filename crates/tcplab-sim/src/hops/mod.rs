@@ -1,0 +1,4 @@
+//! Path components added since the first set (which live beside this
+//! module): each one file behind `component::Component`.
+
+pub mod trace;

@@ -1,0 +1,132 @@
+"""``kind = "trace"`` hops in scenarios, ``delay_trace`` on links, and ``tcplab trace``."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from support import REPO
+from tcplab.analyze import tracefile
+from tcplab.errors import ScenarioError
+from tcplab.scenario.parse import load_scenario, parse_scenario
+
+BUNDLED = REPO / "scenarios" / "trace-cellular.toml"
+
+
+def _scenario(hop: dict[str, Any]) -> dict[str, Any]:
+    return {"duration": "2s", "path": [hop], "flows": [{"cc": "cubic"}]}
+
+
+def test_trace_keys_build_the_hop_and_files_are_relative_to_the_scenario() -> None:
+    s = load_scenario(BUNDLED)
+    (hop,) = s.config["hops"]
+    assert hop["kind"] == "trace" and hop["repeat"] is True
+    assert hop["fwd"]["file"] == str(REPO / "scenarios" / "traces" / "synth-20s.down")
+    assert hop["rev"]["file"] == str(REPO / "scenarios" / "traces" / "synth-20s.up")
+    assert hop["fwd"]["delay_ns"] == 20_000_000
+    assert hop["fwd"]["queue"] == {"kind": "packets", "limit": 200}
+
+
+@pytest.mark.parametrize(
+    ("hop", "message"),
+    [
+        ({"kind": "trace", "down": "x"}, "path[0].up: required field missing"),
+        (
+            {"kind": "trace", "down": "x", "up": "y", "up_rate": "1Mbps"},
+            "path[0].up_rate: cannot be combined with path[0].up",
+        ),
+        ({"kind": "trace", "down": "", "up_rate": "1Mbps"}, "path[0].down: must be a file name"),
+        (
+            {"kind": "trace", "down": "x", "up_rate": "1Mbps", "format": "pcap"},
+            'path[0].format: unknown trace format "pcap"',
+        ),
+        (
+            {"kind": "trace", "down": "x", "up_rate": "1Mbps", "loss": 0.1, "loss_model": {}},
+            "path[0].loss_model: cannot be combined with path[0].loss",
+        ),
+    ],
+)
+def test_trace_key_rules(hop: dict[str, Any], message: str) -> None:
+    with pytest.raises(ScenarioError) as err:
+        parse_scenario(_scenario(hop))
+    assert str(err.value).startswith(message), str(err.value)
+
+
+def test_a_bad_trace_is_refused_with_its_file_and_line(tmp_path: Path) -> None:
+    pytest.importorskip("tcplab._core")
+    bad = tmp_path / "bad.down"
+    bad.write_text("1\n5\n3\n")
+    with pytest.raises(ScenarioError) as err:
+        parse_scenario(_scenario({"kind": "trace", "down": str(bad), "up_rate": "1Mbps"}))
+    assert str(err.value) == (
+        f'path[0].down: {bad}:3: timestamps must not decrease (3 after 5) (got "3")'
+    )
+    delay = tmp_path / "d.csv"
+    delay.write_text("0,10\nx,1\n")
+    link = {"rate": "1Mbps", "delay": "1ms", "delay_trace": str(delay)}
+    with pytest.raises(ScenarioError) as err:
+        parse_scenario(_scenario(link))
+    assert str(err.value).startswith(f"path[0].down.delay_trace: {delay}:2: must be time_ms")
+
+
+def test_a_run_over_a_trace_reports_a_link_row() -> None:
+    pytest.importorskip("tcplab._core")
+    from tcplab.campaign.single import run_config
+
+    s = load_scenario(BUNDLED, ["duration=5s"])
+    summary = run_config(s.to_config())
+    rows = [r for r in summary["links"] if r["name"] == "trace0"]
+    assert [r["dir"] for r in rows] == ["fwd", "rev"]
+    assert all(r["kind"] == "trace" for r in rows)
+    down = tracefile.load(s.config["hops"][0]["fwd"]["file"])
+    # The flow gets no more than the trace carries in 5 s.
+    capacity = down.ip_bytes[down.t_ns <= 5_000_000_000].sum()
+    delivered = summary["flows"][0]["bytes_delivered"]
+    assert 0.3 * capacity < delivered <= capacity
+
+
+def test_trace_tools_round_trip_and_stats(tmp_path: Path) -> None:
+    pytest.importorskip("tcplab._core")
+    src = tmp_path / "a.down"
+    # 4 opportunities at 1 ms, one at 2 ms, an outage of 998 ms, one at 1000 ms.
+    src.write_text("1\n1\n1\n1\n2\n1000\n")
+    tr = tracefile.load(src)
+    assert tr.t_ns.tolist() == [1_000_000, 2_000_000, 1_000_000_000]
+    assert tr.ip_bytes.tolist() == [6000, 1500, 1500]
+    s = tracefile.stats(tr, outage_ns=500_000_000)
+    assert s["duration_s"] == 1.0 and s["bytes"] == 9000
+    assert s["mean_mbps"] == pytest.approx(9000 * 8 / 1e6)
+    assert (s["outages"], s["outage_longest_s"]) == (1, 0.998)
+    csv = tmp_path / "a.csv"
+    back = tmp_path / "b.down"
+    tracefile.write(tr, csv, "csv")
+    assert csv.read_text().splitlines()[:2] == ["time_us,bytes", "1000,6000"]
+    tracefile.write(tracefile.load(csv, "csv"), back, "mahimahi")
+    assert back.read_text() == src.read_text()
+
+
+def test_synth_traces_have_the_asked_peak(tmp_path: Path) -> None:
+    tr = tracefile.synth(60, 20e6, seed=3)
+    rate = tracefile.per_bin(tr, 1_000_000_000)[:-1] * 8 / 1e6
+    assert rate.max() <= 20 * 1.2 and rate.mean() > 2
+    assert np.all(np.diff(tr.t_ns) > 0)
+
+
+def test_trace_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    pytest.importorskip("tcplab._core")
+    from tcplab.cli import main
+
+    f = tmp_path / "s.down"
+    assert main(["trace", "synth", "-o", str(f), "--seconds", "5", "--peak", "10"]) == 0
+    assert main(["trace", "stats", str(f), "--json"]) == 0
+    s = json.loads(capsys.readouterr().out)
+    assert s["duration_s"] == 5.0 and 0 < s["mean_mbps"] <= 12
+    png = tmp_path / "s.png"
+    assert main(["trace", "plot", str(f), "-o", str(png)]) == 0
+    assert png.stat().st_size > 1000
+    assert main(["trace", "stats", str(tmp_path / "missing.down")]) == 2
+    assert "missing.down: cannot read" in capsys.readouterr().err
