@@ -8,23 +8,21 @@
 use tcplab_tcp::{Config, Event, Time};
 
 use crate::output::{EventKind, EventRow, FlowAgg, Output};
-
-/// A timeout or fast retransmit waiting for its ground truth.
-struct PendingTruth {
-    seq: u64,
-    /// When it happened, on the driver's order of sending (the simulator's
-    /// time; the emulator's packet entry count): a copy stamped earlier was
-    /// sent before it.
-    at: u64,
-    row: usize,
-    /// A fast retransmit (counted in `spurious_fr`), not a timeout.
-    fr: bool,
-}
+use crate::truth::Truth;
 
 /// The event-log bookkeeping of one connection.
-#[derive(Default)]
 pub struct ConnLog {
-    truth: Vec<PendingTruth>,
+    /// Timeouts and fast retransmits waiting for their truth (`truth.rs`),
+    /// stamped on the driver's order of sending (the simulator's time; the
+    /// emulator's packet entry count): a copy stamped earlier was sent
+    /// before them.
+    truth: Truth,
+    /// Keep the ground-truth and detector marks of a timeout's row even
+    /// when the events table is not recorded (a detector's miss causes,
+    /// `classify_misses`, read them).
+    timeout_marks: bool,
+    /// The same for a fast retransmit's row.
+    fr_marks: bool,
     /// Spurious timeouts (ground truth).
     pub spurious: u64,
     /// Spurious fast retransmits (ground truth).
@@ -37,7 +35,52 @@ pub struct ConnLog {
     verdicts: Vec<u8>,
 }
 
+impl Default for ConnLog {
+    /// The emulator's host: it does not see segments enter and leave the
+    /// network, so pending truth never expires, and every row keeps its marks.
+    fn default() -> Self {
+        ConnLog {
+            truth: Truth::never_expiring(),
+            timeout_marks: true,
+            fr_marks: true,
+            spurious: 0,
+            spurious_fr: 0,
+            fr_rows: Vec::new(),
+            timeout_rows: Vec::new(),
+            verdicts: Vec::new(),
+        }
+    }
+}
+
 impl ConnLog {
+    /// The simulator's connection: it reports every data segment entering
+    /// (`sent`) and leaving (`gone`) the network, so pending truth is
+    /// bounded by what is in flight. Without an events table a row's marks
+    /// are kept only for what reads them: a timeout's, when the flow runs a
+    /// detector (`classify_misses`).
+    pub fn simulated(detector: bool) -> Self {
+        ConnLog {
+            truth: Truth::default(),
+            timeout_marks: detector,
+            fr_marks: false,
+            ..ConnLog::default()
+        }
+    }
+
+    /// A data segment stamped `sent_at` entered the network (simulator only).
+    #[inline]
+    pub fn sent(&mut self, sent_at: u64) {
+        self.truth.sent(sent_at);
+    }
+
+    /// A data segment stamped `sent_at` left the network: it reached the
+    /// receiver (after `on_arrival`), was dropped, or a middlebox absorbed
+    /// it (simulator only).
+    #[inline]
+    pub fn gone(&mut self, sent_at: u64) {
+        self.truth.gone(sent_at);
+    }
+
     /// Count a retransmission (timeout or fast retransmit) found spurious.
     fn count_spurious(&mut self, fr: bool) {
         if fr {
@@ -53,7 +96,7 @@ impl ConnLog {
         if spurious {
             self.count_spurious(fr);
         } else {
-            self.truth.push(PendingTruth { seq, at, row, fr });
+            self.truth.note(seq, at, row, fr);
         }
     }
 
@@ -68,23 +111,13 @@ impl ConnLog {
     /// copy to arrive: spurious if it was sent before the fast retransmit,
     /// genuine otherwise (so no entry outlives it).
     pub fn on_arrival(&mut self, out: &mut Output, off: u64, len: u64, sent: u64) {
-        let mut k = 0;
-        while k < self.truth.len() {
-            let t = &self.truth[k];
-            if t.seq >= off && t.seq < off + len {
-                if sent < t.at {
-                    out.set_spurious(t.row, 1);
-                    let fr = t.fr;
-                    self.count_spurious(fr);
-                    self.truth.swap_remove(k);
-                    continue;
-                } else if t.fr {
-                    self.truth.swap_remove(k);
-                    continue;
-                }
-            }
-            k += 1;
-        }
+        let mut found = [0u64; 2];
+        self.truth.arrive(off, len, sent, |row, fr| {
+            out.set_spurious(row, 1);
+            found[fr as usize] += 1;
+        });
+        self.spurious += found[0];
+        self.spurious_fr += found[1];
     }
 
     /// Log event `e` of connection `id` of flow `f` at `now`. `sender`: the
@@ -117,16 +150,22 @@ impl ConnLog {
                 }
                 // Ground truth: already at the receiver?
                 let spurious = received(seq);
-                let row = out.event(EventRow {
-                    seq,
-                    len,
-                    reason: backoff.min(255) as u8,
-                    spurious: spurious as i8,
-                    detected: 0,
-                    value: rto as f64 * 1e-9,
-                    ..EventRow::new(now, f, id, EventKind::Timeout)
-                });
-                self.timeout_rows.push(row);
+                let keep = self.timeout_marks || out.records_events();
+                let row = out.event_marked(
+                    EventRow {
+                        seq,
+                        len,
+                        reason: backoff.min(255) as u8,
+                        spurious: spurious as i8,
+                        detected: 0,
+                        value: rto as f64 * 1e-9,
+                        ..EventRow::new(now, f, id, EventKind::Timeout)
+                    },
+                    keep,
+                );
+                if keep {
+                    self.timeout_rows.push(row);
+                }
                 self.note_truth(spurious, seq, stamp, row, false);
             }
             Event::FastRetransmit {
@@ -143,18 +182,24 @@ impl ConnLog {
                 // segment, or the first copy of it to arrive later was sent
                 // before the fast retransmit (the retransmission was not needed).
                 let spurious = received(seq);
-                let row = out.event(EventRow {
-                    seq,
-                    len,
-                    reason: tcplab_tcp::RtxReason::FastRetransmit as u8,
-                    spurious: spurious as i8,
-                    detected: 0,
-                    value: cwnd as f64,
-                    ..EventRow::new(now, f, id, EventKind::FastRetransmit)
-                });
-                // Rows are indexed by the episode number (`SpuriousFrDetected::id`).
-                debug_assert_eq!(self.fr_rows.len(), n as usize);
-                self.fr_rows.push(row);
+                let keep = self.fr_marks || out.records_events();
+                let row = out.event_marked(
+                    EventRow {
+                        seq,
+                        len,
+                        reason: tcplab_tcp::RtxReason::FastRetransmit as u8,
+                        spurious: spurious as i8,
+                        detected: 0,
+                        value: cwnd as f64,
+                        ..EventRow::new(now, f, id, EventKind::FastRetransmit)
+                    },
+                    keep,
+                );
+                if keep {
+                    // Rows are indexed by the episode number (`SpuriousFrDetected::id`).
+                    debug_assert_eq!(self.fr_rows.len(), n as usize);
+                    self.fr_rows.push(row);
+                }
                 self.note_truth(spurious, seq, stamp, row, true);
             }
             Event::SpuriousFrDetected {

@@ -28,6 +28,7 @@ pub mod queue;
 pub mod rlc;
 pub mod rng;
 pub mod sim;
+mod truth;
 pub mod validate;
 pub mod wlan;
 

@@ -79,6 +79,8 @@ pub struct Sim {
     out: Output,
     now: Time,
     events_processed: u64,
+    /// Sampler ticks skipped because nothing records them (counted as events).
+    unrun_ticks: u64,
     packets_delivered: u64,
     packets_dropped: u64,
     stray: u64,
@@ -167,6 +169,8 @@ impl Sim {
                 drops: Vec::with_capacity(16),
                 immediate: Vec::with_capacity(16),
                 absorbed: 0,
+                absorbed_data: Vec::with_capacity(4),
+                track_absorbed: true,
                 emitted: Vec::with_capacity(16),
                 uid: 0,
                 ..Default::default()
@@ -182,6 +186,7 @@ impl Sim {
             ),
             now: 0,
             events_processed: 0,
+            unrun_ticks: 0,
             packets_delivered: 0,
             packets_dropped: 0,
             stray: 0,
@@ -199,8 +204,17 @@ impl Sim {
         for (i, p) in sim.cfg.pings.iter().enumerate() {
             sim.eng.q.push(p.start_ns, Ev::Ping { idx: i as u32 });
         }
-        if sim.cfg.sample_interval_ns > 0 {
-            sim.eng.q.push(0, Ev::Sample);
+        // The sampler ticks only for what it records: the time series, and
+        // the queue samples of a trace. A run that keeps neither (summary
+        // only) has no sampler events; its ticks are still counted in the
+        // summary's `events` (one at 0 and every interval up to the end), so
+        // the summary does not depend on which tables are kept.
+        if let Some(ticks) = sim.cfg.duration_ns.checked_div(sim.cfg.sample_interval_ns) {
+            if sim.cfg.record.timeseries || sim.cfg.trace {
+                sim.eng.q.push(0, Ev::Sample);
+            } else {
+                sim.unrun_ticks = ticks + 1;
+            }
         }
         Ok(sim)
     }
@@ -308,9 +322,33 @@ impl Sim {
         if !self.eng.drops.is_empty() {
             self.log_drops(hi);
         }
+        if !self.eng.absorbed_data.is_empty() {
+            self.log_absorbed();
+        }
         if !self.eng.emitted.is_empty() {
             self.route_emitted(hi);
         }
+    }
+
+    /// The data segment with this flow, connection and send time left the
+    /// network without reaching the receiver (ground truth, `truth.rs`).
+    fn data_gone(&mut self, flow: u32, conn: u32, sent_at: Time) {
+        if let Some(c) = self.flows[flow as usize]
+            .conns
+            .iter_mut()
+            .find(|c| c.id == conn)
+        {
+            c.log.gone(sent_at);
+        }
+    }
+
+    /// Data segments a middlebox absorbed (`Ctx::absorb`).
+    fn log_absorbed(&mut self) {
+        for k in 0..self.eng.absorbed_data.len() {
+            let (flow, conn, sent_at) = self.eng.absorbed_data[k];
+            self.data_gone(flow, conn, sent_at);
+        }
+        self.eng.absorbed_data.clear();
     }
 
     /// Send the packets hop `hi` created: each continues from `hi`'s position
@@ -336,6 +374,12 @@ impl Sim {
                 Dir::Rev => route.len() - 1 - pos,
             };
             p.hop = (pos + 1) as u16;
+            if !p.udp && p.dir == Dir::Fwd && p.seg.payload_len > 0 {
+                let f = &mut self.flows[p.flow as usize];
+                if let Some(c) = f.conns.iter_mut().find(|c| c.id == p.conn) {
+                    c.log.sent(p.sent_at);
+                }
+            }
             let i = self.eng.slab.put(p);
             if at <= self.now {
                 self.eng.immediate.push(i);
@@ -364,6 +408,9 @@ impl Sim {
         if p.udp {
             self.cross[p.flow as usize].dropped += 1;
             return;
+        }
+        if p.dir == Dir::Fwd && p.seg.payload_len > 0 {
+            self.data_gone(p.flow, p.conn, p.sent_at);
         }
         let ek = match kind {
             DropKind::Queue => EventKind::DropQueue,
@@ -445,11 +492,11 @@ impl Sim {
                 let off = unwrap(pair.snd_iss, p.seg.seq, pair.snd.snd_una());
                 let (lo, hi) = (off - 1, off - 1 + p.seg.payload_len as u64);
                 pair.coverage.insert(lo, hi);
-                // The truth of pending timeouts and fast retransmits.
-                if pair.log.pending() {
-                    let len = p.seg.payload_len as u64;
-                    pair.log.on_arrival(&mut self.out, off, len, p.sent_at);
-                }
+                // The truth of pending timeouts and fast retransmits; the
+                // segment has left the network.
+                let len = p.seg.payload_len as u64;
+                pair.log.on_arrival(&mut self.out, off, len, p.sent_at);
+                pair.log.gone(p.sent_at);
             }
             if self.cfg.trace {
                 Self::trace_arrival(&mut self.out, fi as u32, pair, p, now);
@@ -661,6 +708,7 @@ impl Sim {
                     break;
                 };
                 if side == Side::Sender && seg.payload_len > 0 {
+                    pair.log.sent(now);
                     if pair.first_data_at.is_none() {
                         pair.first_data_at = Some(now);
                     }
@@ -685,7 +733,8 @@ impl Sim {
                 eng.uid += 1;
                 let mut ctx = Ctx { now, hop: hi, eng };
                 hops[hi].on_packet(p, &mut ctx);
-                if !eng.drops.is_empty() || !eng.emitted.is_empty() {
+                if !eng.drops.is_empty() || !eng.emitted.is_empty() || !eng.absorbed_data.is_empty()
+                {
                     call_out = true;
                     break;
                 }
@@ -698,6 +747,9 @@ impl Sim {
             }
             if !self.eng.drops.is_empty() {
                 self.log_drops(hi);
+            }
+            if !self.eng.absorbed_data.is_empty() {
+                self.log_absorbed();
             }
             if !self.eng.emitted.is_empty() {
                 self.route_emitted(hi);
@@ -790,7 +842,7 @@ impl Sim {
             opened_at: now,
             size,
             done_at: None,
-            log: ConnLog::default(),
+            log: ConnLog::simulated(f.tcp.spurious_detection != tcplab_tcp::DetectorKind::None),
             coverage: Coverage::default(),
             first_data_at: None,
             sender_acked: false,
@@ -904,6 +956,8 @@ impl Sim {
     }
 
     fn sample(&mut self) {
+        #[cfg(test)]
+        tests::TICKS.with(|t| t.set(t.get() + 1));
         let now = self.now;
         if self.cfg.trace {
             self.sample_queues();
@@ -1050,7 +1104,7 @@ impl Sim {
             name: self.cfg.name.clone(),
             seed: self.cfg.seed,
             sim_time_ns: end,
-            events: self.events_processed,
+            events: self.events_processed + self.unrun_ticks,
             packets: self.hops.iter().map(|h| h.tx_packets()).sum(),
             stray: self.stray,
             flows: self
@@ -1078,5 +1132,92 @@ impl Sim {
             pings: self.pings.iter().map(|p| p.summary()).collect(),
         });
         Ok(out)
+    }
+}
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::{example_p2p, LossConfig};
+    use crate::truth::PEAK;
+
+    thread_local! {
+        /// Sampler ticks run on this thread.
+        pub(super) static TICKS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+    }
+
+    /// A lossy path with no propagation delay and a 1 ms RTO: nearly every
+    /// timeout is spurious, a few hundred genuine ones per minute. With
+    /// only the summary recorded, the ground-truth bookkeeping must stay
+    /// bounded by what is in flight, not grow with every genuine timeout.
+    fn rto_storm(secs: u64) -> (usize, u64) {
+        let mut c = example_p2p(secs * 1_000_000_000, 0.2);
+        let HopConfig::Link(l) = &mut c.hops[0] else {
+            unreachable!()
+        };
+        l.fwd.delay_ns = 0;
+        l.rev.delay_ns = 0;
+        l.rev.loss = LossConfig::None;
+        let r = &mut c.flows[0].tcp.rto;
+        (r.initial_ns, r.min_ns, r.max_ns) = (1_000_000, 1_000_000, 1_000_000);
+        c.sample_interval_ns = 0;
+        c.record.timeseries = false;
+        c.record.events = false;
+        PEAK.with(|p| p.set(0));
+        let out = Sim::new(c).unwrap().run(None).unwrap();
+        let s = out.summary.as_ref().unwrap();
+        assert!(s.violations.is_empty(), "{:?}", s.violations);
+        let f = &s.flows[0];
+        assert!(f.timeouts > 10_000 && f.spurious_timeouts < f.timeouts);
+        (PEAK.with(|p| p.get()), f.timeouts - f.spurious_timeouts)
+    }
+
+    #[test]
+    fn pending_ground_truth_is_bounded_by_what_is_in_flight() {
+        let (short, _) = rto_storm(20);
+        let (long, genuine) = rto_storm(300);
+        // Before, every genuine timeout stayed pending to the end of the run.
+        assert!(genuine > 1000, "{genuine}");
+        assert!(
+            long <= short.max(64) * 2,
+            "peak {long} after 300 s, {short} after 20 s"
+        );
+        assert!(
+            (long as u64) < genuine / 4,
+            "peak {long}, genuine timeouts {genuine}"
+        );
+    }
+
+    /// The sampler runs only when its output is recorded: a summary-only
+    /// run of a long idle path costs the same with or without a
+    /// `sample_interval`.
+    #[test]
+    fn no_sampler_events_without_a_time_series() {
+        let run = |interval: u64, tables: bool| {
+            // A transfer of 10 kB, then an hour of nothing.
+            let mut c = example_p2p(3_600_000_000_000, 0.0);
+            c.flows[0].app = AppConfig::Bulk {
+                bytes: Some(10_000),
+            };
+            c.sample_interval_ns = interval;
+            c.record.timeseries = tables;
+            c.record.events = tables;
+            let out = Sim::new(c).unwrap().run(None).unwrap();
+            (out.summary.unwrap().events, out.ts_t.len())
+        };
+        let ticks = |interval: u64, tables: bool| {
+            TICKS.with(|t| t.set(0));
+            let r = run(interval, tables);
+            (r, TICKS.with(|t| t.get()))
+        };
+        let ((summary_only, rows), ran) = ticks(100_000_000, false);
+        assert_eq!((rows, ran), (0, 0));
+        // With the time series recorded, one tick every 100 ms (rows only
+        // while the connection is open). The summary counts the same
+        // events either way: it does not depend on which tables are kept.
+        let ((with_ts, rows), ran) = ticks(100_000_000, true);
+        assert_eq!((with_ts, ran), (summary_only, 36_001));
+        assert!(rows > 0);
+        let ((none, _), _) = ticks(0, false);
+        assert_eq!(summary_only, none + 36_001);
     }
 }
