@@ -48,6 +48,7 @@ use std::io::Read;
 use crate::component::{Component, Ctx, DropKind, Parked};
 use crate::config::{LinkDirConfig, QueueConfig, TraceConfig, TraceDirConfig, TraceFormat};
 use crate::engine::{Dir, Packet};
+use crate::hops::varying::{RateTable, VaryingDir};
 use crate::link::{Fate, LinkDir, LinkStats};
 use crate::loss::LossProcess;
 use crate::rng::Rng;
@@ -156,7 +157,9 @@ impl CapacityTrace {
                     if header {
                         header = false;
                         if line != b"time_us,bytes" {
-                            return Err(err("the first line must be the header time_us,bytes"));
+                            return Err(err(
+                                "the first line must be the header time_us,bytes (or time_us,rate_bps)",
+                            ));
                         }
                         return Ok(());
                     }
@@ -221,7 +224,7 @@ impl CapacityTrace {
 }
 
 /// A whole decimal number (no sign, at most 19 digits).
-fn parse_u64(s: &[u8]) -> Option<u64> {
+pub(crate) fn parse_u64(s: &[u8]) -> Option<u64> {
     if s.is_empty() || s.len() > 19 {
         return None;
     }
@@ -237,7 +240,7 @@ fn parse_u64(s: &[u8]) -> Option<u64> {
 
 /// Call `f(line number, line)` for each line of `r` (without its `\n`),
 /// reading 1 MiB at a time: the file is never held whole in memory.
-fn for_each_line(
+pub(crate) fn for_each_line(
     mut r: impl Read,
     name: &str,
     mut f: impl FnMut(usize, &[u8]) -> Result<(), String>,
@@ -271,7 +274,7 @@ fn for_each_line(
 }
 
 /// A decimal number of milliseconds → ns, exactly (at most 6 decimals).
-fn parse_ms(s: &[u8]) -> Option<Time> {
+pub(crate) fn parse_ms(s: &[u8]) -> Option<Time> {
     let (int, frac) = match s.iter().position(|&c| c == b'.') {
         Some(k) => (&s[..k], &s[k + 1..]),
         None => (s, &b""[..]),
@@ -555,9 +558,11 @@ impl TraceDir {
 }
 
 /// A direction of a trace hop: trace-driven, or a fixed rate (`up_rate`).
-enum Side {
+pub(crate) enum Side {
     Trace(Box<TraceDir>),
     Rate(Box<LinkDir>),
+    /// A time-varying rate (the csv rate form, a LEO slot schedule).
+    Varying(Box<VaryingDir>),
 }
 
 impl Side {
@@ -566,6 +571,7 @@ impl Side {
         match self {
             Side::Trace(t) => t.offer(bytes, now),
             Side::Rate(l) => l.offer(bytes, now),
+            Side::Varying(v) => v.offer(bytes, now),
         }
     }
 
@@ -573,6 +579,7 @@ impl Side {
         match self {
             Side::Trace(t) => &t.stats,
             Side::Rate(l) => &l.stats,
+            Side::Varying(v) => &v.stats,
         }
     }
 
@@ -580,6 +587,7 @@ impl Side {
         match self {
             Side::Trace(t) => t.backlog(now),
             Side::Rate(l) => l.backlog(now),
+            Side::Varying(v) => v.backlog(now),
         }
     }
 }
@@ -599,12 +607,49 @@ pub fn load_delay(path: &Option<String>, field: &str) -> Result<Option<DelaySche
         .transpose()
 }
 
+/// What a capacity trace file holds: delivery opportunities (Mahimahi, csv
+/// `time_us,bytes`) or a rate schedule (csv `time_us,rate_bps`).
+pub enum Capacity {
+    Opps(CapacityTrace),
+    Rates(RateTable),
+}
+
+/// Load a capacity trace; a csv file's header says which form it is.
+pub fn load_capacity(path: &str, format: TraceFormat, repeat: bool) -> Result<Capacity, String> {
+    if format == TraceFormat::Csv && csv_is_rate_form(path)? {
+        return RateTable::load(path, repeat).map(Capacity::Rates);
+    }
+    CapacityTrace::load(path, format).map(Capacity::Opps)
+}
+
+/// Whether a csv trace's first line (after `#` and blank lines) is the
+/// rate form's header.
+fn csv_is_rate_form(path: &str) -> Result<bool, String> {
+    let mut f = std::fs::File::open(path).map_err(|e| format!("{path}: cannot read: {e}"))?;
+    let mut buf = vec![0u8; 1 << 16];
+    let mut filled = 0;
+    loop {
+        let got = f
+            .read(&mut buf[filled..])
+            .map_err(|e| format!("{path}: cannot read: {e}"))?;
+        filled += got;
+        if got == 0 || filled == buf.len() {
+            break;
+        }
+    }
+    Ok(buf[..filled]
+        .split(|&c| c == b'\n')
+        .map(|l| l.trim_ascii())
+        .find(|l| !l.is_empty() && l[0] != b'#')
+        .is_some_and(|l| l == b"time_us,rate_bps"))
+}
+
 /// Load every file a trace hop names (capacity and delay traces), so a
 /// scenario is checked before it runs; errors name the field and file.
 pub fn check_files(cfg: &TraceConfig) -> Result<(), String> {
     for (d, c) in [(Dir::Fwd, &cfg.fwd), (Dir::Rev, &cfg.rev)] {
         if let Some(f) = &c.file {
-            CapacityTrace::load(f, c.format).map_err(|e| format!("{}: {e}", dir_key(d)))?;
+            load_capacity(f, c.format, cfg.repeat).map_err(|e| format!("{}: {e}", dir_key(d)))?;
         }
         load_delay(&c.delay_trace, dir_key(d))?;
     }
@@ -634,6 +679,7 @@ pub fn check(cfg: &TraceConfig) -> Result<(), String> {
 /// packets on the wire wait in one FIFO pipe per direction (arrival times
 /// never decrease: no overtaking), released by one timer per direction.
 pub struct TraceHop {
+    kind: &'static str,
     sides: [Side; 2],
     pipes: [VecDeque<(Time, Parked)>; 2],
 }
@@ -647,8 +693,20 @@ impl TraceHop {
             let sched = load_delay(&c.delay_trace, k)?;
             Ok(match (&c.file, c.rate_bps) {
                 (Some(f), _) => {
-                    let t = CapacityTrace::load(f, c.format).map_err(|e| format!("{k}: {e}"))?;
-                    Side::Trace(Box::new(TraceDir::new(t, cfg.repeat, c, sched, rng)))
+                    match load_capacity(f, c.format, cfg.repeat).map_err(|e| format!("{k}: {e}"))? {
+                        Capacity::Opps(t) => {
+                            Side::Trace(Box::new(TraceDir::new(t, cfg.repeat, c, sched, rng)))
+                        }
+                        Capacity::Rates(t) => Side::Varying(Box::new(VaryingDir::new(
+                            t,
+                            c.queue,
+                            c.delay_ns,
+                            sched,
+                            LossProcess::new(&c.loss),
+                            None,
+                            rng,
+                        ))),
+                    }
                 }
                 (None, rate) => {
                     let lc = LinkDirConfig {
@@ -670,10 +728,19 @@ impl TraceHop {
                 }
             })
         };
-        Ok(TraceHop {
-            sides: [side(Dir::Fwd, &cfg.fwd)?, side(Dir::Rev, &cfg.rev)?],
+        Ok(TraceHop::from_sides(
+            "trace",
+            [side(Dir::Fwd, &cfg.fwd)?, side(Dir::Rev, &cfg.rev)?],
+        ))
+    }
+
+    /// A hop from its two directions; `kind` names it in the summary.
+    pub(crate) fn from_sides(kind: &'static str, sides: [Side; 2]) -> TraceHop {
+        TraceHop {
+            kind,
+            sides,
             pipes: [VecDeque::with_capacity(64), VecDeque::with_capacity(64)],
-        })
+        }
     }
 }
 
@@ -729,7 +796,7 @@ impl Component for TraceHop {
             .map(|(d, side)| {
                 let s = side.stats();
                 serde_json::json!({
-                    "name": name, "kind": "trace", "dir": d, "tx_packets": s.tx_packets,
+                    "name": name, "kind": self.kind, "dir": d, "tx_packets": s.tx_packets,
                     "tx_bytes": s.tx_bytes, "drops_queue": s.drops_queue,
                     "drops_loss": s.drops_loss, "max_queue_packets": s.max_queue_packets,
                     "reordered": s.reordered,
@@ -916,7 +983,7 @@ mod tests {
         let c = TraceFormat::Csv;
         assert_eq!(
             e("10,5\n", c),
-            "t.down:1: the first line must be the header time_us,bytes (got \"10,5\")"
+            "t.down:1: the first line must be the header time_us,bytes (or time_us,rate_bps) (got \"10,5\")"
         );
         assert_eq!(
             e("time_us,bytes\n10,0\n", c),
