@@ -529,7 +529,7 @@ mod tests {
         bad.start_second = 60;
         assert_eq!(
             check(&bad).unwrap_err(),
-            "start_second: must be between 0 and 59"
+            "start_second: must be between 0 and 59 (got 60)"
         );
     }
 }

@@ -376,6 +376,81 @@ impl DelaySchedule {
     }
 }
 
+/// The packets of a FIFO direction whose service is computed on arrival
+/// (service start, departure, IP bytes), and its DropTail limit, which
+/// counts packets (or IP bytes) waiting: a packet whose service has begun
+/// is in transit, not waiting (`dropping_packet_queue.cc`, and a link).
+#[derive(Debug)]
+pub(crate) struct Fifo {
+    limit_pkts: Option<u64>,
+    limit_bytes: Option<u64>,
+    inq: VecDeque<(Time, Time, u32)>,
+    inq_bytes: u64,
+}
+
+impl Fifo {
+    pub(crate) fn new(queue: QueueConfig) -> Fifo {
+        let (limit_pkts, limit_bytes) = match queue {
+            QueueConfig::Packets { limit } => (Some(limit as u64), None),
+            QueueConfig::Bytes { limit } => (None, Some(limit)),
+        };
+        Fifo {
+            limit_pkts,
+            limit_bytes,
+            inq: VecDeque::with_capacity(limit_pkts.unwrap_or(64).min(4096) as usize + 1),
+            inq_bytes: 0,
+        }
+    }
+
+    /// Forget the packets that have left by `now`.
+    #[inline]
+    fn purge(&mut self, now: Time) {
+        while let Some(&(_, dep, b)) = self.inq.front() {
+            if dep > now {
+                break;
+            }
+            self.inq.pop_front();
+            self.inq_bytes -= b as u64;
+        }
+    }
+
+    /// Packets waiting or in transit at `now`.
+    pub(crate) fn backlog(&mut self, now: Time) -> usize {
+        self.purge(now);
+        self.inq.len()
+    }
+
+    /// Packets in the system (after the latest `admit` or `backlog`).
+    #[inline]
+    pub(crate) fn len(&self) -> u64 {
+        self.inq.len() as u64
+    }
+
+    /// Whether a packet of `bytes` arriving at `now` finds room: the
+    /// number of packets waiting, or None when the queue is full.
+    #[inline]
+    pub(crate) fn admit(&mut self, bytes: u32, now: Time) -> Option<u64> {
+        self.purge(now);
+        let n = self.inq.len() as u64;
+        let (waiting, waiting_bytes) = match self.inq.front() {
+            Some(&(start, _, b)) if start <= now => (n - 1, self.inq_bytes - b as u64),
+            _ => (n, self.inq_bytes),
+        };
+        let full = self.limit_pkts.is_some_and(|l| waiting >= l)
+            || self
+                .limit_bytes
+                .is_some_and(|l| waiting_bytes + bytes as u64 > l);
+        (!full).then_some(waiting)
+    }
+
+    /// Record an accepted packet's service.
+    #[inline]
+    pub(crate) fn push(&mut self, start: Time, depart: Time, bytes: u32) {
+        self.inq.push_back((start, depart, bytes));
+        self.inq_bytes += bytes as u64;
+    }
+}
+
 /// One direction of a trace hop: a FIFO served by delivery opportunities.
 #[derive(Debug)]
 pub struct TraceDir {
@@ -389,11 +464,7 @@ pub struct TraceDir {
     round: u64,
     idx: usize,
     left: u32,
-    limit_pkts: Option<u64>,
-    limit_bytes: Option<u64>,
-    /// (service start, departure, IP bytes) of packets not yet departed.
-    inq: VecDeque<(Time, Time, u32)>,
-    inq_bytes: u64,
+    fifo: Fifo,
     delay: Time,
     delay_sched: Option<DelaySchedule>,
     loss: LossProcess,
@@ -409,10 +480,6 @@ impl TraceDir {
         delay_sched: Option<DelaySchedule>,
         rng: Rng,
     ) -> TraceDir {
-        let (limit_pkts, limit_bytes) = match cfg.queue {
-            QueueConfig::Packets { limit } => (Some(limit as u64), None),
-            QueueConfig::Bytes { limit } => (None, Some(limit)),
-        };
         let period = trace.period();
         TraceDir {
             opps: trace.opps.into_boxed_slice(),
@@ -423,10 +490,7 @@ impl TraceDir {
             round: 0,
             idx: 0,
             left: 0,
-            limit_pkts,
-            limit_bytes,
-            inq: VecDeque::with_capacity(limit_pkts.unwrap_or(64).min(4096) as usize + 1),
-            inq_bytes: 0,
+            fifo: Fifo::new(cfg.queue),
             delay: cfg.delay_ns,
             delay_sched,
             loss: LossProcess::new(&cfg.loss),
@@ -474,43 +538,21 @@ impl TraceDir {
         true
     }
 
-    #[inline]
-    fn purge(&mut self, now: Time) {
-        while let Some(&(_, dep, b)) = self.inq.front() {
-            if dep > now {
-                break;
-            }
-            self.inq.pop_front();
-            self.inq_bytes -= b as u64;
-        }
-    }
-
     /// Packets waiting or in transit at `now`.
     pub fn backlog(&mut self, now: Time) -> usize {
-        self.purge(now);
-        self.inq.len()
+        self.fifo.backlog(now)
     }
 
     /// Offer a packet of `bytes` (IP datagram) arriving at `now` (never
     /// earlier than the previous offer).
     #[inline]
     pub fn offer(&mut self, bytes: u32, now: Time) -> Fate {
-        self.purge(now);
-        let n = self.inq.len() as u64;
-        // The head has begun its service if its first opportunity has come.
-        let (waiting, waiting_bytes) = match self.inq.front() {
-            Some(&(start, _, b)) if start <= now => (n - 1, self.inq_bytes - b as u64),
-            _ => (n, self.inq_bytes),
-        };
         // dropping_packet_queue.cc: DroppingPacketQueue::good_with()
-        let full = self.limit_pkts.is_some_and(|l| waiting >= l)
-            || self
-                .limit_bytes
-                .is_some_and(|l| waiting_bytes + bytes as u64 > l);
-        if full {
+        let Some(waiting) = self.fifo.admit(bytes, now) else {
             self.stats.drops_queue += 1;
             return Fate::QueueDrop;
-        }
+        };
+        let n = self.fifo.len();
         // link_queue.cc: LinkQueue::rationalize(). With packets still in
         // the system the new one follows the last where it ended; with none,
         // the rest of that opportunity was lost and the new packet waits for
@@ -533,8 +575,7 @@ impl TraceDir {
             live = self.advance();
         }
         let depart = if live { self.opp_time() } else { NEVER };
-        self.inq.push_back((start, depart, bytes));
-        self.inq_bytes += bytes as u64;
+        self.fifo.push(start, depart, bytes);
         self.stats.max_queue_packets = self.stats.max_queue_packets.max(waiting);
         self.stats.tx_packets += 1;
         self.stats.tx_bytes += bytes as u64;

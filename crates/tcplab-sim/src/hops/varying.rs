@@ -11,11 +11,10 @@
 //! packets wait. Because service is FIFO and the schedule is known, a
 //! packet's departure is computed when it arrives (one event per packet).
 
-use std::collections::VecDeque;
 use std::io::Read;
 
 use crate::config::QueueConfig;
-use crate::hops::trace::{for_each_line, parse_u64, DelaySchedule};
+use crate::hops::trace::{for_each_line, parse_u64, DelaySchedule, Fifo};
 use crate::link::{Fate, LinkStats};
 use crate::loss::LossProcess;
 use crate::rng::Rng;
@@ -202,11 +201,7 @@ pub struct VaryingDir {
     tab: RateTable,
     cur: Cursor,
     busy_until: Time,
-    limit_pkts: Option<u64>,
-    limit_bytes: Option<u64>,
-    /// (transmission start, end, IP bytes) of packets not yet sent.
-    inq: VecDeque<(Time, Time, u32)>,
-    inq_bytes: u64,
+    fifo: Fifo,
     delay: Time,
     delay_sched: Option<DelaySchedule>,
     loss: LossProcess,
@@ -226,18 +221,11 @@ impl VaryingDir {
         recurring: Option<RecurringLoss>,
         rng: Rng,
     ) -> VaryingDir {
-        let (limit_pkts, limit_bytes) = match queue {
-            QueueConfig::Packets { limit } => (Some(limit as u64), None),
-            QueueConfig::Bytes { limit } => (None, Some(limit)),
-        };
         VaryingDir {
             tab,
             cur: Cursor::default(),
             busy_until: 0,
-            limit_pkts,
-            limit_bytes,
-            inq: VecDeque::with_capacity(limit_pkts.unwrap_or(64).min(4096) as usize + 1),
-            inq_bytes: 0,
+            fifo: Fifo::new(queue),
             delay,
             delay_sched,
             loss,
@@ -279,46 +267,23 @@ impl VaryingDir {
         }
     }
 
-    #[inline]
-    fn purge(&mut self, now: Time) {
-        while let Some(&(_, end, b)) = self.inq.front() {
-            if end > now {
-                break;
-            }
-            self.inq.pop_front();
-            self.inq_bytes -= b as u64;
-        }
-    }
-
     /// Packets waiting or in transmission at `now`.
     pub fn backlog(&mut self, now: Time) -> usize {
-        self.purge(now);
-        self.inq.len()
+        self.fifo.backlog(now)
     }
 
     /// Offer a packet of `bytes` arriving at `now` (never earlier than the
     /// previous offer).
     #[inline]
     pub fn offer(&mut self, bytes: u32, now: Time) -> Fate {
-        self.purge(now);
-        let n = self.inq.len() as u64;
         // The limit counts packets waiting, not the one on the wire.
-        let (waiting, waiting_bytes) = match self.inq.front() {
-            Some(&(start, _, b)) if start <= now => (n - 1, self.inq_bytes - b as u64),
-            _ => (n, self.inq_bytes),
-        };
-        let full = self.limit_pkts.is_some_and(|l| waiting >= l)
-            || self
-                .limit_bytes
-                .is_some_and(|l| waiting_bytes + bytes as u64 > l);
-        if full {
+        let Some(waiting) = self.fifo.admit(bytes, now) else {
             self.stats.drops_queue += 1;
             return Fate::QueueDrop;
-        }
+        };
         let (start, end) = self.finish(bytes as u128 * 8, now.max(self.busy_until));
         self.busy_until = end;
-        self.inq.push_back((start, end, bytes));
-        self.inq_bytes += bytes as u64;
+        self.fifo.push(start, end, bytes);
         self.stats.max_queue_packets = self.stats.max_queue_packets.max(waiting);
         self.stats.tx_packets += 1;
         self.stats.tx_bytes += bytes as u64;
