@@ -157,3 +157,30 @@ def test_a_stored_trace_run_does_not_depend_on_where_the_checkout_is(tmp_path: P
     assert encode_run(a, {})[0] == text and str(tmp_path) not in text
     (copy / "traces" / "synth-20s.up").write_text("1\n2\n")
     assert run_key(load_scenario(copy / BUNDLED.name).to_config(), "t") != run_key(a, "t")
+
+
+def test_the_csv_rate_form_serves_at_its_rates_and_bad_rows_name_file_and_line(
+    tmp_path: Path,
+) -> None:
+    """A csv trace with the header ``time_us,rate_bps``: 12 Mbit/s for 900 ms, then an outage
+    of 100 ms, repeating; the uplink at a fixed rate. A CUBIC download for 4 s gets at most the
+    10.8 Mbit/s the trace carries on average, and most of it."""
+    pytest.importorskip("tcplab._core")
+    from tcplab.campaign.single import run_config
+
+    (tmp_path / "r.csv").write_text("time_us,rate_bps\n0,12000000\n900000,0\n1000000,0\n")
+    scenario = tmp_path / "s.toml"
+    scenario.write_text(
+        'duration = "4s"\n[[path]]\nkind = "trace"\ndown = "r.csv"\nformat = "csv"\n'
+        'up_rate = "2Mbps"\ndelay = "10ms"\nqueue = 100\n[[flows]]\nstack = "linux"\n'
+        'bytes = "unlimited"\n'
+    )
+    summary = run_config(load_scenario(scenario).to_config())
+    goodput = summary["flows"][0]["bytes_delivered"] * 8 / 4
+    assert 0.6 * 10.8e6 < goodput < 10.8e6
+    (tmp_path / "r.csv").write_text("time_us,rate_bps\n0,12000000\n900000,fast\n")
+    with pytest.raises(ScenarioError) as e:
+        load_scenario(scenario)
+    message = str(e.value).strip()
+    assert "r.csv:3: must be time_us,rate_bps with whole numbers" in message
+    assert "\n" not in message
