@@ -48,6 +48,10 @@ def test_trace_keys_build_the_hop_and_files_are_relative_to_the_scenario() -> No
         ),
         ({"kind": "trace", "down": "", "up_rate": "1Mbps"}, "path[0].down: must be a file name"),
         (
+            {"kind": "trace", "down": "a\nb", "up_rate": "1Mbps"},
+            'path[0].down: must be a file name without control characters (got "a\\nb")',
+        ),
+        (
             {"kind": "trace", "down": "x", "up_rate": "1Mbps", "format": "pcap"},
             'path[0].format: unknown trace format "pcap"',
         ),

@@ -80,6 +80,10 @@ pub fn validate(c: &SimConfig) -> Result<(), String> {
             }
             _ => continue,
         };
+        for d in [fwd, rev] {
+            crate::hops::trace::check_file_name("delay_trace", &d.delay_trace)
+                .map_err(|e| format!("hops[{i}].{e}"))?;
+        }
         for (d, ld) in [("fwd", fwd), ("rev", rev)] {
             let f = format!("hops[{i}].{d}");
             if ld.rate_bps == 0 {

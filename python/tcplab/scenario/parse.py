@@ -342,6 +342,10 @@ def _file_name(value: object, field: str) -> str:
     """A file name the simulator reads (a trace): a non-empty string."""
     if not isinstance(value, str) or not value:
         raise field_error(field, f"must be a file name (got {show(value)})")
+    if any(ord(c) < 32 or ord(c) == 127 for c in value):
+        raise field_error(
+            field, f"must be a file name without control characters (got {show(value)})"
+        )
     return value
 
 

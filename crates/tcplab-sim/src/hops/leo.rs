@@ -206,6 +206,7 @@ pub fn check(c: &LeoConfig) -> Result<(), String> {
         }
         _ => {}
     }
+    crate::hops::trace::check_file_name("schedule", &c.schedule)?;
     if c.start_second >= 60 {
         return Err(format!(
             "start_second: must be between 0 and 59 (got {})",

@@ -697,10 +697,23 @@ pub fn check_files(cfg: &TraceConfig) -> Result<(), String> {
     Ok(())
 }
 
+/// A file name must not hold control characters: errors name the file,
+/// and an error is one line.
+pub fn check_file_name(field: &str, name: &Option<String>) -> Result<(), String> {
+    match name {
+        Some(n) if n.chars().any(|c| c.is_ascii_control()) => Err(format!(
+            "{field}: must be a file name without control characters (got {n:?})"
+        )),
+        _ => Ok(()),
+    }
+}
+
 /// Check a trace hop's settings (the files are read by `check_files`).
 pub fn check(cfg: &TraceConfig) -> Result<(), String> {
     for (d, c) in [(Dir::Fwd, &cfg.fwd), (Dir::Rev, &cfg.rev)] {
         let k = dir_key(d);
+        check_file_name(k, &c.file)?;
+        check_file_name("delay_trace", &c.delay_trace)?;
         match (&c.file, c.rate_bps) {
             (Some(_), Some(_)) => {
                 return Err(format!(
@@ -1040,6 +1053,12 @@ mod tests {
         for e in [e("1\n5\n3\n", m), missing] {
             assert!(!e.contains('\n'));
         }
+        // A file name with a control character would make a message of two lines.
+        assert_eq!(
+            check_file_name("down", &Some("a\nb".into())).unwrap_err(),
+            "down: must be a file name without control characters (got \"a\\nb\")"
+        );
+        assert!(check_file_name("down", &Some("traces/a b.down".into())).is_ok());
     }
 
     #[test]
