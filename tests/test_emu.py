@@ -154,6 +154,46 @@ def test_download_over_an_rlc_bearer_with_delay_spikes(tmp_path: Path, clean: ob
     assert s["violations"] == []
 
 
+MAHIMAHI = Path(__file__).resolve().parent.parent.parent / "shared" / "traces" / "mahimahi"
+
+
+@needs_emu
+@pytest.mark.skipif(not MAHIMAHI.is_dir(), reason=f"needs the Mahimahi traces in {MAHIMAHI}")
+def test_download_over_a_measured_cellular_trace(tmp_path: Path, clean: object) -> None:
+    """The first seconds of T-Mobile UMTS (about 2 Mbit/s down) in real time; the full 20 MB
+    comparison with the simulator is bench/trace_emu.py (docs/traces.md)."""
+    size = int(SCALE * 1e6) if SCALE else 300_000
+    trace = MAHIMAHI / "TMobile-UMTS-driving"
+    s = _download(
+        tmp_path,
+        f'[[path]]\nkind = "trace"\ndown = "{trace}.down"\nup = "{trace}.up"\n'
+        'delay = "20ms"\nqueue = 200\n',
+        size,
+    )
+    down = s["links"][0]
+    assert down["kind"] == "trace" and down["dir"] == "fwd" and down["tx_bytes"] > size
+    assert s["violations"] == []
+
+
+@needs_emu
+def test_download_over_a_leo_hop_across_a_reassignment(tmp_path: Path, clean: object) -> None:
+    """The run starts 10 s past the minute, so the reassignment (the preset's 40 ms pause, then a
+    lossy second) comes 2 s in; the slots come from a schedule file at 8 and 6 Mbit/s so that
+    the 6 MB download is still running then."""
+    (tmp_path / "slots.csv").write_text("rtt_ms,down_mbps,up_mbps\n40,8,2\n60,6,2\n")
+    size = int((SCALE or 6) * 1e6)
+    s = _download(
+        tmp_path,
+        '[[path]]\nkind = "leo"\npreset = "starlink-maine-2024"\nschedule = "slots.csv"\n'
+        "start_second = 10\n",
+        size,
+    )
+    down = s["links"][0]
+    assert down["kind"] == "leo" and down["tx_bytes"] > size
+    assert s["wall_s"] > 3 and down["drops_loss"] > 0
+    assert s["violations"] == []
+
+
 @needs_emu
 def test_every_retransmission_after_a_forced_stall_is_flagged_spurious(
     tmp_path: Path, clean: object

@@ -472,7 +472,7 @@ ERRORS: list[tuple[str, list[str], str]] = [
         BASE,
         ["path[0].kind=wire"],
         'path[0].kind: unknown hop kind "wire" '
-        "(choose from link, dumbbell, satellite, pep, dropper, rlc, wlan, host, trace)",
+        "(choose from link, dumbbell, satellite, pep, dropper, rlc, wlan, host, trace, leo)",
     ),
     (BASE, ["path[0].ratee=1Mbps"], 'path[0].ratee: unknown field (did you mean "rate"?)'),
     (

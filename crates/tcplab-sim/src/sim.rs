@@ -108,6 +108,7 @@ pub(crate) fn build_hop(
         HopConfig::Trace(t) => {
             Box::new(crate::hops::trace::TraceHop::new(t, seed, idx).map_err(at)?)
         }
+        HopConfig::Leo(l) => Box::new(crate::hops::leo::hop(l, seed, idx).map_err(at)?),
         HopConfig::Pep(p) => Box::new(crate::pep::Pep::new(p)),
         HopConfig::Dropper(d) => Box::new(crate::dropper::Dropper::new(d)),
         HopConfig::AckFilterLink(l) => Box::new(crate::ackfilter::AckFilterLink::new(l, seed, idx)),

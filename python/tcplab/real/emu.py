@@ -50,7 +50,7 @@ SERVER_ADDR = "10.99.0.1"
 CLIENT_ADDR = "10.99.0.2"
 
 #: Path kinds the real-time driver runs; the others are refused (``check_path``).
-REALTIME_KINDS = ("link", "satellite", "rlc", "dropper", "pep")
+REALTIME_KINDS = ("link", "satellite", "rlc", "dropper", "pep", "trace", "leo")
 
 #: The devices' MTU range (the emulator's packet slots; checked before anything is made).
 MTU_MIN = 576

@@ -32,6 +32,7 @@ from tcplab.scenario.fields import as_prob as _as_prob
 from tcplab.scenario.fields import check_range as _check_range
 from tcplab.scenario.fields import join_field as _join
 from tcplab.scenario.fields import missing_field as _missing
+from tcplab.scenario.trace import base_dir, file_names
 from tcplab.scenario.units import U64_MAX, parse_rate, parse_size, parse_time
 
 __all__ = [
@@ -341,6 +342,10 @@ def _file_name(value: object, field: str) -> str:
     """A file name the simulator reads (a trace): a non-empty string."""
     if not isinstance(value, str) or not value:
         raise field_error(field, f"must be a file name (got {show(value)})")
+    if any(ord(c) < 32 or ord(c) == 127 for c in value):
+        raise field_error(
+            field, f"must be a file name without control characters (got {show(value)})"
+        )
     return value
 
 
@@ -479,6 +484,18 @@ def _trace(t: _Table, name: str) -> dict[str, Any]:
     return trace_hop(t, name, queue=_queue, loss_of=_loss_of, file_name=_file_name)
 
 
+def _leo_keys() -> tuple[str, ...]:
+    from tcplab.scenario.leo import LEO_KEYS
+
+    return tuple(LEO_KEYS)
+
+
+def _leo(t: _Table, name: str) -> dict[str, Any]:
+    from tcplab.scenario.leo import leo_hop
+
+    return leo_hop(t, name, queue=_queue, file_name=_file_name)
+
+
 class HopKind(NamedTuple):
     """One ``[[path]]`` kind: its keys, its default name (``<prefix><index>``) and how it
     becomes simulator hops. ``keys`` is a function so that the radio and WLAN modules load
@@ -502,6 +519,7 @@ HOP_KINDS: Final[dict[str, HopKind]] = {
     "wlan": HopKind(_wlan_keys, "wlan", _wlan),
     "host": HopKind(lambda: _HOST_KEYS, "host", lambda t, n: _host(t, n)),
     "trace": HopKind(_trace_keys, "trace", _trace),
+    "leo": HopKind(_leo_keys, "leo", _leo),
 }
 
 
@@ -1270,10 +1288,6 @@ def _parse_scenario(data: Mapping[str, Any], source: str, *, with_core: bool) ->
         description = top.get_str("description", "") if "description" in top else ""
         duration = top.get_time("duration", positive=True)
         topo = _topology(top)
-        if any(h["kind"] in ("trace", "link") for h in topo.hops):
-            from tcplab.scenario.trace import resolve_files
-
-            resolve_files(topo.hops, source)
         cross = _cross(top, topo, duration)
         config = {
             "name": name,
@@ -1288,6 +1302,9 @@ def _parse_scenario(data: Mapping[str, Any], source: str, *, with_core: bool) ->
             "pings": _pings(top, topo, duration, cross),
             "pcap": _pcaps(top, topo),
         }
+        if any(file_names(topo.hops)):
+            # Files are read relative to the scenario file; the names stay as written.
+            config["base_dir"] = base_dir(source)
         if "wlan" in {h["kind"] for h in topo.hops}:
             from tcplab.scenario.wlan import assign_stations
 
