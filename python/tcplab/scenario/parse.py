@@ -19,6 +19,7 @@ from typing import Any, Final, NamedTuple
 
 from tcplab.errors import ScenarioError, field_error, show
 from tcplab.scenario import registry
+from tcplab.scenario.aqm import parse_aqm
 
 # The typed readers live in ``fields`` (the hop kinds' own modules use them too); this module
 # calls them by the private names it always had.
@@ -156,6 +157,7 @@ _DIR_KEYS: Final = (
     "bits_per_byte",
     "reorder",
     "delay_trace",
+    "aqm",
 )
 _REORDER_KEYS: Final = ("p", "extra")
 _LINK_BODY_KEYS: Final = (*_DIR_KEYS, "up", "down")
@@ -259,6 +261,7 @@ _FLOW_KEYS: Final = (
     "rcv_window",
     "rcv_scaling_ratio",
     "pacing",
+    "ecn",
 )
 _BULK_ONLY: Final = ("bytes",)
 _DOWNLOADS_ONLY: Final = ("sizes", "think", "downloads")
@@ -402,12 +405,18 @@ def _link(t: _Table, name: str, defaults: Mapping[str, object]) -> dict[str, Any
         if "delay_trace" in values:
             # Only when set, as stalls; a file the simulator reads (docs/traces.md).
             link[direction]["delay_trace"] = _file_name(*values["delay_trace"])
+        if "aqm" in values:
+            # Only when set: a direction without it keeps the DropTail fast path (docs/aqm.md).
+            d = link[direction]
+            d["aqm"] = parse_aqm(*values["aqm"], d["queue"], d["rate_bps"])
     if "ack_filter" in t and t.raw("ack_filter") is not False:
         for direction in ("fwd", "rev"):
             if link[direction]["reorder"] is not None:
                 raise field_error(t.at("ack_filter"), "cannot be combined with reorder")
             if "delay_trace" in link[direction]:
                 raise field_error(t.at("delay_trace"), "not supported on an ack_filter_link")
+            if "aqm" in link[direction]:
+                raise field_error(t.at("aqm"), "not supported on an ack_filter_link")
     if "ack_filter" in t:
         link.update(_ack_filter(t.raw("ack_filter"), t.at("ack_filter")))
     return link
@@ -892,6 +901,11 @@ def _tcp(t: _Table) -> dict[str, Any]:
     if "pacing" in t:
         # Linux's internal pacing (pacing.rs); absent: as the controller needs (BBR paces).
         out["pacing"] = t.get_bool("pacing")
+    if "ecn" in t:
+        # ECN (RFC 3168, ecn.rs): true requests and accepts it (net.ipv4.tcp_ecn = 1),
+        # "passive" accepts only (tcp_ecn = 2, Linux's default), false never. Only when set, so
+        # configurations without it stay as they were.
+        out["ecn"] = _ecn(t.raw("ecn"), t.at("ecn"))
     # The advertised window: "fixed" (all free rcv_buf) or "linux" (rcv_window.rs).
     out["rcv_window"] = t.get_choice(
         "rcv_window", registry.names("rcv_windows"), "receive-window model", "fixed"
@@ -946,6 +960,15 @@ def _cubic(t: _Table, cc: str, supported: bool, own_keys: Iterable[str]) -> bool
             raise field_error(t.at("cubic"), f'"linux" applies to cc = "cubic" only (got {cc})')
         return False
     return value == "linux"
+
+
+def _ecn(value: object, field: str) -> str:
+    """``ecn = true | false | "passive"`` → the core's ECN mode ("on", "off", "passive")."""
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    if value == "passive":
+        return "passive"
+    raise field_error(field, f'must be true, false or "passive" (got {show(value)})')
 
 
 def _limited_transmit(t: _Table) -> str:
