@@ -529,6 +529,7 @@ def _topology(top: _Table) -> _Topology:
         return _dumbbell(_Table(hops[0], "path[0]", _DUMBBELL_KEYS))
     links: list[dict[str, Any]] = []
     for i, hop in enumerate(hops):
+        _no_aqm(hop, kinds[i], f"path[{i}]")
         kind = HOP_KINDS[kinds[i]]
         t = _Table(hop, f"path[{i}]", kind.keys())
         name = t.get_str("name", f"{kind.prefix}{i}")
@@ -540,6 +541,31 @@ def _topology(top: _Table) -> _Topology:
                 )
         links.append(kind.build(t, name))
     return _Topology(links, None, list(range(len(links))))
+
+
+#: Hop kinds whose queues do not run a queue discipline (``aqm``), and why.
+_NO_AQM: Final[dict[str, str]] = {
+    "rlc": "the bearer's buffer is served by the radio model (transmission opportunities, "
+    "stalls and discards in rlc.rs), which has no queue-discipline interface yet",
+    "wlan": "the AP and station queues are served by the 802.11 contention model (wlan.rs), "
+    "which has no queue-discipline interface yet",
+    "trace": "the queue is served by mm-link's delivery opportunities (hops/trace.rs), "
+    "which has no queue-discipline interface yet",
+    "pep": "the PEP's buffer is its own TCP connections' send buffer, not a packet queue",
+    "dropper": "a dropper has no queue",
+    "host": "the host's backlog is a model of its bus and NIC, not a packet queue",
+}
+
+
+def _no_aqm(hop: Mapping[str, Any], kind: str, field: str) -> None:
+    """One line naming the reason when ``aqm`` is set on a hop kind that cannot take it."""
+    if kind not in _NO_AQM:
+        return
+    for where in (None, "down", "up"):
+        table = hop if where is None else hop.get(where)
+        if isinstance(table, dict) and "aqm" in table:
+            at = _join(field, "aqm") if where is None else f"{field}.{where}.aqm"
+            raise field_error(at, f"not supported on a {kind} hop: {_NO_AQM[kind]}")
 
 
 def _satellite(t: _Table, name: str) -> dict[str, Any]:
