@@ -394,11 +394,8 @@ mod tests {
 
     fn pkt(id: u32, enq: Time, ecn: u8) -> QPkt {
         QPkt {
-            id,
-            bytes: 1500,
-            flow: 0,
             ecn,
-            enq,
+            ..QPkt::test(id, 1500, enq)
         }
     }
 
