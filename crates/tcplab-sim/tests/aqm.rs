@@ -139,7 +139,7 @@ pub fn bufferbloat(aqm: Option<AqmConfig>, tcp: TcpConfigJson, secs: u64) -> Run
             .zip(&out.ts_delivered)
             .filter(|(&s, _)| s <= t)
             .map(|(_, &d)| d)
-            .last()
+            .next_back()
             .unwrap_or(0)
     };
     let step = 5_000 * MS as i64;
