@@ -652,9 +652,11 @@ def _link(
     kind = ev["kind"].astype(str).to_numpy()
     drop = np.isin(kind, ["drop_queue", "drop_loss"]) & (ev["value"].to_numpy() == hop)
     any_drop = False
-    managed = any(
-        "aqm" in d for d in ((run.config or {})["hops"][hop].get(k) for k in ("fwd", "rev")) if d
-    )
+    # a run read back from its directory may carry no configuration: its queue samples tell
+    hops = (run.config or {}).get("hops") or []
+    cfg = hops[hop] if hop < len(hops) else {}
+    managed = any(isinstance(cfg.get(k), dict) and "aqm" in cfg[k] for k in ("fwd", "rev"))
+    managed = managed or (queues is not None and "delay_ms" in queues)
     # a managed queue's drops are the discipline's as well as the hard limit's
     at_queue = "queue (limit or AQM)" if managed else "queue full"
     for k, cause in (("drop_queue", at_queue), ("drop_loss", "lost on the link")):
