@@ -152,6 +152,9 @@ fn run<'py>(
     col(py, &q, "hop", "<u4", &out.q_hop)?;
     col(py, &q, "dir", "<u1", &out.q_dir)?;
     col(py, &q, "packets", "<u8", &out.q_packets)?;
+    if out.q_managed {
+        col(py, &q, "delay_ns", "<i8", &out.q_delay)?;
+    }
     d.set_item("queues", q)?;
     d.set_item(
         "segment_kinds",

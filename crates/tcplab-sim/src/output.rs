@@ -446,6 +446,12 @@ pub struct Output {
     pub q_hop: Vec<u32>,
     pub q_dir: Vec<u8>,
     pub q_packets: Vec<u64>,
+    /// Whether the queue samples carry `q_delay` (runs with a managed
+    /// queue, `aqm`; other runs' tables keep their columns).
+    pub q_managed: bool,
+    /// The queueing delay of a managed queue: the sojourn of the latest
+    /// packet to leave it, ns; -1 for a queue without a discipline.
+    pub q_delay: Vec<i64>,
     pub summary: Option<Summary>,
     /// Tables not asked for are not recorded (`Record`).
     skip_timeseries: bool,
@@ -713,12 +719,17 @@ impl Output {
         self.seg_sent.push(sent as i64);
     }
 
-    /// Append a queue sample (packets waiting or in service).
-    pub fn queue(&mut self, t: Time, hop: u32, dir: u8, packets: u64) {
+    /// Append a queue sample (packets waiting or in service; the managed
+    /// queue's delay, `Component::queue_delay`).
+    pub fn queue(&mut self, t: Time, hop: u32, dir: u8, packets: u64, delay: Option<Time>) {
         self.q_t.push(t as i64);
         self.q_hop.push(hop);
         self.q_dir.push(dir);
         self.q_packets.push(packets);
+        if self.q_managed {
+            self.q_delay
+                .push(delay.map_or(-1, |d| d.min(i64::MAX as u64) as i64));
+        }
     }
 
     pub fn set_spurious(&mut self, row: usize, v: i8) {

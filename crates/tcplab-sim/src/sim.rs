@@ -196,6 +196,11 @@ impl Sim {
         };
         // The rate columns only when some flow has rates (other runs' tables unchanged).
         sim.out.ts_rates = sim.flows.iter().any(|f| f.tcp.estimates_rate());
+        // The queue samples' delay column only when some queue is managed.
+        sim.out.q_managed = sim.cfg.hops.iter().any(|h| match h {
+            HopConfig::Link(l) => l.fwd.aqm.is_some() || l.rev.aqm.is_some(),
+            _ => false,
+        });
         for (i, f) in sim.cfg.flows.iter().enumerate() {
             sim.eng.q.push(f.start_ns, Ev::OpenConn { flow: i as u32 });
         }
@@ -950,7 +955,8 @@ impl Sim {
         for (hi, h) in self.hops.iter_mut().enumerate() {
             for dir in [Dir::Fwd, Dir::Rev] {
                 if let Some(n) = h.queue_len(dir, now) {
-                    self.out.queue(now, hi as u32, dir as u8, n);
+                    let delay = h.queue_delay(dir, now);
+                    self.out.queue(now, hi as u32, dir as u8, n, delay);
                 }
             }
         }

@@ -104,7 +104,9 @@ pub fn validate(c: &SimConfig) -> Result<(), String> {
             }
             if let Some(a) = &ld.aqm {
                 if matches!(h, HopConfig::AckFilterLink(_)) {
-                    return Err(format!("{f}.aqm: not supported on an ack_filter_link"));
+                    return Err(format!(
+                        "hops[{i}].aqm: not supported on an ack_filter_link"
+                    ));
                 }
                 a.check(crate::link::limit_of(ld), ld.rate_bps)
                     .map_err(|(k, e)| format!("{f}.aqm.{k}: {e}"))?;

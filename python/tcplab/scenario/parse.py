@@ -19,6 +19,7 @@ from typing import Any, Final, NamedTuple
 
 from tcplab.errors import ScenarioError, field_error, show
 from tcplab.scenario import registry
+from tcplab.scenario.aqm import parse_aqm
 
 # The typed readers live in ``fields`` (the hop kinds' own modules use them too); this module
 # calls them by the private names it always had.
@@ -157,6 +158,7 @@ _DIR_KEYS: Final = (
     "bits_per_byte",
     "reorder",
     "delay_trace",
+    "aqm",
 )
 _REORDER_KEYS: Final = ("p", "extra")
 _LINK_BODY_KEYS: Final = (*_DIR_KEYS, "up", "down")
@@ -260,6 +262,7 @@ _FLOW_KEYS: Final = (
     "rcv_window",
     "rcv_scaling_ratio",
     "pacing",
+    "ecn",
 )
 _BULK_ONLY: Final = ("bytes",)
 _DOWNLOADS_ONLY: Final = ("sizes", "think", "downloads")
@@ -407,12 +410,18 @@ def _link(t: _Table, name: str, defaults: Mapping[str, object]) -> dict[str, Any
         if "delay_trace" in values:
             # Only when set, as stalls; a file the simulator reads (docs/traces.md).
             link[direction]["delay_trace"] = _file_name(*values["delay_trace"])
+        if "aqm" in values:
+            # Only when set: a direction without it keeps the DropTail fast path (docs/aqm.md).
+            d = link[direction]
+            d["aqm"] = parse_aqm(*values["aqm"], d["queue"], d["rate_bps"])
     if "ack_filter" in t and t.raw("ack_filter") is not False:
         for direction in ("fwd", "rev"):
             if link[direction]["reorder"] is not None:
                 raise field_error(t.at("ack_filter"), "cannot be combined with reorder")
             if "delay_trace" in link[direction]:
                 raise field_error(t.at("delay_trace"), "not supported on an ack_filter_link")
+            if "aqm" in link[direction]:
+                raise field_error(t.at("aqm"), "not supported on an ack_filter_link")
     if "ack_filter" in t:
         link.update(_ack_filter(t.raw("ack_filter"), t.at("ack_filter")))
     return link
@@ -538,6 +547,7 @@ def _topology(top: _Table) -> _Topology:
         return _dumbbell(_Table(hops[0], "path[0]", _DUMBBELL_KEYS))
     links: list[dict[str, Any]] = []
     for i, hop in enumerate(hops):
+        _no_aqm(hop, kinds[i], f"path[{i}]")
         kind = HOP_KINDS[kinds[i]]
         t = _Table(hop, f"path[{i}]", kind.keys())
         name = t.get_str("name", f"{kind.prefix}{i}")
@@ -549,6 +559,31 @@ def _topology(top: _Table) -> _Topology:
                 )
         links.append(kind.build(t, name))
     return _Topology(links, None, list(range(len(links))))
+
+
+#: Hop kinds whose queues do not run a queue discipline (``aqm``), and why.
+_NO_AQM: Final[dict[str, str]] = {
+    "rlc": "the bearer's buffer is served by the radio model (transmission opportunities, "
+    "stalls and discards in rlc.rs), which has no queue-discipline interface yet",
+    "wlan": "the AP and station queues are served by the 802.11 contention model (wlan.rs), "
+    "which has no queue-discipline interface yet",
+    "trace": "the queue is served by mm-link's delivery opportunities (hops/trace.rs), "
+    "which has no queue-discipline interface yet",
+    "pep": "the PEP's buffer is its own TCP connections' send buffer, not a packet queue",
+    "dropper": "a dropper has no queue",
+    "host": "the host's backlog is a model of its bus and NIC, not a packet queue",
+}
+
+
+def _no_aqm(hop: Mapping[str, Any], kind: str, field: str) -> None:
+    """One line naming the reason when ``aqm`` is set on a hop kind that cannot take it."""
+    if kind not in _NO_AQM:
+        return
+    for where in (None, "down", "up"):
+        table = hop if where is None else hop.get(where)
+        if isinstance(table, dict) and "aqm" in table:
+            at = _join(field, "aqm") if where is None else f"{field}.{where}.aqm"
+            raise field_error(at, f"not supported on a {kind} hop: {_NO_AQM[kind]}")
 
 
 def _satellite(t: _Table, name: str) -> dict[str, Any]:
@@ -910,6 +945,11 @@ def _tcp(t: _Table) -> dict[str, Any]:
     if "pacing" in t:
         # Linux's internal pacing (pacing.rs); absent: as the controller needs (BBR paces).
         out["pacing"] = t.get_bool("pacing")
+    if "ecn" in t:
+        # ECN (RFC 3168, ecn.rs): true requests and accepts it (net.ipv4.tcp_ecn = 1),
+        # "passive" accepts only (tcp_ecn = 2, Linux's default), false never. Only when set, so
+        # configurations without it stay as they were.
+        out["ecn"] = _ecn(t.raw("ecn"), t.at("ecn"))
     # The advertised window: "fixed" (all free rcv_buf) or "linux" (rcv_window.rs).
     out["rcv_window"] = t.get_choice(
         "rcv_window", registry.names("rcv_windows"), "receive-window model", "fixed"
@@ -964,6 +1004,15 @@ def _cubic(t: _Table, cc: str, supported: bool, own_keys: Iterable[str]) -> bool
             raise field_error(t.at("cubic"), f'"linux" applies to cc = "cubic" only (got {cc})')
         return False
     return value == "linux"
+
+
+def _ecn(value: object, field: str) -> str:
+    """``ecn = true | false | "passive"`` → the core's ECN mode ("on", "off", "passive")."""
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    if value == "passive":
+        return "passive"
+    raise field_error(field, f'must be true, false or "passive" (got {show(value)})')
 
 
 def _limited_transmit(t: _Table) -> str:
