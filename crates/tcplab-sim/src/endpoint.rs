@@ -562,6 +562,15 @@ impl Endpoint {
         fold(&mut self.agg, c, now);
         c.log.classify_misses(&mut self.agg, &self.out, &self.tcp);
         if let Some(t) = c.done_at {
+            // The sender's view as the simulator logs it (sim.rs, `SenderAcked`):
+            // first data segment sent to the last data byte acknowledged.
+            if let Some(t0) = c.first_data_at {
+                self.out.event(EventRow {
+                    seq: transfer.unwrap_or(0),
+                    value: (t - t0) as f64 * 1e-9,
+                    ..EventRow::new(t, 0, c.id, EventKind::SenderAcked)
+                });
+            }
             self.out.event(EventRow {
                 seq: transfer.unwrap_or(0),
                 value: (t - c.opened_at) as f64 * 1e-9,

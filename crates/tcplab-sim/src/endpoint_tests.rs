@@ -15,6 +15,7 @@ use crate::config::{example_p2p, AppConfig, HopConfig, SimConfig};
 use crate::emu::{Emu, EmuOptions, Wire};
 use crate::endpoint_app::pattern_fill;
 use crate::engine::Dir;
+use crate::output::EventKind;
 
 const S: [u8; 4] = [10, 99, 0, 1];
 const C: [u8; 4] = [10, 99, 0, 2];
@@ -727,6 +728,24 @@ fn the_bulk_source_sends_the_flows_bytes_of_the_pattern() {
     let mut want = vec![0u8; 25_000];
     pattern_fill(0, &mut want);
     assert_eq!(stream, want);
+    // The peer acknowledges the FIN and closes: the sender's view of the transfer (first
+    // data segment to the last byte acknowledged) is logged as the simulator logs it.
+    let mut f = seg(Flags::ACK | Flags::FIN, PISS + 1, isn + 25_002, 2000);
+    f.options.timestamps = Some((900, 0));
+    s.send(f, &[]);
+    s.run(20 * MS);
+    let sum = s.finish();
+    let ev = &sum["endpoint"]["events"];
+    let at = |kind: EventKind| {
+        let k = ev["kind"].as_array().unwrap();
+        let i = k.iter().position(|x| x == kind as u8).expect("the event");
+        (ev["t_ns"][i].as_i64().unwrap(), ev["value"][i].as_f64().unwrap())
+    };
+    let (t_acked, sender_s) = at(EventKind::SenderAcked);
+    let (t_done, open_s) = at(EventKind::TransferDone);
+    assert_eq!(t_acked, t_done);
+    // The handshake (20 ms) is in the connection's time, not in the sender's.
+    assert!(sender_s > 0.0 && sender_s < open_s - 0.015, "{sender_s} {open_s}");
 }
 
 #[test]
