@@ -739,13 +739,19 @@ fn the_bulk_source_sends_the_flows_bytes_of_the_pattern() {
     let at = |kind: EventKind| {
         let k = ev["kind"].as_array().unwrap();
         let i = k.iter().position(|x| x == kind as u8).expect("the event");
-        (ev["t_ns"][i].as_i64().unwrap(), ev["value"][i].as_f64().unwrap())
+        (
+            ev["t_ns"][i].as_i64().unwrap(),
+            ev["value"][i].as_f64().unwrap(),
+        )
     };
     let (t_acked, sender_s) = at(EventKind::SenderAcked);
     let (t_done, open_s) = at(EventKind::TransferDone);
     assert_eq!(t_acked, t_done);
     // The handshake (20 ms) is in the connection's time, not in the sender's.
-    assert!(sender_s > 0.0 && sender_s < open_s - 0.015, "{sender_s} {open_s}");
+    assert!(
+        sender_s > 0.0 && sender_s < open_s - 0.015,
+        "{sender_s} {open_s}"
+    );
 }
 
 #[test]
