@@ -1,6 +1,6 @@
 """Benchmark of tcplab's own TCP as a real host in ``tcplab emu --endpoint``. Run as root.
 
-    python bench/endpoint.py [--only clocks|ceiling] [--json]
+    python bench/endpoint.py [--only clocks] [--json]
 
 - clocks ("one TCP, two clocks"): the same tcplab sender (the scenario's flow: NewReno, SACK,
   timestamps, Linux's RTO profile, a bulk transfer of 4 MB) over the same lossless path
@@ -10,10 +10,8 @@
   emulator's tcplab server endpoint, a Linux receiver in the client namespace reading
   everything). Goodput (bytes acknowledged / time from the connection's open to the last
   byte acknowledged), RTO and retransmission counts side by side.
-- ceiling: the tcplab server endpoint's bulk source to a Linux reader through a lossless
-  1 Gbit/s link, RTT 10 ms, queue 1000 packets, cwnd capped at 2 MB (the BDP plus half the
-  queue), 200 MB: goodput against the link rate, and the emulator thread's CPU seconds (the
-  endpoint runs in that thread).
+
+(The 1 Gbit/s ceiling of a tcplab-endpoint transfer is ``bench/emu.py --only endpoint``.)
 
 Each line states the machine load (``os.getloadavg``) it was measured under.
 """
@@ -81,36 +79,16 @@ def clocks() -> dict[str, Any]:
     }
 
 
-def ceiling() -> dict[str, Any]:
-    size = 200_000_000
-    load = os.getloadavg()
-    # The BDP (1 Gbit/s x 10 ms = 1.25 MB) plus half the 1000-packet queue (0.75 MB).
-    s = _emulate(_scenario("1Gbps", "5ms", 1000, size, "2MB"), size, 300)
-    ep = s["endpoint"]["flows"][0]
-    return {
-        "bench": "ceiling",
-        "load": load,
-        "goodput_mbps": ep["goodput_bps"] / 1e6,
-        "link_share": ep["goodput_bps"] / 1e9,
-        "retransmitted": ep["retransmitted_segments"],
-        "queue_drops": sum(r["drops_queue"] for r in s["links"] if r["dir"] == "fwd"),
-        "emulator_cpu_s": s["emulator"]["scheduling"]["thread"]["cpu_s"],
-        "tun_write_s": s["emulator"]["stalls"]["tun_write"]["total_ms"] / 1e3,
-        "wall_s": s["wall_s"],
-        "scheduling": s["emulator"]["scheduling"]["policy"],
-    }
-
-
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--only", choices=["clocks", "ceiling"])
+    ap.add_argument("--only", choices=["clocks"])
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     reason = emu.available()
     if reason:
         print(reason, file=sys.stderr)
         return 1
-    runs = [clocks, ceiling]
+    runs = [clocks]
     if args.only:
         runs = [r for r in runs if r.__name__ == args.only]
     for r in runs:
