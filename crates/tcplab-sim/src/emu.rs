@@ -36,7 +36,7 @@ use tcplab_tcp::{Segment, Time};
 use crate::component::{Component, Ctx, Taps};
 use crate::config::{HopConfig, SimConfig};
 use crate::coverage::Coverage;
-use crate::endpoint::{Endpoint, EndpointOptions, Truth};
+use crate::endpoint::{ConnKey, Endpoint, EndpointOptions, Truth};
 use crate::engine::{Dir, Engine, Ev, Packet, Side};
 use crate::sim::build_hop;
 use crate::validate::validate;
@@ -374,6 +374,22 @@ struct RtxRow {
     spurious: bool,
     /// The hop that made it (a PEP); None: the end host.
     hop: Option<usize>,
+}
+
+/// The emulator's ground truth as the endpoint asks for it (`endpoint::Truth`):
+/// did data offset `off` of connection `key`, in the endpoint's sending
+/// direction `dir`, reach the peer?
+fn delivered_truth<'a>(
+    conns: &'a [Conn],
+    conn_ids: &'a HashMap<ConnKey, u32>,
+    dir: Dir,
+) -> impl Fn(ConnKey, u64) -> bool + 'a {
+    let d = dir as usize;
+    move |key, off| {
+        conn_ids
+            .get(&key)
+            .is_some_and(|&c| conns[c as usize].dirs[d].delivered.contains(off))
+    }
 }
 
 /// The real-time driver (see the module doc).
@@ -794,13 +810,12 @@ impl Emu {
         let Some(ep) = endpoint.as_mut() else {
             return;
         };
-        let d = ep.tx_dir() as usize;
-        let truth = |key, off: u64| {
-            conn_ids
-                .get(&key)
-                .is_some_and(|&c| conns[c as usize].dirs[d].delivered.contains(off))
-        };
-        f(ep, *now, *entries, &truth);
+        f(
+            ep,
+            *now,
+            *entries,
+            &delivered_truth(conns, conn_ids, ep.tx_dir()),
+        );
         self.flush_endpoint();
     }
 
@@ -822,13 +837,9 @@ impl Emu {
         let ihl = ((b[0] & 0x0f) as usize) * 4;
         let thl = ((b[ihl + 12] >> 4) as usize) * 4;
         let src = [b[12], b[13], b[14], b[15]];
-        let d = ep.tx_dir() as usize;
-        let truth = |key, off: u64| {
-            conn_ids
-                .get(&key)
-                .is_some_and(|&c| conns[c as usize].dirs[d].delivered.contains(off))
-        };
+        let truth = delivered_truth(conns, conn_ids, ep.tx_dir());
         ep.on_segment(src, &p.seg, &b[ihl + thl..], *now, *entries, &truth);
+        drop(truth);
         self.endpoint_packets[1] += 1;
         self.flush_endpoint();
     }

@@ -139,6 +139,27 @@ pub struct FlowAgg {
     pub hystart_ca_entries: u64,
 }
 
+impl FlowAgg {
+    /// One connection's sender counters (its `Stats`) and the ground truth's
+    /// spurious timeouts and fast retransmits, as the simulator (`sim.rs`) and
+    /// the emulator's endpoint (`endpoint.rs`) fold a finished connection.
+    pub fn add_sender(&mut self, s: &tcplab_tcp::Stats, spurious: u64, spurious_fr: u64) {
+        self.segments_sent += s.segments_sent;
+        self.data_segments_sent += s.data_segments_sent;
+        self.retransmitted_segments += s.retransmitted_segments;
+        self.retransmitted_bytes += s.retransmitted_bytes;
+        self.timeouts += s.timeouts;
+        self.spurious_timeouts += spurious;
+        self.spurious_detected += s.spurious_detected;
+        self.fast_retransmits += s.fast_retransmits;
+        self.spurious_fast_retransmits += spurious_fr;
+        self.spurious_fr_detected += s.spurious_fr_detected;
+        self.fr_undone += s.fr_undone;
+        self.window_probes += s.window_probes;
+        self.dsacks += s.dsacks_rcvd;
+    }
+}
+
 #[derive(Serialize, Debug)]
 pub struct FlowSummary {
     pub id: usize,

@@ -867,23 +867,10 @@ impl Sim {
     }
 
     fn fold(agg: &mut FlowAgg, pair: &ConnPair) {
-        let s = pair.snd.stats();
         let r = pair.rcv.stats();
-        agg.segments_sent += s.segments_sent;
-        agg.data_segments_sent += s.data_segments_sent;
-        agg.retransmitted_segments += s.retransmitted_segments;
-        agg.retransmitted_bytes += s.retransmitted_bytes;
-        agg.timeouts += s.timeouts;
-        agg.spurious_timeouts += pair.log.spurious;
-        agg.spurious_detected += s.spurious_detected;
-        agg.fast_retransmits += s.fast_retransmits;
-        agg.spurious_fast_retransmits += pair.log.spurious_fr;
-        agg.spurious_fr_detected += s.spurious_fr_detected;
-        agg.fr_undone += s.fr_undone;
+        agg.add_sender(pair.snd.stats(), pair.log.spurious, pair.log.spurious_fr);
         agg.acks_sent += r.acks_sent;
-        agg.window_probes += s.window_probes;
         agg.window_updates += r.window_updates;
-        agg.dsacks += s.dsacks_rcvd;
         agg.bytes_delivered += r.bytes_read;
         agg.bytes_written += match pair.size {
             Some(n) => n,
