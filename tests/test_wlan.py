@@ -180,3 +180,20 @@ def test_handover_testbed_options_reach_the_cell() -> None:
     quiet_rows = [r for r in quiet["links"] if r.get("role") == "station" and r["cell"] == 1]
     # Without the bursts only the weak station (and the terminal's fade, off here) has errors.
     assert [r["frame_errors"] > 0 for r in quiet_rows] == [True, False, False]
+
+
+def test_paper_testbed_channel_is_the_devices_retry_limit_without_station_bursts() -> None:
+    # The reproduction's testbed channel: retry limit 5 and no per-station burst chain, so the
+    # background stations see no frame errors; the chain it carried before (a sensitivity row
+    # now) does give them errors.
+    kw = {"n_ap1": 1, "n_ap2": 2, "duration_s": 10.0, "fade_m": None}
+    cfg = handover_config("newreno", channel="testbed", **kw, **paper.TESTBED)
+    assert cfg["hops"][0]["retry_limit"] == paper.TESTBED_RETRY
+
+    def errors(c: dict) -> list[int]:
+        rows = [r for r in run_config(c)["links"] if r.get("role") == "station"]
+        return [int(r["frame_errors"]) for r in rows]
+
+    assert errors(cfg) == [0, 0, 0, 0]  # three background stations and the terminal
+    bursty = handover_config("newreno", channel="testbed", **kw, burst=paper.STATION_BURSTS)
+    assert sum(errors(bursty)) > 0
