@@ -125,8 +125,9 @@ impl CapacityTrace {
 
     /// Load a trace file; errors name the file and the line.
     pub fn load(path: &str, format: TraceFormat) -> Result<CapacityTrace, String> {
-        let f = std::fs::File::open(path).map_err(|e| format!("{path}: cannot read: {e}"))?;
-        Self::parse(f, path, format)
+        let name = shown_name(path);
+        let f = std::fs::File::open(path).map_err(|e| format!("{name}: cannot read: {e}"))?;
+        Self::parse(f, &name, format)
     }
 
     /// Parse a trace from `r`; `name` is the file named in errors.
@@ -237,6 +238,16 @@ fn parse_u64(s: &[u8]) -> Option<u64> {
 
 /// Call `f(line number, line)` for each line of `r` (without its `\n`),
 /// reading 1 MiB at a time: the file is never held whole in memory.
+/// A file name as errors show it: as given, or quoted with escapes when it holds a control
+/// character (a line break in a file name would split the one-line error in two).
+fn shown_name(path: &str) -> String {
+    if path.chars().any(char::is_control) {
+        format!("{path:?}")
+    } else {
+        path.to_owned()
+    }
+}
+
 fn for_each_line(
     mut r: impl Read,
     name: &str,
@@ -313,8 +324,9 @@ impl DelaySchedule {
     /// to the nanosecond), an optional header line `time_ms,delay_ms`,
     /// `#` comments and blank lines; times strictly increasing.
     pub fn load(path: &str) -> Result<DelaySchedule, String> {
-        let f = std::fs::File::open(path).map_err(|e| format!("{path}: cannot read: {e}"))?;
-        Self::parse(f, path)
+        let name = shown_name(path);
+        let f = std::fs::File::open(path).map_err(|e| format!("{name}: cannot read: {e}"))?;
+        Self::parse(f, &name)
     }
 
     pub fn parse(r: impl Read, name: &str) -> Result<DelaySchedule, String> {
@@ -932,6 +944,17 @@ mod tests {
         for e in [e("1\n5\n3\n", m), missing] {
             assert!(!e.contains('\n'));
         }
+    }
+
+    #[test]
+    fn a_file_name_with_a_line_break_stays_on_one_line() {
+        let e = DelaySchedule::load("/nonexistent/a\nb").unwrap_err();
+        assert!(
+            !e.contains('\n') && e.starts_with("\"/nonexistent/a\\nb\": cannot read"),
+            "{e}"
+        );
+        let e = CapacityTrace::load("/nonexistent/a\nb", TraceFormat::Mahimahi).unwrap_err();
+        assert!(!e.contains('\n'), "{e}");
     }
 
     #[test]
