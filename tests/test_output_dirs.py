@@ -107,3 +107,23 @@ def test_a_run_into_a_used_directory_leaves_nothing_of_the_earlier_run(
     summary = json.loads((out / "summary.json").read_text())
     assert summary["provenance"]["scenario_table"]["path"][0]["name"] == "wire"
     assert "link0" not in (out / "report.html").read_text()
+
+
+def test_an_analysis_into_a_used_directory_keeps_no_earlier_figures(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cap = tmp_path / "cap"
+    assert (
+        main(["run", P2P, "--set", "duration=2s", "--pcap", "0", "--out", str(cap), "--quiet"]) == 0
+    )
+    out = tmp_path / "an"
+    out.mkdir()
+    stale = out / "conn7-dir1-tseq.png"  # an earlier analysis's figure of a connection not here
+    stale.write_bytes(b"png")
+    (out / "mine.png").write_bytes(b"png")
+    assert (
+        main(["analyze", str(cap / "link0-both.pcap"), "--out", str(out), "--plot", "--json"]) == 0
+    )
+    capsys.readouterr()
+    assert not stale.exists() and (out / "mine.png").exists()
+    assert (out / "summary.json").exists() and list(out.glob("conn*-tseq.png"))
