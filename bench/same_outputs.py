@@ -50,13 +50,31 @@ P2P_GOODPUT_BPS = 9_644_916
 P2P_RETRANSMISSIONS = 131
 
 
+#: report.html's provenance section (versions, commit, command line: not results).
+PROVENANCE_HTML = re.compile(rb'\n<h2 id="provenance">.*?</dl>', re.S)
+
+
+def _without_provenance(name: str, data: bytes) -> bytes:
+    """summary.json and report.html without the run's provenance (the build's commit and the
+    command line change between checkouts; the results do not)."""
+    if name == "summary.json":
+        doc = json.loads(data)
+        doc.pop("provenance", None)
+        return (json.dumps(doc, indent=2, ensure_ascii=False) + "\n").encode()
+    if name == "report.html":
+        return PROVENANCE_HTML.sub(b"", data)
+    return data
+
+
 def digests(args: list[str], tcplab: list[str]) -> dict[str, str]:
-    """Run one scenario into a fresh directory; SHA-256 of each file in it
-    (the directory's own name, which summary.json lists pcap paths under, masked)."""
+    """Run one scenario into a fresh directory; SHA-256 of each file in it (the directory's
+    own name masked, and the provenance left out of summary.json and report.html)."""
     with tempfile.TemporaryDirectory() as d:
         subprocess.run([*tcplab, "run", *args, "--out", d, "--quiet"], check=True, cwd=d)
         return {
-            p.name: hashlib.sha256(p.read_bytes().replace(d.encode(), b"OUT")).hexdigest()
+            p.name: hashlib.sha256(
+                _without_provenance(p.name, p.read_bytes()).replace(d.encode(), b"OUT")
+            ).hexdigest()
             for p in sorted(Path(d).iterdir())
             if p.is_file()
         }

@@ -213,7 +213,16 @@ def _set(table: Any, path: tuple[Any, ...], value: Any, rng: random.Random) -> N
     elif action < 0.12 and isinstance(node, dict):
         node[f"{last}_bogus"] = value
     else:
-        node[last] = value if value is _DEEP else copy.deepcopy(value)
+        node[last] = value if value is _DEEP else _copy(value)
+
+
+def _copy(value: Any) -> Any:
+    """A copy of ``value``; a value holding an earlier case's 1,000-deep list is too deep for
+    ``copy.deepcopy`` (a RecursionError in the fuzzer itself, not in tcplab): used as is."""
+    try:
+        return copy.deepcopy(value)
+    except RecursionError:
+        return value
 
 
 def _corrupt_text(text: str, rng: random.Random) -> str:

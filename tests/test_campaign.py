@@ -317,3 +317,31 @@ def test_ctrl_c_stops_a_sweep_without_worker_tracebacks(tmp_path: Path, store: b
     assert proc.returncode == 130, err
     assert "Traceback" not in err, err
     assert err.strip().splitlines()[-1] == "tcplab: error: interrupted", err
+
+
+@pytest.mark.parametrize("damage", ["truncated", "garbage"])
+def test_an_unreadable_part_is_named_and_its_runs_computed_again(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], damage: str
+) -> None:
+    store = tmp_path / "s"
+    base = ["sweep", "p2p-bulk", "--set", "duration=2s", "--seeds", "2", "--jobs", "1"]
+    for loss in ("0.0", "0.01"):  # one part file each
+        assert main([*base, "--vary", f"path[0].loss={loss}", "--store", str(store)]) == 0
+    capsys.readouterr()
+    parts = Store(store).files()
+    assert len(parts) == 2
+    bad = parts[1]
+    data = bad.read_bytes()
+    bad.write_bytes(data[: len(data) // 2] if damage == "truncated" else b"garbage" * 50)
+    # reading names the file (exit 1), not the scenario
+    assert main(["results", str(store)]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and str(bad) in err and "p2p-bulk" not in err, err
+    # a resumed sweep sets the part aside and runs only its points again
+    both = [*base, "--vary", "path[0].loss=0.0,0.01", "--store", str(store), "--json"]
+    assert main(both) == 0
+    err = capsys.readouterr().err
+    assert str(bad) in err and "2 computed, 2 already stored" in err, err
+    assert bad.with_name(bad.name + ".unreadable").exists()
+    assert main(["results", str(store)]) == 0
+    assert "4 runs, 4 rows" in capsys.readouterr().out

@@ -289,11 +289,27 @@ def _knobs() -> list[Knob]:
         knobs.append(
             Knob(
                 f"path[{k}].name",
-                st.sampled_from(["l0", "pep", "air", "l1", "x"]),
+                # names that would put a capture file outside the output directory or hide it
+                st.sampled_from(["l0", "pep", "air", "l1", "x", "../../x", ".x", "a/b", "a b"]),
                 hop_name,
                 hop_name_core,
             )
         )
+
+    def sample_interval(d: dict[str, Any], v: Any) -> None:
+        d["sample_interval"] = f"{v}ns"
+
+    def sample_interval_core(c: dict[str, Any], v: Any) -> None:
+        c["sample_interval_ns"] = v
+
+    knobs.append(
+        Knob(
+            "sample_interval",
+            st.sampled_from([0, 1, 999_999, 1_000_000, 250_000_000]),
+            sample_interval,
+            sample_interval_core,
+        )
+    )
 
     def hop_kind(d: dict[str, Any], v: Any) -> None:
         d["path"][0]["kind"] = v

@@ -399,6 +399,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
             progress=progress,
             tables=tables,
             trace=args.plot,
+            command=args.argv,
         )
     except InvariantError as err:
         if err.result is not None and args.json:

@@ -282,6 +282,8 @@ class RunResult:
         self.seed = seed
         self.wall_s = wall_s
         self.config = config
+        #: What made this run (:func:`tcplab.runner.run` fills it in); ``summary.json`` records it.
+        self.provenance: dict[str, Any] | None = None
 
     @property
     def traced(self) -> bool:
@@ -576,6 +578,12 @@ class RunResult:
                 os.replace(tmp, path)
                 paths.append(path)
             summary = {"scenario": self.scenario, "seed": self.seed, **self.summary}
+            if summary.get("pcaps"):
+                # Captures inside the output directory by their name there, so the same run in
+                # two directories gives the same bytes.
+                summary["pcaps"] = [_relative_to(p, out) for p in summary["pcaps"]]
+            if self.provenance is not None:
+                summary["provenance"] = self.provenance
             text = json.dumps(summary, indent=2, ensure_ascii=False) + "\n"
             tmp = out / ".summary.json.tmp"
             tmp.write_text(text, "utf-8")
@@ -591,3 +599,11 @@ class RunResult:
         """Delete the files the simulator spilled tables to (after :meth:`write`)."""
         for path, _ in self._spilled.values():
             Path(path).unlink(missing_ok=True)
+
+
+def _relative_to(path: str, out: Path) -> str:
+    """``path`` relative to ``out`` when it lies inside it, else as given."""
+    try:
+        return Path(path).absolute().relative_to(out.absolute()).as_posix()
+    except ValueError:
+        return path

@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+import re
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 from tcplab.errors import InvariantError, ScenarioError
-from tcplab.results import TABLES, RunResult
+from tcplab.results import TABLES, TRACE_TABLES, RunResult
 from tcplab.scenario.parse import Scenario, core_error, load_scenario
 
 __all__ = ["run"]
@@ -57,14 +59,42 @@ def _prepare_out(out: Path) -> None:
     previous run's outputs there first, so an interrupted run never looks complete."""
     try:
         out.mkdir(parents=True, exist_ok=True)
+        earlier = _earlier_captures(out)
         (out / "summary.json").unlink(missing_ok=True)  # the completion marker goes first
-        for name in TABLES:
+        for name in (*TABLES, *TRACE_TABLES):
             (out / f"{name}.parquet").unlink(missing_ok=True)
+        # An output directory holds one run: the earlier run's captures, figures and page go
+        # too, so none of them is taken for this run's.
+        for path in earlier:
+            path.unlink(missing_ok=True)
+            path.with_name(path.name + ".incomplete").unlink(missing_ok=True)
+        (out / "report.html").unlink(missing_ok=True)
+        for path in out.iterdir():
+            if _RUN_FIGURE.fullmatch(path.name) and path.is_file():
+                path.unlink()
         probe = out / ".tcplab-write-test"
         probe.write_bytes(b"")
         probe.unlink()
     except OSError as err:
         raise OSError(f"{out}: cannot write the outputs there: {err.strerror or err}") from None
+
+
+#: The figures ``tcplab run --plot`` draws into the output directory (report/runplot.py).
+_RUN_FIGURE = re.compile(r"flow\d+-(?:tseq|episodes|state)\.png|link\d+-[^/]+\.png")
+
+
+def _earlier_captures(out: Path) -> list[Path]:
+    """The captures an earlier run in ``out`` wrote there (its ``summary.json`` lists them)."""
+    try:
+        listed = json.loads((out / "summary.json").read_text("utf-8")).get("pcaps") or []
+    except (OSError, ValueError, AttributeError):
+        return []
+    paths = []
+    for name in listed:
+        path = out / str(name)  # relative names are in out; absolute ones stay absolute
+        if path.resolve().parent == out.resolve():
+            paths.append(path)
+    return paths
 
 
 def _mark_incomplete(config: dict[str, Any]) -> None:
@@ -85,6 +115,7 @@ def run(
     *,
     tables: bool = True,
     trace: bool = False,
+    command: Sequence[str] | None = None,
 ) -> RunResult:
     """Run ``scenario`` (a :class:`Scenario`, a TOML path, a built-in name; None = p2p-bulk).
 
@@ -94,6 +125,11 @@ def run(
     than 2 s; a callable receives the fraction of simulated time done. ``tables=False``
     records only the summary (no time series or event log; memory stays flat however long the
     run), and is refused with ``out``.
+
+    With ``out``, ``summary.json`` records what made the run (``provenance``: tcplab's version,
+    the simulator core's, the git commit of the source tree, the scenario table as run, with
+    every override and the seed applied, its SHA-256, and ``command``, the command line without
+    its ``--out``, when given).
 
     ``trace=True`` also records every data segment, ACK and SACK block and samples each hop's
     queue (the ``segments`` and ``queues`` tables, which :meth:`RunResult.plot` draws); it
@@ -158,6 +194,7 @@ def run(
             raw, scenario=scenario.name, seed=config["seed"], wall_s=wall_s, config=config
         )
         if out is not None:
+            result.provenance = provenance(scenario, config["seed"], core, command)
             result.write(out)
     except BaseException:
         # The simulator renamed its captures into place when it finished; the outputs around
@@ -174,3 +211,45 @@ def run(
 
 #: The files the simulator spills long tables to (output.rs).
 _SPILL_FILES = (".timeseries.spill", ".events.spill")
+
+
+def provenance(
+    scenario: Scenario, seed: int, core: ModuleType, command: Sequence[str] | None
+) -> dict[str, Any]:
+    """What made a run: versions, the source tree's commit, the scenario as run (``--set`` and
+    ``--pcap`` applied, the seed that ran) and its SHA-256 (of its canonical JSON), and the
+    command line without ``--out`` and its directory (which would make the same run in two
+    directories differ)."""
+    from tcplab.version import build, version
+
+    canonical = json.dumps(
+        {**scenario.data, "seed": seed},
+        sort_keys=True,
+        ensure_ascii=False,
+        separators=(",", ":"),
+        default=str,
+    )
+    out: dict[str, Any] = {
+        "tcplab": version(),
+        "core": str(getattr(core, "__version__", "unknown")),
+        "commit": build(),
+        "scenario_sha256": hashlib.sha256(canonical.encode()).hexdigest(),
+        "scenario_table": json.loads(canonical),
+    }
+    if command is not None:
+        out["command"] = _without_out(list(command))
+    return out
+
+
+def _without_out(argv: list[str]) -> list[str]:
+    """``tcplab ARGV`` without ``--out DIR`` / ``--out=DIR``."""
+    kept: list[str] = []
+    skip = False
+    for arg in argv:
+        if skip:
+            skip = False
+        elif arg == "--out":
+            skip = True
+        elif not arg.startswith("--out="):
+            kept.append(arg)
+    return ["tcplab", *kept]

@@ -17,6 +17,32 @@ use tcplab_tcp::{
     AckPolicyConfig, CcKind, Config, DetectorKind, FrResponseKind, ResponseKind, RtoProfile,
 };
 
+/// The shortest time-series period: one sample per flow per millisecond. A period of a few
+/// nanoseconds made a 5 s run take minutes while recording nothing anyone could plot.
+pub const MIN_SAMPLE_INTERVAL_NS: u64 = tcplab_tcp::NS_PER_MS;
+
+/// The longest hop name, in bytes.
+pub const MAX_HOP_NAME: usize = 64;
+
+/// A hop's name becomes part of file names (`<name>-<dir>.pcap` in the output directory), so it
+/// is 1 to 64 ASCII letters, digits, `-`, `_` or `.`, not starting with `.`: no `/` or `..`
+/// can place a capture outside the output directory, and no capture is hidden.
+pub fn check_hop_name(name: &str) -> Result<(), String> {
+    let ok = !name.is_empty()
+        && name.len() <= MAX_HOP_NAME
+        && !name.starts_with('.')
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'));
+    if ok {
+        return Ok(());
+    }
+    let shown: String = name.chars().take(MAX_HOP_NAME + 1).collect();
+    Err(format!(
+        "must be 1 to {MAX_HOP_NAME} letters, digits, \"-\", \"_\" or \".\", not starting with \".\" (it names capture files; got {shown:?})"
+    ))
+}
+
 pub fn validate(c: &SimConfig) -> Result<(), String> {
     if c.duration_ns == 0 {
         return Err("duration: must be > 0".into());
@@ -24,10 +50,17 @@ pub fn validate(c: &SimConfig) -> Result<(), String> {
     if c.duration_ns > MAX_TIME_NS {
         return Err("duration: must be at most 1000000h".into());
     }
+    if c.sample_interval_ns != 0 && c.sample_interval_ns < MIN_SAMPLE_INTERVAL_NS {
+        return Err(format!(
+            "sample_interval: must be 0 (no time series) or at least 1ms (got {}ns)",
+            c.sample_interval_ns
+        ));
+    }
     if c.hops.is_empty() {
         return Err("path: at least one hop is required".into());
     }
     for (i, h) in c.hops.iter().enumerate() {
+        check_hop_name(h.name()).map_err(|e| format!("hops[{i}].name: {e}"))?;
         // `[[pcap]] hop`, `cross.hops` and `--pcap NAME` pick hops by name.
         if let Some(j) = c.hops[..i].iter().position(|o| o.name() == h.name()) {
             return Err(format!(
@@ -436,6 +469,59 @@ pub fn time_bounds(v: &Value) -> Result<(), String> {
 mod tests {
     use super::*;
     use crate::config::{example_p2p, CbrConfig, PingConfig};
+
+    fn with_hop_name(name: &str) -> SimConfig {
+        let mut c = example_p2p(1_000_000_000, 0.0);
+        match &mut c.hops[0] {
+            HopConfig::Link(l) => l.name = name.into(),
+            _ => unreachable!("example_p2p's first hop is a link"),
+        }
+        c
+    }
+
+    #[test]
+    fn a_hop_name_cannot_leave_the_output_directory() {
+        let long = "x".repeat(65);
+        for bad in [
+            "../../x",
+            "a/b",
+            ".hidden",
+            "",
+            "a b",
+            "\u{e9}t\u{e9}",
+            &long,
+        ] {
+            let e = validate(&with_hop_name(bad)).unwrap_err();
+            assert!(
+                e.starts_with("hops[0].name: must be 1 to 64 letters"),
+                "{e}"
+            );
+            assert!(e.contains("it names capture files"), "{e}");
+        }
+        for good in ["link0", "sat.up", "a-b_c", &"x".repeat(64)] {
+            assert_eq!(validate(&with_hop_name(good)), Ok(()), "{good}");
+        }
+    }
+
+    #[test]
+    fn the_sample_interval_is_off_or_at_least_a_millisecond() {
+        let mut c = example_p2p(1_000_000_000, 0.0);
+        for (ns, ok) in [(0, true), (1, false), (999_999, false), (1_000_000, true)] {
+            c.sample_interval_ns = ns;
+            match validate(&c) {
+                Ok(()) => assert!(ok, "{ns}"),
+                Err(e) => {
+                    assert!(!ok, "{ns}: {e}");
+                    assert_eq!(
+                        e,
+                        format!(
+                            "sample_interval: must be 0 (no time series) or at least 1ms (got {ns}ns)"
+                        )
+                    );
+                }
+            }
+        }
+    }
 
     #[test]
     fn eifel_without_timestamps_names_the_field() {

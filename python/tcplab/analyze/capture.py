@@ -7,6 +7,7 @@ turns its output into tables, JSON, Parquet and figures. See ``docs/analyze.md``
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -174,7 +175,6 @@ def write(res: AnalyzeResult, out: Path) -> None:
     from tcplab.results import write_parquet
 
     out.mkdir(parents=True, exist_ok=True)
-    (out / "summary.json").write_text(json.dumps(res.summary, indent=2) + "\n")
     write_parquet(
         pa.Table.from_pandas(res.connections, preserve_index=False), out / "connections.parquet"
     )
@@ -185,3 +185,23 @@ def write(res: AnalyzeResult, out: Path) -> None:
     write_parquet(
         pa.Table.from_pandas(res.rtt_samples, preserve_index=False), out / "rtt_samples.parquet"
     )
+    # last: summary.json marks a complete output
+    (out / "summary.json").write_text(json.dumps(res.summary, indent=2) + "\n")
+
+
+#: The tables and figures ``tcplab analyze --out DIR [--plot]`` writes.
+ANALYZE_TABLES = ("connections", "retransmissions", "rtt_samples")
+_FIGURE = re.compile(r"conn\d+-dir\d+-(?:tseq|rtt)\.png")
+
+
+def clear_outputs(out: Path) -> None:
+    """Remove an earlier analysis's outputs from ``out`` (``summary.json`` first), so the
+    directory never mixes two analyses; files that are not tcplab's stay."""
+    if not out.is_dir():
+        return
+    (out / "summary.json").unlink(missing_ok=True)
+    for name in ANALYZE_TABLES:
+        (out / f"{name}.parquet").unlink(missing_ok=True)
+    for path in out.iterdir():
+        if _FIGURE.fullmatch(path.name) and path.is_file():
+            path.unlink()

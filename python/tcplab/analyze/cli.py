@@ -52,7 +52,7 @@ def add_parser(sub: Any) -> None:
 def cmd_analyze(args: argparse.Namespace) -> int:
     """``tcplab analyze``: exit 0, or 2 (raised as ``ValueError``) for a non-capture."""
     # Imported here, not at the top: every ``tcplab`` command builds this command's parser.
-    from tcplab.analyze.capture import analyze_capture, render, write
+    from tcplab.analyze.capture import analyze_capture, clear_outputs, render, write
 
     if not (args.out or args.plot):
         # Summary only: no tables, no pandas.
@@ -62,6 +62,8 @@ def cmd_analyze(args: argparse.Namespace) -> int:
         summary = json.loads(raw["summary"])
         print(json.dumps(summary) if args.json else render(summary))
         return 0
+    if args.out:
+        clear_outputs(Path(args.out))
     res = analyze_capture(
         args.capture,
         side=args.side,

@@ -33,6 +33,7 @@ import hashlib
 import json
 import os
 import re
+import sys
 import time
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -227,18 +228,42 @@ class Store:
     # -- reading -----------------------------------------------------------------------------
 
     def _read(self, path: Path, columns: list[str] | None) -> pa.Table:
+        """One part file; an unreadable one (truncated, garbage) is an :class:`OSError`
+        naming it."""
+        import pyarrow as pa
         import pyarrow.parquet as pq
 
-        if columns is None:
-            return pq.read_table(path)
-        have = set(pq.read_schema(path).names)
-        return pq.read_table(path, columns=[c for c in columns if c in have])
+        try:
+            if columns is None:
+                return pq.read_table(path)
+            have = set(pq.read_schema(path).names)
+            return pq.read_table(path, columns=[c for c in columns if c in have])
+        except (pa.ArrowException, OSError, ValueError) as err:
+            reason = " ".join(str(err).split()) or type(err).__name__
+            raise UnreadablePart(
+                f"{path}: not a readable part file ({reason}); `tcplab sweep --store` of "
+                f"the same campaign sets it aside and runs its points again"
+            ) from None
 
-    def iter_tables(self, columns: list[str] | None = None) -> Iterator[pa.Table]:
+    def iter_tables(
+        self, columns: list[str] | None = None, *, set_aside: bool = False
+    ) -> Iterator[pa.Table]:
         """Each part file as a table (only ``columns`` that it has, when given), oldest first;
-        memory is one file at a time."""
+        memory is one file at a time. An unreadable part raises :class:`UnreadablePart`, or
+        with ``set_aside`` is renamed ``<file>.unreadable`` (kept for a look, no longer part
+        of the store) with a warning on stderr, so its runs count as not done."""
         for path in self.files():
-            yield self._read(path, columns)
+            try:
+                table = self._read(path, columns)
+            except UnreadablePart as err:
+                if not set_aside:
+                    raise
+                path.rename(path.with_name(path.name + ".unreadable"))
+                print(
+                    f"tcplab: warning: {err}; set aside as {path.name}.unreadable", file=sys.stderr
+                )
+                continue
+            yield table
 
     def done(self) -> dict[str, bool]:
         """Key of every stored run of this build → whether its event/time-series tables are
@@ -246,7 +271,7 @@ class Store:
         import pyarrow.compute as pc
 
         out: dict[str, bool] = {}
-        for t in self.iter_tables(["run_key", "has_tables"]):
+        for t in self.iter_tables(["run_key", "has_tables"], set_aside=True):
             t = t.filter(pc.is_valid(t["run_key"]))
             for key, tables in zip(
                 t["run_key"].to_pylist(), t["has_tables"].to_pylist(), strict=True
@@ -371,6 +396,10 @@ class Store:
         seconds, whichever comes first, and at :meth:`StoreWriter.close`."""
         self.writable()
         return StoreWriter(self, flush_runs, flush_seconds)
+
+
+class UnreadablePart(OSError):
+    """A part file of a store that cannot be read (its message names the file)."""
 
 
 def _matches(column: pa.ChunkedArray, key: str, value: str) -> pa.ChunkedArray:

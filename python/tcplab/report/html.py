@@ -12,9 +12,11 @@ from __future__ import annotations
 import base64
 import datetime as _dt
 import html
+import json
 import math
 import os
 import platform
+import shlex
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, is_dataclass
 from pathlib import Path
@@ -416,6 +418,12 @@ def write_run_report(
             )
     elif hint:
         parts.append(f"<p class=muted>{_esc(hint)}</p>")
+    if result.provenance is not None:
+        prov = {k: v for k, v in result.provenance.items() if k != "scenario_table"}
+        if "command" in prov:
+            prov["command"] = shlex.join(prov["command"])
+        prov["scenario as run"] = json.dumps(result.provenance.get("scenario_table"))
+        parts.append(_prov_html(prov))
     path = Path(out_dir) / "report.html"
     path.write_text(_page(f"tcplab run: {result.scenario}", "\n".join(parts)), encoding="utf-8")
     return path

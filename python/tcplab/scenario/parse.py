@@ -551,6 +551,7 @@ def _topology(top: _Table) -> _Topology:
         kind = HOP_KINDS[kinds[i]]
         t = _Table(hop, f"path[{i}]", kind.keys())
         name = t.get_str("name", f"{kind.prefix}{i}")
+        check_hop_name(name, t.at("name"))
         for j, earlier in enumerate(links):
             if earlier["name"] == name:
                 raise field_error(
@@ -1258,6 +1259,40 @@ def _pcaps(top: _Table, topo: _Topology) -> list[dict[str, Any]]:
     return out
 
 
+#: The shortest time-series period (validate.rs: MIN_SAMPLE_INTERVAL_NS).
+MIN_SAMPLE_INTERVAL_NS: Final = 1_000_000
+#: The longest hop name (validate.rs: MAX_HOP_NAME).
+MAX_HOP_NAME: Final = 64
+_HOP_NAME = re.compile(r"[A-Za-z0-9_.-]+")
+
+
+def _sample_interval(top: _Table) -> int:
+    """``sample_interval``: 0 (no time series) or at least 1 ms (validate.rs)."""
+    ns = top.get_time("sample_interval", "100ms")
+    if 0 < ns < MIN_SAMPLE_INTERVAL_NS:
+        raise field_error(
+            top.at("sample_interval"),
+            f"must be 0 (no time series) or at least 1ms (got {ns}ns)",
+        )
+    return ns
+
+
+def check_hop_name(name: str, field: str) -> None:
+    """A hop's name names capture files (``<name>-<dir>.pcap``): 1 to 64 ASCII letters, digits,
+    ``-``, ``_`` or ``.``, not starting with ``.`` (validate.rs: check_hop_name)."""
+    if (
+        len(name) <= MAX_HOP_NAME
+        and not name.startswith(".")
+        and _HOP_NAME.fullmatch(name) is not None
+    ):
+        return
+    raise field_error(
+        field,
+        f'must be 1 to {MAX_HOP_NAME} letters, digits, "-", "_" or ".", not starting with "." '
+        f"(it names capture files; got {show(name[: MAX_HOP_NAME + 1])})",
+    )
+
+
 def _payload(value: object, field: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
         raise field_error(field, f'must be a number of bytes or "all" (got {show(value)})')
@@ -1342,7 +1377,7 @@ def _parse_scenario(data: Mapping[str, Any], source: str, *, with_core: bool) ->
             "name": name,
             "duration_ns": duration,
             "seed": top.get_int("seed", 1, 0, U64_MAX),
-            "sample_interval_ns": top.get_time("sample_interval", "100ms"),
+            "sample_interval_ns": _sample_interval(top),
             # the segment trace and queue samples: tcplab.run(trace=True), tcplab run --plot
             "trace": False,
             "hops": topo.hops,
