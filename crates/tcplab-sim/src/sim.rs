@@ -719,15 +719,7 @@ impl Sim {
                     break;
                 };
                 if side == Side::Sender && seg.payload_len > 0 {
-                    pair.log.sent(now);
-                    if pair.first_data_at.is_none() {
-                        pair.first_data_at = Some(now);
-                    }
-                    if trace {
-                        let off = unwrap(pair.snd_iss, seg.seq, pair.snd.snd_una());
-                        let k = SegmentKind::Send;
-                        out.segment(now, fi as u32, pair.id, k, off, seg.payload_len, now);
-                    }
+                    Self::data_sent(pair, out, trace, fi, now, &seg);
                 }
                 let p = Packet {
                     uid: eng.uid,
@@ -772,6 +764,28 @@ impl Sim {
         }
     }
 
+    /// The sender sent data segment `seg` at `now`: its ground truth, the
+    /// first-data time and (with `trace`) its row in the segment trace.
+    #[inline]
+    fn data_sent(
+        pair: &mut ConnPair,
+        out: &mut Output,
+        trace: bool,
+        fi: usize,
+        now: Time,
+        seg: &Segment,
+    ) {
+        pair.log.sent(now);
+        if pair.first_data_at.is_none() {
+            pair.first_data_at = Some(now);
+        }
+        if trace {
+            let off = unwrap(pair.snd_iss, seg.seq, pair.snd.snd_una());
+            let k = SegmentKind::Send;
+            out.segment(now, fi as u32, pair.id, k, off, seg.payload_len, now);
+        }
+    }
+
     /// `transmit` for a sender whose host takes time to send (`xmit_time`):
     /// what this event released reaches the first hop after the host's
     /// send path, not at once. Linux runs that path in the ACK's softirq:
@@ -801,15 +815,7 @@ impl Sim {
         let pair = &mut flows[fi].conns[ci];
         while let Some(seg) = pair.snd.poll_transmit(now) {
             if seg.payload_len > 0 {
-                pair.log.sent(now);
-                if pair.first_data_at.is_none() {
-                    pair.first_data_at = Some(now);
-                }
-                if trace {
-                    let off = unwrap(pair.snd_iss, seg.seq, pair.snd.snd_una());
-                    let k = SegmentKind::Send;
-                    out.segment(now, fi as u32, pair.id, k, off, seg.payload_len, now);
-                }
+                Self::data_sent(pair, out, trace, fi, now, &seg);
             }
             xmit_buf.push(Packet {
                 uid: eng.uid,
