@@ -988,8 +988,10 @@ def test_config_matches_config_rs() -> None:
         for flow in config["flows"]:
             assert set(flow) == fields("FlowConfig")
             # `ecn` has no scenario key yet (the core's default: off); `pacing` only when set
-            # (absent: as the congestion control needs, so other configs stay as they were).
-            assert set(flow["tcp"]) == fields("TcpConfigJson") - {"ecn", "pacing"}
+            # (absent: as the congestion control needs, so other configs stay as they were);
+            # `xmit_time` only when set (absent: instant hosts).
+            optional = {"ecn", "pacing", "xmit_time"}
+            assert set(flow["tcp"]) - optional == fields("TcpConfigJson") - optional
             assert set(flow["tcp"]["rto"]) == fields("RtoConfigJson")
             assert set(flow["tcp"]["ack"]) == fields("AckConfigJson")
             variant("AppConfig", flow["app"])
