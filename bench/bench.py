@@ -193,6 +193,28 @@ def scenario_with_duration(text: str, duration: str) -> str:
     return new
 
 
+#: ``--cc``: tcplab's congestion control -> the ns-3 program's ``--cc`` (TcpLinuxReno, TcpBbr).
+CC_NS3 = {"newreno": "linuxreno", "bbr": "bbr"}
+
+_FLOW_CC = re.compile(r"^(\s*cc\s*=\s*)(\"[^\"]*\"|'[^']*')")
+
+
+def scenario_with_cc(text: str, cc: str) -> str:
+    """Replace the ``cc = "..."`` line of the scenario's (single) flow."""
+    lines = text.splitlines(keepends=True)
+    hits = [i for i, line in enumerate(lines) if _FLOW_CC.match(line)]
+    if len(hits) != 1:
+        raise BenchError(f"--cc needs exactly one `cc = ...` line in the scenario ({len(hits)})")
+    i = hits[0]
+    m = _FLOW_CC.match(lines[i])
+    assert m is not None
+    lines[i] = f'{m.group(1)}"{cc}"' + lines[i][m.end() :]
+    out = "".join(lines)
+    if [f.get("cc") for f in tomllib.loads(out).get("flows", [])] != [cc]:
+        raise BenchError("failed to set the flow's congestion control")
+    return out
+
+
 def check_scenario_matches_ns3(scenario: dict[str, Any], path: Path) -> None:
     """Warn if the scenario is not the one bench/ns3/p2p_bulk.cc implements."""
     problems: list[str] = []
@@ -293,11 +315,14 @@ def bench_ns3(
     repeat: int,
     timeout_s: float | None,
     res: SimResult | None = None,
+    cc: str = "newreno",
 ) -> SimResult:
     res = res or SimResult("ns-3")
     seen: set[tuple[int, int]] = set()
     for i in range(repeat):
         argv = [str(NS3_BIN), f"--duration={duration_s!r}", f"--seed={seed}"]
+        if cc != "newreno":
+            argv.append(f"--cc={CC_NS3[cc]}")
         run = run_measured(argv, REPO_ROOT, timeout_s)
         check_child(run, "ns-3")
         out = last_json_object(run.stdout, "ns-3")
@@ -344,7 +369,7 @@ def fmt(v: Any, spec: str) -> str:
     return format(v, spec)
 
 
-def print_table(results: list[SimResult], duration_s: float) -> None:
+def print_table(results: list[SimResult], duration_s: float, cc: str = "newreno") -> None:
     rows: list[tuple[str, str, str]] = [
         ("wall time [s] (best)", ".3f", "wall_s"),
         ("cpu time [s] (best)", ".3f", "cpu_s"),
@@ -371,7 +396,7 @@ def print_table(results: list[SimResult], duration_s: float) -> None:
             case _:
                 return getattr(r, key)
 
-    print(f"p2p-bulk, {duration_s:g} s simulated")
+    print(f"p2p-bulk, {duration_s:g} s simulated, cc {cc}")
     header = f"{'':24}" + "".join(f"{r.name:>16}" for r in results)
     print(header)
     print("-" * len(header))
@@ -398,6 +423,13 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--only", choices=("tcplab", "ns3"), help="run just one simulator")
     p.add_argument("--rebuild", action="store_true", help="rebuild the ns-3 program")
     p.add_argument("--timeout", type=float, default=3600.0, help="per-run timeout in s [3600]")
+    p.add_argument(
+        "--cc",
+        choices=tuple(CC_NS3),
+        default="newreno",
+        help="congestion control of both sides: newreno (ns-3 TcpLinuxReno, the scenario's) or "
+        "bbr (tcplab's BBR, ns-3's TcpBbr; both paced) [newreno]",
+    )
     args = p.parse_args(argv)
     if args.duration <= 0 or args.repeat < 1:
         p.error("--duration must be > 0 and --repeat >= 1")
@@ -422,6 +454,8 @@ def main(argv: list[str] | None = None) -> int:
             check_scenario_matches_ns3(scenario, scenario_path)
             ensure_ns3_built(args.rebuild)
         text = scenario_with_duration(scenario_text, format_duration(args.duration))
+        if args.cc != "newreno":
+            text = scenario_with_cc(text, args.cc)
         tcplab = resolve_tcplab(args.tcplab) if args.only != "ns3" else None
         if tcplab is not None:
             tcplab_res = SimResult("tcplab")
@@ -437,13 +471,13 @@ def main(argv: list[str] | None = None) -> int:
                 if tcplab is not None:
                     bench_tcplab(tcplab, tmp_scenario, 1, timeout, tcplab_res)
                 if ns3_res is not None:
-                    bench_ns3(args.duration, seed, 1, timeout, ns3_res)
+                    bench_ns3(args.duration, seed, 1, timeout, ns3_res, args.cc)
         results += [r for r in (tcplab_res, ns3_res) if r is not None]
     except BenchError as e:
         print(f"bench.py: error: {e}", file=sys.stderr)
         return 1
 
-    print_table(results, args.duration)
+    print_table(results, args.duration, args.cc)
 
     def get(r: SimResult | None, attr: str) -> Any:
         if r is None:
@@ -458,6 +492,7 @@ def main(argv: list[str] | None = None) -> int:
     summary = {
         "duration_s": args.duration,
         "repeat": args.repeat,
+        "cc": args.cc,
         "tcplab_wall_s": get(tcplab_res, "wall_s"),
         "ns3_wall_s": get(ns3_res, "wall_s"),
         "speed_ratio": (

@@ -1,7 +1,7 @@
 """Benchmark of the real-time emulator (``tcplab emu``): release lateness, rate accuracy and
 the highest rate Linux TCP sustains through it. Run as root; needs iperf3.
 
-    python bench/emu.py [--quick] [--json] [--only lateness|rate|ceiling|floor]
+    python bench/emu.py [--quick] [--json] [--only lateness|rate|ceiling|endpoint|floor]
         [--no-realtime] [--pin-cpu] [--spin-share F]
 
 - lateness: Linux TCP (iperf3 -R: the server sends, down the path) through a link of 10 and
@@ -12,6 +12,9 @@ the highest rate Linux TCP sustains through it. Run as root; needs iperf3.
   rate (the link runs saturated from the first packet on).
 - ceiling: Linux TCP through a lossless 1 Gbit/s link, RTT 10 ms, queue 1000 packets:
   goodput against the link rate.
+- endpoint: the same link carrying tcplab's own TCP as a real host (``--endpoint
+  server=tcplab``: its bulk source, CUBIC, paced, cwnd capped at 2 MB) sending 200 MB to a
+  Linux reader: goodput against the link rate, checked byte-exact.
 - floor: what the machine itself allows, with no emulator and no traffic: cyclictest (package
   ``rt-tests``; skipped with a note when it is missing) with one measuring thread per CPU at the
   emulator's ``SCHED_FIFO`` priority, 100 µs interval, memory locked, ``/dev/cpu_dma_latency``
@@ -126,6 +129,55 @@ def ceiling(seconds: float) -> dict[str, Any]:
     }
 
 
+#: The tcplab endpoint's transfer in the ``endpoint`` row (bytes).
+ENDPOINT_BYTES = 200_000_000
+
+
+def endpoint_ceiling() -> dict[str, Any]:
+    """tcplab's own TCP (the server endpoint's bulk source, CUBIC, paced as Linux paces behind
+    ``fq``, cwnd capped at 2 MB) to a Linux reader through the same lossless 1 Gbit/s link:
+    goodput against the link rate, byte-exact."""
+    from tcplab.real.transfer import endpoint_download
+
+    data = {
+        "name": "bench-emu-endpoint",
+        "duration": "60s",
+        "path": [{"kind": "link", "rate": "1Gbps", "delay": "5ms", "queue": 1000}],
+        # cwnd capped at the BDP (1.25 MB) plus half the queue (0.75 MB): a loss-based sender
+        # left uncapped fills any drop-tail queue. Paced: unpaced, each ACK releases its
+        # segments at once, and the Linux receiver's stretch ACKs make those bursts overflow
+        # the 1000-packet queue in slow start even below the cap (bench/README.md).
+        "flows": [
+            {
+                "cc": "cubic",
+                "rto": "linux",
+                "app": "bulk",
+                "bytes": ENDPOINT_BYTES,
+                "pacing": True,
+                "max_cwnd": "2MB",
+            }
+        ],
+    }
+    load = _load()
+    r = endpoint_download(
+        parse_scenario(data, "<bench>").to_config(),
+        ENDPOINT_BYTES,
+        time_limit_s=120,
+    )
+    s = r["summary"]
+    flow = s["endpoint"]["flows"][0]
+    return {
+        "bench": "ceiling: tcplab endpoint (CUBIC, paced), 1 Gbit/s link, RTT 10 ms",
+        "goodput_mbps": flow["goodput_bps"] / 1e6,
+        "of_link_rate_pct": flow["goodput_bps"] / 1e9 * 100,
+        "sha256_ok": r["sha256_ok"],
+        "retransmitted": flow["retransmitted_segments"],
+        "lateness_us": s["emulator"]["lateness_us"],
+        "scheduling": s["emulator"]["scheduling"],
+        "load": load,
+    }
+
+
 def _cyclictest(seconds: float) -> dict[str, Any]:
     """cyclictest's wake-up latency per CPU (µs): p99, p99.9, max and wake-ups over 1 ms."""
     import shutil
@@ -233,7 +285,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--json", action="store_true")
-    ap.add_argument("--only", choices=["lateness", "rate", "ceiling", "floor"])
+    ap.add_argument("--only", choices=["lateness", "rate", "ceiling", "endpoint", "floor"])
     ap.add_argument("--no-realtime", action="store_true", help="the emulator as an ordinary thread")
     ap.add_argument("--pin-cpu", action="store_true", help="pin the emulator thread to its CPU")
     ap.add_argument("--spin-share", type=float, default=0.5, help="the emulator's spin budget")
@@ -254,6 +306,8 @@ def main() -> int:
         runs.append(lambda: rate(t))
     if args.only in (None, "ceiling"):
         runs.append(lambda: ceiling(t))
+    if args.only in (None, "endpoint"):
+        runs.append(endpoint_ceiling)
     if args.only in (None, "floor"):
         runs.append(lambda: floor(3 * t))
     for run in runs:
@@ -270,7 +324,7 @@ def _fmt(row: dict[str, Any]) -> str:
             f"lateness µs mean {late['mean']:.1f} p50 {late['p50']:.0f} p99 {late['p99']:.0f} "
             f"p99.9 {late['p999']:.0f} max {late['max']:.0f} ({late['packets']} packets)"
         )
-    for key in ("goodput_mbps", "of_link_rate_pct", "ip_rate_bps", "error_pct"):
+    for key in ("goodput_mbps", "of_link_rate_pct", "ip_rate_bps", "error_pct", "retransmitted"):
         if key in row:
             parts.append(f"{key} {row[key]:.4g}")
     for kind, st in (row.get("stalls") or {}).items():

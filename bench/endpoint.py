@@ -1,6 +1,6 @@
 """Benchmark of tcplab's own TCP as a real host in ``tcplab emu --endpoint``. Run as root.
 
-    python bench/endpoint.py [--only clocks|ceiling] [--json]
+    python bench/endpoint.py [--only clocks] [--json]
 
 - clocks ("one TCP, two clocks"): the same tcplab sender (the scenario's flow: NewReno, SACK,
   timestamps, Linux's RTO profile, a bulk transfer of 4 MB) over the same lossless path
@@ -10,9 +10,8 @@
   emulator's tcplab server endpoint, a Linux receiver in the client namespace reading
   everything). Goodput (bytes acknowledged / time from the connection's open to the last
   byte acknowledged), RTO and retransmission counts side by side.
-- ceiling: the tcplab server endpoint's bulk source to a Linux reader through a lossless
-  1 Gbit/s link, RTT 10 ms, queue 1000 packets, 200 MB: goodput against the link rate, and the
-  emulator thread's CPU seconds (the endpoint runs in that thread).
+
+(The 1 Gbit/s ceiling of a tcplab-endpoint transfer is ``bench/emu.py --only endpoint``.)
 
 Each line states the machine load (``os.getloadavg``) it was measured under.
 """
@@ -23,8 +22,6 @@ import argparse
 import json
 import os
 import sys
-import tempfile
-from pathlib import Path
 from typing import Any
 
 import tcplab
@@ -32,7 +29,7 @@ from tcplab.real import emu, transfer
 from tcplab.scenario.parse import parse_scenario
 
 
-def _scenario(rate: str, delay: str, queue: int, size: int) -> dict[str, Any]:
+def _scenario(rate: str, delay: str, queue: int, size: int, max_cwnd: str) -> dict[str, Any]:
     return {
         "name": "bench-endpoint",
         "duration": "60s",
@@ -43,9 +40,9 @@ def _scenario(rate: str, delay: str, queue: int, size: int) -> dict[str, Any]:
                 "rto": "linux",
                 "app": "bulk",
                 "bytes": size,
-                # Below the queue plus the path's BDP: slow start overflows nothing, whatever
+                # Below the path's BDP plus the queue: slow start cannot fill both, whatever
                 # the receiver's ACK pattern (Linux ACKs more often than tcplab's receiver).
-                "max_cwnd": "400KB",
+                "max_cwnd": max_cwnd,
             }
         ],
     }
@@ -53,23 +50,17 @@ def _scenario(rate: str, delay: str, queue: int, size: int) -> dict[str, Any]:
 
 def _emulate(data: dict[str, Any], size: int, time_limit: float) -> dict[str, Any]:
     """The tcplab server endpoint sends ``size`` bytes to a Linux reader; the summary."""
-    config = parse_scenario(data, "<bench>").to_config()
-    with tempfile.TemporaryDirectory() as tmp:
-        work = Path(tmp)
-        (work / "client.py").write_text(transfer.CLIENT)
-        cmd = transfer.client_command(work, "got", size, linger=0.3)
-        status, summary = emu.run_command(
-            config, ["sh", "-c", cmd], endpoint=emu.endpoint_options("server")
-        )
-        got = (work / "got").stat().st_size if (work / "got").exists() else 0
-    if status != 0 or got != size:
-        raise SystemExit(f"endpoint transfer failed: status {status}, {got} of {size} bytes")
-    return summary
+    r = transfer.endpoint_download(
+        parse_scenario(data, "<bench>").to_config(), size, time_limit_s=time_limit
+    )
+    if not r["sha256_ok"]:
+        raise SystemExit(f"endpoint transfer failed: {r['bytes']} of {size} bytes, or not exact")
+    return r["summary"]
 
 
 def clocks() -> dict[str, Any]:
     size = 4_000_000
-    data = _scenario("20Mbps", "10ms", 1000, size)
+    data = _scenario("20Mbps", "10ms", 1000, size, "400KB")
     sim = tcplab.run(parse_scenario(data, "<bench>")).summary["flows"][0]
     load = os.getloadavg()
     real = _emulate(data, size, 120)
@@ -88,33 +79,16 @@ def clocks() -> dict[str, Any]:
     }
 
 
-def ceiling() -> dict[str, Any]:
-    size = 200_000_000
-    load = os.getloadavg()
-    s = _emulate(_scenario("1Gbps", "5ms", 1000, size), size, 300)
-    ep = s["endpoint"]["flows"][0]
-    return {
-        "bench": "ceiling",
-        "load": load,
-        "goodput_mbps": ep["goodput_bps"] / 1e6,
-        "link_share": ep["goodput_bps"] / 1e9,
-        "retransmitted": ep["retransmitted_segments"],
-        "emulator_cpu_s": s["emulator"]["scheduling"]["thread"]["cpu_s"],
-        "wall_s": s["wall_s"],
-        "scheduling": s["emulator"]["scheduling"]["policy"],
-    }
-
-
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--only", choices=["clocks", "ceiling"])
+    ap.add_argument("--only", choices=["clocks"])
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     reason = emu.available()
     if reason:
         print(reason, file=sys.stderr)
         return 1
-    runs = [clocks, ceiling]
+    runs = [clocks]
     if args.only:
         runs = [r for r in runs if r.__name__ == args.only]
     for r in runs:

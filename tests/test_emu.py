@@ -154,6 +154,46 @@ def test_download_over_an_rlc_bearer_with_delay_spikes(tmp_path: Path, clean: ob
     assert s["violations"] == []
 
 
+MAHIMAHI = Path(__file__).resolve().parent.parent.parent / "shared" / "traces" / "mahimahi"
+
+
+@needs_emu
+@pytest.mark.skipif(not MAHIMAHI.is_dir(), reason=f"needs the Mahimahi traces in {MAHIMAHI}")
+def test_download_over_a_measured_cellular_trace(tmp_path: Path, clean: object) -> None:
+    """The first seconds of T-Mobile UMTS (about 2 Mbit/s down) in real time; the full 20 MB
+    comparison with the simulator is bench/trace_emu.py (docs/traces.md)."""
+    size = int(SCALE * 1e6) if SCALE else 300_000
+    trace = MAHIMAHI / "TMobile-UMTS-driving"
+    s = _download(
+        tmp_path,
+        f'[[path]]\nkind = "trace"\ndown = "{trace}.down"\nup = "{trace}.up"\n'
+        'delay = "20ms"\nqueue = 200\n',
+        size,
+    )
+    down = s["links"][0]
+    assert down["kind"] == "trace" and down["dir"] == "fwd" and down["tx_bytes"] > size
+    assert s["violations"] == []
+
+
+@needs_emu
+def test_download_over_a_leo_hop_across_a_reassignment(tmp_path: Path, clean: object) -> None:
+    """The run starts 10 s past the minute, so the reassignment (the preset's 40 ms pause, then a
+    lossy second) comes 2 s in; the slots come from a schedule file at 8 and 6 Mbit/s so that
+    the 6 MB download is still running then."""
+    (tmp_path / "slots.csv").write_text("rtt_ms,down_mbps,up_mbps\n40,8,2\n60,6,2\n")
+    size = int((SCALE or 6) * 1e6)
+    s = _download(
+        tmp_path,
+        '[[path]]\nkind = "leo"\npreset = "starlink-maine-2024"\nschedule = "slots.csv"\n'
+        "start_second = 10\n",
+        size,
+    )
+    down = s["links"][0]
+    assert down["kind"] == "leo" and down["tx_bytes"] > size
+    assert s["wall_s"] > 3 and down["drops_loss"] > 0
+    assert s["violations"] == []
+
+
 @needs_emu
 def test_every_retransmission_after_a_forced_stall_is_flagged_spurious(
     tmp_path: Path, clean: object
@@ -336,3 +376,62 @@ def test_emulation_tag_rule(monkeypatch: pytest.MonkeyPatch, tag: str, ok: bool)
     else:
         with pytest.raises(emu.EmuError, match="TCPLAB_EMU_TAG"):
             emu._suffix()
+
+
+#: A bulk source for the server namespace: CUBIC set on the listening socket (a namespace's
+#: net.ipv4.tcp_allowed_congestion_control need not list it), the file, then close.
+_SOURCE = """
+import socket, sys
+data = open(sys.argv[1], "rb").read()
+s = socket.socket()
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.setsockopt(socket.IPPROTO_TCP, getattr(socket, "TCP_CONGESTION", 13), b"cubic")
+s.bind(("10.99.0.1", 8000))
+s.listen(1)
+c, _ = s.accept()
+c.sendall(data)
+c.close()
+"""
+#: Its sink for the client namespace (retries until the server listens).
+_SINK = """
+import os, socket, sys, time
+for _ in range(100):
+    try:
+        c = socket.create_connection((os.environ["TCPLAB_SERVER"], 8000))
+        break
+    except OSError:
+        time.sleep(0.1)
+with open(sys.argv[1], "wb") as out:
+    while b := c.recv(1 << 16):
+        out.write(b)
+"""
+
+
+@needs_emu
+def test_a_managed_queue_marks_real_linux_packets(tmp_path: Path, clean: object) -> None:
+    """fq_codel on the emulated path, ECN on in both namespaces (the client asks for it):
+    the queue CE-marks real ECT(0) segments instead of dropping them, the Linux receiver
+    echoes the marks and the transfer stays byte-exact."""
+    (tmp_path / "src.py").write_text(_SOURCE)
+    (tmp_path / "sink.py").write_text(_SINK)
+    data = os.urandom(int((SCALE or 2) * 1e6))
+    (tmp_path / "f").write_bytes(data)
+    out = tmp_path / "out"
+    toml = '[[path]]\nrate = "10Mbps"\ndelay = "20ms"\nqueue = 1000\n'
+    toml += '[path.down]\naqm = "fq_codel"\n'
+    r = _tcplab(
+        "emu", _scenario(tmp_path, toml), "--out", str(out), "--quiet",
+        "--sysctl", "net.ipv4.tcp_ecn=1",
+        "--server", f"exec {sys.executable} {tmp_path / 'src.py'} {tmp_path / 'f'}",
+        "--", sys.executable, str(tmp_path / "sink.py"), str(tmp_path / "got"),
+        timeout=200,
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    got = (tmp_path / "got").read_bytes()
+    assert hashlib.sha256(got).digest() == hashlib.sha256(data).digest()
+    s = json.loads((out / "summary.json").read_text())
+    fwd = s["links"][0]
+    assert fwd["aqm"] == "fq_codel" and fwd["ecn_marks"] > 0, fwd
+    # Linux sends retransmissions Not-ECT: only those can be dropped (none when nothing is).
+    conn = max(s["connections"], key=lambda c: c["data_bytes"])
+    assert fwd["drops_aqm"] <= conn["retransmitted_segments"], (fwd, conn)

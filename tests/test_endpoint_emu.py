@@ -184,9 +184,7 @@ def test_a_linux_reader_that_stops_gets_zero_window_probes_then_the_rest(
         cmd,
     )
     assert r.returncode == 0, r.stderr
-    import numpy as np
-
-    want = (np.arange(size // 4 + 1, dtype=np.uint32) * np.uint32(0x9E3779B1)).tobytes()[:size]
+    want = transfer.bulk_pattern(size)
     assert _sha((tmp_path / "got").read_bytes()) == _sha(want)
     s = json.loads((out / "summary.json").read_text())
     c = s["endpoint"]["connections"][0]
@@ -219,6 +217,30 @@ def test_a_linux_client_that_aborts_resets_the_tcplab_server(tmp_path: Path, cle
     ev = pq.read_table(out / "events.parquet").to_pydict()
     assert "reset" in ev["kind"]
     assert s["violations"] == []
+
+
+@needs_emu
+def test_the_papers_sender_as_a_real_host_times_out_spuriously_without_the_pep(
+    tmp_path: Path, clean: object, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``reproduce spoofing-satellite --linux``'s real-host section on small files: the
+    paper's sender (RTO fixed at 500 ms, below the 540 ms satellite RTT) takes timeouts the
+    emulator's truth calls spurious without the PEP, none with it, and the PEP multiplies its
+    rate; every file byte-exact."""
+    from tcplab.papers import spoofing_linux
+    from tcplab.report.checks import Report
+
+    monkeypatch.setattr(spoofing_linux, "SIZES", {True: 60_000, False: 15_000})
+    report = Report("spoofing-satellite", "t", tmp_path, quick=True)
+    spoofing_linux.section(report, jobs=1)
+    no_pep, pep = report.data["paper_sender_real"]["rows"]
+    assert no_pep["sha256_ok"] and pep["sha256_ok"]
+    assert no_pep["violations"] == [] and pep["violations"] == []
+    assert no_pep["spurious_timeouts"] >= 1 and no_pep["timeouts"] >= no_pep["spurious_timeouts"]
+    assert pep["data_timeouts"] == 0 and no_pep["data_timeouts"] >= no_pep["spurious_timeouts"]
+    assert pep["sender_bps"] > 5 * no_pep["sender_bps"]
+    assert (tmp_path / "paper_sender_real.png").exists()
+    assert any("real host" in c.item for c in report.comparisons)
 
 
 @pytest.mark.parametrize(

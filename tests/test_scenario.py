@@ -472,7 +472,7 @@ ERRORS: list[tuple[str, list[str], str]] = [
         BASE,
         ["path[0].kind=wire"],
         'path[0].kind: unknown hop kind "wire" '
-        "(choose from link, dumbbell, satellite, pep, dropper, rlc, wlan, host, trace)",
+        "(choose from link, dumbbell, satellite, pep, dropper, rlc, wlan, host, trace, leo)",
     ),
     (BASE, ["path[0].ratee=1Mbps"], 'path[0].ratee: unknown field (did you mean "rate"?)'),
     (
@@ -512,7 +512,7 @@ ERRORS: list[tuple[str, list[str], str]] = [
         BASE,
         ["path[0].up.foo=1"],
         "path[0].up.foo: unknown field "
-        "(allowed: bits_per_byte, delay, delay_trace, loss, loss_model, outages, overhead, "
+        "(allowed: aqm, bits_per_byte, delay, delay_trace, loss, loss_model, outages, overhead, "
         "queue, rate, reorder, stalls)",
     ),
     (BASE, ["path[0].up.rate=0kbps"], 'path[0].up.rate: must be > 0 (got "0kbps")'),
@@ -962,6 +962,10 @@ def test_config_matches_config_rs() -> None:
     web = load_scenario(SCENARIOS / "web-downloads.toml").to_config()
     cross = load_scenario(SCENARIOS / "cross-traffic.toml", ["pcap[0].hop=0"]).to_config()
     lossy = load_scenario(SCENARIOS / "lossy-ge.toml").to_config()
+    # A managed queue and an ECN flow: the keys that appear only when set.
+    managed = load_scenario(
+        SCENARIOS / "lossy-ge.toml", ['path[0].aqm="fq_codel"', "flows[0].ecn=true"]
+    ).to_config()
 
     def fields(struct: str) -> set[str]:
         return rust[struct][""]
@@ -970,28 +974,32 @@ def test_config_matches_config_rs() -> None:
         assert value["kind"] in rust[enum], (enum, value)
         assert set(value) - {"kind"} == rust[enum][value["kind"]], (enum, value)
 
-    for config in (web, cross, lossy):
+    for config in (web, cross, lossy, managed):
+        # `aqm` and `ecn` only when set (a config without them stays as it was)
+        unset = set() if config is managed else {"aqm", "ecn"}
         # `record` (which tables to keep) is the runner's, not the scenario's
         assert set(config) == fields("SimConfig") - {"record"}
         for link in config["hops"]:
             variant("HopConfig", link)
             for direction in ("fwd", "rev"):
-                # `stalls_ns`, `delay_trace` and `aqm` only when set (a config without them
-                # stays as it was; `aqm` has no scenario key yet).
-                assert set(link[direction]) == fields("LinkDirConfig") - {
-                    "stalls_ns",
-                    "delay_trace",
-                    "aqm",
-                }
+                # `stalls_ns` and `delay_trace` only when set, as `aqm`
+                assert (
+                    set(link[direction])
+                    == fields("LinkDirConfig")
+                    - {
+                        "stalls_ns",
+                        "delay_trace",
+                    }
+                    - unset
+                )
                 variant("QueueConfig", link[direction]["queue"])
                 variant("LossConfig", link[direction]["loss"])
         for flow in config["flows"]:
             assert set(flow) == fields("FlowConfig")
-            # `ecn` has no scenario key yet (the core's default: off); `pacing` only when set
-            # (absent: as the congestion control needs, so other configs stay as they were);
-            # `xmit_time` only when set (absent: instant hosts).
-            optional = {"ecn", "pacing", "xmit_time"}
-            assert set(flow["tcp"]) - optional == fields("TcpConfigJson") - optional
+            # `pacing` and `xmit_time` only when set (absent: as the congestion control needs;
+            # instant hosts)
+            optional = {"pacing", "xmit_time"}
+            assert set(flow["tcp"]) - optional == fields("TcpConfigJson") - optional - unset
             assert set(flow["tcp"]["rto"]) == fields("RtoConfigJson")
             assert set(flow["tcp"]["ack"]) == fields("AckConfigJson")
             variant("AppConfig", flow["app"])

@@ -13,6 +13,7 @@ from support import REPO
 from tcplab.analyze import tracefile
 from tcplab.errors import ScenarioError
 from tcplab.scenario.parse import load_scenario, parse_scenario
+from tcplab.scenario.trace import resolved
 
 BUNDLED = REPO / "scenarios" / "trace-cellular.toml"
 
@@ -25,8 +26,14 @@ def test_trace_keys_build_the_hop_and_files_are_relative_to_the_scenario() -> No
     s = load_scenario(BUNDLED)
     (hop,) = s.config["hops"]
     assert hop["kind"] == "trace" and hop["repeat"] is True
-    assert hop["fwd"]["file"] == str(REPO / "scenarios" / "traces" / "synth-20s.down")
-    assert hop["rev"]["file"] == str(REPO / "scenarios" / "traces" / "synth-20s.up")
+    # Names stay as written; the core reads them relative to the scenario's directory.
+    assert hop["fwd"]["file"] == "traces/synth-20s.down"
+    assert hop["rev"]["file"] == "traces/synth-20s.up"
+    assert s.config["base_dir"] == str(REPO / "scenarios")
+    assert resolved(s.config) == [
+        REPO / "scenarios" / "traces" / "synth-20s.down",
+        REPO / "scenarios" / "traces" / "synth-20s.up",
+    ]
     assert hop["fwd"]["delay_ns"] == 20_000_000
     assert hop["fwd"]["queue"] == {"kind": "packets", "limit": 200}
 
@@ -40,6 +47,10 @@ def test_trace_keys_build_the_hop_and_files_are_relative_to_the_scenario() -> No
             "path[0].up_rate: cannot be combined with path[0].up",
         ),
         ({"kind": "trace", "down": "", "up_rate": "1Mbps"}, "path[0].down: must be a file name"),
+        (
+            {"kind": "trace", "down": "a\nb", "up_rate": "1Mbps"},
+            'path[0].down: must be a file name without control characters (got "a\\nb")',
+        ),
         (
             {"kind": "trace", "down": "x", "up_rate": "1Mbps", "format": "pcap"},
             'path[0].format: unknown trace format "pcap"',
@@ -82,7 +93,7 @@ def test_a_run_over_a_trace_reports_a_link_row() -> None:
     rows = [r for r in summary["links"] if r["name"] == "trace0"]
     assert [r["dir"] for r in rows] == ["fwd", "rev"]
     assert all(r["kind"] == "trace" for r in rows)
-    down = tracefile.load(s.config["hops"][0]["fwd"]["file"])
+    down = tracefile.load(str(resolved(s.config)[0]))
     # The flow gets no more than the trace carries in 5 s.
     capacity = down.ip_bytes[down.t_ns <= 5_000_000_000].sum()
     delivered = summary["flows"][0]["bytes_delivered"]
@@ -130,3 +141,50 @@ def test_trace_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert png.stat().st_size > 1000
     assert main(["trace", "stats", str(tmp_path / "missing.down")]) == 2
     assert "missing.down: cannot read" in capsys.readouterr().err
+
+
+def test_a_stored_trace_run_does_not_depend_on_where_the_checkout_is(tmp_path: Path) -> None:
+    """The same scenario and traces in two directories: the same run key and stored config
+    (no machine path in either); another trace's contents give another key."""
+    pytest.importorskip("tcplab._core")
+    import shutil
+
+    from tcplab.campaign.store import encode_run, run_key
+
+    copy = tmp_path / "elsewhere"
+    shutil.copytree(REPO / "scenarios" / "traces", copy / "traces")
+    shutil.copy(BUNDLED, copy / BUNDLED.name)
+    a, b = load_scenario(BUNDLED).to_config(), load_scenario(copy / BUNDLED.name).to_config()
+    assert a["base_dir"] != b["base_dir"]
+    assert run_key(a, "t") == run_key(b, "t")
+    text = encode_run(b, {})[0]
+    assert encode_run(a, {})[0] == text and str(tmp_path) not in text
+    (copy / "traces" / "synth-20s.up").write_text("1\n2\n")
+    assert run_key(load_scenario(copy / BUNDLED.name).to_config(), "t") != run_key(a, "t")
+
+
+def test_the_csv_rate_form_serves_at_its_rates_and_bad_rows_name_file_and_line(
+    tmp_path: Path,
+) -> None:
+    """A csv trace with the header ``time_us,rate_bps``: 12 Mbit/s for 900 ms, then an outage
+    of 100 ms, repeating; the uplink at a fixed rate. A CUBIC download for 4 s gets at most the
+    10.8 Mbit/s the trace carries on average, and most of it."""
+    pytest.importorskip("tcplab._core")
+    from tcplab.campaign.single import run_config
+
+    (tmp_path / "r.csv").write_text("time_us,rate_bps\n0,12000000\n900000,0\n1000000,0\n")
+    scenario = tmp_path / "s.toml"
+    scenario.write_text(
+        'duration = "4s"\n[[path]]\nkind = "trace"\ndown = "r.csv"\nformat = "csv"\n'
+        'up_rate = "2Mbps"\ndelay = "10ms"\nqueue = 100\n[[flows]]\nstack = "linux"\n'
+        'bytes = "unlimited"\n'
+    )
+    summary = run_config(load_scenario(scenario).to_config())
+    goodput = summary["flows"][0]["bytes_delivered"] * 8 / 4
+    assert 0.6 * 10.8e6 < goodput < 10.8e6
+    (tmp_path / "r.csv").write_text("time_us,rate_bps\n0,12000000\n900000,fast\n")
+    with pytest.raises(ScenarioError) as e:
+        load_scenario(scenario)
+    message = str(e.value).strip()
+    assert "r.csv:3: must be time_us,rate_bps with whole numbers" in message
+    assert "\n" not in message

@@ -80,6 +80,21 @@ def test_space_file_narrows_the_draw(tmp_path: Path) -> None:
         assert 50 <= case.rtt_ms <= 60 and abs(info["queue_bdp"] - 1) < 0.05
 
 
+def test_space_file_can_draw_bbr(tmp_path: Path) -> None:
+    """BBR is one of the space's congestion controls when a space file lists it: its cases are
+    drawn, written as a ``--case`` spec and read back, and tcplab's side runs BBR."""
+    from tcplab.real.validate.compare import tcplab_scenario
+    from tcplab.real.validate.run import parse_case
+
+    f = tmp_path / "space.toml"
+    f.write_text('cc = ["reno", "cubic", "bbr"]\n')
+    drawn = draw_cases(load_space(f), 60, seed=4, duration_s=20, warmup_s=3)
+    assert {c.cc for c, _ in drawn} == {"reno", "cubic", "bbr"}
+    case = next(c for c, _ in drawn if c.cc == "bbr")
+    assert parse_case(case_spec(case), quick=False).cc == "bbr"
+    assert tcplab_scenario(case, 1000, stack="linux")["flows"][0]["cc"] == "bbr"
+
+
 @pytest.mark.parametrize(
     ("text", "message"),
     [

@@ -54,6 +54,74 @@ BASE: dict[str, Any] = {
 }
 
 
+MS = 1_000_000
+
+
+def _aqm_full(kind: str, **over: Any) -> dict[str, Any]:
+    """The core's ``AqmConfig`` of ``kind`` with Linux's defaults (docs/aqm.md), ``over`` set."""
+    codel = {"target_ns": 5 * MS, "interval_ns": 100 * MS, "ce_threshold_ns": None}
+    full: dict[str, dict[str, Any]] = {
+        "droptail": {},
+        "codel": {**codel, "ecn": False},
+        "fq_codel": {
+            **codel,
+            "ecn": True,
+            "flows": 1024,
+            "quantum": 1514,
+            "drop_batch": 64,
+            "memory_limit": 32 << 20,
+        },
+        "pie": {
+            "target_ns": 15 * MS,
+            "tupdate_ns": 15 * MS,
+            "alpha": 2,
+            "beta": 20,
+            "ecn": False,
+            "bytemode": False,
+            "dq_rate_estimator": False,
+        },
+        "red": {
+            "min_bytes": None,
+            "max_bytes": None,
+            "probability": 0.02,
+            "avpkt": 1000,
+            "burst": None,
+            "ecn": False,
+            "harddrop": False,
+        },
+    }
+    return {"kind": kind, **full[kind], **over}
+
+
+#: (TOML value, the core's configuration) of the ``aqm`` knob: valid and near-valid values.
+AQM_CASES: list[tuple[Any, Any]] = [
+    (kind, _aqm_full(kind)) for kind in ("droptail", "codel", "fq_codel", "pie", "red")
+] + [
+    ({"kind": "codel", "target": "0s"}, _aqm_full("codel", target_ns=0)),
+    ({"kind": "codel", "interval": "101s"}, _aqm_full("codel", interval_ns=101_000 * MS)),
+    ({"kind": "codel", "ce_threshold": "1ms"}, _aqm_full("codel", ce_threshold_ns=MS)),
+    ({"kind": "fq_codel", "ce_threshold": "0s"}, _aqm_full("fq_codel", ce_threshold_ns=0)),
+    ({"kind": "fq_codel", "flows": 0}, _aqm_full("fq_codel", flows=0)),
+    ({"kind": "fq_codel", "flows": 65537}, _aqm_full("fq_codel", flows=65537)),
+    ({"kind": "fq_codel", "quantum": 255}, _aqm_full("fq_codel", quantum=255)),
+    ({"kind": "fq_codel", "drop_batch": 0}, _aqm_full("fq_codel", drop_batch=0)),
+    ({"kind": "fq_codel", "ecn": False}, _aqm_full("fq_codel", ecn=False)),
+    ({"kind": "pie", "alpha": 33}, _aqm_full("pie", alpha=33)),
+    ({"kind": "pie", "beta": 32, "ecn": True}, _aqm_full("pie", beta=32, ecn=True)),
+    ({"kind": "pie", "tupdate": "0s"}, _aqm_full("pie", tupdate_ns=0)),
+    ({"kind": "red", "probability": 0}, _aqm_full("red", probability=0.0)),
+    ({"kind": "red", "probability": 0.1}, _aqm_full("red", probability=0.1)),
+    (
+        {"kind": "red", "min": 30000, "max": 20000},
+        _aqm_full("red", min_bytes=30000, max_bytes=20000),
+    ),
+    ({"kind": "red", "max": "200KB"}, _aqm_full("red", max_bytes=200_000)),
+    ({"kind": "red", "min": 5000, "burst": 1}, _aqm_full("red", min_bytes=5000, burst=1)),
+    ({"kind": "red", "avpkt": 0}, _aqm_full("red", avpkt=0)),
+    ("bfifo", {"kind": "bfifo"}),
+]
+
+
 class Knob(NamedTuple):
     """One key: ``toml(data, value)`` sets it in the TOML table, ``core(config, value)`` in the
     normalized configuration; ``shape``: a value only the TOML reader names (unknown key, wrong
@@ -255,6 +323,34 @@ def _knobs() -> list[Knob]:
             c["hops"][1][key] = _unwrap(v)
 
         knobs.append(Knob(f"path[1].{key}", values, pep, pep_core, _wrong_type))
+
+    def aqm(d: dict[str, Any], v: Any) -> None:
+        d["path"][0]["aqm"] = v[0]
+
+    def aqm_core(c: dict[str, Any], v: Any) -> None:
+        for direction in ("fwd", "rev"):
+            c["hops"][0][direction]["aqm"] = copy.deepcopy(v[1])
+
+    # Compared by verdict and configuration: the core names the direction (`hops[0].fwd.aqm`),
+    # the TOML key sits on the link (`path[0].aqm`); tests/test_aqm.py checks the messages.
+    knobs.append(Knob("path[0].aqm", st.sampled_from(AQM_CASES), aqm, aqm_core, lambda _v: True))
+
+    def ecn(d: dict[str, Any], v: Any) -> None:
+        d["flows"][0]["ecn"] = v[0]
+
+    def ecn_core(c: dict[str, Any], v: Any) -> None:
+        c["flows"][0]["tcp"]["ecn"] = v[1]
+
+    knobs.append(
+        Knob(
+            "flows[0].ecn",
+            st.sampled_from([(True, "on"), (False, "off"), ("passive", "passive"), ("on", "on!")]),
+            ecn,
+            ecn_core,
+            # "on" is not a TOML value (true is); the core names its own modes
+            lambda v: v[0] == "on",
+        )
+    )
 
     # [[cross]] 0 is the UDP source (config cross[0]), 1 and 2 the pings (config pings[0, 1])
     where = [("cross", 0), ("pings", 0), ("pings", 1)]

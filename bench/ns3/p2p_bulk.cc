@@ -7,6 +7,14 @@
 // The settings actually in effect are read back from the live objects and printed
 // on stderr; stdout carries exactly one JSON line with the results.
 //
+// Parameters (defaults: the p2p-bulk scenario) let bench/ns3_prr.py and
+// bench/ns3_bbr.py vary the path (--rate, --delay, --queue, --loss on the data
+// direction), the TCP (--cc linuxreno|cubic|bbr, --recovery, --minRto,
+// --delAckTimeout, --bufBytes, --sndBufBytes) and what is measured (--warmup: goodput from
+// then on; --sampleMs: the sender's smoothed RTT sampled that often after the
+// warm-up, its median reported). Without --warmup and --sampleMs no extra
+// event is scheduled.
+//
 // Build with bench/ns3/build.sh: against the headers and libraries that the PyPI
 // `ns3` wheel ships (3.44), or with NS3_ROOT against a built ns-3 tree (compiles
 // against ns-3 3.44 and ns-3-dev of 2026-07, ns-3.48-85-g140646449a33).
@@ -25,6 +33,7 @@
 #include <iostream>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #ifndef P2P_NS3_VERSION
 #define P2P_NS3_VERSION "unknown" // build.sh passes the version it built against
@@ -50,6 +59,9 @@ struct Counters
     uint32_t firstCwnd = 0;      // first value written to the congestion window
     bool sawCwnd = false;
     uint32_t maxCwnd = 0;
+    Time srtt;                   // latest smoothed RTT of the sender
+    std::vector<double> srttSamplesMs; // sampled after the warm-up
+    uint64_t rxAtWarmup = 0;     // bytes received by the sink at --warmup
 };
 
 Counters g;
@@ -104,6 +116,40 @@ CongStateChange(TcpSocketState::TcpCongState_t, TcpSocketState::TcpCongState_t n
     {
         ++g.rtoLosses;
     }
+}
+
+void
+SrttChange(Time, Time now)
+{
+    g.srtt = now;
+}
+
+void
+SampleSrtt(Time every)
+{
+    if (g.srtt.IsStrictlyPositive())
+    {
+        g.srttSamplesMs.push_back(g.srtt.GetSeconds() * 1e3);
+    }
+    Simulator::Schedule(every, &SampleSrtt, every);
+}
+
+void
+MarkWarmup(Ptr<PacketSink> sink)
+{
+    g.rxAtWarmup = sink->GetTotalRx();
+}
+
+double
+Median(std::vector<double> v)
+{
+    if (v.empty())
+    {
+        return -1.0;
+    }
+    std::sort(v.begin(), v.end());
+    const size_t n = v.size();
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2.0;
 }
 
 void
@@ -175,6 +221,7 @@ HookSocket(Ptr<BulkSendApplication> app)
     ok &= tcp->TraceConnectWithoutContext("Retransmission", MakeCallback(&Retransmission));
     ok &= tcp->TraceConnectWithoutContext("CongState", MakeCallback(&CongStateChange));
     ok &= tcp->TraceConnectWithoutContext("CongestionWindow", MakeCallback(&CwndChange));
+    ok &= tcp->TraceConnectWithoutContext("RTT", MakeCallback(&SrttChange));
     NS_ABORT_MSG_IF(!ok, "failed to connect a TCP socket trace source");
     if (!g_verbose)
     {
@@ -219,6 +266,14 @@ main(int argc, char* argv[])
     std::string delay = "50ms";
     uint32_t queue = 100;
     std::string recovery = "prr";
+    std::string cc = "linuxreno";
+    double loss = 0.0;
+    double minRto = 1.0;
+    double delAckTimeout = 0.2;
+    uint32_t bufBytes = 4 * 1024 * 1024;
+    uint32_t sndBufBytes = 0;
+    double warmup = 0.0;
+    double sampleMs = 0.0;
 
     CommandLine cmd(__FILE__);
     cmd.AddValue("duration", "Simulated duration in seconds", duration);
@@ -228,6 +283,14 @@ main(int argc, char* argv[])
     cmd.AddValue("delay", "One-way delay (ns-3 Time string)", delay);
     cmd.AddValue("queue", "DropTail limit of each device queue, packets", queue);
     cmd.AddValue("recovery", "prr (TcpPrrRecovery) or classic (TcpClassicRecovery)", recovery);
+    cmd.AddValue("cc", "Congestion control: linuxreno, cubic or bbr (TcpBbr, paced)", cc);
+    cmd.AddValue("loss", "Packet loss probability on the data direction (node 1 receive)", loss);
+    cmd.AddValue("minRto", "Minimum RTO, seconds", minRto);
+    cmd.AddValue("delAckTimeout", "Delayed-ACK timeout, seconds", delAckTimeout);
+    cmd.AddValue("bufBytes", "Receive (and send) buffer, bytes", bufBytes);
+    cmd.AddValue("sndBufBytes", "Send buffer, bytes [0: --bufBytes]", sndBufBytes);
+    cmd.AddValue("warmup", "Goodput is also reported from this time on, seconds", warmup);
+    cmd.AddValue("sampleMs", "Sample the smoothed RTT this often after --warmup, ms", sampleMs);
     cmd.Parse(argc, argv);
     g_verbose = verbose;
     NS_ABORT_MSG_IF(duration <= 0, "--duration must be > 0");
@@ -235,29 +298,45 @@ main(int argc, char* argv[])
     NS_ABORT_MSG_IF(queue == 0, "--queue must be >= 1");
     NS_ABORT_MSG_IF(recovery != "prr" && recovery != "classic",
                     "--recovery must be prr or classic");
+    NS_ABORT_MSG_IF(cc != "linuxreno" && cc != "cubic" && cc != "bbr",
+                    "--cc must be linuxreno, cubic or bbr");
+    NS_ABORT_MSG_IF(loss < 0 || loss >= 1, "--loss must be in [0, 1)");
+    NS_ABORT_MSG_IF(warmup < 0 || warmup >= duration, "--warmup must be in [0, duration)");
+    NS_ABORT_MSG_IF(sampleMs < 0, "--sampleMs must be >= 0");
 
     RngSeedManager::SetSeed(seed);
     RngSeedManager::SetRun(1);
 
     // ---- TCP defaults (applied to every TCP socket created afterwards) ----
     const uint32_t segSize = 1448;
-    const uint32_t bufSize = 4 * 1024 * 1024;
-    Config::SetDefault("ns3::TcpL4Protocol::SocketType",
-                       TypeIdValue(TcpLinuxReno::GetTypeId()));
+    const uint32_t bufSize = bufBytes;
+    TypeId ccType = TcpLinuxReno::GetTypeId();
+    if (cc == "cubic")
+    {
+        ccType = TcpCubic::GetTypeId();
+    }
+    else if (cc == "bbr")
+    {
+        ccType = TcpBbr::GetTypeId();
+        // BBR paces (TcpBbr turns pacing on itself; set it so the run says so).
+        Config::SetDefault("ns3::TcpSocketState::EnablePacing", BooleanValue(true));
+    }
+    Config::SetDefault("ns3::TcpL4Protocol::SocketType", TypeIdValue(ccType));
     // PRR is the ns-3 default; set explicitly so the run is self-describing.
     Config::SetDefault("ns3::TcpL4Protocol::RecoveryType",
                        TypeIdValue(recovery == "prr" ? TcpPrrRecovery::GetTypeId()
                                                      : TcpClassicRecovery::GetTypeId()));
     Config::SetDefault("ns3::TcpSocket::SegmentSize", UintegerValue(segSize));
-    Config::SetDefault("ns3::TcpSocket::SndBufSize", UintegerValue(bufSize));
+    Config::SetDefault("ns3::TcpSocket::SndBufSize",
+                       UintegerValue(sndBufBytes ? sndBufBytes : bufSize));
     Config::SetDefault("ns3::TcpSocket::RcvBufSize", UintegerValue(bufSize));
     Config::SetDefault("ns3::TcpSocket::InitialCwnd", UintegerValue(10));
     Config::SetDefault("ns3::TcpSocket::DelAckCount", UintegerValue(2));
-    Config::SetDefault("ns3::TcpSocket::DelAckTimeout", TimeValue(MilliSeconds(200)));
+    Config::SetDefault("ns3::TcpSocket::DelAckTimeout", TimeValue(Seconds(delAckTimeout)));
     Config::SetDefault("ns3::TcpSocketBase::Sack", BooleanValue(true));
     Config::SetDefault("ns3::TcpSocketBase::Timestamp", BooleanValue(true));
     Config::SetDefault("ns3::TcpSocketBase::WindowScaling", BooleanValue(true));
-    Config::SetDefault("ns3::TcpSocketBase::MinRto", TimeValue(Seconds(1)));
+    Config::SetDefault("ns3::TcpSocketBase::MinRto", TimeValue(Seconds(minRto)));
 
     // ---- topology ----
     NodeContainer nodes;
@@ -312,6 +391,15 @@ main(int argc, char* argv[])
         traced &= tc->TraceConnectWithoutContext("TcDrop", MakeCallback(&TcDrop));
     }
     NS_ABORT_MSG_IF(!traced, "failed to connect a device / queue trace source");
+    if (loss > 0)
+    {
+        // Bernoulli loss of data packets: on what node 1 receives (as tcplab's
+        // `down.loss` and the Linux testbed's data-direction loss).
+        Ptr<RateErrorModel> em = CreateObject<RateErrorModel>();
+        em->SetAttribute("ErrorUnit", StringValue("ERROR_UNIT_PACKET"));
+        em->SetAttribute("ErrorRate", DoubleValue(loss));
+        dev1->SetAttribute("ReceiveErrorModel", PointerValue(em));
+    }
 
     // ---- applications ----
     const uint16_t port = 5001;
@@ -329,6 +417,15 @@ main(int argc, char* argv[])
     Ptr<BulkSendApplication> bulkApp = DynamicCast<BulkSendApplication>(srcApps.Get(0));
     // The socket is created in StartApplication (t=0); hook it right after.
     Simulator::Schedule(NanoSeconds(1), &HookSocket, bulkApp);
+    Ptr<PacketSink> sink = DynamicCast<PacketSink>(sinkApps.Get(0));
+    if (warmup > 0)
+    {
+        Simulator::Schedule(Seconds(warmup), &MarkWarmup, sink);
+    }
+    if (sampleMs > 0)
+    {
+        Simulator::Schedule(Seconds(warmup), &SampleSrtt, Seconds(sampleMs / 1e3));
+    }
 
     if (verbose)
     {
@@ -354,7 +451,6 @@ main(int argc, char* argv[])
     const double runWall = std::chrono::duration<double>(t1 - t0).count();
     const uint64_t events = Simulator::GetEventCount();
 
-    Ptr<PacketSink> sink = DynamicCast<PacketSink>(sinkApps.Get(0));
     const uint64_t delivered = sink->GetTotalRx();
     Simulator::Destroy();
 
@@ -367,7 +463,9 @@ main(int argc, char* argv[])
     }
 
     const double goodput = static_cast<double>(delivered) * 8.0 / duration;
-    char buf[1024];
+    const double goodputWarm =
+        static_cast<double>(delivered - g.rxAtWarmup) * 8.0 / (duration - warmup);
+    char buf[1536];
     std::snprintf(buf,
                   sizeof(buf),
                   "{\"simulator\":\"ns-3\",\"ns3_version\":\"" P2P_NS3_VERSION "\","
@@ -376,7 +474,9 @@ main(int argc, char* argv[])
                   "\"fwd_packets\":%llu,\"rev_packets\":%llu,\"wire_bytes\":%llu,"
                   "\"queue_drops\":%llu,\"tc_drops\":%llu,\"retransmissions\":%llu,"
                   "\"fast_recoveries\":%llu,\"rto_losses\":%llu,\"initial_cwnd_bytes\":%u,"
-                  "\"max_cwnd_bytes\":%u,\"events\":%llu,\"run_wall_s\":%.6f}",
+                  "\"max_cwnd_bytes\":%u,\"events\":%llu,\"run_wall_s\":%.6f,"
+                  "\"cc\":\"%s\",\"warmup_s\":%.9g,\"goodput_after_warmup_bps\":%.3f,"
+                  "\"srtt_median_ms\":%.6f}",
                   static_cast<unsigned long long>(delivered),
                   goodput,
                   duration,
@@ -392,7 +492,11 @@ main(int argc, char* argv[])
                   g.firstCwnd,
                   g.maxCwnd,
                   static_cast<unsigned long long>(events),
-                  runWall);
+                  runWall,
+                  cc.c_str(),
+                  warmup,
+                  goodputWarm,
+                  Median(g.srttSamplesMs));
     std::cout << buf << std::endl;
     return 0;
 }

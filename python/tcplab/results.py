@@ -464,6 +464,10 @@ class RunResult:
             "dir": _categorical(q["dir"], ["fwd", "rev"], "dir"),
             "packets": q["packets"],
         }
+        if "delay_ns" in q:
+            # Runs with a managed queue (`aqm`): its queueing delay; null for the others.
+            d = q["delay_ns"]
+            q_cols["delay_ms"] = pa.array(d / 1e6, pa.float64(), mask=d < 0)
         return {"segments": pa.table(seg_cols), "queues": pa.table(q_cols)}
 
     def to_arrow(self) -> dict[str, pa.Table]:

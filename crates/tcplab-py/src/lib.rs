@@ -152,6 +152,9 @@ fn run<'py>(
     col(py, &q, "hop", "<u4", &out.q_hop)?;
     col(py, &q, "dir", "<u1", &out.q_dir)?;
     col(py, &q, "packets", "<u8", &out.q_packets)?;
+    if out.q_managed {
+        col(py, &q, "delay_ns", "<i8", &out.q_delay)?;
+    }
     d.set_item("queues", q)?;
     d.set_item(
         "segment_kinds",
@@ -204,6 +207,31 @@ fn trace_load<'py>(py: Python<'py>, path: &str, format: &str) -> PyResult<Bound<
 
 /// The registries (congestion controls with their parameter rules, spurious
 /// detectors and responses, RTO profiles, ACK timers, hop kinds) as JSON.
+/// The first `n` slots of a LEO preset as the hop at index `idx` of a run
+/// seeded with `seed` draws them (`hops::leo`): a list of (start ns, base
+/// RTT ns, downlink bit/s, uplink bit/s), for a run that starts
+/// `start_second` past the minute.
+#[pyfunction]
+#[pyo3(signature = (preset, seed, idx, n, start_second=0))]
+fn leo_slots(
+    preset: &str,
+    seed: u64,
+    idx: usize,
+    n: u64,
+    start_second: u32,
+) -> PyResult<Vec<(u64, u64, u64, u64)>> {
+    use tcplab_sim::hops::leo;
+    let p = leo::preset(preset)
+        .ok_or_else(|| PyValueError::new_err(format!("unknown LEO preset {preset:?}")))?;
+    let first = leo::first_reassignment(start_second);
+    Ok((0..n)
+        .map(|k| {
+            let s = p.slot(seed, idx, k);
+            (leo::slot_start(first, k), s.rtt_ns, s.down_bps, s.up_bps)
+        })
+        .collect())
+}
+
 #[pyfunction]
 fn registry() -> String {
     tcplab_sim::registry_json()
@@ -333,6 +361,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(registry, m)?)?;
     m.add_function(wrap_pyfunction!(trace_load, m)?)?;
+    m.add_function(wrap_pyfunction!(leo_slots, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

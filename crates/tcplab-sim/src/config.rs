@@ -94,11 +94,13 @@ pub enum HopConfig {
     Host(HostConfig),
     /// A link driven by capacity traces (`hops::trace`).
     Trace(TraceConfig),
+    /// LEO satellite access (`hops::leo`).
+    Leo(LeoConfig),
 }
 
 impl HopConfig {
     /// The `kind` of each variant, as the normalized configuration names it.
-    pub const KINDS: [&'static str; 8] = [
+    pub const KINDS: [&'static str; 9] = [
         "link",
         "pep",
         "dropper",
@@ -107,6 +109,7 @@ impl HopConfig {
         "wlan",
         "host",
         "trace",
+        "leo",
     ];
 
     pub fn name(&self) -> &str {
@@ -119,6 +122,7 @@ impl HopConfig {
             HopConfig::Wlan(w) => &w.name,
             HopConfig::Host(h) => &h.name,
             HopConfig::Trace(t) => &t.name,
+            HopConfig::Leo(l) => &l.name,
         }
     }
 }
@@ -308,6 +312,76 @@ pub struct TraceConfig {
     /// otherwise packets after the end never leave.
     #[serde(default = "yes")]
     pub repeat: bool,
+}
+
+/// The keys of a hop (and of its `fwd`/`rev` directions) that name files
+/// the simulator reads.
+pub const FILE_KEYS: [&str; 3] = ["file", "delay_trace", "schedule"];
+
+/// Resolve the files a JSON configuration names against its `base_dir`
+/// (the scenario file's directory, which the scenario loader gives so that
+/// the file names themselves stay as the user wrote them and a stored
+/// configuration does not depend on where the checkout is): relative names
+/// are joined to it, and `base_dir` is removed. Without `base_dir`,
+/// relative names are relative to the current directory.
+pub fn resolve_base_dir(v: &mut serde_json::Value) -> Result<(), String> {
+    let Some(obj) = v.as_object_mut() else {
+        return Ok(());
+    };
+    let base = match obj.remove("base_dir") {
+        None => return Ok(()),
+        Some(serde_json::Value::String(b)) => std::path::PathBuf::from(b),
+        Some(_) => return Err("config.base_dir: must be a string".into()),
+    };
+    let join = |m: &mut serde_json::Map<String, serde_json::Value>| {
+        for k in FILE_KEYS {
+            if let Some(serde_json::Value::String(f)) = m.get_mut(k) {
+                if std::path::Path::new(f.as_str()).is_relative() {
+                    *f = base.join(&*f).to_string_lossy().into_owned();
+                }
+            }
+        }
+    };
+    if let Some(hops) = obj.get_mut("hops").and_then(|h| h.as_array_mut()) {
+        for h in hops.iter_mut().filter_map(|h| h.as_object_mut()) {
+            join(h);
+            for d in ["fwd", "rev"] {
+                if let Some(m) = h.get_mut(d).and_then(|x| x.as_object_mut()) {
+                    join(m);
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// LEO satellite access (`hops/leo.rs`, docs/leo.md): slots of 15 s whose
+/// base RTT and capacity come from a preset's distributions or a schedule
+/// file; a pause and loss around each reassignment.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LeoConfig {
+    pub name: String,
+    /// A published condition (`hops::leo::PRESETS`).
+    #[serde(default)]
+    pub preset: Option<String>,
+    /// A slot schedule file replacing the preset's distributions (a path the
+    /// simulator reads).
+    #[serde(default)]
+    pub schedule: Option<String>,
+    /// Each direction's queue.
+    pub queue: QueueConfig,
+    /// The second of the minute at which the run starts (reassignments come
+    /// at 12, 27, 42 and 57).
+    #[serde(default)]
+    pub start_second: u32,
+    /// Overrides of the preset's handover pause, loss and loss window.
+    #[serde(default)]
+    pub handover_pause_ns: Option<u64>,
+    #[serde(default)]
+    pub handover_loss: Option<f64>,
+    #[serde(default)]
+    pub handover_window_ns: Option<u64>,
 }
 
 /// One direction of a trace hop: a capacity trace file, or a fixed rate.

@@ -36,7 +36,7 @@ use tcplab_tcp::{Segment, Time};
 use crate::component::{Component, Ctx, Taps};
 use crate::config::{HopConfig, SimConfig};
 use crate::coverage::Coverage;
-use crate::endpoint::{Endpoint, EndpointOptions, Truth};
+use crate::endpoint::{ConnKey, Endpoint, EndpointOptions, Truth};
 use crate::engine::{Dir, Engine, Ev, Packet, Side};
 use crate::sim::build_hop;
 use crate::validate::validate;
@@ -291,6 +291,13 @@ impl Pool {
     }
 
     #[inline]
+    fn get_mut(&mut self, uid: u64) -> &mut [u8] {
+        let slot = (uid & ((1 << SLOT_BITS) - 1)) as usize;
+        let at = slot * self.stride;
+        &mut self.bytes[at..at + self.lens[slot] as usize]
+    }
+
+    #[inline]
     fn release(&mut self, uid: u64) {
         self.free.push((uid & ((1 << SLOT_BITS) - 1)) as u32);
     }
@@ -367,6 +374,22 @@ struct RtxRow {
     spurious: bool,
     /// The hop that made it (a PEP); None: the end host.
     hop: Option<usize>,
+}
+
+/// The emulator's ground truth as the endpoint asks for it (`endpoint::Truth`):
+/// did data offset `off` of connection `key`, in the endpoint's sending
+/// direction `dir`, reach the peer?
+fn delivered_truth<'a>(
+    conns: &'a [Conn],
+    conn_ids: &'a HashMap<ConnKey, u32>,
+    dir: Dir,
+) -> impl Fn(ConnKey, u64) -> bool + 'a {
+    let d = dir as usize;
+    move |key, off| {
+        conn_ids
+            .get(&key)
+            .is_some_and(|&c| conns[c as usize].dirs[d].delivered.contains(off))
+    }
 }
 
 /// The real-time driver (see the module doc).
@@ -450,6 +473,23 @@ pub(crate) fn ipv4_finish(b: &mut [u8], src: [u8; 4], dst: [u8; 4], thl: usize) 
     b[10..12].copy_from_slice(&ipc.to_be_bytes());
     let tc = tcp_checksum(src, dst, &b[20..20 + thl], &b[20 + thl..]);
     b[36..38].copy_from_slice(&tc.to_be_bytes());
+}
+
+/// Write the ECN field (RFC 3168 §5: the two low bits of the TOS octet)
+/// of the IPv4 header `b` and update its header checksum incrementally,
+/// RFC 1624 eqn. 3: HC' = ~(~HC + ~m + m'), m the 16-bit word that holds
+/// the field. A managed queue that sets CE on a real ECN-capable packet
+/// (RFC 3168 §6.1.1, a router's mark) calls it as the packet leaves.
+pub(crate) fn ipv4_set_ecn(b: &mut [u8], ecn: u8) {
+    let old = u16::from_be_bytes([b[0], b[1]]);
+    b[1] = (b[1] & !0x03) | (ecn & 0x03);
+    let new = u16::from_be_bytes([b[0], b[1]]);
+    let hc = u16::from_be_bytes([b[10], b[11]]);
+    let mut sum = (!hc) as u32 + (!old) as u32 + new as u32;
+    while sum >> 16 != 0 {
+        sum = (sum & 0xffff) + (sum >> 16);
+    }
+    b[10..12].copy_from_slice(&(!(sum as u16)).to_be_bytes());
 }
 
 fn parse_ipv4(b: &[u8]) -> Option<Ip> {
@@ -658,6 +698,9 @@ impl Emu {
                 self.on_enter(&p);
             }
         }
+        // The IP ECN field, which a managed queue reads (ECN-capable or not)
+        // and may set to CE.
+        p.seg.ecn = bytes[1] & 0x03;
         let hi = self.hop_of(dir, 0);
         self.hand_to_hop(hi, p, wire);
         self.drain_immediate(wire);
@@ -767,13 +810,12 @@ impl Emu {
         let Some(ep) = endpoint.as_mut() else {
             return;
         };
-        let d = ep.tx_dir() as usize;
-        let truth = |key, off: u64| {
-            conn_ids
-                .get(&key)
-                .is_some_and(|&c| conns[c as usize].dirs[d].delivered.contains(off))
-        };
-        f(ep, *now, *entries, &truth);
+        f(
+            ep,
+            *now,
+            *entries,
+            &delivered_truth(conns, conn_ids, ep.tx_dir()),
+        );
         self.flush_endpoint();
     }
 
@@ -795,13 +837,9 @@ impl Emu {
         let ihl = ((b[0] & 0x0f) as usize) * 4;
         let thl = ((b[ihl + 12] >> 4) as usize) * 4;
         let src = [b[12], b[13], b[14], b[15]];
-        let d = ep.tx_dir() as usize;
-        let truth = |key, off: u64| {
-            conn_ids
-                .get(&key)
-                .is_some_and(|&c| conns[c as usize].dirs[d].delivered.contains(off))
-        };
+        let truth = delivered_truth(conns, conn_ids, ep.tx_dir());
         ep.on_segment(src, &p.seg, &b[ihl + thl..], *now, *entries, &truth);
+        drop(truth);
         self.endpoint_packets[1] += 1;
         self.flush_endpoint();
     }
@@ -1044,6 +1082,10 @@ impl Emu {
         }
         // Past the last hop: to the endpoint if it is addressed to it, else
         // out through the far side's device.
+        if self.pool.get(p.uid)[1] & 0x03 != p.seg.ecn {
+            // A managed queue marked it CE: the real packet carries the mark.
+            ipv4_set_ecn(self.pool.get_mut(p.uid), p.seg.ecn);
+        }
         let real = wire.clock();
         let late = real.saturating_sub(self.now);
         let to_ep = !p.udp
@@ -1340,6 +1382,72 @@ mod tests {
         assert_eq!(s["links"][0]["tx_packets"], 2);
         assert_eq!(s["links"][0]["tx_bytes"], (a.len() + b.len()) as u64);
         assert!(s["violations"].as_array().unwrap().is_empty());
+    }
+
+    /// A 1 Mbit/s link whose data direction runs CoDel with ECN, and a
+    /// burst of 200 data packets with IP ECN field `ecn` (valid checksums).
+    fn codel_burst(ecn: u8) -> (Vec<Vec<u8>>, serde_json::Value) {
+        let mut cfg = example_p2p(1_000_000_000, 0.0);
+        if let HopConfig::Link(l) = &mut cfg.hops[0] {
+            l.fwd.rate_bps = 1_000_000;
+            l.fwd.queue = crate::config::QueueConfig::Packets { limit: 1000 };
+            l.fwd.aqm = Some(serde_json::from_str(r#"{"kind": "codel", "ecn": true}"#).unwrap());
+        }
+        let opts: EmuOptions = serde_json::from_str("{}").unwrap();
+        let mut e = Emu::new(cfg, &opts).unwrap();
+        let mut w = Rec { out: vec![], t: 0 };
+        for k in 0..200u32 {
+            let mut b = tcp(S, C, 80, 5000, 1 + k * 1000, Flags::ACK, 1000);
+            b[1] = 0xb8 | ecn; // DSCP EF beside the ECN field: kept as it is
+            let c = internet_checksum(&b[..20]);
+            b[10..12].copy_from_slice(&c.to_be_bytes());
+            e.inject(Dir::Fwd, &b, 0, &mut w);
+        }
+        drain(&mut e, &mut w);
+        let out = w.out.into_iter().map(|o| o.1).collect();
+        (out, e.finish().unwrap())
+    }
+
+    #[test]
+    fn a_managed_queue_marks_real_ect_packets_and_fixes_the_checksum() {
+        // The burst waits up to 1.7 s: CoDel enters its dropping state one
+        // interval after the sojourn passed 5 ms and marks ECT(0) packets.
+        let (out, s) = codel_burst(crate::queue::ECT0);
+        let ce: Vec<&Vec<u8>> = out.iter().filter(|b| b[1] & 3 == 3).collect();
+        assert_eq!(
+            out.len(),
+            200,
+            "ECN-capable packets are marked, not dropped"
+        );
+        assert!(!ce.is_empty());
+        assert_eq!(s["links"][0]["ecn_marks"], ce.len() as u64);
+        for b in &out {
+            // RFC 1624's update gives the checksum a full recomputation gives.
+            assert_eq!(internet_checksum(&b[..20]), 0, "{:02x?}", &b[..20]);
+            assert_eq!(b[1] & 0xfc, 0xb8, "the DSCP bits are untouched");
+        }
+        // Not-ECT packets are dropped instead (RFC 3168 §6.1.1).
+        let (out, s) = codel_burst(crate::queue::NOT_ECT);
+        assert!(out.len() < 200);
+        assert!(out.iter().all(|b| b[1] == 0xb8));
+        assert_eq!(s["links"][0]["drops_aqm"], (200 - out.len()) as u64);
+        assert_eq!(s["links"][0]["ecn_marks"], 0);
+    }
+
+    #[test]
+    fn ipv4_set_ecn_matches_a_full_checksum() {
+        let mut b = tcp(S, C, 80, 5000, 1, Flags::ACK, 10);
+        for tos in [0u8, 0x02, 0xfd, 0xff, 0x10] {
+            b[1] = tos;
+            b[10..12].fill(0);
+            let c = internet_checksum(&b[..20]);
+            b[10..12].copy_from_slice(&c.to_be_bytes());
+            for ecn in 0..4 {
+                ipv4_set_ecn(&mut b, ecn);
+                assert_eq!(b[1], (tos & 0xfc) | ecn);
+                assert_eq!(internet_checksum(&b[..20]), 0);
+            }
+        }
     }
 
     #[test]

@@ -117,7 +117,10 @@ pub fn run(
     fd_client: i32,
     stop_fd: i32,
 ) -> Result<String, String> {
-    let cfg: SimConfig = serde_json::from_str(config_json).map_err(|e| format!("config: {e}"))?;
+    let mut value: serde_json::Value =
+        serde_json::from_str(config_json).map_err(|e| format!("config: {e}"))?;
+    crate::config::resolve_base_dir(&mut value)?;
+    let cfg: SimConfig = serde_json::from_value(value).map_err(|e| format!("config: {e}"))?;
     let opts: EmuOptions =
         serde_json::from_str(options_json).map_err(|e| format!("options: {e}"))?;
     let mut emu = Emu::new(cfg, &opts)?;

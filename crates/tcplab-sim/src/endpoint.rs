@@ -125,7 +125,11 @@ struct EConn {
 /// The emulator's view of what reached the endpoint's peer: does the peer
 /// hold data offset `off` of the endpoint's stream on the connection
 /// `(server addr, server port, client addr, client port)`?
-pub type Truth<'a> = &'a dyn Fn(([u8; 4], u16, [u8; 4], u16), u64) -> bool;
+pub type Truth<'a> = &'a dyn Fn(ConnKey, u64) -> bool;
+
+/// A connection as the emulator keys it: (server addr, server port, client
+/// addr, client port).
+pub type ConnKey = ([u8; 4], u16, [u8; 4], u16);
 
 /// tcplab's TCP host (module documentation).
 pub struct Endpoint {
@@ -562,6 +566,15 @@ impl Endpoint {
         fold(&mut self.agg, c, now);
         c.log.classify_misses(&mut self.agg, &self.out, &self.tcp);
         if let Some(t) = c.done_at {
+            // The sender's view as the simulator logs it (sim.rs, `SenderAcked`):
+            // first data segment sent to the last data byte acknowledged.
+            if let Some(t0) = c.first_data_at {
+                self.out.event(EventRow {
+                    seq: transfer.unwrap_or(0),
+                    value: (t - t0) as f64 * 1e-9,
+                    ..EventRow::new(t, 0, c.id, EventKind::SenderAcked)
+                });
+            }
             self.out.event(EventRow {
                 seq: transfer.unwrap_or(0),
                 value: (t - c.opened_at) as f64 * 1e-9,
@@ -754,21 +767,10 @@ fn ring_put(ring: &mut [u8], read: u64, off: u64, data: &[u8]) {
 /// one side only): what the host sent and what it received.
 fn fold(agg: &mut FlowAgg, c: &EConn, now: Time) {
     let s = c.tcp.stats();
-    agg.segments_sent += s.segments_sent;
-    agg.data_segments_sent += s.data_segments_sent;
-    agg.retransmitted_segments += s.retransmitted_segments;
-    agg.retransmitted_bytes += s.retransmitted_bytes;
-    agg.timeouts += s.timeouts;
-    agg.spurious_timeouts += c.log.spurious;
-    agg.spurious_detected += s.spurious_detected;
-    agg.fast_retransmits += s.fast_retransmits;
-    agg.spurious_fast_retransmits += c.log.spurious_fr;
-    agg.spurious_fr_detected += s.spurious_fr_detected;
-    agg.fr_undone += s.fr_undone;
+    agg.add_sender(s, c.log.spurious, c.log.spurious_fr);
+    // One host is both ends of its connection: its own ACKs and window updates.
     agg.acks_sent += s.acks_sent;
-    agg.window_probes += s.window_probes;
     agg.window_updates += s.window_updates;
-    agg.dsacks += s.dsacks_rcvd;
     // Delivered: the bytes the peer acknowledged plus those the host read.
     agg.bytes_delivered += c.tcp.data_acked() + s.bytes_read;
     agg.bytes_written += c.supplied;

@@ -15,6 +15,7 @@ use crate::config::{example_p2p, AppConfig, HopConfig, SimConfig};
 use crate::emu::{Emu, EmuOptions, Wire};
 use crate::endpoint_app::pattern_fill;
 use crate::engine::Dir;
+use crate::output::EventKind;
 
 const S: [u8; 4] = [10, 99, 0, 1];
 const C: [u8; 4] = [10, 99, 0, 2];
@@ -149,6 +150,17 @@ impl Script {
             dir,
             ts_recent: None,
         }
+    }
+
+    /// A server with one file `/f` of `n` pattern bytes (`body(n)`) over
+    /// `path()` changed by `cfg`: the peer opens and asks for it with window
+    /// field `window`. Returns the script and the server's ISN.
+    fn get_file(n: usize, cfg: impl FnOnce(&mut SimConfig), window: u16) -> (Script, u32) {
+        let f = body(n);
+        let mut s = Script::server(cfg, Some(&[("f", &f)]));
+        let isn = s.open().seg.seq;
+        s.request(isn, GET, window);
+        (s, isn)
     }
 
     /// An endpoint client fetching `/f` from the scripted server, saving to a file.
@@ -457,12 +469,7 @@ fn the_scaled_window_limits_the_flight() {
 
 #[test]
 fn a_zero_window_is_probed_and_data_resumes_when_it_opens() {
-    let f = body(50_000);
-    let files: &[(&str, &[u8])] = &[("f", &f)];
-    let mut s = Script::server(|_| {}, Some(files));
-    let sa = s.open();
-    let isn = sa.seg.seq;
-    s.request(isn, GET, 0);
+    let (mut s, isn) = Script::get_file(50_000, |_| {}, 0);
     s.run(100 * MS);
     // The window was closed with the request: nothing but the ACK of it.
     let g = s.recv();
@@ -492,12 +499,7 @@ fn a_zero_window_is_probed_and_data_resumes_when_it_opens() {
 
 #[test]
 fn three_sack_dupacks_bring_a_fast_retransmit_of_the_hole() {
-    let f = body(100_000);
-    let files: &[(&str, &[u8])] = &[("f", &f)];
-    let mut s = Script::server(|_| {}, Some(files));
-    let sa = s.open();
-    let isn = sa.seg.seq;
-    s.request(isn, GET, 2000);
+    let (mut s, isn) = Script::get_file(100_000, |_| {}, 2000);
     s.run(30 * MS);
     let g: Vec<_> = s
         .recv()
@@ -530,12 +532,7 @@ fn three_sack_dupacks_bring_a_fast_retransmit_of_the_hole() {
 
 #[test]
 fn an_unacknowledged_flight_times_out_and_the_truth_says_spurious() {
-    let f = body(20_000);
-    let files: &[(&str, &[u8])] = &[("f", &f)];
-    let mut s = Script::server(|_| {}, Some(files));
-    let sa = s.open();
-    let isn = sa.seg.seq;
-    s.request(isn, GET, 2000);
+    let (mut s, _) = Script::get_file(20_000, |_| {}, 2000);
     s.run(30 * MS);
     let g = s.recv();
     let first = g.iter().find(|x| !x.data.is_empty()).unwrap().clone();
@@ -561,15 +558,11 @@ fn an_unacknowledged_flight_times_out_and_the_truth_says_spurious() {
 
 #[test]
 fn frto_declares_a_delay_spike_timeout_spurious() {
-    let f = body(200_000);
-    let files: &[(&str, &[u8])] = &[("f", &f)];
-    let mut s = Script::server(
+    let (mut s, isn) = Script::get_file(
+        200_000,
         |c| c.flows[0].tcp.spurious_detection = "frto".into(),
-        Some(files),
+        2000,
     );
-    let sa = s.open();
-    let isn = sa.seg.seq;
-    s.request(isn, GET, 2000);
     s.run(30 * MS);
     let g: Vec<_> = s
         .recv()
@@ -605,12 +598,7 @@ fn frto_declares_a_delay_spike_timeout_spurious() {
 
 #[test]
 fn a_peer_rst_ends_the_connection_quietly() {
-    let f = body(500_000);
-    let files: &[(&str, &[u8])] = &[("f", &f)];
-    let mut s = Script::server(|_| {}, Some(files));
-    let sa = s.open();
-    let isn = sa.seg.seq;
-    s.request(isn, GET, 2000);
+    let (mut s, _) = Script::get_file(500_000, |_| {}, 2000);
     s.run(30 * MS);
     s.recv();
     s.send(seg(Flags::RST, PISS + 1 + GET.len() as u32, 0, 0), &[]);
@@ -675,12 +663,7 @@ fn a_peer_that_closes_before_asking_gets_a_fin() {
 
 #[test]
 fn timestamps_echo_the_peer_and_feed_the_rtt_estimate() {
-    let f = body(30_000);
-    let files: &[(&str, &[u8])] = &[("f", &f)];
-    let mut s = Script::server(|c| c.sample_interval_ns = 10 * MS, Some(files));
-    let sa = s.open();
-    let isn = sa.seg.seq;
-    s.request(isn, GET, 2000);
+    let (mut s, isn) = Script::get_file(30_000, |c| c.sample_interval_ns = 10 * MS, 2000);
     s.run(12 * MS);
     let g = s.recv();
     let d = g.iter().find(|x| !x.data.is_empty()).unwrap();
@@ -727,6 +710,30 @@ fn the_bulk_source_sends_the_flows_bytes_of_the_pattern() {
     let mut want = vec![0u8; 25_000];
     pattern_fill(0, &mut want);
     assert_eq!(stream, want);
+    // The peer acknowledges the FIN and closes: the sender's view of the transfer (first
+    // data segment to the last byte acknowledged) is logged as the simulator logs it.
+    let mut f = seg(Flags::ACK | Flags::FIN, PISS + 1, isn + 25_002, 2000);
+    f.options.timestamps = Some((900, 0));
+    s.send(f, &[]);
+    s.run(20 * MS);
+    let sum = s.finish();
+    let ev = &sum["endpoint"]["events"];
+    let at = |kind: EventKind| {
+        let k = ev["kind"].as_array().unwrap();
+        let i = k.iter().position(|x| x == kind as u8).expect("the event");
+        (
+            ev["t_ns"][i].as_i64().unwrap(),
+            ev["value"][i].as_f64().unwrap(),
+        )
+    };
+    let (t_acked, sender_s) = at(EventKind::SenderAcked);
+    let (t_done, open_s) = at(EventKind::TransferDone);
+    assert_eq!(t_acked, t_done);
+    // The handshake (20 ms) is in the connection's time, not in the sender's.
+    assert!(
+        sender_s > 0.0 && sender_s < open_s - 0.015,
+        "{sender_s} {open_s}"
+    );
 }
 
 #[test]

@@ -39,8 +39,9 @@ pub use sim::Sim;
 /// Parse and validate a JSON configuration without running it (what
 /// `tcplab.scenario` asks of the core for every scenario it accepts).
 pub fn check_json(json: &str) -> Result<SimConfig, String> {
-    let value: serde_json::Value =
+    let mut value: serde_json::Value =
         serde_json::from_str(json).map_err(|e| format!("config: {e}"))?;
+    config::resolve_base_dir(&mut value)?;
     validate::time_bounds(&value)?;
     let cfg: SimConfig = serde_json::from_value(value).map_err(|e| format!("config: {e}"))?;
     validate::validate(&cfg)?;
@@ -109,14 +110,16 @@ pub fn registry_json() -> String {
         "ack_timers": AckPolicyConfig::TIMERS,
         "rtt_estimators": RttEstimatorKind::NAMES.map(|(n, _)| n),
         "hop_kinds": config::HopConfig::KINDS,
+        "leo_presets": hops::leo::preset_names(),
     })
     .to_string()
 }
 
 /// Parse a JSON configuration and run it.
 pub fn run_json(json: &str, progress: Option<sim::Progress>) -> Result<Output, String> {
-    let value: serde_json::Value =
+    let mut value: serde_json::Value =
         serde_json::from_str(json).map_err(|e| format!("config: {e}"))?;
+    config::resolve_base_dir(&mut value)?;
     validate::time_bounds(&value)?;
     let cfg: SimConfig = serde_json::from_value(value).map_err(|e| format!("config: {e}"))?;
     Sim::new(cfg)?.run(progress)

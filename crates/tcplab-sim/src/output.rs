@@ -139,6 +139,27 @@ pub struct FlowAgg {
     pub hystart_ca_entries: u64,
 }
 
+impl FlowAgg {
+    /// One connection's sender counters (its `Stats`) and the ground truth's
+    /// spurious timeouts and fast retransmits, as the simulator (`sim.rs`) and
+    /// the emulator's endpoint (`endpoint.rs`) fold a finished connection.
+    pub fn add_sender(&mut self, s: &tcplab_tcp::Stats, spurious: u64, spurious_fr: u64) {
+        self.segments_sent += s.segments_sent;
+        self.data_segments_sent += s.data_segments_sent;
+        self.retransmitted_segments += s.retransmitted_segments;
+        self.retransmitted_bytes += s.retransmitted_bytes;
+        self.timeouts += s.timeouts;
+        self.spurious_timeouts += spurious;
+        self.spurious_detected += s.spurious_detected;
+        self.fast_retransmits += s.fast_retransmits;
+        self.spurious_fast_retransmits += spurious_fr;
+        self.spurious_fr_detected += s.spurious_fr_detected;
+        self.fr_undone += s.fr_undone;
+        self.window_probes += s.window_probes;
+        self.dsacks += s.dsacks_rcvd;
+    }
+}
+
 #[derive(Serialize, Debug)]
 pub struct FlowSummary {
     pub id: usize,
@@ -446,6 +467,12 @@ pub struct Output {
     pub q_hop: Vec<u32>,
     pub q_dir: Vec<u8>,
     pub q_packets: Vec<u64>,
+    /// Whether the queue samples carry `q_delay` (runs with a managed
+    /// queue, `aqm`; other runs' tables keep their columns).
+    pub q_managed: bool,
+    /// The queueing delay of a managed queue: the sojourn of the latest
+    /// packet to leave it, ns; -1 for a queue without a discipline.
+    pub q_delay: Vec<i64>,
     pub summary: Option<Summary>,
     /// Tables not asked for are not recorded (`Record`).
     skip_timeseries: bool,
@@ -713,12 +740,17 @@ impl Output {
         self.seg_sent.push(sent as i64);
     }
 
-    /// Append a queue sample (packets waiting or in service).
-    pub fn queue(&mut self, t: Time, hop: u32, dir: u8, packets: u64) {
+    /// Append a queue sample (packets waiting or in service; the managed
+    /// queue's delay, `Component::queue_delay`).
+    pub fn queue(&mut self, t: Time, hop: u32, dir: u8, packets: u64, delay: Option<Time>) {
         self.q_t.push(t as i64);
         self.q_hop.push(hop);
         self.q_dir.push(dir);
         self.q_packets.push(packets);
+        if self.q_managed {
+            self.q_delay
+                .push(delay.map_or(-1, |d| d.min(i64::MAX as u64) as i64));
+        }
     }
 
     pub fn set_spurious(&mut self, row: usize, v: i8) {

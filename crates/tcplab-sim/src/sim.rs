@@ -112,6 +112,7 @@ pub(crate) fn build_hop(
         HopConfig::Trace(t) => {
             Box::new(crate::hops::trace::TraceHop::new(t, seed, idx).map_err(at)?)
         }
+        HopConfig::Leo(l) => Box::new(crate::hops::leo::hop(l, seed, idx).map_err(at)?),
         HopConfig::Pep(p) => Box::new(crate::pep::Pep::new(p)),
         HopConfig::Dropper(d) => Box::new(crate::dropper::Dropper::new(d)),
         HopConfig::AckFilterLink(l) => Box::new(crate::ackfilter::AckFilterLink::new(l, seed, idx)),
@@ -200,6 +201,11 @@ impl Sim {
         };
         // The rate columns only when some flow has rates (other runs' tables unchanged).
         sim.out.ts_rates = sim.flows.iter().any(|f| f.tcp.estimates_rate());
+        // The queue samples' delay column only when some queue is managed.
+        sim.out.q_managed = sim.cfg.hops.iter().any(|h| match h {
+            HopConfig::Link(l) => l.fwd.aqm.is_some() || l.rev.aqm.is_some(),
+            _ => false,
+        });
         for (i, f) in sim.cfg.flows.iter().enumerate() {
             sim.eng.q.push(f.start_ns, Ev::OpenConn { flow: i as u32 });
         }
@@ -946,23 +952,10 @@ impl Sim {
     }
 
     fn fold(agg: &mut FlowAgg, pair: &ConnPair) {
-        let s = pair.snd.stats();
         let r = pair.rcv.stats();
-        agg.segments_sent += s.segments_sent;
-        agg.data_segments_sent += s.data_segments_sent;
-        agg.retransmitted_segments += s.retransmitted_segments;
-        agg.retransmitted_bytes += s.retransmitted_bytes;
-        agg.timeouts += s.timeouts;
-        agg.spurious_timeouts += pair.log.spurious;
-        agg.spurious_detected += s.spurious_detected;
-        agg.fast_retransmits += s.fast_retransmits;
-        agg.spurious_fast_retransmits += pair.log.spurious_fr;
-        agg.spurious_fr_detected += s.spurious_fr_detected;
-        agg.fr_undone += s.fr_undone;
+        agg.add_sender(pair.snd.stats(), pair.log.spurious, pair.log.spurious_fr);
         agg.acks_sent += r.acks_sent;
-        agg.window_probes += s.window_probes;
         agg.window_updates += r.window_updates;
-        agg.dsacks += s.dsacks_rcvd;
         agg.bytes_delivered += r.bytes_read;
         agg.bytes_written += match pair.size {
             Some(n) => n,
@@ -1034,7 +1027,8 @@ impl Sim {
         for (hi, h) in self.hops.iter_mut().enumerate() {
             for dir in [Dir::Fwd, Dir::Rev] {
                 if let Some(n) = h.queue_len(dir, now) {
-                    self.out.queue(now, hi as u32, dir as u8, n);
+                    let delay = h.queue_delay(dir, now);
+                    self.out.queue(now, hi as u32, dir as u8, n, delay);
                 }
             }
         }

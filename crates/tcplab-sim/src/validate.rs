@@ -53,6 +53,9 @@ pub fn validate(c: &SimConfig) -> Result<(), String> {
                 ));
             }
         }
+        if let HopConfig::Leo(l) = h {
+            crate::hops::leo::check(l).map_err(|e| format!("hops[{i}].{e}"))?;
+        }
         if let HopConfig::Trace(t) = h {
             crate::hops::trace::check(t).map_err(|e| format!("hops[{i}].{e}"))?;
             continue;
@@ -77,6 +80,10 @@ pub fn validate(c: &SimConfig) -> Result<(), String> {
             }
             _ => continue,
         };
+        for d in [fwd, rev] {
+            crate::hops::trace::check_file_name("delay_trace", &d.delay_trace)
+                .map_err(|e| format!("hops[{i}].{e}"))?;
+        }
         for (d, ld) in [("fwd", fwd), ("rev", rev)] {
             let f = format!("hops[{i}].{d}");
             if ld.rate_bps == 0 {
@@ -97,7 +104,9 @@ pub fn validate(c: &SimConfig) -> Result<(), String> {
             }
             if let Some(a) = &ld.aqm {
                 if matches!(h, HopConfig::AckFilterLink(_)) {
-                    return Err(format!("{f}.aqm: not supported on an ack_filter_link"));
+                    return Err(format!(
+                        "hops[{i}].aqm: not supported on an ack_filter_link"
+                    ));
                 }
                 a.check(crate::link::limit_of(ld), ld.rate_bps)
                     .map_err(|(k, e)| format!("{f}.aqm.{k}: {e}"))?;
@@ -218,6 +227,7 @@ pub fn files(c: &SimConfig) -> Result<(), String> {
         let at = |e: String| format!("hops[{i}].{e}");
         match h {
             HopConfig::Trace(t) => crate::hops::trace::check_files(t).map_err(at)?,
+            HopConfig::Leo(l) => crate::hops::leo::check_files(l).map_err(at)?,
             HopConfig::Link(l) => {
                 for (d, ld) in [("down", &l.fwd), ("up", &l.rev)] {
                     crate::hops::trace::load_delay(&ld.delay_trace, d).map_err(at)?;

@@ -39,6 +39,8 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from tcplab.scenario.trace import resolved
+
 if TYPE_CHECKING:
     import numpy as np
     import pandas as pd
@@ -107,8 +109,11 @@ def key_maker(config: Mapping[str, Any], tag: str | None = None) -> Callable[[An
     """``seed → run_key({**config, "seed": seed}, tag)``, hashing the configuration once (a
     sweep's seeds share everything else): SHA-256 over the build tag, the canonical JSON of the
     configuration without its seed, and the seed; 32 hex digits."""
-    rest = {k: v for k, v in config.items() if k != "seed"}
+    rest = {k: v for k, v in config.items() if k not in ("seed", "base_dir")}
     head = hashlib.sha256(f"tcplab-run\n{tag or build_tag()}\n{_canonical(rest)}\n".encode())
+    # The files the run reads count by their contents, not by where the checkout is.
+    for path in resolved(config):
+        head.update(f"file={_file_digest(str(path))}\n".encode())
 
     def key(seed: Any) -> str:
         h = head.copy()
@@ -116,6 +121,19 @@ def key_maker(config: Mapping[str, Any], tag: str | None = None) -> Callable[[An
         return h.hexdigest()[:32]
 
     return key
+
+
+def _file_digest(path: str) -> str:
+    """SHA-256 of a file the run reads (``missing`` if it cannot be read: the run then fails
+    with the core's message)."""
+    digest = hashlib.sha256()
+    try:
+        with open(path, "rb") as f:
+            for block in iter(lambda: f.read(1 << 20), b""):
+                digest.update(block)
+    except OSError:
+        return "missing"
+    return digest.hexdigest()
 
 
 def _canonical(config: Mapping[str, Any]) -> str:
@@ -128,7 +146,10 @@ def encode_run(config: Mapping[str, Any], summary: Mapping[str, Any]) -> tuple[s
     plain = {
         k: v for k, v in summary.items() if not k.endswith("_table") and k not in _COLUMN_LISTS
     }
-    return _canonical(config), json.dumps(plain, sort_keys=True, separators=(",", ":"))
+    # The stored configuration names files as the scenario wrote them, without the machine's
+    # directory they were read from.
+    portable = {k: v for k, v in config.items() if k != "base_dir"}
+    return _canonical(portable), json.dumps(plain, sort_keys=True, separators=(",", ":"))
 
 
 _COLUMN_LISTS = frozenset({"event_kinds", "reasons"})

@@ -38,6 +38,7 @@ PAPERS: dict[str, tuple[str, str]] = {
 #: paper id → the module whose ``reproduce(report, jobs)`` adds real Linux hosts (``--linux``)
 LINUX: dict[str, str] = {
     "asymmetric-link": "tcplab.papers.asymmetric_linux",
+    "spoofing-satellite": "tcplab.papers.spoofing_linux",
     "sto-3g": "tcplab.papers.sto3g_linux",
 }
 

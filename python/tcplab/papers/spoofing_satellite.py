@@ -36,6 +36,7 @@ queue sizes (1000 packets: no queue loss).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -44,7 +45,15 @@ from tcplab.campaign.sweep import run_configs
 from tcplab.report.checks import Above, AtLeast, Below, Claim, Info, Report, Within
 from tcplab.scenario.parse import parse_scenario
 
-__all__ = ["config", "pep_row", "reproduce", "throughputs"]
+__all__ = [
+    "LINK_BPS",
+    "MB",
+    "PAPER_TCP",
+    "config",
+    "pep_row",
+    "reproduce",
+    "throughputs",
+]
 
 KB = 1000
 MB = 1000 * 1000
@@ -893,13 +902,19 @@ def _linux(report: Report, jobs: int | None) -> None:
 SECTIONS = [_fig3, _fig4, _fig5, _held, _buffer_sweep, _modern]
 
 
-def reproduce(report: Report, jobs: int | None, linux: bool = False) -> None:
-    """Figs. 3-5 of the paper and two studies beyond it; with ``linux``, real Linux TCP over
-    the emulated link (``tcplab emu``) without and with the PEP."""
+def reproduce(
+    report: Report,
+    jobs: int | None,
+    linux: Callable[[Report, int | None], None] | None = None,
+) -> None:
+    """Figs. 3-5 of the paper and two studies beyond it; with ``linux`` (a section, see
+    :mod:`tcplab.papers.spoofing_linux`), real Linux TCP over the emulated link (``tcplab
+    emu``) without and with the PEP, then ``linux``."""
     for section in SECTIONS:
         section(report, jobs)
-    if linux:
+    if linux is not None:
         _linux(report, jobs)
+        linux(report, jobs)
     report.section(
         "Setting and differences from the paper",
         ("How tcplab configures" + __doc__.split("How tcplab configures", 1)[1]) if __doc__ else "",

@@ -50,7 +50,7 @@ SERVER_ADDR = "10.99.0.1"
 CLIENT_ADDR = "10.99.0.2"
 
 #: Path kinds the real-time driver runs; the others are refused (``check_path``).
-REALTIME_KINDS = ("link", "satellite", "rlc", "dropper", "pep")
+REALTIME_KINDS = ("link", "satellite", "rlc", "dropper", "pep", "trace", "leo")
 
 #: The devices' MTU range (the emulator's packet slots; checked before anything is made).
 MTU_MIN = 576
@@ -659,6 +659,7 @@ def run_command(
             pin_cpu=pin_cpu,
             spin_share=spin_share,
             time_limit_s=time_limit_s,
+            sysctls=sysctls,
         )
     old_handlers = {sig: signal.signal(sig, _on_signal) for sig in _ENDING_SIGNALS}
     t0 = time.monotonic()
@@ -737,6 +738,7 @@ def _run_client_endpoint(
     pin_cpu: bool,
     spin_share: float,
     time_limit_s: float,
+    sysctls: Mapping[str, str] | None = None,
 ) -> tuple[int, dict[str, Any]]:
     """``run_command`` with tcplab's TCP as the client: the emulator starts once the server
     command listens and stops itself when the transfer is over."""
@@ -747,6 +749,7 @@ def _run_client_endpoint(
         with Emulation(
             None,
             mtu=mtu,
+            sysctls=dict(sysctls or {}),
             rt_priority=10 if realtime else 0,
             pin_cpu=pin_cpu,
             spin_share=spin_share,
@@ -761,6 +764,10 @@ def _run_client_endpoint(
                 time.sleep(0.02)
             timed_out = emu.emulator_alive
             summary = emu.stop()
+            summary["namespaces"] = {
+                side: {"name": name, "sysctls": emu.sysctls_in_effect.get(side, {})}
+                for side, name in (("server", emu.server_ns), ("client", emu.client_ns))
+            }
     finally:
         for sig, handler in old_handlers.items():
             signal.signal(sig, handler)

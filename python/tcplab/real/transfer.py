@@ -16,7 +16,17 @@ import sys
 from pathlib import Path
 from typing import Any
 
-__all__ = ["CLIENT", "SERVER", "client_command", "download", "netstat", "run", "tcp_info"]
+__all__ = [
+    "CLIENT",
+    "SERVER",
+    "bulk_pattern",
+    "client_command",
+    "download",
+    "endpoint_download",
+    "netstat",
+    "run",
+    "tcp_info",
+]
 
 #: Server: sends FILE to each client after its first request bytes; ABORT > 0 closes with a
 #: RST (SO_LINGER 0) ABORT seconds after handing the data to the socket; SNDBUF > 0 sets
@@ -269,5 +279,59 @@ def download(
         "duration_s": (times["last_byte_s"] or times["request_s"]) - times["request_s"],
         "tcp_info": tcp_info(bytes.fromhex(rows[-1]["tcp_info"])) if rows else {},
         "netstat": netstat(r.stdout),
+        "summary": summary,
+    }
+
+
+def bulk_pattern(size: int) -> bytes:
+    """The first ``size`` bytes of the tcplab server endpoint's bulk source (docs/emu.md):
+    byte k is byte k mod 4 of the little-endian ``(k div 4) * 0x9E3779B1 mod 2**32``."""
+    import numpy as np
+
+    words = np.arange(size // 4 + 1, dtype=np.uint32) * np.uint32(0x9E3779B1)
+    return words.astype("<u4").tobytes()[:size]
+
+
+def endpoint_download(
+    config: dict[str, Any],
+    size: int,
+    *,
+    sysctls: dict[str, str] | None = None,
+    rcvbuf: int = 0,
+    linger: float = 0.3,
+    time_limit_s: float = 300.0,
+) -> dict[str, Any]:
+    """tcplab's own TCP (the emulator's server endpoint, configured from ``config``'s first
+    flow, whose ``bytes`` should be ``size``) sends its bulk source to a Linux reader
+    (:data:`CLIENT`) in the client namespace over ``config``'s path. Returns ``{"sha256_ok",
+    "bytes", "duration_s" (the reader's request to its last byte), "summary"}`` (the
+    emulator's summary; its ``endpoint`` section is the tcplab sender's). Raises TimeoutError
+    if the reader has not finished after ``time_limit_s``."""
+    import hashlib
+    import tempfile
+
+    from tcplab.real import emu
+
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        (work / "client.py").write_text(CLIENT)
+        cmd = client_command(work, "got", size, rcvbuf=rcvbuf, linger=linger)
+        cmd = f"timeout {time_limit_s:.0f} {cmd}"
+        status, summary = emu.run_command(
+            config,
+            ["sh", "-c", cmd],
+            sysctls=sysctls,
+            endpoint=emu.endpoint_options("server"),
+        )
+        got = (work / "got").read_bytes() if (work / "got").exists() else b""
+        times = json.loads((work / "got.json").read_text()) if (work / "got.json").exists() else {}
+    if status == 124:
+        raise TimeoutError(f"the reader of {size} bytes did not finish within {time_limit_s} s")
+    want = bulk_pattern(size)
+    last = times.get("last_byte_s") or times.get("request_s") or 0.0
+    return {
+        "sha256_ok": hashlib.sha256(got).digest() == hashlib.sha256(want).digest(),
+        "bytes": len(got),
+        "duration_s": last - (times.get("request_s") or 0.0),
         "summary": summary,
     }

@@ -153,16 +153,14 @@ def _legend_right(ax: Axes, **kw: Any) -> None:
         seen: dict[str, Any] = {}
         for h, lab in zip(handles, labels, strict=True):
             seen.setdefault(lab, h)
-        ax.legend(
-            seen.values(),
-            seen.keys(),
-            loc="upper left",
-            bbox_to_anchor=(1.01, 1.0),
-            borderaxespad=0.0,
-            fontsize=8,
-            frameon=False,
-            **kw,
-        )
+        opts: dict[str, Any] = {
+            "loc": "upper left",
+            "bbox_to_anchor": (1.01, 1.0),
+            "borderaxespad": 0.0,
+            "fontsize": 8,
+            "frameon": False,
+        }
+        ax.legend(seen.values(), seen.keys(), **{**opts, **kw})
 
 
 #: Above this many event lines on one axes, they become short ticks along its top edge.
@@ -596,6 +594,21 @@ def _interval_text(t: np.ndarray) -> str:
 # -- links --------------------------------------------------------------------------------------
 
 
+def _queue_delay(axq: Axes, q: pd.DataFrame, tdiv: float) -> None:
+    """A managed queue's delay (the latest packet's sojourn) on a right-hand axis, dashed."""
+    axd = axq.twinx()
+    for d, colour in (("fwd", C_SEND), ("rev", C_ACK)):
+        qd = q[(q["dir"].astype(str) == d) & q["delay_ms"].notna()]
+        if qd.empty:
+            continue
+        x, y = decimate(qd["t_ns"].to_numpy() / 1e9, qd["delay_ms"].to_numpy().astype(float))
+        label = f"queue delay, {d}"
+        axd.plot(x / tdiv, y, color=colour, linewidth=0.8, linestyle="--", label=label)
+        axq.plot([], [], color=colour, linewidth=0.8, linestyle="--", label=label)
+    axd.set_ylim(bottom=0)
+    axd.set_ylabel("queue delay (ms)")
+
+
 def _link(
     run: RunResult,
     hop: int,
@@ -620,7 +633,12 @@ def _link(
             label = "data direction (fwd)" if d == "fwd" else "ACK direction (rev)"
             axq.plot(x / tdiv, y, color=colour, linewidth=1.0, drawstyle="steps-post", label=label)
         axq.set_ylim(bottom=0)
-        _legend_right(axq)
+        if "delay_ms" in q and q["delay_ms"].notna().any():
+            _queue_delay(axq, q, tdiv)
+            # clear of the right-hand axis's ticks and label
+            _legend_right(axq, bbox_to_anchor=(1.08, 1.0))
+        else:
+            _legend_right(axq)
     else:
         why = (
             "queue not sampled: run with --plot (trace=True)"
@@ -634,7 +652,14 @@ def _link(
     kind = ev["kind"].astype(str).to_numpy()
     drop = np.isin(kind, ["drop_queue", "drop_loss"]) & (ev["value"].to_numpy() == hop)
     any_drop = False
-    for k, cause in (("drop_queue", "queue full"), ("drop_loss", "lost on the link")):
+    # a run read back from its directory may carry no configuration: its queue samples tell
+    hops = (run.config or {}).get("hops") or []
+    cfg = hops[hop] if hop < len(hops) else {}
+    managed = any(isinstance(cfg.get(k), dict) and "aqm" in cfg[k] for k in ("fwd", "rev"))
+    managed = managed or (queues is not None and "delay_ms" in queues)
+    # a managed queue's drops are the discipline's as well as the hard limit's
+    at_queue = "queue (limit or AQM)" if managed else "queue full"
+    for k, cause in (("drop_queue", at_queue), ("drop_loss", "lost on the link")):
         for d, direction in (("data", "data"), ("ack", "ACKs")):
             sel = drop & (kind == k) & (ev["reason_name"].astype(str).to_numpy() == d)
             if not np.any(sel):

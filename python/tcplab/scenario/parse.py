@@ -19,6 +19,7 @@ from typing import Any, Final, NamedTuple
 
 from tcplab.errors import ScenarioError, field_error, show
 from tcplab.scenario import registry
+from tcplab.scenario.aqm import parse_aqm
 
 # The typed readers live in ``fields`` (the hop kinds' own modules use them too); this module
 # calls them by the private names it always had.
@@ -32,6 +33,7 @@ from tcplab.scenario.fields import as_prob as _as_prob
 from tcplab.scenario.fields import check_range as _check_range
 from tcplab.scenario.fields import join_field as _join
 from tcplab.scenario.fields import missing_field as _missing
+from tcplab.scenario.trace import base_dir, file_names
 from tcplab.scenario.units import U64_MAX, parse_rate, parse_size, parse_time
 
 __all__ = [
@@ -159,6 +161,7 @@ _DIR_KEYS: Final = (
     "bits_per_byte",
     "reorder",
     "delay_trace",
+    "aqm",
 )
 _REORDER_KEYS: Final = ("p", "extra")
 _LINK_BODY_KEYS: Final = (*_DIR_KEYS, "up", "down")
@@ -263,6 +266,7 @@ _FLOW_KEYS: Final = (
     "rcv_scaling_ratio",
     "pacing",
     "xmit_time",
+    "ecn",
 )
 _XMIT_KEYS: Final = ("first", "gso", "gap")
 _BULK_ONLY: Final = ("bytes",)
@@ -346,6 +350,10 @@ def _file_name(value: object, field: str) -> str:
     """A file name the simulator reads (a trace): a non-empty string."""
     if not isinstance(value, str) or not value:
         raise field_error(field, f"must be a file name (got {show(value)})")
+    if any(ord(c) < 32 or ord(c) == 127 for c in value):
+        raise field_error(
+            field, f"must be a file name without control characters (got {show(value)})"
+        )
     return value
 
 
@@ -407,12 +415,18 @@ def _link(t: _Table, name: str, defaults: Mapping[str, object]) -> dict[str, Any
         if "delay_trace" in values:
             # Only when set, as stalls; a file the simulator reads (docs/traces.md).
             link[direction]["delay_trace"] = _file_name(*values["delay_trace"])
+        if "aqm" in values:
+            # Only when set: a direction without it keeps the DropTail fast path (docs/aqm.md).
+            d = link[direction]
+            d["aqm"] = parse_aqm(*values["aqm"], d["queue"], d["rate_bps"])
     if "ack_filter" in t and t.raw("ack_filter") is not False:
         for direction in ("fwd", "rev"):
             if link[direction]["reorder"] is not None:
                 raise field_error(t.at("ack_filter"), "cannot be combined with reorder")
             if "delay_trace" in link[direction]:
                 raise field_error(t.at("delay_trace"), "not supported on an ack_filter_link")
+            if "aqm" in link[direction]:
+                raise field_error(t.at("aqm"), "not supported on an ack_filter_link")
     if "ack_filter" in t:
         link.update(_ack_filter(t.raw("ack_filter"), t.at("ack_filter")))
     return link
@@ -484,6 +498,18 @@ def _trace(t: _Table, name: str) -> dict[str, Any]:
     return trace_hop(t, name, queue=_queue, loss_of=_loss_of, file_name=_file_name)
 
 
+def _leo_keys() -> tuple[str, ...]:
+    from tcplab.scenario.leo import LEO_KEYS
+
+    return tuple(LEO_KEYS)
+
+
+def _leo(t: _Table, name: str) -> dict[str, Any]:
+    from tcplab.scenario.leo import leo_hop
+
+    return leo_hop(t, name, queue=_queue, file_name=_file_name)
+
+
 class HopKind(NamedTuple):
     """One ``[[path]]`` kind: its keys, its default name (``<prefix><index>``) and how it
     becomes simulator hops. ``keys`` is a function so that the radio and WLAN modules load
@@ -507,6 +533,7 @@ HOP_KINDS: Final[dict[str, HopKind]] = {
     "wlan": HopKind(_wlan_keys, "wlan", _wlan),
     "host": HopKind(lambda: _HOST_KEYS, "host", lambda t, n: _host(t, n)),
     "trace": HopKind(_trace_keys, "trace", _trace),
+    "leo": HopKind(_leo_keys, "leo", _leo),
 }
 
 
@@ -525,6 +552,7 @@ def _topology(top: _Table) -> _Topology:
         return _dumbbell(_Table(hops[0], "path[0]", _DUMBBELL_KEYS))
     links: list[dict[str, Any]] = []
     for i, hop in enumerate(hops):
+        _no_aqm(hop, kinds[i], f"path[{i}]")
         kind = HOP_KINDS[kinds[i]]
         t = _Table(hop, f"path[{i}]", kind.keys())
         name = t.get_str("name", f"{kind.prefix}{i}")
@@ -536,6 +564,31 @@ def _topology(top: _Table) -> _Topology:
                 )
         links.append(kind.build(t, name))
     return _Topology(links, None, list(range(len(links))))
+
+
+#: Hop kinds whose queues do not run a queue discipline (``aqm``), and why.
+_NO_AQM: Final[dict[str, str]] = {
+    "rlc": "the bearer's buffer is served by the radio model (transmission opportunities, "
+    "stalls and discards in rlc.rs), which has no queue-discipline interface yet",
+    "wlan": "the AP and station queues are served by the 802.11 contention model (wlan.rs), "
+    "which has no queue-discipline interface yet",
+    "trace": "the queue is served by mm-link's delivery opportunities (hops/trace.rs), "
+    "which has no queue-discipline interface yet",
+    "pep": "the PEP's buffer is its own TCP connections' send buffer, not a packet queue",
+    "dropper": "a dropper has no queue",
+    "host": "the host's backlog is a model of its bus and NIC, not a packet queue",
+}
+
+
+def _no_aqm(hop: Mapping[str, Any], kind: str, field: str) -> None:
+    """One line naming the reason when ``aqm`` is set on a hop kind that cannot take it."""
+    if kind not in _NO_AQM:
+        return
+    for where in (None, "down", "up"):
+        table = hop if where is None else hop.get(where)
+        if isinstance(table, dict) and "aqm" in table:
+            at = _join(field, "aqm") if where is None else f"{field}.{where}.aqm"
+            raise field_error(at, f"not supported on a {kind} hop: {_NO_AQM[kind]}")
 
 
 def _satellite(t: _Table, name: str) -> dict[str, Any]:
@@ -916,6 +969,11 @@ def _tcp(t: _Table) -> dict[str, Any]:
         out["pacing"] = t.get_bool("pacing")
     if "xmit_time" in t:
         out["xmit_time"] = _xmit_time(t.raw("xmit_time"), t.at("xmit_time"))
+    if "ecn" in t:
+        # ECN (RFC 3168, ecn.rs): true requests and accepts it (net.ipv4.tcp_ecn = 1),
+        # "passive" accepts only (tcp_ecn = 2, Linux's default), false never. Only when set, so
+        # configurations without it stay as they were.
+        out["ecn"] = _ecn(t.raw("ecn"), t.at("ecn"))
     # The advertised window: "fixed" (all free rcv_buf) or "linux" (rcv_window.rs).
     out["rcv_window"] = t.get_choice(
         "rcv_window", registry.names("rcv_windows"), "receive-window model", "fixed"
@@ -970,6 +1028,15 @@ def _cubic(t: _Table, cc: str, supported: bool, own_keys: Iterable[str]) -> bool
             raise field_error(t.at("cubic"), f'"linux" applies to cc = "cubic" only (got {cc})')
         return False
     return value == "linux"
+
+
+def _ecn(value: object, field: str) -> str:
+    """``ecn = true | false | "passive"`` → the core's ECN mode ("on", "off", "passive")."""
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    if value == "passive":
+        return "passive"
+    raise field_error(field, f'must be true, false or "passive" (got {show(value)})')
 
 
 def _limited_transmit(t: _Table) -> str:
@@ -1294,10 +1361,6 @@ def _parse_scenario(data: Mapping[str, Any], source: str, *, with_core: bool) ->
         description = top.get_str("description", "") if "description" in top else ""
         duration = top.get_time("duration", positive=True)
         topo = _topology(top)
-        if any(h["kind"] in ("trace", "link") for h in topo.hops):
-            from tcplab.scenario.trace import resolve_files
-
-            resolve_files(topo.hops, source)
         cross = _cross(top, topo, duration)
         config = {
             "name": name,
@@ -1312,6 +1375,9 @@ def _parse_scenario(data: Mapping[str, Any], source: str, *, with_core: bool) ->
             "pings": _pings(top, topo, duration, cross),
             "pcap": _pcaps(top, topo),
         }
+        if any(file_names(topo.hops)):
+            # Files are read relative to the scenario file; the names stay as written.
+            config["base_dir"] = base_dir(source)
         if "wlan" in {h["kind"] for h in topo.hops}:
             from tcplab.scenario.wlan import assign_stations
 

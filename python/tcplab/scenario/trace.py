@@ -84,16 +84,28 @@ def trace_hop(
     }
 
 
-def resolve_files(hops: list[dict[str, Any]], source: str) -> None:
-    """Make the trace and delay-trace file names of ``hops`` absolute: relative ones are
-    relative to the scenario file ``source`` (to the current directory for a scenario that
-    is not a file, e.g. ``<dict>``)."""
-    base = Path.cwd() if source.startswith("<") else Path(source).parent.absolute()
+#: The keys of a hop (and of its ``fwd``/``rev`` directions) that name files the simulator
+#: reads (``config::FILE_KEYS`` in the core, which joins relative ones to ``base_dir``).
+FILE_KEYS: Final = ("file", "delay_trace", "schedule")
+
+
+def file_names(hops: list[dict[str, Any]]) -> list[str]:
+    """The file names the hops of a configuration read, as written."""
+    found = []
     for hop in hops:
-        for direction in ("fwd", "rev"):
-            d = hop.get(direction)
-            if not isinstance(d, dict):
-                continue
-            for key in ("file", "delay_trace"):
-                if isinstance(d.get(key), str):
-                    d[key] = str(base / d[key])
+        for part in (hop, hop.get("fwd"), hop.get("rev")):
+            if isinstance(part, dict):
+                found += [part[k] for k in FILE_KEYS if isinstance(part.get(k), str)]
+    return found
+
+
+def base_dir(source: str) -> str:
+    """The directory relative file names of scenario ``source`` are read from: the scenario
+    file's (the current directory for a scenario that is not a file, e.g. ``<dict>``)."""
+    return str(Path.cwd() if source.startswith("<") else Path(source).parent.absolute())
+
+
+def resolved(config: Mapping[str, Any]) -> list[Path]:
+    """The files a configuration's hops read, as paths the simulator opens."""
+    base = Path(str(config.get("base_dir", Path.cwd())))
+    return [base / f for f in file_names(list(config.get("hops", [])))]

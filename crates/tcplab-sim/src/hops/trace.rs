@@ -48,6 +48,7 @@ use std::io::Read;
 use crate::component::{Component, Ctx, DropKind, Parked};
 use crate::config::{LinkDirConfig, QueueConfig, TraceConfig, TraceDirConfig, TraceFormat};
 use crate::engine::{Dir, Packet};
+use crate::hops::varying::{RateTable, VaryingDir};
 use crate::link::{Fate, LinkDir, LinkStats};
 use crate::loss::LossProcess;
 use crate::rng::Rng;
@@ -156,7 +157,9 @@ impl CapacityTrace {
                     if header {
                         header = false;
                         if line != b"time_us,bytes" {
-                            return Err(err("the first line must be the header time_us,bytes"));
+                            return Err(err(
+                                "the first line must be the header time_us,bytes (or time_us,rate_bps)",
+                            ));
                         }
                         return Ok(());
                     }
@@ -221,7 +224,7 @@ impl CapacityTrace {
 }
 
 /// A whole decimal number (no sign, at most 19 digits).
-fn parse_u64(s: &[u8]) -> Option<u64> {
+pub(crate) fn parse_u64(s: &[u8]) -> Option<u64> {
     if s.is_empty() || s.len() > 19 {
         return None;
     }
@@ -237,7 +240,7 @@ fn parse_u64(s: &[u8]) -> Option<u64> {
 
 /// Call `f(line number, line)` for each line of `r` (without its `\n`),
 /// reading 1 MiB at a time: the file is never held whole in memory.
-fn for_each_line(
+pub(crate) fn for_each_line(
     mut r: impl Read,
     name: &str,
     mut f: impl FnMut(usize, &[u8]) -> Result<(), String>,
@@ -271,7 +274,7 @@ fn for_each_line(
 }
 
 /// A decimal number of milliseconds → ns, exactly (at most 6 decimals).
-fn parse_ms(s: &[u8]) -> Option<Time> {
+pub(crate) fn parse_ms(s: &[u8]) -> Option<Time> {
     let (int, frac) = match s.iter().position(|&c| c == b'.') {
         Some(k) => (&s[..k], &s[k + 1..]),
         None => (s, &b""[..]),
@@ -373,6 +376,81 @@ impl DelaySchedule {
     }
 }
 
+/// The packets of a FIFO direction whose service is computed on arrival
+/// (service start, departure, IP bytes), and its DropTail limit, which
+/// counts packets (or IP bytes) waiting: a packet whose service has begun
+/// is in transit, not waiting (`dropping_packet_queue.cc`, and a link).
+#[derive(Debug)]
+pub(crate) struct Fifo {
+    limit_pkts: Option<u64>,
+    limit_bytes: Option<u64>,
+    inq: VecDeque<(Time, Time, u32)>,
+    inq_bytes: u64,
+}
+
+impl Fifo {
+    pub(crate) fn new(queue: QueueConfig) -> Fifo {
+        let (limit_pkts, limit_bytes) = match queue {
+            QueueConfig::Packets { limit } => (Some(limit as u64), None),
+            QueueConfig::Bytes { limit } => (None, Some(limit)),
+        };
+        Fifo {
+            limit_pkts,
+            limit_bytes,
+            inq: VecDeque::with_capacity(limit_pkts.unwrap_or(64).min(4096) as usize + 1),
+            inq_bytes: 0,
+        }
+    }
+
+    /// Forget the packets that have left by `now`.
+    #[inline]
+    fn purge(&mut self, now: Time) {
+        while let Some(&(_, dep, b)) = self.inq.front() {
+            if dep > now {
+                break;
+            }
+            self.inq.pop_front();
+            self.inq_bytes -= b as u64;
+        }
+    }
+
+    /// Packets waiting or in transit at `now`.
+    pub(crate) fn backlog(&mut self, now: Time) -> usize {
+        self.purge(now);
+        self.inq.len()
+    }
+
+    /// Packets in the system (after the latest `admit` or `backlog`).
+    #[inline]
+    pub(crate) fn len(&self) -> u64 {
+        self.inq.len() as u64
+    }
+
+    /// Whether a packet of `bytes` arriving at `now` finds room: the
+    /// number of packets waiting, or None when the queue is full.
+    #[inline]
+    pub(crate) fn admit(&mut self, bytes: u32, now: Time) -> Option<u64> {
+        self.purge(now);
+        let n = self.inq.len() as u64;
+        let (waiting, waiting_bytes) = match self.inq.front() {
+            Some(&(start, _, b)) if start <= now => (n - 1, self.inq_bytes - b as u64),
+            _ => (n, self.inq_bytes),
+        };
+        let full = self.limit_pkts.is_some_and(|l| waiting >= l)
+            || self
+                .limit_bytes
+                .is_some_and(|l| waiting_bytes + bytes as u64 > l);
+        (!full).then_some(waiting)
+    }
+
+    /// Record an accepted packet's service.
+    #[inline]
+    pub(crate) fn push(&mut self, start: Time, depart: Time, bytes: u32) {
+        self.inq.push_back((start, depart, bytes));
+        self.inq_bytes += bytes as u64;
+    }
+}
+
 /// One direction of a trace hop: a FIFO served by delivery opportunities.
 #[derive(Debug)]
 pub struct TraceDir {
@@ -386,11 +464,7 @@ pub struct TraceDir {
     round: u64,
     idx: usize,
     left: u32,
-    limit_pkts: Option<u64>,
-    limit_bytes: Option<u64>,
-    /// (service start, departure, IP bytes) of packets not yet departed.
-    inq: VecDeque<(Time, Time, u32)>,
-    inq_bytes: u64,
+    fifo: Fifo,
     delay: Time,
     delay_sched: Option<DelaySchedule>,
     loss: LossProcess,
@@ -406,10 +480,6 @@ impl TraceDir {
         delay_sched: Option<DelaySchedule>,
         rng: Rng,
     ) -> TraceDir {
-        let (limit_pkts, limit_bytes) = match cfg.queue {
-            QueueConfig::Packets { limit } => (Some(limit as u64), None),
-            QueueConfig::Bytes { limit } => (None, Some(limit)),
-        };
         let period = trace.period();
         TraceDir {
             opps: trace.opps.into_boxed_slice(),
@@ -420,10 +490,7 @@ impl TraceDir {
             round: 0,
             idx: 0,
             left: 0,
-            limit_pkts,
-            limit_bytes,
-            inq: VecDeque::with_capacity(limit_pkts.unwrap_or(64).min(4096) as usize + 1),
-            inq_bytes: 0,
+            fifo: Fifo::new(cfg.queue),
             delay: cfg.delay_ns,
             delay_sched,
             loss: LossProcess::new(&cfg.loss),
@@ -471,43 +538,21 @@ impl TraceDir {
         true
     }
 
-    #[inline]
-    fn purge(&mut self, now: Time) {
-        while let Some(&(_, dep, b)) = self.inq.front() {
-            if dep > now {
-                break;
-            }
-            self.inq.pop_front();
-            self.inq_bytes -= b as u64;
-        }
-    }
-
     /// Packets waiting or in transit at `now`.
     pub fn backlog(&mut self, now: Time) -> usize {
-        self.purge(now);
-        self.inq.len()
+        self.fifo.backlog(now)
     }
 
     /// Offer a packet of `bytes` (IP datagram) arriving at `now` (never
     /// earlier than the previous offer).
     #[inline]
     pub fn offer(&mut self, bytes: u32, now: Time) -> Fate {
-        self.purge(now);
-        let n = self.inq.len() as u64;
-        // The head has begun its service if its first opportunity has come.
-        let (waiting, waiting_bytes) = match self.inq.front() {
-            Some(&(start, _, b)) if start <= now => (n - 1, self.inq_bytes - b as u64),
-            _ => (n, self.inq_bytes),
-        };
         // dropping_packet_queue.cc: DroppingPacketQueue::good_with()
-        let full = self.limit_pkts.is_some_and(|l| waiting >= l)
-            || self
-                .limit_bytes
-                .is_some_and(|l| waiting_bytes + bytes as u64 > l);
-        if full {
+        let Some(waiting) = self.fifo.admit(bytes, now) else {
             self.stats.drops_queue += 1;
             return Fate::QueueDrop;
-        }
+        };
+        let n = self.fifo.len();
         // link_queue.cc: LinkQueue::rationalize(). With packets still in
         // the system the new one follows the last where it ended; with none,
         // the rest of that opportunity was lost and the new packet waits for
@@ -530,8 +575,7 @@ impl TraceDir {
             live = self.advance();
         }
         let depart = if live { self.opp_time() } else { NEVER };
-        self.inq.push_back((start, depart, bytes));
-        self.inq_bytes += bytes as u64;
+        self.fifo.push(start, depart, bytes);
         self.stats.max_queue_packets = self.stats.max_queue_packets.max(waiting);
         self.stats.tx_packets += 1;
         self.stats.tx_bytes += bytes as u64;
@@ -555,9 +599,11 @@ impl TraceDir {
 }
 
 /// A direction of a trace hop: trace-driven, or a fixed rate (`up_rate`).
-enum Side {
+pub(crate) enum Side {
     Trace(Box<TraceDir>),
     Rate(Box<LinkDir>),
+    /// A time-varying rate (the csv rate form, a LEO slot schedule).
+    Varying(Box<VaryingDir>),
 }
 
 impl Side {
@@ -566,6 +612,7 @@ impl Side {
         match self {
             Side::Trace(t) => t.offer(bytes, now),
             Side::Rate(l) => l.offer(bytes, now),
+            Side::Varying(v) => v.offer(bytes, now),
         }
     }
 
@@ -573,6 +620,7 @@ impl Side {
         match self {
             Side::Trace(t) => &t.stats,
             Side::Rate(l) => &l.stats,
+            Side::Varying(v) => &v.stats,
         }
     }
 
@@ -580,6 +628,7 @@ impl Side {
         match self {
             Side::Trace(t) => t.backlog(now),
             Side::Rate(l) => l.backlog(now),
+            Side::Varying(v) => v.backlog(now),
         }
     }
 }
@@ -599,22 +648,72 @@ pub fn load_delay(path: &Option<String>, field: &str) -> Result<Option<DelaySche
         .transpose()
 }
 
+/// What a capacity trace file holds: delivery opportunities (Mahimahi, csv
+/// `time_us,bytes`) or a rate schedule (csv `time_us,rate_bps`).
+pub enum Capacity {
+    Opps(CapacityTrace),
+    Rates(RateTable),
+}
+
+/// Load a capacity trace; a csv file's header says which form it is.
+pub fn load_capacity(path: &str, format: TraceFormat, repeat: bool) -> Result<Capacity, String> {
+    if format == TraceFormat::Csv && csv_is_rate_form(path)? {
+        return RateTable::load(path, repeat).map(Capacity::Rates);
+    }
+    CapacityTrace::load(path, format).map(Capacity::Opps)
+}
+
+/// Whether a csv trace's first line (after `#` and blank lines) is the
+/// rate form's header.
+fn csv_is_rate_form(path: &str) -> Result<bool, String> {
+    let mut f = std::fs::File::open(path).map_err(|e| format!("{path}: cannot read: {e}"))?;
+    let mut buf = vec![0u8; 1 << 16];
+    let mut filled = 0;
+    loop {
+        let got = f
+            .read(&mut buf[filled..])
+            .map_err(|e| format!("{path}: cannot read: {e}"))?;
+        filled += got;
+        if got == 0 || filled == buf.len() {
+            break;
+        }
+    }
+    Ok(buf[..filled]
+        .split(|&c| c == b'\n')
+        .map(|l| l.trim_ascii())
+        .find(|l| !l.is_empty() && l[0] != b'#')
+        .is_some_and(|l| l == b"time_us,rate_bps"))
+}
+
 /// Load every file a trace hop names (capacity and delay traces), so a
 /// scenario is checked before it runs; errors name the field and file.
 pub fn check_files(cfg: &TraceConfig) -> Result<(), String> {
     for (d, c) in [(Dir::Fwd, &cfg.fwd), (Dir::Rev, &cfg.rev)] {
         if let Some(f) = &c.file {
-            CapacityTrace::load(f, c.format).map_err(|e| format!("{}: {e}", dir_key(d)))?;
+            load_capacity(f, c.format, cfg.repeat).map_err(|e| format!("{}: {e}", dir_key(d)))?;
         }
         load_delay(&c.delay_trace, dir_key(d))?;
     }
     Ok(())
 }
 
+/// A file name must not hold control characters: errors name the file,
+/// and an error is one line.
+pub fn check_file_name(field: &str, name: &Option<String>) -> Result<(), String> {
+    match name {
+        Some(n) if n.chars().any(|c| c.is_ascii_control()) => Err(format!(
+            "{field}: must be a file name without control characters (got {n:?})"
+        )),
+        _ => Ok(()),
+    }
+}
+
 /// Check a trace hop's settings (the files are read by `check_files`).
 pub fn check(cfg: &TraceConfig) -> Result<(), String> {
     for (d, c) in [(Dir::Fwd, &cfg.fwd), (Dir::Rev, &cfg.rev)] {
         let k = dir_key(d);
+        check_file_name(k, &c.file)?;
+        check_file_name("delay_trace", &c.delay_trace)?;
         match (&c.file, c.rate_bps) {
             (Some(_), Some(_)) => {
                 return Err(format!(
@@ -634,6 +733,7 @@ pub fn check(cfg: &TraceConfig) -> Result<(), String> {
 /// packets on the wire wait in one FIFO pipe per direction (arrival times
 /// never decrease: no overtaking), released by one timer per direction.
 pub struct TraceHop {
+    kind: &'static str,
     sides: [Side; 2],
     pipes: [VecDeque<(Time, Parked)>; 2],
 }
@@ -647,8 +747,20 @@ impl TraceHop {
             let sched = load_delay(&c.delay_trace, k)?;
             Ok(match (&c.file, c.rate_bps) {
                 (Some(f), _) => {
-                    let t = CapacityTrace::load(f, c.format).map_err(|e| format!("{k}: {e}"))?;
-                    Side::Trace(Box::new(TraceDir::new(t, cfg.repeat, c, sched, rng)))
+                    match load_capacity(f, c.format, cfg.repeat).map_err(|e| format!("{k}: {e}"))? {
+                        Capacity::Opps(t) => {
+                            Side::Trace(Box::new(TraceDir::new(t, cfg.repeat, c, sched, rng)))
+                        }
+                        Capacity::Rates(t) => Side::Varying(Box::new(VaryingDir::new(
+                            t,
+                            c.queue,
+                            c.delay_ns,
+                            sched,
+                            LossProcess::new(&c.loss),
+                            None,
+                            rng,
+                        ))),
+                    }
                 }
                 (None, rate) => {
                     let lc = LinkDirConfig {
@@ -670,10 +782,19 @@ impl TraceHop {
                 }
             })
         };
-        Ok(TraceHop {
-            sides: [side(Dir::Fwd, &cfg.fwd)?, side(Dir::Rev, &cfg.rev)?],
+        Ok(TraceHop::from_sides(
+            "trace",
+            [side(Dir::Fwd, &cfg.fwd)?, side(Dir::Rev, &cfg.rev)?],
+        ))
+    }
+
+    /// A hop from its two directions; `kind` names it in the summary.
+    pub(crate) fn from_sides(kind: &'static str, sides: [Side; 2]) -> TraceHop {
+        TraceHop {
+            kind,
+            sides,
             pipes: [VecDeque::with_capacity(64), VecDeque::with_capacity(64)],
-        })
+        }
     }
 }
 
@@ -729,7 +850,7 @@ impl Component for TraceHop {
             .map(|(d, side)| {
                 let s = side.stats();
                 serde_json::json!({
-                    "name": name, "kind": "trace", "dir": d, "tx_packets": s.tx_packets,
+                    "name": name, "kind": self.kind, "dir": d, "tx_packets": s.tx_packets,
                     "tx_bytes": s.tx_bytes, "drops_queue": s.drops_queue,
                     "drops_loss": s.drops_loss, "max_queue_packets": s.max_queue_packets,
                     "reordered": s.reordered,
@@ -916,7 +1037,7 @@ mod tests {
         let c = TraceFormat::Csv;
         assert_eq!(
             e("10,5\n", c),
-            "t.down:1: the first line must be the header time_us,bytes (got \"10,5\")"
+            "t.down:1: the first line must be the header time_us,bytes (or time_us,rate_bps) (got \"10,5\")"
         );
         assert_eq!(
             e("time_us,bytes\n10,0\n", c),
@@ -932,6 +1053,12 @@ mod tests {
         for e in [e("1\n5\n3\n", m), missing] {
             assert!(!e.contains('\n'));
         }
+        // A file name with a control character would make a message of two lines.
+        assert_eq!(
+            check_file_name("down", &Some("a\nb".into())).unwrap_err(),
+            "down: must be a file name without control characters (got \"a\\nb\")"
+        );
+        assert!(check_file_name("down", &Some("traces/a b.down".into())).is_ok());
     }
 
     #[test]

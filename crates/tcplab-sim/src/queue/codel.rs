@@ -394,11 +394,8 @@ mod tests {
 
     fn pkt(id: u32, enq: Time, ecn: u8) -> QPkt {
         QPkt {
-            id,
-            bytes: 1500,
-            flow: 0,
             ecn,
-            enq,
+            ..QPkt::test(id, 1500, enq)
         }
     }
 
@@ -520,6 +517,62 @@ mod tests {
         // A Not-ECT packet is dropped even with ecn on.
         let (drops, q) = standing_queue(true, NOT_ECT);
         assert_eq!(q.stats().drops_aqm, drops.len() as u64);
+    }
+
+    /// codel_dequeue()'s re-entry into the dropping state (RFC 8289 §5.5,
+    /// "Linux version"): within 16 intervals of the last scheduled drop it
+    /// resumes at the count the last episode added (`count - lastcount`),
+    /// later it starts over at 1.
+    fn reenter(since_drop_next: Time) -> (CodelVars, Time) {
+        let now = 10_000 * MS;
+        let mut q = Codel::new(&cfg(false), Limit::Packets(1000));
+        let mut out = QOut::default();
+        for i in 0..3 {
+            q.enqueue(pkt(i, now - 50 * MS, NOT_ECT), now - 50 * MS, &mut out);
+        }
+        let mut r = 0xffffu16;
+        for c in 2..=10 {
+            let mut v = CodelVars {
+                count: c,
+                rec_inv_sqrt: r,
+                ..Default::default()
+            };
+            newton_step(&mut v);
+            r = v.rec_inv_sqrt;
+        }
+        // The last episode raised count from 3 to 10 and ended; the sojourn
+        // has been above target for more than an interval again.
+        q.vars = CodelVars {
+            count: 10,
+            lastcount: 3,
+            dropping: false,
+            rec_inv_sqrt: r,
+            first_above_time: codel_time(now - 200 * MS),
+            drop_next: codel_time(now - since_drop_next),
+            ldelay: 0,
+        };
+        assert!(q.dequeue(now, &mut out).is_some());
+        assert_eq!(out.dropped.len(), 1, "the head is dropped on entry");
+        let v = *q.vars();
+        assert!(v.dropping);
+        (v, now)
+    }
+
+    #[test]
+    fn reentering_soon_resumes_at_the_last_episodes_count() {
+        let (v, now) = reenter(500 * MS);
+        assert_eq!((v.count, v.lastcount), (7, 7));
+        // One Newton step from 1/sqrt(10) towards 1/sqrt(7): the next drop
+        // is about interval/sqrt(7) away.
+        let gap = (v.drop_next.wrapping_sub(codel_time(now)) as u64) << CODEL_SHIFT;
+        let want = 100.0 / 7f64.sqrt();
+        let got = gap as f64 / MS as f64;
+        assert!((got - want).abs() / want < 0.05, "{got} vs {want}");
+        // More than 16 intervals later: a fresh start, one interval away.
+        let (v, now) = reenter(1700 * MS);
+        assert_eq!((v.count, v.lastcount), (1, 1));
+        let gap = (v.drop_next.wrapping_sub(codel_time(now)) as u64) << CODEL_SHIFT;
+        assert!((gap as f64 / MS as f64 - 100.0).abs() < 0.01, "{gap}");
     }
 
     #[test]

@@ -62,13 +62,7 @@ mod tests {
     use super::*;
 
     fn pkt(id: u32, bytes: u32) -> QPkt {
-        QPkt {
-            id,
-            bytes,
-            flow: 0,
-            ecn: 0,
-            enq: 0,
-        }
+        QPkt::test(id, bytes, 0)
     }
 
     #[test]

@@ -311,7 +311,6 @@ impl Qdisc for FqCodel {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::queue::NOT_ECT;
 
     fn cfg() -> FqCodelConfig {
         serde_json::from_str("{}").unwrap()
@@ -319,11 +318,8 @@ mod tests {
 
     fn pkt(id: u32, flow: u64, bytes: u32, enq: Time) -> QPkt {
         QPkt {
-            id,
-            bytes,
             flow,
-            ecn: NOT_ECT,
-            enq,
+            ..QPkt::test(id, bytes, enq)
         }
     }
 

@@ -61,6 +61,20 @@ impl QPkt {
     }
 }
 
+#[cfg(test)]
+impl QPkt {
+    /// A test packet: `bytes` long, of flow 0, Not-ECT, enqueued at `enq`.
+    pub(crate) fn test(id: u32, bytes: u32, enq: Time) -> QPkt {
+        QPkt {
+            id,
+            bytes,
+            flow: 0,
+            ecn: NOT_ECT,
+            enq,
+        }
+    }
+}
+
 /// Why a discipline discarded a packet.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum QDrop {
@@ -332,13 +346,7 @@ mod tests {
 
     #[test]
     fn set_ce_marks_only_ecn_capable_packets() {
-        let mut p = QPkt {
-            id: 0,
-            bytes: 1500,
-            flow: 0,
-            ecn: NOT_ECT,
-            enq: 0,
-        };
+        let mut p = QPkt::test(0, 1500, 0);
         assert!(!p.set_ce());
         assert_eq!(p.ecn, NOT_ECT);
         for e in [ECT0, ECT1, CE] {

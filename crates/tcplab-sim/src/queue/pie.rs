@@ -538,17 +538,7 @@ mod tests {
         let (mut next_tx, mut t, mut id) = (0u64, 0u64, 0u32);
         let mut delays = Vec::new();
         while t < 20_000 * MS {
-            q.enqueue(
-                QPkt {
-                    id,
-                    bytes: 1500,
-                    flow: 0,
-                    ecn: 0,
-                    enq: t,
-                },
-                t,
-                &mut out,
-            );
+            q.enqueue(QPkt::test(id, 1500, t), t, &mut out);
             id += 1;
             t += arr;
             while next_tx <= t {

@@ -400,17 +400,7 @@ mod tests {
         for i in 0..200u32 {
             // qavg is computed from the backlog before the arrival
             avg = avg * (1.0 - w) + r.bytes() as f64 * w;
-            r.enqueue(
-                QPkt {
-                    id: i,
-                    bytes: 100,
-                    flow: 0,
-                    ecn: 0,
-                    enq: 0,
-                },
-                0,
-                &mut out,
-            );
+            r.enqueue(QPkt::test(i, 100, 0), 0, &mut out);
             let got = r.qavg as f64 / (1u64 << p.wlog) as f64;
             assert!((got - avg).abs() < 1.0, "{i}: {got} vs {avg}");
         }

@@ -6,7 +6,8 @@ summarises the errors over the draw.
 
 The default space (every range inclusive; "log-uniform" means the logarithm is uniform):
 
-- ``cc``: reno or cubic, equally likely;
+- ``cc``: reno or cubic, equally likely (a space file may add ``bbr``, the kernel's BBR against
+  tcplab's);
 - ``rate``: log-uniform over 1-200 Mbit/s (both directions);
 - ``rtt``: log-uniform over 5-300 ms (twice the one-way delay);
 - ``loss``: none with probability 1/4, else log-uniform over 1e-4-3e-2 (data direction);
@@ -16,7 +17,7 @@ Case ``i`` of seed ``S`` is drawn from its own stream (``numpy.random.default_rn
 so the first ``k`` cases of ``--random 40`` are those of ``--random k``. A space file (TOML)
 may replace any of the keys above::
 
-    cc = ["reno", "cubic"]
+    cc = ["reno", "cubic"]    # any of reno, cubic, bbr
     rate = ["1Mbps", "200Mbps"]
     rtt = ["5ms", "300ms"]
     loss = [1e-4, 3e-2]

@@ -81,10 +81,14 @@ TCP_INFO_FIELDS = [
 ]
 TCP_INFO_FORMAT = "<8B24I4Q2I4IQ3Q2I2Q2I2I"
 TCP_INFO_SIZE = struct.calcsize(TCP_INFO_FORMAT)  # 232
-#: Fields kept in each sample (µs for rtt/rttvar/min_rtt, segments for cwnd/ssthresh).
+#: Fields kept in each sample (µs for rtt/rttvar/min_rtt, segments for cwnd/ssthresh, bytes/s
+#: for pacing_rate and delivery_rate).
 KEEP = [
     "ca_state",
     "snd_cwnd",
+    "pacing_rate",
+    "delivery_rate",
+    "delivered",
     "snd_ssthresh",
     "rtt",
     "rttvar",
@@ -131,6 +135,26 @@ def parse_tcp_info(raw: bytes) -> dict[str, int]:
 
 def tcp_info(sock: socket.socket) -> dict[str, int]:
     return parse_tcp_info(sock.getsockopt(socket.IPPROTO_TCP, TCP_INFO, 256))
+
+
+#: linux/tcp.h: TCP_CC_INFO = 26; linux/inet_diag.h ``struct tcp_bbr_info``: bbr_bw_lo, bbr_bw_hi
+#: (bytes/s), bbr_min_rtt (µs), bbr_pacing_gain, bbr_cwnd_gain (<< 8).
+TCP_CC_INFO = 26
+BBR_INFO_FORMAT = "<5I"
+
+
+def bbr_info(sock: socket.socket) -> dict[str, int]:
+    """The BBR model of a socket whose congestion control is ``bbr`` (``TCP_CC_INFO``, as
+    ``bbr_get_info``): ``bbr_bw`` (bytes/s, BBR's bandwidth estimate), ``bbr_min_rtt`` (µs),
+    ``bbr_pacing_gain`` and ``bbr_cwnd_gain`` (in 1/256)."""
+    raw = sock.getsockopt(socket.IPPROTO_TCP, TCP_CC_INFO, struct.calcsize(BBR_INFO_FORMAT))
+    lo, hi, min_rtt, pacing_gain, cwnd_gain = struct.unpack_from(BBR_INFO_FORMAT, raw)
+    return {
+        "bbr_bw": lo | hi << 32,
+        "bbr_min_rtt": min_rtt,
+        "bbr_pacing_gain": pacing_gain,
+        "bbr_cwnd_gain": cwnd_gain,
+    }
 
 
 def receiver(addr: str, port: int, sample_ns: int) -> dict[str, Any]:
@@ -180,7 +204,10 @@ def sender(addr: str, port: int, cc: str, duration_s: float, sample_ns: int) -> 
         now = time.monotonic_ns()
         if now >= next_sample:
             info = tcp_info(sock)
-            samples.append({"t_ns": now - t0} | {k: info[k] for k in KEEP})
+            sample = {"t_ns": now - t0} | {k: info[k] for k in KEEP}
+            if got == "bbr":
+                sample |= bbr_info(sock)
+            samples.append(sample)
             next_sample += sample_ns
         if now >= end:
             break
