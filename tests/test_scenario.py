@@ -996,8 +996,10 @@ def test_config_matches_config_rs() -> None:
                 variant("LossConfig", link[direction]["loss"])
         for flow in config["flows"]:
             assert set(flow) == fields("FlowConfig")
-            # `pacing` only when set (absent: as the congestion control needs)
-            assert set(flow["tcp"]) == fields("TcpConfigJson") - {"pacing"} - unset
+            # `pacing` and `xmit_time` only when set (absent: as the congestion control needs;
+            # instant hosts)
+            optional = {"pacing", "xmit_time"}
+            assert set(flow["tcp"]) - optional == fields("TcpConfigJson") - optional - unset
             assert set(flow["tcp"]["rto"]) == fields("RtoConfigJson")
             assert set(flow["tcp"]["ack"]) == fields("AckConfigJson")
             variant("AppConfig", flow["app"])

@@ -1,6 +1,7 @@
 """How bursty real Linux's sender is, and at what cwnd its queue overflows, on a small queue.
 
     sudo python validation/linux/burst_capture.py [--queue 21] [--rtt-ms 100] [--seconds 15]
+                                                  [--rate-mbps 10]
                                                   [--busy N] [--out DIR]
 
 Runs one cubic bulk transfer over the matrix's link (10 Mbit/s, RTT and DropTail queue as
@@ -126,6 +127,39 @@ def ack_coverage(pkts: list[list]) -> collections.Counter[int]:
     return out
 
 
+def ack_to_wire(pkts: list[list]) -> dict[int, list[list[float]]]:
+    """Per ACK of the receiver that releases data: the delays (s) from the ACK's timestamp
+    (taken in on the device) to each data segment the sender put on the device before the
+    receiver's next packet, keyed by how many segments it released (1, 2, 3 = three or
+    more). A segment more than 1 ms after its ACK was not released by it (the application
+    or a timer sent it) and ends the burst."""
+    out: dict[int, list[list[float]]] = {1: [], 2: [], 3: []}
+    burst: list[float] = []
+    ack_t = None
+
+    def close() -> None:
+        if ack_t is not None and burst:
+            out[min(len(burst), 3)].append([t - ack_t for t in burst])
+
+    for p in sorted(pkts, key=lambda p: p[0]):
+        if p[1] != SENDER_ADDR:
+            if p[5] == RECEIVER_PORT and not p[6] & 4:
+                close()
+                ack_t, burst = p[0], []
+        elif p[2] > 0 and ack_t is not None:
+            if p[0] - ack_t > 1e-3:
+                close()
+                ack_t, burst = None, []
+            else:
+                burst.append(p[0])
+    close()
+    return out
+
+
+def _us(xs: list[float], q: float) -> float:
+    return 1e6 * sorted(xs)[min(len(xs) - 1, int(q * len(xs)))]
+
+
 def episodes(info: list[list]) -> list[tuple[float, int, int]]:
     """(s since start, cwnd before, new ssthresh) for every ssthresh change or cwnd drop of
     more than a fifth (a reduction to the same ssthresh)."""
@@ -141,6 +175,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--queue", type=int, default=21)
     ap.add_argument("--rtt-ms", type=float, default=100.0)
     ap.add_argument("--seconds", type=float, default=15.0)
+    ap.add_argument("--rate-mbps", type=float, default=10.0)
     ap.add_argument("--busy", type=int, default=0, help="busy loops beside the transfer")
     ap.add_argument("--out", type=Path, default=None, help="keep the files here")
     a = ap.parse_args(argv)
@@ -148,12 +183,15 @@ def main(argv: list[str] | None = None) -> int:
         ap.error(f"--seconds: must be in 1..20 (got {a.seconds:g})")
     out = a.out or Path(tempfile.mkdtemp(prefix="burst-"))
     out.mkdir(parents=True, exist_ok=True)
-    path = f'[[path]]\nrate = "10Mbps"\ndelay = "{a.rtt_ms / 2:g}ms"\nqueue = {a.queue}\n'
+    path = (
+        f'[[path]]\nrate = "{a.rate_mbps:g}Mbps"\ndelay = "{a.rtt_ms / 2:g}ms"\nqueue = {a.queue}\n'
+    )
     (out / "path.toml").write_text(path, encoding="utf-8")
     (out / "sender.py").write_text(SENDER, encoding="utf-8")
     (out / "receiver.py").write_text(RECEIVER, encoding="utf-8")
     result = out / "sender.json"
-    server = f"{sys.executable} {out / 'sender.py'} {result} {a.seconds:g}"
+    # Both endpoints under SCHED_FIFO 5, below the emulator, as in the validation's testbed.
+    server = f"chrt -f 5 {sys.executable} {out / 'sender.py'} {result} {a.seconds:g}"
     busy = [
         subprocess.Popen(["timeout", f"{a.seconds + 3:g}", "sh", "-c", "while :; do :; done"])
         for _ in range(a.busy)
@@ -164,7 +202,7 @@ def main(argv: list[str] | None = None) -> int:
         subprocess.run(
             [sys.executable, "-m", "tcplab", "emu", str(out / "path.toml"), "--out",
              str(out / "emu"), "--server", server, "--quiet", "--",
-             sys.executable, str(out / "receiver.py")],
+             "chrt", "-f", "5", sys.executable, str(out / "receiver.py")],
             check=True,
             timeout=a.seconds + 60,
         )  # fmt: skip
@@ -182,6 +220,17 @@ def main(argv: list[str] | None = None) -> int:
     print(f"segments per advancing ACK: {sorted(ack_coverage(run['pkts']).items())}")
     eps = ", ".join(f"{t:.2f} s {cw}->{ss}" for t, cw, ss in episodes(run["info"]))
     print(f"loss episodes (cwnd before -> ssthresh): {eps}")
+    for n, delays in ack_to_wire(run["pkts"]).items():
+        if not delays:
+            continue
+        first = [d[0] for d in delays]
+        gaps = [b - a for d in delays for a, b in itertools.pairwise(d)]
+        what = "one segment" if n == 1 else f"{n}{'+' if n == 3 else ''} segments"
+        print(
+            f"ACKs releasing {what}: {len(delays)}; ACK to first segment on the device "
+            f"p10/p50/p90 {_us(first, 0.1):.1f}/{_us(first, 0.5):.1f}/{_us(first, 0.9):.1f} µs"
+            + (f"; gap between its segments p50 {_us(gaps, 0.5):.1f} µs" if gaps else "")
+        )
     lat = emu["lateness_us"]
     print(
         f"queue drops {emu['dropped']['fwd']}; emulator lateness mean {lat['mean']:.1f} µs, "

@@ -567,7 +567,27 @@ pub struct TcpConfigJson {
     /// (accept only; Linux's default, `tcp_ecn = 2`).
     #[serde(default = "default_ecn")]
     pub ecn: String,
+    /// The sending host's transmit path in time (`xmit_time`, simulator
+    /// only); None: segments reach the first hop the instant TCP sends them.
+    #[serde(default)]
+    pub xmit_time: Option<XmitTimeJson>,
 }
+
+/// How long the sending host takes to put what one event (an ACK, a timer,
+/// the application) releases on the wire: `first_ns` to the first segment,
+/// `gso_ns` more when it releases several, `gap_ns` between them (sim.rs,
+/// `Sim::transmit_host`).
+#[derive(Debug, Clone, Copy, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct XmitTimeJson {
+    pub first_ns: u64,
+    pub gso_ns: u64,
+    pub gap_ns: u64,
+}
+
+/// The longest `xmit_time` term accepted (1 ms: a host's send path takes
+/// microseconds; more is a unit mistake).
+pub const XMIT_TIME_MAX_NS: u64 = 1_000_000;
 
 fn default_ecn() -> String {
     "off".into()
@@ -842,6 +862,7 @@ impl Default for TcpConfigJson {
             rcv_scaling_ratio: default_rcv_scaling_ratio(),
             pacing: None,
             ecn: default_ecn(),
+            xmit_time: None,
         }
     }
 }

@@ -10,7 +10,7 @@ use tcplab_tcp::seq::unwrap;
 use tcplab_tcp::{Config, Connection, Event, Segment, State, Time};
 
 use crate::component::{Component, Ctx, DropKind, Taps};
-use crate::config::{AppConfig, FlowConfig, HopConfig, SimConfig};
+use crate::config::{AppConfig, FlowConfig, HopConfig, SimConfig, XmitTimeJson};
 use crate::conn_log::ConnLog;
 use crate::coverage::Coverage;
 use crate::dist;
@@ -43,6 +43,8 @@ struct ConnPair {
     /// When the sender sent its first data segment.
     first_data_at: Option<Time>,
     sender_acked: bool,
+    /// With `xmit_time`: when the sender's last segment reached the first hop.
+    xmit_last: Time,
 }
 
 struct FlowRt {
@@ -85,6 +87,8 @@ pub struct Sim {
     packets_dropped: u64,
     stray: u64,
     violations: Vec<String>,
+    /// Scratch list of one event's segments (`transmit_host`), reused.
+    xmit_buf: Vec<Packet>,
 }
 
 /// Build one path component from its configuration (the hop registry).
@@ -192,6 +196,7 @@ impl Sim {
             packets_dropped: 0,
             stray: 0,
             violations: Vec::new(),
+            xmit_buf: Vec::new(),
             cfg,
         };
         // The rate columns only when some flow has rates (other runs' tables unchanged).
@@ -682,6 +687,12 @@ impl Sim {
     /// (rare) ends the burst: its drops are logged and its packets routed
     /// before the next segment, as `forward` does.
     fn transmit(&mut self, fi: usize, ci: usize, side: Side) {
+        if side == Side::Sender {
+            if let Some(x) = self.flows[fi].cfg.tcp.xmit_time {
+                self.transmit_host(fi, ci, x);
+                return;
+            }
+        }
         let now = self.now;
         let dir = match side {
             Side::Sender => Dir::Fwd,
@@ -714,15 +725,7 @@ impl Sim {
                     break;
                 };
                 if side == Side::Sender && seg.payload_len > 0 {
-                    pair.log.sent(now);
-                    if pair.first_data_at.is_none() {
-                        pair.first_data_at = Some(now);
-                    }
-                    if trace {
-                        let off = unwrap(pair.snd_iss, seg.seq, pair.snd.snd_una());
-                        let k = SegmentKind::Send;
-                        out.segment(now, fi as u32, pair.id, k, off, seg.payload_len, now);
-                    }
+                    Self::data_sent(pair, out, trace, fi, now, &seg);
                 }
                 let p = Packet {
                     uid: eng.uid,
@@ -764,6 +767,87 @@ impl Sim {
             if side == Side::Receiver && f.conns[ci].rcv.ack_cc_enabled() {
                 Self::uplink_backlog(&mut self.hops, &f.route, &mut f.conns[ci].rcv, now);
             }
+        }
+    }
+
+    /// The sender sent data segment `seg` at `now`: its ground truth, the
+    /// first-data time and (with `trace`) its row in the segment trace.
+    #[inline]
+    fn data_sent(
+        pair: &mut ConnPair,
+        out: &mut Output,
+        trace: bool,
+        fi: usize,
+        now: Time,
+        seg: &Segment,
+    ) {
+        pair.log.sent(now);
+        if pair.first_data_at.is_none() {
+            pair.first_data_at = Some(now);
+        }
+        if trace {
+            let off = unwrap(pair.snd_iss, seg.seq, pair.snd.snd_una());
+            let k = SegmentKind::Send;
+            out.segment(now, fi as u32, pair.id, k, off, seg.payload_len, now);
+        }
+    }
+
+    /// `transmit` for a sender whose host takes time to send (`xmit_time`):
+    /// what this event released reaches the first hop after the host's
+    /// send path, not at once. Linux runs that path in the ACK's softirq:
+    /// tcp_ack() -> tcp_data_snd_check() -> tcp_write_xmit() builds one
+    /// GSO skb of the segments the window allows and tcp_transmit_skb() ->
+    /// ip_queue_xmit() -> __dev_queue_xmit() hands it to the qdisc; the
+    /// device has no segmentation offload, so validate_xmit_skb() ->
+    /// skb_gso_segment() cuts it into segments before dev_hard_start_xmit()
+    /// gives them to the driver one after the other (xmit_one()). So the
+    /// first segment leaves `first` after the ACK, `gso` later when there
+    /// are several (the software segmentation), and the others follow `gap`
+    /// apart. The host is one CPU's softirq: nothing leaves before the
+    /// previous segment plus `gap`, so segments never overtake each other.
+    /// At a tail-drop queue of one or two packets these microseconds decide
+    /// which packet finds the queue full (validation/linux/README.md).
+    fn transmit_host(&mut self, fi: usize, ci: usize, x: XmitTimeJson) {
+        let now = self.now;
+        let Sim {
+            flows,
+            eng,
+            out,
+            cfg,
+            xmit_buf,
+            ..
+        } = self;
+        let trace = cfg.trace;
+        let pair = &mut flows[fi].conns[ci];
+        while let Some(seg) = pair.snd.poll_transmit(now) {
+            if seg.payload_len > 0 {
+                Self::data_sent(pair, out, trace, fi, now, &seg);
+            }
+            xmit_buf.push(Packet {
+                uid: eng.uid,
+                flow: fi as u32,
+                conn: pair.id,
+                dir: Dir::Fwd,
+                hop: 0,
+                udp: false,
+                size: seg.ip_len() as u32,
+                sent_at: now,
+                seg,
+                feedback: None,
+            });
+            eng.uid += 1;
+        }
+        let n = xmit_buf.len() as u64;
+        let first = now
+            .saturating_add(x.first_ns)
+            .saturating_add(if n > 1 { x.gso_ns } else { 0 });
+        for (k, p) in xmit_buf.drain(..).enumerate() {
+            let at = first
+                .saturating_add(k as u64 * x.gap_ns)
+                .max(pair.xmit_last.saturating_add(x.gap_ns));
+            pair.xmit_last = at;
+            let i = eng.slab.put(p);
+            eng.q.push(at, Ev::Arrive(i));
         }
     }
 
@@ -852,6 +936,7 @@ impl Sim {
             coverage: Coverage::default(),
             first_data_at: None,
             sender_acked: false,
+            xmit_last: 0,
         });
         let ci = f.conns.len() - 1;
         self.out.event(EventRow {
@@ -1179,6 +1264,33 @@ mod tests {
             (long as u64) < genuine / 4,
             "peak {long}, genuine timeouts {genuine}"
         );
+    }
+
+    /// `xmit_time` holds each segment in the sending host: a transfer takes
+    /// longer by about the send path per round trip, and every byte still
+    /// arrives once and in order (no segment overtakes another).
+    #[test]
+    fn host_send_time_delays_segments_in_order() {
+        let run = |xmit: Option<XmitTimeJson>| {
+            let mut c = example_p2p(60_000_000_000, 0.01);
+            c.flows[0].app = AppConfig::Bulk {
+                bytes: Some(2_000_000),
+            };
+            c.flows[0].tcp.xmit_time = xmit;
+            let out = Sim::new(c).unwrap().run(None).unwrap();
+            let s = out.summary.unwrap();
+            assert!(s.violations.is_empty(), "{:?}", s.violations);
+            let f = &s.flows[0];
+            assert_eq!(f.bytes_delivered, 2_000_000);
+            f.duration_s
+        };
+        let instant = run(None);
+        let held = run(Some(XmitTimeJson {
+            first_ns: 1_000_000,
+            gso_ns: 500_000,
+            gap_ns: 100_000,
+        }));
+        assert!(held > instant * 1.005, "{held} s vs {instant} s instant");
     }
 
     /// The sampler runs only when its output is recorded: a summary-only

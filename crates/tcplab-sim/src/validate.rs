@@ -274,6 +274,15 @@ pub fn files(c: &SimConfig) -> Result<(), String> {
 
 /// Convert the JSON TCP settings to the endpoint configuration.
 pub fn tcp_config(t: &TcpConfigJson) -> Result<Config, String> {
+    if let Some(x) = &t.xmit_time {
+        for (key, ns) in [("first", x.first_ns), ("gso", x.gso_ns), ("gap", x.gap_ns)] {
+            if ns > crate::config::XMIT_TIME_MAX_NS {
+                return Err(format!(
+                    "xmit_time.{key}: must be at most 1ms (got {ns} ns)"
+                ));
+            }
+        }
+    }
     let mut cc = CcKind::parse(&t.cc).ok_or_else(|| {
         format!(
             "cc: unknown congestion control {:?} (choose from {})",

@@ -98,6 +98,9 @@ TCP_STACKS: Final[dict[str, dict[str, object]]] = {
         # rcv_buf is tcp_rmem[2] (kernel default 6 MiB), tcp_rmem[1] = 131072.
         "rcv_window": "linux",
         "rcv_buf": "6MiB",
+        # The sender's send path in time (tcp_write_xmit -> dev_hard_start_xmit, software
+        # GSO): measured with validation/linux/burst_capture.py (validation/linux/README.md).
+        "xmit_time": {"first": "18.8us", "gso": "3.6us", "gap": "1.3us"},
     },
 }
 #: Lists defined once in Rust and read through the bindings (``tcplab.scenario.registry``): the
@@ -262,8 +265,10 @@ _FLOW_KEYS: Final = (
     "rcv_window",
     "rcv_scaling_ratio",
     "pacing",
+    "xmit_time",
     "ecn",
 )
+_XMIT_KEYS: Final = ("first", "gso", "gap")
 _BULK_ONLY: Final = ("bytes",)
 _DOWNLOADS_ONLY: Final = ("sizes", "think", "downloads")
 _RTO_KEYS: Final = (
@@ -796,6 +801,23 @@ def _ack(value: object, field: str) -> dict[str, Any]:
     }
 
 
+#: The longest ``xmit_time`` term (validate.rs: XMIT_TIME_MAX_NS).
+XMIT_TIME_MAX_NS: Final = 1_000_000
+
+
+def _xmit_time(value: object, field: str) -> dict[str, int]:
+    """``xmit_time = {first, gso, gap}``: the sending host's send path in time (sim.rs,
+    ``transmit_host``); each term 0 to 1 ms, 0 when absent."""
+    t = _Table(value, field, _XMIT_KEYS)
+    out = {}
+    for key in _XMIT_KEYS:
+        ns = t.get_time(key, 0)
+        if ns > XMIT_TIME_MAX_NS:
+            raise field_error(t.at(key), f"must be at most 1ms (got {ns} ns)")
+        out[f"{key}_ns"] = ns
+    return out
+
+
 def _ack_timer(t: _Table) -> bool:
     """``timer = "periodic"``: the delayed-ACK timer is a free-running tick of period
     ``max_delay`` (4.4BSD's 200 ms fast timeout); ``"oneshot"`` (default) starts at the first
@@ -946,6 +968,8 @@ def _tcp(t: _Table) -> dict[str, Any]:
     if "pacing" in t:
         # Linux's internal pacing (pacing.rs); absent: as the controller needs (BBR paces).
         out["pacing"] = t.get_bool("pacing")
+    if "xmit_time" in t:
+        out["xmit_time"] = _xmit_time(t.raw("xmit_time"), t.at("xmit_time"))
     if "ecn" in t:
         # ECN (RFC 3168, ecn.rs): true requests and accepts it (net.ipv4.tcp_ecn = 1),
         # "passive" accepts only (tcp_ecn = 2, Linux's default), false never. Only when set, so

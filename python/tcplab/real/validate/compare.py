@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from tcplab.real.validate import STACKS
+from tcplab.scenario.parse import TCP_STACKS
 
 __all__ = [
     "CC_TCPLAB",
@@ -112,6 +113,9 @@ def tcplab_scenario(
         # Linux slow-starts only while cwnd < ssthresh (tcp_in_slow_start).
         "ca_at_ssthresh": True,
         "ack": {"every": 2, "max_delay": "40ms", "quickack": 16, "immediate_on_ooo": True},
+        # The sender host's send time is the testbed's, not a TCP mechanism: both stacks get
+        # the "linux" profile's measured xmit_time.
+        "xmit_time": TCP_STACKS["linux"]["xmit_time"],
     }
     if case.cc == "reno":
         flow["abc_l"] = 2
