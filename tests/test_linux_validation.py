@@ -82,3 +82,29 @@ def test_testbed_sanity(linux_and_tcplab: tuple) -> None:
     assert tr.forward.write_errors == 0
     # the emulator releases packets on time (median well under a packet time of 1.2 ms)
     assert tr.forward.lateness_us["p50"] < 500
+
+
+def test_two_flows_share_the_link() -> None:
+    """Two kernel senders, BBR and CUBIC, each set on its own socket, through one emulated link
+    (bench/bbr_cubic.py's machinery): each reports its own congestion control, both deliver,
+    and together they fill the link (a flow that did not share the queue, or a link running
+    at another rate, would not add up to it)."""
+    why = available()
+    if why is not None:
+        pytest.skip(f"Linux TCP testbed unavailable: {why}")
+    with LinuxTestbed() as tb:
+        flows = tb.transfers(
+            rate_bps=10_000_000,
+            delay_ns=20_000_000,
+            queue=17,
+            loss=0.0,
+            ccs=["bbr", "cubic"],
+            duration_s=4.0,
+            seed=1,
+        )
+    assert [f.sender["cc"] for f in flows] == ["bbr", "cubic"]
+    # receivers on different ports, each with its own stream
+    good = [f.goodput_bps(1.5, 3.5) for f in flows]
+    assert all(g > 0.5e6 for g in good), good
+    assert 0.85 * 10e6 <= sum(good) <= 1.02 * 10e6, good
+    assert "netstat" in flows[0].sender

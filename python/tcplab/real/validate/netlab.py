@@ -290,42 +290,76 @@ class Testbed:
         """One bulk transfer from the sender namespace to the receiver namespace. The data
         direction has loss ``loss``; the ACK direction is lossless. ``rate_scale`` multiplies
         the emulated link's rate (fault injection for tests: the comparison must notice)."""
+        (one,) = self.transfers(
+            rate_bps=rate_bps,
+            delay_ns=delay_ns,
+            queue=queue,
+            loss=loss,
+            ccs=[cc],
+            duration_s=duration_s,
+            seed=seed,
+            rate_scale=rate_scale,
+            sample_s=sample_s,
+        )
+        return one
+
+    def transfers(
+        self,
+        *,
+        rate_bps: int,
+        delay_ns: int,
+        queue: int,
+        loss: float,
+        ccs: list[str],
+        duration_s: float,
+        seed: int = 1,
+        rate_scale: float = 1.0,
+        sample_s: float = 0.02,
+    ) -> list[Transfer]:
+        """One bulk transfer per entry of ``ccs``, all at once through the same emulated link
+        (the flows share its queue): flow ``i`` is a sender with congestion control ``ccs[i]``
+        (set on its socket) to a receiver on port ``PORT + i``. The senders start one after
+        the other, each as soon as it is spawned; every record has its own ``t0_ns``. The
+        sender namespace's ``TcpExt`` counters (namespace-wide, so the sum over the flows) go
+        into the first flow's record."""
         assert self.emu is not None
         rate = int(rate_bps * rate_scale)
         before = self.netstat(self.snd)
         self.emu.start(link_config(rate, delay_ns, queue, loss, seed))
         py = sys.executable
         t_start = time.monotonic()
+        pairs: list[tuple[_Proc, _Proc]] = []
         try:
-            recv = self._spawn(self.rcv, py, str(ENDPOINTS), "receiver", RECEIVER_ADDR, str(PORT))
-            while not recv.output().startswith("ready"):
-                if recv.popen.poll() is not None or time.monotonic() > t_start + 10:
-                    if recv.popen.poll() is None:
-                        recv.popen.kill()  # it may hold the port a retry needs
-                        recv.popen.wait()
-                    raise TransferError(
-                        f"receiver did not start within 10 s: {recv.errors() or 'no message'}"
-                    )
-                time.sleep(0.01)
-            send = self._spawn(
-                self.snd, py, str(ENDPOINTS), "sender", RECEIVER_ADDR, str(PORT), cc,
-                str(duration_s), "--sample", str(sample_s),
-            )  # fmt: skip
+            recvs = [
+                self._spawn(self.rcv, py, str(ENDPOINTS), "receiver", RECEIVER_ADDR, str(PORT + i))
+                for i in range(len(ccs))
+            ]
+            for recv in recvs:
+                self._wait_ready(recv, t_start)
+            for i, (cc, recv) in enumerate(zip(ccs, recvs, strict=True)):
+                send = self._spawn(
+                    self.snd, py, str(ENDPOINTS), "sender", RECEIVER_ADDR, str(PORT + i), cc,
+                    str(duration_s), "--sample", str(sample_s),
+                )  # fmt: skip
+                pairs.append((send, recv))
             deadline = time.monotonic() + duration_s + 30.0
             while time.monotonic() < deadline and self.emu.emulator_alive:
-                if send.popen.poll() is not None and recv.popen.poll() is not None:
+                if all(p.popen.poll() is not None for pair in pairs for p in pair):
                     break
                 time.sleep(0.05)
         finally:
             summary = self.emu.stop()
-        outs = []
-        for p, role in ((send, "sender"), (recv, "receiver")):
-            if p.popen.poll() is None:
-                raise TransferError(f"{role} did not finish within {duration_s + 30} s")
-            if p.popen.returncode != 0:
-                raise TransferError(f"{role} failed ({p.popen.returncode}): {p.errors()}")
-            lines = p.output().splitlines()
-            outs.append(json.loads(lines[-1]))
+        records: list[tuple[dict[str, Any], dict[str, Any]]] = []
+        for send, recv in pairs:
+            outs = []
+            for p, role in ((send, "sender"), (recv, "receiver")):
+                if p.popen.poll() is None:
+                    raise TransferError(f"{role} did not finish within {duration_s + 30} s")
+                if p.popen.returncode != 0:
+                    raise TransferError(f"{role} failed ({p.popen.returncode}): {p.errors()}")
+                lines = p.output().splitlines()
+                outs.append(json.loads(lines[-1]))
+            records.append((outs[0], outs[1]))
         m = summary["emulator"]
         dirs = {
             row["dir"]: {
@@ -345,13 +379,26 @@ class Testbed:
             )
         ]
         stats = ForwardStats(m["lateness_us"], m["write_errors"], m["realtime"], dirs, late)
-        # The sender namespace's TcpExt counters over this transfer (the only connection in it):
+        # The sender namespace's TcpExt counters over this transfer (its only connections):
         # which HyStart test ended slow start and at what cwnd, TLPs, RTOs, ...
         after = self.netstat(self.snd)
-        outs[0]["netstat"] = {
+        records[0][0]["netstat"] = {
             k: v - before.get(k, 0) for k, v in after.items() if k in NETSTAT_KEYS
         }
-        return Transfer(outs[0], outs[1], stats, time.monotonic() - t_start)
+        wall = time.monotonic() - t_start
+        return [Transfer(snd, rcv, stats, wall) for snd, rcv in records]
+
+    def _wait_ready(self, recv: _Proc, t_start: float) -> None:
+        """Until receiver ``recv`` prints ``ready`` (at most 10 s after ``t_start``)."""
+        while not recv.output().startswith("ready"):
+            if recv.popen.poll() is not None or time.monotonic() > t_start + 10:
+                if recv.popen.poll() is None:
+                    recv.popen.kill()  # it may hold the port a retry needs
+                    recv.popen.wait()
+                raise TransferError(
+                    f"receiver did not start within 10 s: {recv.errors() or 'no message'}"
+                )
+            time.sleep(0.01)
 
     def _spawn(self, ns: str, *cmd: str) -> _Proc:
         """``cmd`` in namespace ``ns`` under SCHED_FIFO (:data:`ENDPOINT_RT_PRIORITY`)."""
