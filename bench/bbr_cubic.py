@@ -9,7 +9,7 @@ senders in the sender namespace, one with ``TCP_CONGESTION = "bbr"`` and one wit
 (each set on its own socket before connect(), and read back: a sender whose socket reports
 another congestion control is an error), to two receivers, through one ``tcplab emu`` link
 (its DropTail queue shared), internal pacing (no ``fq`` here). Run it under the real-time lock
-(``flock /work/notes/rt.lock ...`` on the development machine): each buffer's 5 runs take
+(``flock LOCKFILE ...``: no other real-time measurement meanwhile); each buffer's 5 runs take
 about 5.5 minutes. Each run is stored in the cache as JSON with the machine load before and
 after it; a run already in the cache is not run again.
 
@@ -19,18 +19,19 @@ BBR's share of the two flows' goodput over [``WINDOW``] seconds after the BBR fl
 per stack, mean ± 95 % CI over the runs, and the difference in percentage points.
 
 The path: 10 Mbit/s each way, 40 ms RTT, no random loss; a shallow buffer of 0.5 BDP (17
-packets) and a deep one of 8 BDP (267 packets), BDP = 33.3 1500-byte packets. 60 s per run and
-the share taken from 10 s on: the deep buffer's CUBIC epoch (the time cubic_update's K takes
-to regrow to W_max ~ 300 segments, cbrt(300 * 0.3 / 0.4) = 6.1 s) and BBR's PROBE_RTT period
-(10 s) both fit about five times into the 50 s window, so the share averages whole cycles of
-both; the first 10 s (both flows' start-up, CUBIC's first loss episode) are left out.
+packets) and a deep one of 8 BDP (267 packets), BDP = 33.3 1500-byte packets. 60 s per run, the
+share taken from 10 s on (both flows' start-up and CUBIC's first loss episode left out) and,
+again, over the last 18 s (``LATE_WINDOW``). The shallow buffer's shares are steady from 10 s
+on: BBR's PROBE_RTT every 10 s is the only pattern. The deep buffer's are not settled within
+60 s: CUBIC fills the queue after start-up, and BBR, capped at twice its estimated BDP in
+flight, wins bandwidth back only over tens of seconds (in both stacks, see the figure). The
+first window compares that trajectory, the late one where it has come closest to its end.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import sys
 from pathlib import Path
@@ -38,12 +39,17 @@ from typing import Any
 
 import numpy as np
 
+from tcplab.stats import mean_ci95
+
 RATE_BPS = 10_000_000
 RTT_MS = 40.0
 DURATION_S = 60.0
 #: Shares are taken over this window (s after the BBR flow's connect()); it ends before the
 #: later sender's 60 s are up, so neither flow has stopped writing.
 WINDOW = (10.0, 58.0)
+#: The last 18 s of ``WINDOW``: where the deep buffer's shares have come closest to settling
+#: (they still converge at 58 s; see the module doc).
+LATE_WINDOW = (40.0, 58.0)
 BDP_PACKETS = RATE_BPS * RTT_MS / 1e3 / 8 / 1500
 BUFFERS = {"shallow": round(0.5 * BDP_PACKETS), "deep": round(8 * BDP_PACKETS)}
 CCS = ["bbr", "cubic"]
@@ -167,25 +173,15 @@ def tcplab_series(
     return series, [int(f["retransmitted_segments"]) for f in summary["flows"]]
 
 
-def shares(series: list[tuple[np.ndarray, np.ndarray]]) -> tuple[float, list[float]]:
-    """BBR's share of the goodput over ``WINDOW`` and each flow's goodput (bit/s)."""
+def shares(
+    series: list[tuple[np.ndarray, np.ndarray]], window: tuple[float, float] = WINDOW
+) -> tuple[float, list[float]]:
+    """BBR's share of the goodput over ``window`` and each flow's goodput (bit/s)."""
     good = []
     for t, b in series:
-        lo, hi = _cum_at(t, b, np.asarray(WINDOW))
-        good.append(8 * (hi - lo) / (WINDOW[1] - WINDOW[0]))
+        lo, hi = _cum_at(t, b, np.asarray(window))
+        good.append(8 * (hi - lo) / (window[1] - window[0]))
     return good[0] / sum(good), good
-
-
-def _ci(xs: list[float]) -> tuple[float, float]:
-    """Mean and the half-width of its 95 % CI (Student t)."""
-    from scipy import stats
-
-    a = np.asarray(xs, dtype=float)
-    if len(a) < 2:
-        return float(a.mean()), math.nan
-    return float(a.mean()), float(
-        stats.t.ppf(0.975, len(a) - 1) * a.std(ddof=1) / math.sqrt(len(a))
-    )
 
 
 def compare(cache: Path, runs: int) -> dict[str, Any]:
@@ -208,6 +204,8 @@ def compare(cache: Path, runs: int) -> dict[str, Any]:
                     "offset_s": offset,
                     "linux_share": ls,
                     "tcplab_share": ss,
+                    "linux_share_late": shares(lx, LATE_WINDOW)[0],
+                    "tcplab_share_late": shares(sim, LATE_WINDOW)[0],
                     "linux_goodput_bps": lg,
                     "tcplab_goodput_bps": sg,
                     "linux_retrans": [f["retrans"] for f in rec["flows"]],
@@ -224,17 +222,13 @@ def compare(cache: Path, runs: int) -> dict[str, Any]:
 
 def table(res: dict[str, Any]) -> str:
     lines = [
-        "| buffer | BBR share, Linux | BBR share, tcplab | difference | BBR / CUBIC Mbit/s, "
-        "Linux | BBR / CUBIC Mbit/s, tcplab | retransmissions BBR / CUBIC, Linux | tcplab | "
-        "within 10 points |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| buffer | window s | BBR share, Linux | BBR share, tcplab | difference | "
+        "BBR / CUBIC Mbit/s, Linux | BBR / CUBIC Mbit/s, tcplab | "
+        "retransmissions BBR / CUBIC, Linux | tcplab | within 10 points |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for buffer, r in res.items():
         rows = r["rows"]
-        lm, lc = _ci([x["linux_share"] for x in rows])
-        sm, sc = _ci([x["tcplab_share"] for x in rows])
-        lspread = [min(x["linux_share"] for x in rows), max(x["linux_share"] for x in rows)]
-        sspread = [min(x["tcplab_share"] for x in rows), max(x["tcplab_share"] for x in rows)]
 
         def mbps(key: str, i: int, rows: list[dict[str, Any]] = rows) -> str:
             return f"{np.mean([x[key][i] for x in rows]) / 1e6:.2f}"
@@ -242,17 +236,30 @@ def table(res: dict[str, Any]) -> str:
         def rt(key: str, i: int, rows: list[dict[str, Any]] = rows) -> str:
             return f"{np.mean([x[key][i] for x in rows]):.0f}"
 
-        diff = 100 * (sm - lm)
-        lines.append(
-            f"| {buffer} ({r['queue']} pkts) | {100 * lm:.1f} ± {100 * lc:.1f} % "
-            f"({100 * lspread[0]:.1f}-{100 * lspread[1]:.1f}) | {100 * sm:.1f} ± {100 * sc:.1f} % "
-            f"({100 * sspread[0]:.1f}-{100 * sspread[1]:.1f}) | {diff:+.1f} points | "
-            f"{mbps('linux_goodput_bps', 0)} / {mbps('linux_goodput_bps', 1)} | "
-            f"{mbps('tcplab_goodput_bps', 0)} / {mbps('tcplab_goodput_bps', 1)} | "
-            f"{rt('linux_retrans', 0)} / {rt('linux_retrans', 1)} | "
-            f"{rt('tcplab_retrans', 0)} / {rt('tcplab_retrans', 1)} | "
-            f"{'yes' if abs(diff) <= 10 else 'no'} |"
-        )
+        for suffix, window in (("", WINDOW), ("_late", LATE_WINDOW)):
+            cells = []
+            means = []
+            for who in ("linux", "tcplab"):
+                xs = [x[f"{who}_share{suffix}"] for x in rows]
+                m, ci = mean_ci95(xs)
+                means.append(m)
+                cells.append(
+                    f"{100 * m:.1f} ± {100 * ci:.1f} % ({100 * min(xs):.1f}-{100 * max(xs):.1f})"
+                )
+            diff = round(100 * (means[1] - means[0]), 1) + 0.0
+            rates = (
+                f"{mbps('linux_goodput_bps', 0)} / {mbps('linux_goodput_bps', 1)} | "
+                f"{mbps('tcplab_goodput_bps', 0)} / {mbps('tcplab_goodput_bps', 1)} | "
+                f"{rt('linux_retrans', 0)} / {rt('linux_retrans', 1)} | "
+                f"{rt('tcplab_retrans', 0)} / {rt('tcplab_retrans', 1)}"
+                if suffix == ""
+                else "| | |"
+            )
+            lines.append(
+                f"| {buffer} ({r['queue']} pkts) | {window[0]:g}-{window[1]:g} | {cells[0]} | "
+                f"{cells[1]} | {diff:+.1f} points | {rates} | "
+                f"{'yes' if abs(diff) <= 10 else 'no'} |"
+            )
     return "\n".join(lines)
 
 
@@ -265,7 +272,9 @@ def figure(res: dict[str, Any], path: Path) -> None:
     import matplotlib.pyplot as plt
 
     edges = np.arange(0.0, WINDOW[1] + 1e-9, BIN_S)
-    fig, axes = plt.subplots(len(res), 2, figsize=(11, 3.2 * len(res)), sharex=True, sharey=True)
+    fig, axes = plt.subplots(
+        len(res), 2, figsize=(11, 3.2 * len(res)), sharex=True, sharey=True, squeeze=False
+    )
     colours = {"bbr": "tab:blue", "cubic": "tab:red"}
     for row_axes, (buffer, r) in zip(axes, res.items(), strict=True):
         for ax, who in zip(row_axes, ("linux", "tcplab"), strict=True):
@@ -284,7 +293,7 @@ def figure(res: dict[str, Any], path: Path) -> None:
             ax.axvspan(0, WINDOW[0], color="0.9", zorder=0)
             name = "Linux (kernel, tcplab emu)" if who == "linux" else "tcplab (stack = linux)"
             ax.set_title(f"{name}, {buffer} buffer ({r['queue']} packets)", fontsize=10)
-            ax.set_ylim(0, RATE_BPS / 1e6 * 1.05)
+            ax.set_ylim(0, RATE_BPS / 1e6 * 1.15)
             ax.grid(alpha=0.3)
         row_axes[0].set_ylabel("throughput (Mbit/s, 1 s bins)")
     for ax in axes[-1]:
@@ -321,7 +330,8 @@ def main(argv: list[str] | None = None) -> None:
         for x in r["rows"]:
             print(
                 f"{buffer} run {x['run']}: BBR share linux {100 * x['linux_share']:.1f} % "
-                f"tcplab {100 * x['tcplab_share']:.1f} %, "
+                f"tcplab {100 * x['tcplab_share']:.1f} % (from {LATE_WINDOW[0]:g} s: "
+                f"{100 * x['linux_share_late']:.1f} / {100 * x['tcplab_share_late']:.1f} %), "
                 f"CUBIC started {1e3 * x['offset_s']:.1f} ms later, "
                 f"load {x['load'][0]:.1f}-{x['load'][1]:.1f}, emulator lateness p99 "
                 f"{x['lateness_us']['p99']:.0f} µs max {x['lateness_us']['max']:.0f} µs"
