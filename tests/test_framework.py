@@ -183,3 +183,51 @@ def test_sweep_order_matches_serial() -> None:
         s["flows"][0]["bytes_delivered"] for s in ser
     ]
     assert len({s["flows"][0]["bytes_delivered"] for s in par}) > 1
+
+
+def _fake_paper(value: float) -> Any:
+    """A reproduction module of one check (``value``) that notes the process it ran in."""
+    import os
+    import types
+
+    module = types.ModuleType(f"fake_paper_{value:g}")
+
+    def reproduce(report: Report, jobs: int | None) -> None:
+        report.check("value", Within(value, abs=0.5), value + 0.25, unit="x")
+        report.section("where", f"pid {os.getpid()}")
+
+    module.reproduce = reproduce  # type: ignore[attr-defined]
+    return module
+
+
+def test_reproduce_all_runs_papers_side_by_side_with_the_same_results(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``reproduce all`` with two workers runs the papers in worker processes (so one paper's
+    serial analysis overlaps another's runs) and writes what one worker writes, printed in the
+    papers' order."""
+    import os
+    import sys
+
+    import tcplab.papers as papers
+
+    fakes = {"p-one": 1.0, "p-two": 2.0, "p-three": 3.0}
+    table = {}
+    for paper, value in fakes.items():
+        module = _fake_paper(value)
+        monkeypatch.setitem(sys.modules, module.__name__, module)
+        table[paper] = (module.__name__, f"Fake paper {paper}")
+    monkeypatch.setattr(papers, "PAPERS", table)
+    outs = {}
+    for jobs in ("1", "2"):
+        out = tmp_path / f"jobs{jobs}"
+        assert main(["reproduce", "all", "--quick", "--jobs", jobs, "--out", str(out)]) == 0
+        printed = [line.split(":")[0] for line in capsys.readouterr().out.splitlines()]
+        assert printed[:3] == list(fakes)
+        outs[jobs] = {
+            p: json.loads((out / p / "results.json").read_text())["comparisons"] for p in fakes
+        }
+        pids = {(out / p / "report.md").read_text().split("pid ")[1].split()[0] for p in fakes}
+        assert (str(os.getpid()) in pids) == (jobs == "1")
+        assert (out / "index.html").exists()
+    assert outs["1"] == outs["2"]
