@@ -13,7 +13,7 @@ import json
 import math
 import os
 import sys
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -787,68 +787,9 @@ def _cmd_scenarios(args: argparse.Namespace) -> int:
 # -- tcplab reproduce / model ------------------------------------------------------------------
 
 
-def _reproduce_paper(paper: str, args: argparse.Namespace) -> Any:
-    """One paper of ``tcplab reproduce``: run it and write its report; returns the report."""
+def _cmd_reproduce(args: argparse.Namespace) -> int:
     from tcplab.papers import LINUX, PAPERS, load
     from tcplab.report.checks import Report
-
-    _, title = PAPERS[paper]
-    report = Report(paper, title, Path(args.out) / paper, quick=args.quick)
-    with cli_plot.reproducing(report, args.jobs):
-        if args.linux and paper in LINUX:
-            load(paper, linux=True).reproduce(report, jobs=args.jobs)
-        else:
-            module = load(paper)
-            if args.linux:
-                report.section(
-                    "Real Linux TCP (--linux)",
-                    "This reproduction has no real-stack section yet.",
-                )
-            module.reproduce(report, jobs=args.jobs)
-    report.write()
-    return report
-
-
-def _reproduce_paper_apart(paper: str, args: argparse.Namespace) -> Any:
-    """:func:`_reproduce_paper` in a worker process: the report comes back without its
-    ``data`` (written to results.json already; only the headline, checks and figures are
-    read from it here)."""
-    report = _reproduce_paper(paper, args)
-    report.data = {}
-    return report
-
-
-def _reproduce_papers(papers: list[str], args: argparse.Namespace) -> Iterator[Any]:
-    """The reports of ``papers``, in that order. Several papers at once (each in its own
-    process, each with its own pool of ``--jobs`` workers) when there are several, more than
-    one worker and nothing shared between them (no store, cluster or real-time section): a
-    paper's serial analysis and plotting and the tail of its sweeps then overlap another
-    paper's runs, so every core stays busy. The costliest papers start first."""
-    from concurrent.futures import ProcessPoolExecutor
-
-    from tcplab.campaign.single import default_jobs, stop_pool
-    from tcplab.papers import COST_ORDER
-
-    jobs = args.jobs or default_jobs()
-    shared = args.linux or getattr(args, "store", None) or getattr(args, "cluster", None)
-    if len(papers) < 2 or jobs < 2 or shared:
-        for paper in papers:
-            yield _reproduce_paper(paper, args)
-        return
-    pool = ProcessPoolExecutor(max_workers=min(jobs, len(papers)))
-    try:
-        order = sorted(papers, key=lambda p: COST_ORDER.index(p) if p in COST_ORDER else -1)
-        futures = {p: pool.submit(_reproduce_paper_apart, p, args) for p in order}
-        for paper in papers:
-            yield futures[paper].result()
-    except BaseException:
-        stop_pool(pool)
-        raise
-    pool.shutdown()
-
-
-def _cmd_reproduce(args: argparse.Namespace) -> int:
-    from tcplab.papers import PAPERS
 
     if args.paper == "all":
         papers = list(PAPERS)
@@ -869,10 +810,23 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
 
     reports = []
     with using_options(args):
-        for report in _reproduce_papers(papers, args):
+        for paper in papers:
+            _, title = PAPERS[paper]
+            report = Report(paper, title, Path(args.out) / paper, quick=args.quick)
+            with cli_plot.reproducing(report, args.jobs):
+                if args.linux and paper in LINUX:
+                    load(paper, linux=True).reproduce(report, jobs=args.jobs)
+                else:
+                    module = load(paper)
+                    if args.linux:
+                        report.section(
+                            "Real Linux TCP (--linux)",
+                            "This reproduction has no real-stack section yet.",
+                        )
+                    module.reproduce(report, jobs=args.jobs)
+            path = report.write()
             reports.append(report)
-            path = report.out_dir / "report.md"
-            print(f"{report.paper}: {report.headline()}; report: {path}")
+            print(f"{paper}: {report.headline()}; report: {path}")
             for c in report.comparisons:
                 if c.verdict in ("misses", "inconclusive") and c.kind != "context":
                     print(

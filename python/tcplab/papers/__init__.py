@@ -11,7 +11,7 @@ from __future__ import annotations
 import importlib
 from types import ModuleType
 
-__all__ = ["COST_ORDER", "LINUX", "PAPERS", "load"]
+__all__ = ["LINUX", "PAPERS", "load"]
 
 #: paper id → (module, title)
 PAPERS: dict[str, tuple[str, str]] = {
@@ -33,18 +33,6 @@ PAPERS: dict[str, tuple[str, str]] = {
         "Ito 2008: TCP throughput upper bound in a combined network-terminal system",
     ),
 }
-
-
-#: The papers by the CPU time of their full reproduction, costliest first (measured with
-#: ``bench/reproduce_cost.py``): ``reproduce all`` starts them in this order when it runs
-#: several at once, so the longest one does not start last.
-COST_ORDER: tuple[str, ...] = (
-    "qos-tcp-wlan",
-    "throughput-bound",
-    "sto-3g",
-    "spoofing-satellite",
-    "asymmetric-link",
-)
 
 
 #: paper id → the module whose ``reproduce(report, jobs)`` adds real Linux hosts (``--linux``)
