@@ -3,6 +3,8 @@ of the qos-tcp-wlan reproduction, at reduced scale."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 pytest.importorskip("tcplab._core")
@@ -206,7 +208,9 @@ def test_handover_runs_measure_each_configuration_once(monkeypatch: pytest.Monke
 
     ran: list[int] = []
 
-    def counted(cfgs, jobs=None, columns=False):  # type: ignore[no-untyped-def]
+    def counted(
+        cfgs: list[dict[str, Any]], jobs: int | None = None, columns: bool = False
+    ) -> list[dict[str, Any]]:
         ran.append(len(cfgs))
         return run_configs(cfgs, jobs=jobs, columns=columns)
 
