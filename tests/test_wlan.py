@@ -3,6 +3,8 @@ of the qos-tcp-wlan reproduction, at reduced scale."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 pytest.importorskip("tcplab._core")
@@ -197,3 +199,30 @@ def test_paper_testbed_channel_is_the_devices_retry_limit_without_station_bursts
     assert errors(cfg) == [0, 0, 0, 0]  # three background stations and the terminal
     bursty = handover_config("newreno", channel="testbed", **kw, burst=paper.STATION_BURSTS)
     assert sum(errors(bursty)) > 0
+
+
+def test_handover_runs_measure_each_configuration_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A section that repeats another's handover setting reuses its measurement: nothing is
+    run again, and the measurement is the one a fresh run gives (runs are deterministic)."""
+    import numpy as np
+
+    ran: list[int] = []
+
+    def counted(
+        cfgs: list[dict[str, Any]], jobs: int | None = None, columns: bool = False
+    ) -> list[dict[str, Any]]:
+        ran.append(len(cfgs))
+        return run_configs(cfgs, jobs=jobs, columns=columns)
+
+    monkeypatch.setattr(paper, "run_configs", counted)
+    monkeypatch.setattr(paper, "_MEASURED", {})
+    kw = {"n_ap1": 1, "n_ap2": 1, "walk_start_s": 4.0, "walk_s": 6.0, "duration_s": 25.0}
+    first = paper.handover_runs([1], 1, 3e6, channels=("testbed",), **kw)
+    again = paper.handover_runs([1], 1, 3e6, channels=("testbed",), **kw)
+    monkeypatch.setattr(paper, "_MEASURED", {})
+    fresh = paper.handover_runs([1], 1, 3e6, channels=("testbed",), **kw)
+    assert ran == [2, 0, 2]
+    for key, rows in first.items():
+        assert again[key][0] is rows[0]
+        for name, value in rows[0].items():
+            np.testing.assert_array_equal(np.asarray(fresh[key][0][name]), np.asarray(value))
