@@ -809,10 +809,14 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
     from tcplab.campaign.run import using_options
 
     reports = []
+    index = Path(args.out) / "index.html"
+    if args.paper == "all" and index.is_file():
+        index.unlink()  # written again once every paper is done
     with using_options(args):
         for paper in papers:
             _, title = PAPERS[paper]
             report = Report(paper, title, Path(args.out) / paper, quick=args.quick)
+            report.clear_outputs()
             with cli_plot.reproducing(report, args.jobs):
                 if args.linux and paper in LINUX:
                     load(paper, linux=True).reproduce(report, jobs=args.jobs)
