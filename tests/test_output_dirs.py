@@ -159,3 +159,18 @@ def test_an_interrupted_reproduction_leaves_no_earlier_results(
     names = sorted(p.name for p in folder.iterdir())
     assert names == ["fig_new.png", "mine.txt"], names
     assert (tmp_path / "out" / "outside.png").exists()
+
+
+def test_an_installed_package_records_the_commit_its_core_was_built_from(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An installed wheel has no git work tree beside it: its provenance said ``unknown``."""
+    import re
+
+    from tcplab import version
+
+    # where a wheel's files live: no crates/ beside the package, no git work tree around it
+    monkeypatch.setattr(version, "__file__", str(tmp_path / "site-packages/tcplab/version.py"))
+    commit = version.build()
+    assert re.fullmatch(r"[0-9a-f]{40}(-dirty)?", commit), commit
+    assert commit == core.__build_commit__
