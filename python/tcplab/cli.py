@@ -462,7 +462,7 @@ def _cmd_emu(args: argparse.Namespace) -> int:
     emu.check_path(data, source)
     config = scenario.to_config(seed=args.seed, out_dir=args.out)
     if args.out:
-        Path(args.out).mkdir(parents=True, exist_ok=True)
+        emu.prepare_out(Path(args.out))  # one emulation per output directory
     sysctls: dict[str, str] = {}
     for item in args.sysctl:
         key, sep, value = item.partition("=")
