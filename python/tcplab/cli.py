@@ -461,8 +461,6 @@ def _cmd_emu(args: argparse.Namespace) -> int:
     scenario = parse_scenario(data, source)
     emu.check_path(data, source)
     config = scenario.to_config(seed=args.seed, out_dir=args.out)
-    if args.out:
-        emu.prepare_out(Path(args.out))  # one emulation per output directory
     sysctls: dict[str, str] = {}
     for item in args.sysctl:
         key, sep, value = item.partition("=")
@@ -476,6 +474,9 @@ def _cmd_emu(args: argparse.Namespace) -> int:
         return _fail(reason, 1)
     # Test hook: make the emulator panic after N packets (tests/test_emu.py).
     panic_after = os.environ.get("TCPLAB_EMU_TEST_PANIC_AFTER")
+    if args.out:
+        # one emulation per output directory (only once it is sure to run)
+        emu.prepare_out(Path(args.out))
     try:
         status, summary = emu.run_command(
             config,
