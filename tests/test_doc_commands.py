@@ -173,3 +173,18 @@ def test_the_readme_cheap_commands_run_verbatim(tmp_path: Path) -> None:
         )
         assert done.returncode == 0, f"README.md:{line}: {command}\n{done.stderr}"
         assert "Traceback" not in done.stderr, f"README.md:{line}: {done.stderr}"
+
+
+def test_no_documented_install_fetches_tcplab_from_a_package_index() -> None:
+    """tcplab is installed from its source (``pip install .``, ``'.[cluster]'``, a wheel built
+    from it): ``pip install tcplab`` would fetch whatever a package index has by that name."""
+    by_name = re.compile(
+        r"""pip install\s+(?:-\S+\s+)*['"]?tcplab(?:\[[^\]]*\])?['"]?(?:[\s)`]|$)"""
+    )
+    wrong = [
+        f"{path.name}:{no}: {text}"
+        for path in doc_files()
+        for no, text in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if by_name.search(text)
+    ]
+    assert not wrong, wrong

@@ -428,3 +428,35 @@ def test_a_device_that_vanishes_ends_the_emulation(tmp_path: Path, clean: object
             proc.communicate()
     assert proc.returncode == 1, err
     assert "reading the server side's TUN device" in err
+
+
+@needs_emu
+def test_an_emulation_into_a_used_directory_leaves_nothing_of_the_earlier_one(
+    tmp_path: Path, clean: object
+) -> None:
+    """Two emulations into one ``--out`` left the first one's capture beside the second's
+    summary (found running the docs' commands in order)."""
+    toml = tmp_path / "s.toml"
+    toml.write_text(LINK)
+    out = tmp_path / "out"
+    out.mkdir()
+    old = out / "radio-both.pcap"
+    old.write_bytes(b"an earlier emulation's capture")
+    (out / "links.parquet").write_bytes(b"earlier")
+    (out / "summary.json").write_text(json.dumps({"pcaps": [str(old)]}))
+    (out / "mine.txt").write_text("not tcplab's")
+    r = subprocess.run(
+        [sys.executable, "-m", "tcplab", "emu", str(toml), "--out", str(out), "--pcap", "0",
+         "--quiet", "--", "true"],
+        capture_output=True, text=True, timeout=60, env={**os.environ, "TCPLAB_EMU_TAG": TAG},
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    names = sorted(p.name for p in out.iterdir())
+    assert names == [
+        "connections.parquet", "link0-both.pcap", "links.parquet", "mine.txt",
+        "retransmissions.parquet", "summary.json",
+    ] or names == [
+        "link0-both.pcap", "links.parquet", "mine.txt", "retransmissions.parquet", "summary.json",
+    ], names  # fmt: skip
+    assert json.loads((out / "summary.json").read_text())["pcaps"] == [str(out / "link0-both.pcap")]
+    assert (out / "links.parquet").read_bytes() != b"earlier"

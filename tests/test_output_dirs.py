@@ -127,3 +127,50 @@ def test_an_analysis_into_a_used_directory_keeps_no_earlier_figures(
     capsys.readouterr()
     assert not stale.exists() and (out / "mine.png").exists()
     assert (out / "summary.json").exists() and list(out.glob("conn*-tseq.png"))
+
+
+def test_an_interrupted_reproduction_leaves_no_earlier_results(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A reproduction interrupted in a directory holding a finished one: the finished one's
+    results.json, reports and figures must not sit beside the new figures."""
+    from tcplab import papers
+    from tcplab.report import plots
+
+    folder = tmp_path / "out" / "sto-3g"
+    folder.mkdir(parents=True)
+    old = {"paper": "sto-3g", "figures": ["fig_old.png", "../outside.png"], "passed": True}
+    (folder / "results.json").write_text(json.dumps(old))
+    for name in ("report.md", "report.html", "fig_old.png", "mine.txt"):
+        (folder / name).write_text("earlier")
+    (tmp_path / "out" / "outside.png").write_text("not in the paper's folder")
+
+    def interrupted(report: object, jobs: object = None) -> None:
+        import matplotlib.pyplot as plt
+
+        fig, _ = plt.subplots()
+        plots.save(fig, folder / "fig_new.png")
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(papers.load("sto-3g"), "reproduce", interrupted)
+    status = main(["reproduce", "sto-3g", "--quick", "--out", str(tmp_path / "out")])
+    capsys.readouterr()
+    assert status == 130
+    names = sorted(p.name for p in folder.iterdir())
+    assert names == ["fig_new.png", "mine.txt"], names
+    assert (tmp_path / "out" / "outside.png").exists()
+
+
+def test_an_installed_package_records_the_commit_its_core_was_built_from(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An installed wheel has no git work tree beside it: its provenance said ``unknown``."""
+    import re
+
+    from tcplab import version
+
+    # where a wheel's files live: no crates/ beside the package, no git work tree around it
+    monkeypatch.setattr(version, "__file__", str(tmp_path / "site-packages/tcplab/version.py"))
+    commit = version.build()
+    assert re.fullmatch(r"[0-9a-f]{40}(-dirty)?", commit), commit
+    assert commit == core.__build_commit__

@@ -461,8 +461,6 @@ def _cmd_emu(args: argparse.Namespace) -> int:
     scenario = parse_scenario(data, source)
     emu.check_path(data, source)
     config = scenario.to_config(seed=args.seed, out_dir=args.out)
-    if args.out:
-        Path(args.out).mkdir(parents=True, exist_ok=True)
     sysctls: dict[str, str] = {}
     for item in args.sysctl:
         key, sep, value = item.partition("=")
@@ -476,6 +474,9 @@ def _cmd_emu(args: argparse.Namespace) -> int:
         return _fail(reason, 1)
     # Test hook: make the emulator panic after N packets (tests/test_emu.py).
     panic_after = os.environ.get("TCPLAB_EMU_TEST_PANIC_AFTER")
+    if args.out:
+        # one emulation per output directory (only once it is sure to run)
+        emu.prepare_out(Path(args.out))
     try:
         status, summary = emu.run_command(
             config,
@@ -809,10 +810,14 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
     from tcplab.campaign.run import using_options
 
     reports = []
+    index = Path(args.out) / "index.html"
+    if args.paper == "all" and index.is_file():
+        index.unlink()  # written again once every paper is done
     with using_options(args):
         for paper in papers:
             _, title = PAPERS[paper]
             report = Report(paper, title, Path(args.out) / paper, quick=args.quick)
+            report.clear_outputs()
             with cli_plot.reproducing(report, args.jobs):
                 if args.linux and paper in LINUX:
                     load(paper, linux=True).reproduce(report, jobs=args.jobs)

@@ -3,6 +3,8 @@ slow to import."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 __all__ = ["build", "version"]
 
 
@@ -18,13 +20,28 @@ def version() -> str:
 
 
 def build() -> str:
-    """The git commit of the source tree this package runs from (an editable install or a
-    checkout), with ``-dirty`` when tracked files differ from it; ``unknown`` when the package
-    is not in a git work tree (an installed wheel) or git is missing."""
-    import subprocess
-    from pathlib import Path
+    """The git commit of the source this package runs from, with ``-dirty`` when tracked files
+    differ from it. From a source tree (an editable install or a checkout) git is asked now;
+    an installed wheel has no work tree beside it, so the commit recorded when its extension
+    was built is given (``unknown`` when it was built without git, e.g. from a source
+    archive)."""
 
     here = Path(__file__).resolve().parent
+    if (here.parent.parent / "crates" / "tcplab-py").is_dir():
+        commit = _git_commit(here)
+        if commit is not None:
+            return commit
+    try:
+        from tcplab import _core
+    except ImportError:
+        return "unknown"
+    return str(getattr(_core, "__build_commit__", "unknown"))
+
+
+def _git_commit(here: Path) -> str | None:
+    """``git rev-parse HEAD`` of the source tree holding ``here`` (``-dirty`` appended when
+    tracked files of the package differ), or None without git."""
+    import subprocess
 
     def git(*args: str) -> str:
         done = subprocess.run(
@@ -38,5 +55,5 @@ def build() -> str:
         commit = git("rev-parse", "HEAD")
         dirty = git("status", "--porcelain", "--untracked-files=no", "--", ".", "../../crates")
     except (OSError, subprocess.SubprocessError):
-        return "unknown"
+        return None
     return commit + ("-dirty" if dirty else "")

@@ -363,5 +363,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(trace_load, m)?)?;
     m.add_function(wrap_pyfunction!(leo_slots, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    // build.rs: the git commit of the source it was built from
+    m.add("__build_commit__", env!("TCPLAB_BUILD_COMMIT"))?;
     Ok(())
 }

@@ -840,9 +840,36 @@ def _write_endpoint_tables(ep: dict[str, Any], out: Path) -> None:
     write_parquet(pa.table(ts), out / "timeseries.parquet")
 
 
+#: The tables ``tcplab emu --out`` writes (the last three only with a tcplab endpoint).
+EMU_TABLES = ("links", "connections", "retransmissions", "flows", "events", "timeseries")
+
+
+def prepare_out(out: Path) -> None:
+    """Create ``out`` and remove an earlier emulation's outputs from it before this one starts:
+    ``summary.json`` first (it marks a complete output), then the tables and the captures that
+    ``summary.json`` lists, so the directory never holds two emulations' files; files that are
+    not tcplab's stay."""
+    out.mkdir(parents=True, exist_ok=True)
+    summary = out / "summary.json"
+    try:
+        listed = json.loads(summary.read_text("utf-8")).get("pcaps") or []
+    except (OSError, ValueError, AttributeError):
+        listed = []
+    summary.unlink(missing_ok=True)
+    for name in EMU_TABLES:
+        (out / f"{name}.parquet").unlink(missing_ok=True)
+    here = out.resolve()
+    for name in listed:
+        # recorded as given (relative to the working directory, or absolute), or relative to
+        # out: only a file in out itself is removed
+        for path in {Path(str(name)), out / str(name)}:
+            if path.resolve().parent == here and path.is_file():
+                path.unlink()
+
+
 def write_outputs(summary: dict[str, Any], out: Path) -> None:
-    """``summary.json`` and the Parquet tables ``links``, ``connections``, ``retransmissions``;
-    with a tcplab endpoint also its ``flows``, ``events`` and ``timeseries``."""
+    """The Parquet tables ``links``, ``connections``, ``retransmissions`` (with a tcplab
+    endpoint also its ``flows``, ``events`` and ``timeseries``), then ``summary.json``."""
     import pyarrow as pa
 
     from tcplab.results import write_parquet
@@ -859,7 +886,6 @@ def write_outputs(summary: dict[str, Any], out: Path) -> None:
         "segments": len(rtx.get("spurious", [])),
         "spurious": sum(1 for s in rtx.get("spurious", []) if s),
     }
-    (out / "summary.json").write_text(json.dumps(doc, indent=2) + "\n")
     links = summary["links"]
     keys = sorted({k for row in links for k in row})
     write_parquet(pa.table({k: [row.get(k) for row in links] for k in keys}), out / "links.parquet")
@@ -867,3 +893,7 @@ def write_outputs(summary: dict[str, Any], out: Path) -> None:
     if conns:
         write_parquet(pa.Table.from_pylist(conns), out / "connections.parquet")
     write_parquet(pa.table(rtx), out / "retransmissions.parquet")
+    # last, and under a temporary name: summary.json marks a complete output
+    tmp = out / ".summary.json.tmp"
+    tmp.write_text(json.dumps(doc, indent=2) + "\n")
+    tmp.replace(out / "summary.json")

@@ -546,6 +546,26 @@ class Report:
                 text += f"; {name}: {k[kind]['holds']} of {k[kind]['total']} hold"
         return text
 
+    def clear_outputs(self) -> None:
+        """Remove an earlier reproduction's outputs from ``out_dir`` before this one starts:
+        ``results.json`` first (it marks a complete reproduction), then ``report.md``,
+        ``report.html`` and the figures its ``results.json`` lists. An interrupted
+        reproduction therefore never sits beside an earlier complete one's results; files
+        that are not the reproduction's stay."""
+        results = self.out_dir / "results.json"
+        figures: list[str] = []
+        try:
+            listed = json.loads(results.read_text(encoding="utf-8")).get("figures", [])
+            figures = [f for f in listed if isinstance(f, str)]
+        except (OSError, ValueError, AttributeError):
+            pass
+        results.unlink(missing_ok=True)
+        for name in ("report.md", "report.html", *figures):
+            path = self.out_dir / name
+            # a figure is a file in out_dir itself: a listed name is never a path out of it
+            if path.parent == self.out_dir and path.is_file():
+                path.unlink()
+
     def write(self) -> Path:
         self.out_dir.mkdir(parents=True, exist_ok=True)
         lines = [f"# {self.title}", ""]
@@ -591,9 +611,12 @@ class Report:
             "figures": [n for n, _ in self.figures],
             "data": self.data,
         }
-        (self.out_dir / "results.json").write_text(
+        # last, and under a temporary name: results.json marks a complete reproduction
+        tmp = self.out_dir / ".results.json.tmp"
+        tmp.write_text(
             json.dumps(results, indent=2, default=_json_default) + "\n", encoding="utf-8"
         )
+        tmp.replace(self.out_dir / "results.json")
         return path
 
 
