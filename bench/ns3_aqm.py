@@ -40,7 +40,7 @@ import numpy as np
 BENCH = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH))
 
-from ns3_bbr import RCV_BUF_BYTES, SND_BUF_BYTES  # noqa: E402
+from ns3_bbr import testbed_args  # noqa: E402
 from ns3_prr import ns3_binary  # noqa: E402
 
 _BASE = "cc=cubic,rtt=40ms,queue=1000,duration=15s"
@@ -96,26 +96,7 @@ def ns3_run(binary: Path, case: Any, seed: int, cache: Path | None) -> dict[str,
         if path.exists():
             cached: dict[str, Any] = json.loads(path.read_text())
             return cached
-    cmd = [
-        str(binary),
-        f"--duration={case.duration_s:g}",
-        f"--seed={seed}",
-        # 1500-byte IP packets leave at the case's rate behind ns-3's 2-byte PPP header.
-        f"--rate={round(case.rate_bps * 1502 / 1500)}bps",
-        f"--delay={case.delay_ns}ns",
-        f"--queue={case.queue}",
-        f"--loss={case.loss:g}",
-        f"--cc={case.cc}",
-        "--minRto=0.2",
-        "--delAckTimeout=0.04",
-        f"--bufBytes={RCV_BUF_BYTES}",
-        f"--sndBufBytes={SND_BUF_BYTES}",
-        f"--warmup={case.warmup_s:g}",
-        "--sampleMs=20",
-        "--verbose=0",
-        f"--aqm={case.aqm}",
-        f"--ecn={int(case.ecn)}",
-    ]
+    cmd = [str(binary), *testbed_args(case, seed), f"--aqm={case.aqm}", f"--ecn={int(case.ecn)}"]
     if case.aqm == "red":
         qmin, qmax, w = red_parameters(case.queue)
         cmd += [

@@ -434,9 +434,6 @@ def aqm_report(rows: list[dict[str, Any]]) -> str:
     if not rows:
         return ""
 
-    def mark(v: bool | None) -> str:
-        return "n/a" if v is None else ("✓" if v else "✗")
-
     names = ("goodput_10", "qdelay_p50", "qdelay_p99", "drops", "marks")
     lines = [
         "Managed queues (data direction; means over runs): goodput within 10 %, queueing delay "
@@ -457,14 +454,10 @@ def aqm_report(rows: list[dict[str, Any]]) -> str:
             f"{r['linux_qdelay_p99_ms']:.2f} / {r['tcplab_qdelay_p99_ms']:.2f} | "
             f"{r['linux_drops']:.1f} / {r['tcplab_drops']:.1f} | "
             f"{r['linux_marks']:.1f} / {r['tcplab_marks']:.1f} | "
-            + " | ".join(mark(t[n]) for n in names)
+            + " | ".join(_mark(t[n]) for n in names)
             + " |"
         )
-    met = []
-    for n in names:
-        vals = [r["aqm_targets"][n] for r in rows if r["aqm_targets"][n] is not None]
-        met.append(f"{n} {sum(vals)}/{len(vals)}")
-    lines += ["", "Managed-queue targets met: " + ", ".join(met) + ".", ""]
+    lines += ["", "Managed-queue targets met: " + _met(rows, names, "aqm_targets") + ".", ""]
     return "\n".join(lines)
 
 
@@ -492,9 +485,6 @@ def targets(row: dict[str, Any]) -> dict[str, bool | None]:
 def targets_report(rows: list[dict[str, Any]], stack: str) -> str:
     """A markdown table of ``rows`` with the validation targets, and the count met per target."""
 
-    def mark(v: bool | None) -> str:
-        return "n/a" if v is None else ("✓" if v else "✗")
-
     names = ("goodput", "retrans", "rtos", "ss_peak", "ss_exit")
     lines = [
         f"tcplab side: `--stack {stack}`. ± is the 95 % CI over runs (Student t).",
@@ -513,7 +503,7 @@ def targets_report(rows: list[dict[str, Any]], stack: str) -> str:
             f"{row['linux_timeouts']:.1f} / {row['tcplab_timeouts']:.1f} | "
             f"{row['linux_ss_peak']:.0f} / {row['tcplab_ss_peak']:.0f} | "
             f"{row['linux_ss_exit_s']:.2f} / {row['tcplab_ss_exit_s']:.2f} | "
-            + " | ".join(mark(t[n]) for n in names)
+            + " | ".join(_mark(t[n]) for n in names)
             + " |"
         )
     lines += ["", "Targets met: " + _met(rows, names) + ".", ""]
@@ -552,10 +542,15 @@ def targets_report(rows: list[dict[str, Any]], stack: str) -> str:
     return "\n".join(lines)
 
 
-def _met(rows: list[dict[str, Any]], names: tuple[str, ...]) -> str:
+def _mark(v: bool | None) -> str:
+    return "n/a" if v is None else ("✓" if v else "✗")
+
+
+def _met(rows: list[dict[str, Any]], names: tuple[str, ...], key: str = "targets") -> str:
+    """How many of ``rows`` meet each target in ``names`` (of those it applies to)."""
     met = []
     for n in names:
-        vals = [r["targets"][n] for r in rows if r["targets"][n] is not None]
+        vals = [r[key][n] for r in rows if r[key][n] is not None]
         met.append(f"{n} {sum(vals)}/{len(vals)}")
     return ", ".join(met)
 
