@@ -52,6 +52,23 @@ def test_case_aqm_and_ecn_keys() -> None:
     assert "aqm" not in link_config(10_000_000, 20_000_000, 100, 0.0, 1)["hops"][0]["fwd"]
 
 
+def test_every_case_discipline_passes_the_core_validator() -> None:
+    """Parity with ``validate.rs``: every ``aqm`` a case accepts, with and without ECN, gives a
+    simulated scenario and an emulated link the core's validator accepts."""
+    from tcplab import _core
+    from tcplab.real.validate.compare import tcplab_scenario
+    from tcplab.real.validate.netlab import link_config
+    from tcplab.scenario.aqm import KINDS
+    from tcplab.scenario.parse import parse_scenario
+
+    for kind in KINDS:
+        for ecn in ("0", "1") if kind != "droptail" else ("0",):
+            c = parse_case(f"cc=cubic,queue=1000,aqm={kind},ecn={ecn}", quick=True)
+            cfg = parse_scenario(tcplab_scenario(c, 1000)).to_config()
+            _core.validate(json.dumps(cfg))
+            _core.validate(json.dumps(link_config(20_000_000, 20_000_000, 1000, 0, 1, c.aqm_key)))
+
+
 def test_aqm_targets_rule() -> None:
     """Re-evaluates the managed-queue targets' rule on made-up numbers: delays within 20 % or
     1 ms, counts within 30 % (zero where Linux's is zero), marks n/a without ECN."""
