@@ -61,22 +61,13 @@ RCV_BUF_BYTES = 32 * 1024 * 1024
 SND_BUF_BYTES = 4 * 1024 * 1024
 
 
-def ns3_run(
-    binary: Path, case: Any, seed: int, timeout_s: float, cache: Path | None
-) -> dict[str, Any] | None:
-    """One ns-3 ``TcpBbr`` run of ``case`` (a validation ``Case``); None if it did not finish
-    within ``timeout_s`` seconds of wall time."""
-    path = None
-    if cache is not None:
-        name = f"{case.cc}_r{case.rate_bps}_d{case.delay_ns}_q{case.queue}_l{case.loss:g}"
-        path = cache / f"{name}_t{case.duration_s:g}_w{case.warmup_s:g}_s{seed}.json"
-        if path.exists():
-            cached: dict[str, Any] = json.loads(path.read_text())
-            return cached
-    cmd = [
-        str(binary),
+def testbed_args(case: Any, seed: int) -> list[str]:
+    """``p2p_bulk``'s arguments for ``case`` (a validation ``Case``) with the testbed's
+    settings (see the module doc) and ns-3 seed ``seed``."""
+    return [
         f"--duration={case.duration_s:g}",
         f"--seed={seed}",
+        # 1500-byte IP packets leave at the case's rate behind ns-3's 2-byte PPP header.
         f"--rate={round(case.rate_bps * 1502 / 1500)}bps",
         f"--delay={case.delay_ns}ns",
         f"--queue={case.queue}",
@@ -90,6 +81,21 @@ def ns3_run(
         "--sampleMs=20",
         "--verbose=0",
     ]
+
+
+def ns3_run(
+    binary: Path, case: Any, seed: int, timeout_s: float, cache: Path | None
+) -> dict[str, Any] | None:
+    """One ns-3 ``TcpBbr`` run of ``case`` (a validation ``Case``); None if it did not finish
+    within ``timeout_s`` seconds of wall time."""
+    path = None
+    if cache is not None:
+        name = f"{case.cc}_r{case.rate_bps}_d{case.delay_ns}_q{case.queue}_l{case.loss:g}"
+        path = cache / f"{name}_t{case.duration_s:g}_w{case.warmup_s:g}_s{seed}.json"
+        if path.exists():
+            cached: dict[str, Any] = json.loads(path.read_text())
+            return cached
+    cmd = [str(binary), *testbed_args(case, seed)]
     try:
         out = subprocess.run(
             cmd, check=True, capture_output=True, text=True, timeout=timeout_s

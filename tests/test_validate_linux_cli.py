@@ -27,9 +27,86 @@ def test_case_keys_units_and_defaults() -> None:
     assert parse_case("reno,40,0.001", quick=False).loss == 0.001  # the older CC,RTT_MS,LOSS
 
 
+def test_case_aqm_and_ecn_keys() -> None:
+    """``aqm`` names the data queue's discipline, ``ecn=1`` turns ECN on at both ends and in
+    the discipline; both reach the simulated scenario, which the core accepts."""
+    from tcplab.real.validate.compare import tcplab_scenario
+    from tcplab.real.validate.netlab import link_config
+    from tcplab.scenario.parse import parse_scenario
+
+    c = parse_case("cc=cubic,queue=1000,aqm=pie,ecn=1", quick=False)
+    assert (c.aqm, c.ecn) == ("pie", True) and c.label.endswith("aqm=pie ecn")
+    assert parse_case("aqm=codel", quick=False).aqm_key == {"kind": "codel", "ecn": False}
+    assert parse_case("aqm=droptail", quick=False).aqm_key == "droptail"
+    assert parse_case("rtt=40ms", quick=True).aqm is None
+    for stack in ("linux", "matched"):
+        sc = tcplab_scenario(c, 1000, stack=stack)
+        assert sc["path"][0]["down"]["aqm"] == {"kind": "pie", "ecn": True}
+        assert sc["flows"][0]["ecn"] is True
+        cfg = parse_scenario(sc).to_config()
+        assert cfg["hops"][0]["fwd"]["aqm"]["kind"] == "pie"
+        assert cfg["hops"][0]["fwd"]["aqm"]["ecn"] is True
+        assert "aqm" not in cfg["hops"][0]["rev"]
+    emu = link_config(10_000_000, 20_000_000, 1000, 0.0, 1, c.aqm_key)
+    assert emu["hops"][0]["fwd"]["aqm"]["kind"] == "pie"
+    assert "aqm" not in link_config(10_000_000, 20_000_000, 100, 0.0, 1)["hops"][0]["fwd"]
+
+
+def test_every_case_discipline_passes_the_core_validator() -> None:
+    """Parity with ``validate.rs``: every ``aqm`` a case accepts, with and without ECN, gives a
+    simulated scenario and an emulated link the core's validator accepts."""
+    from tcplab import _core
+    from tcplab.real.validate.compare import tcplab_scenario
+    from tcplab.real.validate.netlab import link_config
+    from tcplab.scenario.aqm import KINDS
+    from tcplab.scenario.parse import parse_scenario
+
+    for kind in KINDS:
+        for ecn in ("0", "1") if kind != "droptail" else ("0",):
+            c = parse_case(f"cc=cubic,queue=1000,aqm={kind},ecn={ecn}", quick=True)
+            cfg = parse_scenario(tcplab_scenario(c, 1000)).to_config()
+            _core.validate(json.dumps(cfg))
+            _core.validate(json.dumps(link_config(20_000_000, 20_000_000, 1000, 0, 1, c.aqm_key)))
+
+
+def test_aqm_targets_rule() -> None:
+    """Re-evaluates the managed-queue targets' rule on made-up numbers: delays within 20 % or
+    1 ms, counts within 30 % (zero where Linux's is zero), marks n/a without ECN."""
+    from tcplab.real.validate.run import aqm_targets
+
+    row = {
+        "ecn": True,
+        "linux_goodput": (10e6, 0.1e6),
+        "tcplab_goodput": (9.2e6, 0.1e6),
+        "linux_qdelay_p50_ms": 2.0,
+        "tcplab_qdelay_p50_ms": 2.9,
+        "linux_qdelay_p99_ms": 30.0,
+        "tcplab_qdelay_p99_ms": 37.0,
+        "linux_drops": 0.0,
+        "tcplab_drops": 0.0,
+        "linux_marks": 10.0,
+        "tcplab_marks": 13.0,
+    }
+    t = aqm_targets(row)
+    assert t == {
+        "goodput_10": True,
+        "qdelay_p50": True,
+        "qdelay_p99": False,
+        "drops": True,
+        "marks": True,
+    }
+    row.update(tcplab_drops=1.0, tcplab_marks=13.5, ecn=False)
+    t = aqm_targets(row)
+    assert t["drops"] is False and t["marks"] is None
+
+
 @pytest.mark.parametrize(
     ("spec", "message"),
     [
+        ("aqm=bfifo", "--case: aqm: must be one of droptail, codel, fq_codel, pie, red"),
+        ("aqm=red,ecn=yes", "--case: ecn: must be 0 or 1"),
+        ("ecn=1", "--case: ecn: needs an aqm that marks"),
+        ("aqm=droptail,ecn=1", "--case: ecn: needs an aqm that marks"),
         ("cc=vegas", "--case: cc: must be one of reno, cubic"),
         ("rate=10ms", "rate"),
         ("loss=2", "--case: loss: must be in [0, 1)"),

@@ -7,9 +7,10 @@
 // The settings actually in effect are read back from the live objects and printed
 // on stderr; stdout carries exactly one JSON line with the results.
 //
-// Parameters (defaults: the p2p-bulk scenario) let bench/ns3_prr.py and
-// bench/ns3_bbr.py vary the path (--rate, --delay, --queue, --loss on the data
-// direction), the TCP (--cc linuxreno|cubic|bbr, --recovery, --minRto,
+// Parameters (defaults: the p2p-bulk scenario) let bench/ns3_prr.py,
+// bench/ns3_bbr.py and bench/ns3_aqm.py vary the path (--rate, --delay, --queue, --loss
+// on the data direction; --aqm: a CoDel, FQ-CoDel, PIE or RED queue disc of --queue
+// packets on the data direction, with --ecn marking and ECN-capable TCPs), the TCP (--cc linuxreno|cubic|bbr, --recovery, --minRto,
 // --delAckTimeout, --bufBytes, --sndBufBytes) and what is measured (--warmup: goodput from
 // then on; --sampleMs: the sender's smoothed RTT sampled that often after the
 // warm-up, its median reported). Without --warmup and --sampleMs no extra
@@ -62,6 +63,7 @@ struct Counters
     Time srtt;                   // latest smoothed RTT of the sender
     std::vector<double> srttSamplesMs; // sampled after the warm-up
     uint64_t rxAtWarmup = 0;     // bytes received by the sink at --warmup
+    std::vector<double> sojournMs; // --aqm: each packet's time in the queue disc
 };
 
 Counters g;
@@ -132,6 +134,97 @@ SampleSrtt(Time every)
         g.srttSamplesMs.push_back(g.srtt.GetSeconds() * 1e3);
     }
     Simulator::Schedule(every, &SampleSrtt, every);
+}
+
+void
+Sojourn(Time t)
+{
+    g.sojournMs.push_back(t.GetSeconds() * 1e3);
+}
+
+// The q-quantile of v (nearest rank), -1 for none.
+double
+Quantile(std::vector<double> v, double q)
+{
+    if (v.empty())
+    {
+        return -1.0;
+    }
+    std::sort(v.begin(), v.end());
+    size_t i = static_cast<size_t>(q * static_cast<double>(v.size()));
+    return v[std::min(i, v.size() - 1)];
+}
+
+// The --aqm queue disc on the data direction, its parameters those of Linux's qdisc
+// defaults (as tcplab's `aqm` key fills them; RED's thresholds and weight come from
+// the caller, derived as iproute2's tc does).
+Ptr<QueueDisc>
+InstallAqm(Ptr<NetDevice> dev,
+           const std::string& aqm,
+           bool ecn,
+           uint32_t queue,
+           double redMin,
+           double redMax,
+           double redQw,
+           double redMaxP,
+           uint32_t redAvpkt,
+           const std::string& rate)
+{
+    TrafficControlHelper tch;
+    const std::string limit = std::to_string(queue) + "p";
+    if (aqm == "codel")
+    {
+        tch.SetRootQueueDisc("ns3::CoDelQueueDisc",
+                             "MaxSize", StringValue(limit),
+                             "Target", StringValue("5ms"),
+                             "Interval", StringValue("100ms"),
+                             "UseEcn", BooleanValue(ecn));
+    }
+    else if (aqm == "fq_codel")
+    {
+        tch.SetRootQueueDisc("ns3::FqCoDelQueueDisc",
+                             "MaxSize", StringValue(limit),
+                             "Target", StringValue("5ms"),
+                             "Interval", StringValue("100ms"),
+                             "Flows", UintegerValue(1024),
+                             "DropBatchSize", UintegerValue(64),
+                             "UseEcn", BooleanValue(ecn));
+    }
+    else if (aqm == "pie")
+    {
+        // sch_pie: target 15 ms, tupdate 15 ms, alpha 2/16, beta 20/16, 150 ms burst
+        // allowance, derandomisation and the drop-adjustment cap, marking only while the
+        // probability is at most 10 %.
+        tch.SetRootQueueDisc("ns3::PieQueueDisc",
+                             "MaxSize", StringValue(limit),
+                             "QueueDelayReference", StringValue("15ms"),
+                             "Tupdate", StringValue("15ms"),
+                             "A", DoubleValue(0.125),
+                             "B", DoubleValue(1.25),
+                             "MaxBurstAllowance", StringValue("150ms"),
+                             "UseDerandomization", BooleanValue(true),
+                             "UseCapDropAdjustment", BooleanValue(true),
+                             "MarkEcnThreshold", DoubleValue(0.1),
+                             "UseDequeueRateEstimator", BooleanValue(false),
+                             "UseEcn", BooleanValue(ecn));
+    }
+    else
+    {
+        // sch_red: byte thresholds, no gentle region, marks (not drops) above max with ECN.
+        tch.SetRootQueueDisc("ns3::RedQueueDisc",
+                             "MaxSize", StringValue(std::to_string(queue * redAvpkt) + "B"),
+                             "MeanPktSize", UintegerValue(redAvpkt),
+                             "MinTh", DoubleValue(redMin),
+                             "MaxTh", DoubleValue(redMax),
+                             "QW", DoubleValue(redQw),
+                             "LInterm", DoubleValue(1.0 / redMaxP),
+                             "LinkBandwidth", StringValue(rate),
+                             "Gentle", BooleanValue(false),
+                             "UseHardDrop", BooleanValue(false),
+                             "UseEcn", BooleanValue(ecn));
+    }
+    QueueDiscContainer qd = tch.Install(dev);
+    return qd.Get(0);
 }
 
 void
@@ -274,6 +367,13 @@ main(int argc, char* argv[])
     uint32_t sndBufBytes = 0;
     double warmup = 0.0;
     double sampleMs = 0.0;
+    std::string aqm = "none";
+    bool ecn = false;
+    double redMin = 0;
+    double redMax = 0;
+    double redQw = 0;
+    double redMaxP = 0.02;
+    uint32_t redAvpkt = 1000;
 
     CommandLine cmd(__FILE__);
     cmd.AddValue("duration", "Simulated duration in seconds", duration);
@@ -291,7 +391,20 @@ main(int argc, char* argv[])
     cmd.AddValue("sndBufBytes", "Send buffer, bytes [0: --bufBytes]", sndBufBytes);
     cmd.AddValue("warmup", "Goodput is also reported from this time on, seconds", warmup);
     cmd.AddValue("sampleMs", "Sample the smoothed RTT this often after --warmup, ms", sampleMs);
+    cmd.AddValue("aqm", "Data direction's queue disc: none, codel, fq_codel, pie or red", aqm);
+    cmd.AddValue("ecn", "ECN: the TCPs negotiate it and the queue disc marks", ecn);
+    cmd.AddValue("redMin", "--aqm=red: minimum threshold, bytes", redMin);
+    cmd.AddValue("redMax", "--aqm=red: maximum threshold, bytes", redMax);
+    cmd.AddValue("redQw", "--aqm=red: averaging weight", redQw);
+    cmd.AddValue("redMaxP", "--aqm=red: marking probability at the maximum", redMaxP);
+    cmd.AddValue("redAvpkt", "--aqm=red: average packet size, bytes", redAvpkt);
     cmd.Parse(argc, argv);
+    NS_ABORT_MSG_IF(aqm != "none" && aqm != "codel" && aqm != "fq_codel" && aqm != "pie" &&
+                        aqm != "red",
+                    "--aqm must be none, codel, fq_codel, pie or red");
+    NS_ABORT_MSG_IF(ecn && aqm == "none", "--ecn needs an --aqm");
+    NS_ABORT_MSG_IF(aqm == "red" && (redMin <= 0 || redMax <= redMin || redQw <= 0),
+                    "--aqm=red needs 0 < --redMin < --redMax and --redQw > 0");
     g_verbose = verbose;
     NS_ABORT_MSG_IF(duration <= 0, "--duration must be > 0");
     NS_ABORT_MSG_IF(seed == 0, "--seed must be >= 1");
@@ -337,6 +450,11 @@ main(int argc, char* argv[])
     Config::SetDefault("ns3::TcpSocketBase::Timestamp", BooleanValue(true));
     Config::SetDefault("ns3::TcpSocketBase::WindowScaling", BooleanValue(true));
     Config::SetDefault("ns3::TcpSocketBase::MinRto", TimeValue(Seconds(minRto)));
+    if (ecn)
+    {
+        // RFC 3168 at both ends (Linux's net.ipv4.tcp_ecn = 1 on the sender).
+        Config::SetDefault("ns3::TcpSocketBase::UseEcn", StringValue("On"));
+    }
 
     // ---- topology ----
     NodeContainer nodes;
@@ -345,17 +463,36 @@ main(int argc, char* argv[])
     PointToPointHelper p2p;
     p2p.SetDeviceAttribute("DataRate", StringValue(rate));
     p2p.SetChannelAttribute("Delay", StringValue(delay));
+    const bool managed = aqm != "none";
+    // With --aqm the device queues hold one packet and flow control is on: the queue
+    // discs (the AQM on node 0, a FIFO of --queue packets on node 1) hold the rest.
     p2p.SetQueue("ns3::DropTailQueue<Packet>",
                  "MaxSize",
-                 StringValue(std::to_string(queue) + "p"));
+                 StringValue(managed ? std::string("1p") : std::to_string(queue) + "p"));
     // With no queue disc, flow control would make the traffic-control layer drop
     // packets while the device queue is "stopped". Disable it so the 100-packet
     // DropTail device queue is the only queue and the only place packets are dropped.
-    p2p.DisableFlowControl();
+    if (!managed)
+    {
+        p2p.DisableFlowControl();
+    }
     NetDeviceContainer devices = p2p.Install(nodes);
 
     InternetStackHelper stack;
     stack.Install(nodes);
+    Ptr<QueueDisc> aqmDisc;
+    if (managed)
+    {
+        aqmDisc = InstallAqm(devices.Get(0), aqm, ecn, queue, redMin, redMax, redQw, redMaxP,
+                             redAvpkt, rate);
+        TrafficControlHelper fifo;
+        fifo.SetRootQueueDisc("ns3::FifoQueueDisc",
+                              "MaxSize", StringValue(std::to_string(queue) + "p"));
+        fifo.Install(devices.Get(1));
+        NS_ABORT_MSG_IF(!aqmDisc->TraceConnectWithoutContext("SojournTime",
+                                                             MakeCallback(&Sojourn)),
+                        "failed to connect SojournTime");
+    }
 
     Ipv4AddressHelper address;
     address.SetBase("10.1.1.0", "255.255.255.0");
@@ -364,7 +501,7 @@ main(int argc, char* argv[])
     // none, so no queue disc should be installed; remove any that is, and verify.
     Ipv4InterfaceContainer ifaces = address.Assign(devices);
     bool removedQdisc = false;
-    for (uint32_t i = 0; i < nodes.GetN(); ++i)
+    for (uint32_t i = 0; i < nodes.GetN() && !managed; ++i)
     {
         if (CountRootQueueDiscs(nodes.Get(i)) > 0)
         {
@@ -452,6 +589,14 @@ main(int argc, char* argv[])
     const uint64_t events = Simulator::GetEventCount();
 
     const uint64_t delivered = sink->GetTotalRx();
+    uint64_t aqmDrops = 0;
+    uint64_t aqmMarks = 0;
+    if (aqmDisc)
+    {
+        const QueueDisc::Stats& st = aqmDisc->GetStats();
+        aqmDrops = st.nTotalDroppedPackets;
+        aqmMarks = st.nTotalMarkedPackets;
+    }
     Simulator::Destroy();
 
     if (verbose)
@@ -465,7 +610,7 @@ main(int argc, char* argv[])
     const double goodput = static_cast<double>(delivered) * 8.0 / duration;
     const double goodputWarm =
         static_cast<double>(delivered - g.rxAtWarmup) * 8.0 / (duration - warmup);
-    char buf[1536];
+    char buf[2048];
     std::snprintf(buf,
                   sizeof(buf),
                   "{\"simulator\":\"ns-3\",\"ns3_version\":\"" P2P_NS3_VERSION "\","
@@ -476,7 +621,9 @@ main(int argc, char* argv[])
                   "\"fast_recoveries\":%llu,\"rto_losses\":%llu,\"initial_cwnd_bytes\":%u,"
                   "\"max_cwnd_bytes\":%u,\"events\":%llu,\"run_wall_s\":%.6f,"
                   "\"cc\":\"%s\",\"warmup_s\":%.9g,\"goodput_after_warmup_bps\":%.3f,"
-                  "\"srtt_median_ms\":%.6f}",
+                  "\"srtt_median_ms\":%.6f,\"aqm\":\"%s\",\"ecn\":%s,"
+                  "\"aqm_drops\":%llu,\"ecn_marks\":%llu,"
+                  "\"sojourn_p50_ms\":%.6f,\"sojourn_p99_ms\":%.6f}",
                   static_cast<unsigned long long>(delivered),
                   goodput,
                   duration,
@@ -496,7 +643,13 @@ main(int argc, char* argv[])
                   cc.c_str(),
                   warmup,
                   goodputWarm,
-                  Median(g.srttSamplesMs));
+                  Median(g.srttSamplesMs),
+                  aqm.c_str(),
+                  ecn ? "true" : "false",
+                  static_cast<unsigned long long>(aqmDrops),
+                  static_cast<unsigned long long>(aqmMarks),
+                  Quantile(g.sojournMs, 0.5),
+                  Quantile(g.sojournMs, 0.99));
     std::cout << buf << std::endl;
     return 0;
 }

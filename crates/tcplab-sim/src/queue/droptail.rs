@@ -6,55 +6,133 @@ use std::collections::VecDeque;
 use super::{Limit, QDrop, QOut, QPkt, QStats, Qdisc};
 use tcplab_tcp::Time;
 
-pub struct DropTail {
+/// The FIFO under every single-queue discipline (DropTail itself, PIE's
+/// queue, RED's child `pfifo`/`bfifo`): the packets, their bytes, the hard
+/// limit and the counters. A discipline decides what to mark or drop early;
+/// the FIFO takes what is left at the tail and gives packets out at the head.
+pub struct Fifo {
     q: VecDeque<QPkt>,
     bytes: u64,
     limit: Limit,
-    stats: QStats,
+    pub stats: QStats,
 }
 
-impl DropTail {
-    pub fn new(limit: Limit) -> DropTail {
-        DropTail {
+impl Fifo {
+    pub fn new(limit: Limit) -> Fifo {
+        Fifo {
             q: VecDeque::new(),
             bytes: 0,
             limit,
             stats: QStats::default(),
         }
     }
-}
 
-impl Qdisc for DropTail {
-    fn enqueue(&mut self, p: QPkt, _now: Time, out: &mut QOut) {
-        // sch_fifo.c: pfifo_enqueue(): qlen < limit, else qdisc_drop();
-        // bfifo_enqueue(): backlog + len <= limit.
-        if self.limit.admits(self.q.len(), self.bytes, p.bytes) {
-            self.bytes += p.bytes as u64;
-            self.q.push_back(p);
+    /// Whether a packet of `add` bytes fits under the limit.
+    #[inline]
+    pub fn admits(&self, add: u32) -> bool {
+        self.limit.admits(self.q.len(), self.bytes, add)
+    }
+
+    /// `p` onto the tail (the caller checked `admits`).
+    #[inline]
+    pub fn push(&mut self, p: QPkt) {
+        self.bytes += p.bytes as u64;
+        self.q.push_back(p);
+    }
+
+    /// A packet the limit refuses: counted and handed back to the owner.
+    #[inline]
+    pub fn drop_at_limit(&mut self, p: QPkt, out: &mut QOut) {
+        self.stats.drops_limit += 1;
+        out.dropped.push((p, QDrop::Limit));
+    }
+
+    /// A packet the discipline's control law discards: counted and handed
+    /// back to the owner.
+    #[inline]
+    pub fn drop_early(&mut self, p: QPkt, out: &mut QOut) {
+        self.stats.drops_aqm += 1;
+        out.dropped.push((p, QDrop::Aqm));
+    }
+
+    /// sch_fifo.c: pfifo_enqueue(): qlen < limit, else qdisc_drop();
+    /// bfifo_enqueue(): backlog + len <= limit.
+    #[inline]
+    pub fn enqueue_tail(&mut self, p: QPkt, out: &mut QOut) {
+        if self.admits(p.bytes) {
+            self.push(p);
         } else {
-            self.stats.drops_limit += 1;
-            out.dropped.push((p, QDrop::Limit));
+            self.drop_at_limit(p, out);
         }
     }
 
-    fn dequeue(&mut self, _now: Time, _out: &mut QOut) -> Option<QPkt> {
+    /// The head packet, if any.
+    #[inline]
+    pub fn pop(&mut self) -> Option<QPkt> {
         let p = self.q.pop_front()?;
         self.bytes -= p.bytes as u64;
         Some(p)
     }
 
-    fn len(&self) -> usize {
+    #[inline]
+    pub fn len(&self) -> usize {
         self.q.len()
     }
-    fn bytes(&self) -> u64 {
+
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.q.is_empty()
+    }
+
+    /// Bytes queued.
+    #[inline]
+    pub fn bytes(&self) -> u64 {
         self.bytes
     }
-    fn stats(&self) -> QStats {
-        self.stats
+}
+
+/// The `Qdisc` accessors of a discipline whose queue is the `Fifo` in its
+/// field `fifo`, and its configuration name.
+macro_rules! fifo_accessors {
+    ($name:literal) => {
+        fn len(&self) -> usize {
+            self.fifo.len()
+        }
+        fn bytes(&self) -> u64 {
+            self.fifo.bytes()
+        }
+        fn stats(&self) -> QStats {
+            self.fifo.stats
+        }
+        fn name(&self) -> &'static str {
+            $name
+        }
+    };
+}
+pub(crate) use fifo_accessors;
+
+pub struct DropTail {
+    fifo: Fifo,
+}
+
+impl DropTail {
+    pub fn new(limit: Limit) -> DropTail {
+        DropTail {
+            fifo: Fifo::new(limit),
+        }
     }
-    fn name(&self) -> &'static str {
-        "droptail"
+}
+
+impl Qdisc for DropTail {
+    fn enqueue(&mut self, p: QPkt, _now: Time, out: &mut QOut) {
+        self.fifo.enqueue_tail(p, out);
     }
+
+    fn dequeue(&mut self, _now: Time, _out: &mut QOut) -> Option<QPkt> {
+        self.fifo.pop()
+    }
+
+    fifo_accessors!("droptail");
 }
 
 #[cfg(test)]

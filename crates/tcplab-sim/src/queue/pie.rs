@@ -9,11 +9,10 @@
 //! applied. Nothing the updates read changes between events, so this is
 //! the same as running them on time.
 
-use std::collections::VecDeque;
-
 use serde::Deserialize;
 
-use super::{Limit, QDrop, QOut, QPkt, QStats, Qdisc, PSCHED_MTU};
+use super::droptail::{fifo_accessors, Fifo};
+use super::{Limit, QOut, QPkt, QStats, Qdisc, PSCHED_MTU};
 use crate::rng::Rng;
 use tcplab_tcp::Time;
 
@@ -309,23 +308,18 @@ pub fn calculate_probability(params: &PieParams, v: &mut PieVars, backlog: u64) 
 }
 
 pub struct Pie {
-    q: VecDeque<QPkt>,
-    bytes: u64,
-    limit: Limit,
+    fifo: Fifo,
     params: PieParams,
     pub vars: PieVars,
     tupdate: Time,
     next_update: Time,
     rng: Rng,
-    stats: QStats,
 }
 
 impl Pie {
     pub fn new(c: &PieConfig, limit: Limit, rng: Rng) -> Pie {
         Pie {
-            q: VecDeque::new(),
-            bytes: 0,
-            limit,
+            fifo: Fifo::new(limit),
             params: PieParams {
                 target: ticks(c.target_ns),
                 alpha: c.alpha,
@@ -339,14 +333,13 @@ impl Pie {
             // sch_pie.c: pie_init() arms the timer HZ/2 ahead.
             next_update: 500_000_000,
             rng,
-            stats: QStats::default(),
         }
     }
 
     /// sch_pie.c: pie_timer() — every update due by `now`.
     fn catch_up(&mut self, now: Time) {
         while self.next_update <= now {
-            calculate_probability(&self.params, &mut self.vars, self.bytes);
+            calculate_probability(&self.params, &mut self.vars, self.fifo.bytes());
             self.next_update += self.tupdate;
         }
     }
@@ -356,17 +349,16 @@ impl Qdisc for Pie {
     /// sch_pie.c: pie_qdisc_enqueue().
     fn enqueue(&mut self, mut p: QPkt, now: Time, out: &mut QOut) {
         self.catch_up(now);
-        if !self.limit.admits(self.q.len(), self.bytes, p.bytes) {
-            self.stats.drops_limit += 1;
+        if !self.fifo.admits(p.bytes) {
             self.vars.accu_prob = 0;
-            out.dropped.push((p, QDrop::Limit));
+            self.fifo.drop_at_limit(p, out);
             return;
         }
         let rng = &mut self.rng;
         let enqueue = if !drop_early(
             &self.params,
             &mut self.vars,
-            self.bytes,
+            self.fifo.bytes(),
             p.bytes,
             &mut || rng.next_u64(),
         ) {
@@ -374,49 +366,35 @@ impl Qdisc for Pie {
         } else if self.params.ecn && self.vars.prob <= MAX_PROB / 10 && p.set_ce() {
             // An ECN-capable packet is marked while the probability is
             // below 10 %, else dropped.
-            self.stats.ecn_marks += 1;
+            self.fifo.stats.ecn_marks += 1;
             true
         } else {
             false
         };
         if enqueue {
-            self.bytes += p.bytes as u64;
-            self.q.push_back(p);
+            self.fifo.push(p);
         } else {
-            self.stats.drops_aqm += 1;
             self.vars.accu_prob = 0;
-            out.dropped.push((p, QDrop::Aqm));
+            self.fifo.drop_early(p, out);
         }
     }
 
     /// sch_pie.c: pie_qdisc_dequeue().
     fn dequeue(&mut self, now: Time, _out: &mut QOut) -> Option<QPkt> {
         self.catch_up(now);
-        let p = self.q.pop_front()?;
-        self.bytes -= p.bytes as u64;
+        let p = self.fifo.pop()?;
         process_dequeue(
             &self.params,
             &mut self.vars,
             p.bytes,
             ticks(p.enq),
-            self.bytes,
+            self.fifo.bytes(),
             ticks(now),
         );
         Some(p)
     }
 
-    fn len(&self) -> usize {
-        self.q.len()
-    }
-    fn bytes(&self) -> u64 {
-        self.bytes
-    }
-    fn stats(&self) -> QStats {
-        self.stats
-    }
-    fn name(&self) -> &'static str {
-        "pie"
-    }
+    fifo_accessors!("pie");
 }
 
 #[cfg(test)]

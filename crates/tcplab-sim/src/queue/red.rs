@@ -5,11 +5,10 @@
 //! table; between the thresholds a packet is marked or dropped with a
 //! probability that grows with the packets since the last mark.
 
-use std::collections::VecDeque;
-
 use serde::Deserialize;
 
-use super::{Limit, QDrop, QOut, QPkt, QStats, Qdisc};
+use super::droptail::{fifo_accessors, Fifo};
+use super::{Limit, QOut, QPkt, QStats, Qdisc};
 use crate::rng::Rng;
 use tcplab_tcp::Time;
 
@@ -163,9 +162,8 @@ pub(super) fn check(c: &RedConfig, limit: Limit, rate_bps: u64) -> Result<(), (S
 }
 
 pub struct Red {
-    q: VecDeque<QPkt>,
-    bytes: u64,
-    limit: Limit,
+    /// The child FIFO (sch_red.c's `pfifo`/`bfifo` of the qdisc's limit).
+    fifo: Fifo,
     ecn: bool,
     harddrop: bool,
     // red.h: struct red_parms (fixed point at Wlog).
@@ -183,7 +181,6 @@ pub struct Red {
     /// When the queue went idle, ns (None: busy).
     qidlestart: Option<Time>,
     rng: Rng,
-    stats: QStats,
 }
 
 /// red.h: RED_DONT_MARK, RED_PROB_MARK, RED_HARD_MARK.
@@ -206,9 +203,7 @@ impl Red {
         let delta = (p.qth_max - p.qth_min).max(1);
         let max_p = if p.max_p == 0 { 1 } else { p.max_p };
         Red {
-            q: VecDeque::new(),
-            bytes: 0,
-            limit,
+            fifo: Fifo::new(limit),
             ecn,
             harddrop,
             qth_min: p.qth_min << p.wlog,
@@ -223,7 +218,6 @@ impl Red {
             qr: 0,
             qidlestart: None,
             rng,
-            stats: QStats::default(),
         }
     }
 
@@ -233,7 +227,7 @@ impl Red {
         match self.qidlestart {
             None => self
                 .qavg
-                .wrapping_add(self.bytes.wrapping_sub(self.qavg >> self.wlog)),
+                .wrapping_add(self.fifo.bytes().wrapping_sub(self.qavg >> self.wlog)),
             Some(start) => {
                 // red_calc_qavg_from_idle_time(): the idle time in µs,
                 // bounded by Scell_max, looked up in the shift table.
@@ -294,7 +288,7 @@ impl Qdisc for Red {
             Action::DontMark => false,
             Action::ProbMark => {
                 if self.ecn && p.set_ce() {
-                    self.stats.ecn_marks += 1;
+                    self.fifo.stats.ecn_marks += 1;
                     false
                 } else {
                     true
@@ -302,7 +296,7 @@ impl Qdisc for Red {
             }
             Action::HardMark => {
                 if !self.harddrop && self.ecn && p.set_ce() {
-                    self.stats.ecn_marks += 1;
+                    self.fifo.stats.ecn_marks += 1;
                     false
                 } else {
                     true
@@ -310,48 +304,23 @@ impl Qdisc for Red {
             }
         };
         if congestion_drop {
-            self.stats.drops_aqm += 1;
-            out.dropped.push((p, QDrop::Aqm));
+            self.fifo.drop_early(p, out);
             return;
         }
         // The child FIFO's limit.
-        if self.limit.admits(self.q.len(), self.bytes, p.bytes) {
-            self.bytes += p.bytes as u64;
-            self.q.push_back(p);
-        } else {
-            self.stats.drops_limit += 1;
-            out.dropped.push((p, QDrop::Limit));
-        }
+        self.fifo.enqueue_tail(p, out);
     }
 
     /// sch_red.c: red_dequeue() — an empty child starts an idle period.
     fn dequeue(&mut self, now: Time, _out: &mut QOut) -> Option<QPkt> {
-        match self.q.pop_front() {
-            Some(p) => {
-                self.bytes -= p.bytes as u64;
-                Some(p)
-            }
-            None => {
-                if self.qidlestart.is_none() {
-                    self.qidlestart = Some(now);
-                }
-                None
-            }
+        let p = self.fifo.pop();
+        if p.is_none() && self.qidlestart.is_none() {
+            self.qidlestart = Some(now);
         }
+        p
     }
 
-    fn len(&self) -> usize {
-        self.q.len()
-    }
-    fn bytes(&self) -> u64 {
-        self.bytes
-    }
-    fn stats(&self) -> QStats {
-        self.stats
-    }
-    fn name(&self) -> &'static str {
-        "red"
-    }
+    fifo_accessors!("red");
 }
 
 #[cfg(test)]

@@ -23,8 +23,9 @@ def add_arguments(ap: argparse.ArgumentParser) -> None:
         "--case",
         action="append",
         default=[],
-        metavar="cc=C,rate=R,rtt=T,loss=P,queue=N",
-        help="run this case instead of the matrix (repeatable; keys optional)",
+        metavar="cc=C,rate=R,rtt=T,loss=P,queue=N[,aqm=A,ecn=0|1]",
+        help="run this case instead of the matrix (repeatable; keys optional; aqm: the data "
+        "queue's discipline, ecn=1: ECN at both ends and in the discipline)",
     )
     ap.add_argument(
         "--runs", type=int, metavar="N", help="Linux runs per case (default 5, quick 1)"

@@ -11,6 +11,10 @@ on out-of-order data). Linux's
 ``reno`` is tcplab's ``newreno`` with SACK and byte counting L = 2 (Linux's slow start adds one
 segment per segment acknowledged, so a delayed ACK of 2 segments adds 2).
 
+A case with ``aqm`` puts that queue discipline (Linux's defaults, ``queue`` its hard limit) on
+the data direction of both the emulated and the simulated link; with ``ecn`` both ends
+negotiate ECN and the discipline marks (:attr:`Case.aqm_key`).
+
 With ``stack="linux"`` the tcplab side is instead the flow ``stack = "linux"`` (every Linux
 default in one word: PRR, RACK-TLP, Linux's HyStart for CUBIC, cwnd-based ssthresh, F-RTO,
 DSACK undo; docs/linux-stack.md) with only the congestion control and MSS given.
@@ -29,13 +33,16 @@ from typing import Any
 import numpy as np
 
 from tcplab.real.validate import STACKS
+from tcplab.real.validate.netlab import AQM_COLUMNS
 from tcplab.scenario.parse import TCP_STACKS
 
 __all__ = [
+    "AQM_COLUMNS",
     "CC_TCPLAB",
     "STACKS",
     "Case",
     "Run",
+    "aqm_columns",
     "cwnd_dynamics",
     "linux_run",
     "slow_start_exit",
@@ -60,6 +67,13 @@ class Case:
     queue: int = 100
     duration_s: float = 20.0
     warmup_s: float = 3.0
+    #: The data direction's queue discipline (``aqm`` key; None: DropTail), whose hard limit
+    #: is ``queue`` packets.
+    aqm: str | None = None
+    #: ECN on: both namespaces' ``net.ipv4.tcp_ecn = 1`` (the sender asks for it), the flow's
+    #: ``ecn = true`` in tcplab, and the discipline's ``ecn`` parameter (it marks ECT packets
+    #: instead of dropping them, as ``tc qdisc ... ecn``).
+    ecn: bool = False
 
     @property
     def delay_ns(self) -> int:
@@ -72,7 +86,19 @@ class Case:
             s += f" rate={self.rate_bps / 1e6:g}M"
         if self.queue != 100:
             s += f" queue={self.queue}"
+        if self.aqm is not None:
+            s += f" aqm={self.aqm}"
+        if self.ecn:
+            s += " ecn"
         return s
+
+    @property
+    def aqm_key(self) -> str | dict[str, Any] | None:
+        """The data direction's ``aqm`` key: the discipline with its ``ecn`` parameter set
+        to the case's (DropTail has none)."""
+        if self.aqm is None or self.aqm == "droptail":
+            return self.aqm
+        return {"kind": self.aqm, "ecn": self.ecn}
 
     @property
     def bdp_packets(self) -> float:
@@ -126,6 +152,11 @@ def tcplab_scenario(
         flow = {"stack": "linux", "cc": CC_TCPLAB[case.cc], "mss": 1448, "rcv_buf": "32MiB"}
     elif stack != "matched":
         raise ValueError(f"stack: must be one of {', '.join(STACKS)} (got {stack!r})")
+    down: dict[str, Any] = {"loss": case.loss}
+    if case.aqm is not None:
+        down["aqm"] = case.aqm_key
+    if case.ecn:
+        flow["ecn"] = True
     return {
         "name": f"linux-{case.cc}",
         "duration": f"{case.duration_s:g}s",
@@ -136,7 +167,7 @@ def tcplab_scenario(
                 "rate": f"{case.rate_bps}bps",
                 "delay": f"{case.delay_ns}ns",
                 "queue": case.queue,
-                "down": {"loss": case.loss},
+                "down": down,
             }
         ],
         "flows": [flow],
@@ -218,6 +249,7 @@ def tcplab_runs(
                     "fast_retransmits": int(flow["fast_retransmits"]),
                     "drops_queue": int(summary["links"][0]["drops_queue"]),
                     "drops_loss": int(summary["links"][0]["drops_loss"]),
+                    **aqm_columns(summary["links"][0]),
                 },
             )
         )
@@ -241,6 +273,8 @@ def linux_transfer(testbed: Any, case: Case, seed: int = 1000, rate_scale: float
         "duration_s": case.duration_s,
         "seed": seed,
         "rate_scale": rate_scale,
+        "aqm": case.aqm_key,
+        "ecn": case.ecn,
     }
     try:
         return testbed.transfer(**link)
@@ -270,6 +304,7 @@ def linux_run(transfer: Any, case: Case) -> Run:
             "srtt_ms_median": _median_after(t_s, np.array([x["rtt"] for x in samples]) / 1e3, case),
             "drops_queue": fwd["drops_queue"],
             "drops_loss": fwd["drops_loss"],
+            **aqm_columns(fwd),
             "max_packet": fwd["max_packet"],
             "dsack_dups": int(final["dsack_dups"]),
             "timeouts": int(final["total_rto"]),
@@ -291,6 +326,12 @@ def linux_run(transfer: Any, case: Case) -> Run:
             ),
         },
     )
+
+
+def aqm_columns(link: dict[str, Any]) -> dict[str, Any]:
+    """The :data:`AQM_COLUMNS` of a link summary row (simulator or emulator), if it has them
+    (only a managed queue, one with an ``aqm`` key, has)."""
+    return {k: link[k] for k in AQM_COLUMNS if k in link}
 
 
 def slow_start_exit(run: Run) -> tuple[float, float]:

@@ -163,6 +163,8 @@ def case_spec(case: Case) -> str:
     return (
         f"cc={case.cc},rate={case.rate_bps}bps,rtt={case.rtt_ms:g}ms,loss={case.loss:g},"
         f"queue={case.queue},duration={case.duration_s:g}s"
+        + (f",aqm={case.aqm}" if case.aqm is not None else "")
+        + (",ecn=1" if case.ecn else "")
     )
 
 

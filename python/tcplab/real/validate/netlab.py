@@ -24,7 +24,7 @@ from typing import IO, Any
 from tcplab.real import emu as tcplab_emu
 from tcplab.scenario.parse import parse_scenario
 
-__all__ = ["RECEIVER_ADDR", "SENDER_ADDR", "Testbed", "Transfer", "available"]
+__all__ = ["AQM_COLUMNS", "RECEIVER_ADDR", "SENDER_ADDR", "Testbed", "Transfer", "available"]
 
 SENDER_ADDR = tcplab_emu.SERVER_ADDR
 RECEIVER_ADDR = tcplab_emu.CLIENT_ADDR
@@ -79,6 +79,10 @@ NETSTAT_KEYS = (
 )
 
 
+#: A managed queue's summary columns (docs/outputs.md) that the validation compares.
+AQM_COLUMNS = ("drops_aqm", "ecn_marks", "sojourn_p50_ms", "sojourn_p99_ms")
+
+
 #: Real-time priority of the Linux endpoints (SCHED_FIFO), below the emulator's 10. On a loaded
 #: machine ordinary processes starve them: at load 16 on 2 cores a 25.6 Mbit/s CUBIC transfer
 #: (RTT 40 ms, queue 9) reached 4.0 and 8.8 Mbit/s with normal priority and 20.9 Mbit/s under
@@ -125,7 +129,8 @@ class ForwardStats:
     write_errors: int
     #: Whether the emulator thread ran under SCHED_FIFO.
     realtime: bool
-    #: Per direction: drops_queue, drops_loss, tx_packets, max_packet.
+    #: Per direction: drops_queue, drops_loss, tx_packets, max_packet (and, on a managed
+    #: queue, drops_aqm, ecn_marks, sojourn_p50_ms, sojourn_p99_ms).
     directions: dict[str, dict[str, int]]
     #: Each release later than the emulator's log threshold: ``[t_ns, late_ns, dir, prev_ns]``,
     #: ``t_ns`` when it was due and ``prev_ns`` when the direction's release before it was due,
@@ -133,9 +138,20 @@ class ForwardStats:
     late_releases: list[list[Any]]
 
 
-def link_config(rate_bps: int, delay_ns: int, queue: int, loss: float, seed: int) -> dict[str, Any]:
+def link_config(
+    rate_bps: int,
+    delay_ns: int,
+    queue: int,
+    loss: float,
+    seed: int,
+    aqm: str | dict[str, Any] | None = None,
+) -> dict[str, Any]:
     """The emulated link: ``rate_bps`` and ``delay_ns`` each way, DropTail ``queue`` packets,
-    Bernoulli ``loss`` on the data direction only."""
+    Bernoulli ``loss`` on the data direction only; ``aqm`` (the scenario key) manages the data
+    direction's queue."""
+    down: dict[str, Any] = {"loss": loss}
+    if aqm is not None:
+        down["aqm"] = aqm
     data = {
         "name": "validation-linux",
         "duration": "1s",
@@ -146,7 +162,7 @@ def link_config(rate_bps: int, delay_ns: int, queue: int, loss: float, seed: int
                 "rate": f"{rate_bps}bps",
                 "delay": f"{delay_ns}ns",
                 "queue": queue,
-                "down": {"loss": loss},
+                "down": down,
             }
         ],
         "flows": [{}],
@@ -286,10 +302,15 @@ class Testbed:
         seed: int = 1,
         rate_scale: float = 1.0,
         sample_s: float = 0.02,
+        aqm: str | dict[str, Any] | None = None,
+        ecn: bool = False,
     ) -> Transfer:
         """One bulk transfer from the sender namespace to the receiver namespace. The data
-        direction has loss ``loss``; the ACK direction is lossless. ``rate_scale`` multiplies
-        the emulated link's rate (fault injection for tests: the comparison must notice)."""
+        direction has loss ``loss`` and the queue discipline ``aqm`` (the scenario key; None:
+        DropTail); the ACK direction is lossless. ``ecn`` sets ``net.ipv4.tcp_ecn`` to 1 in
+        both namespaces (the sender asks for ECN), else to 2, the kernel's default (ECN only
+        when the peer asks). ``rate_scale`` multiplies the emulated link's rate (fault
+        injection for tests: the comparison must notice)."""
         (one,) = self.transfers(
             rate_bps=rate_bps,
             delay_ns=delay_ns,
@@ -300,6 +321,8 @@ class Testbed:
             seed=seed,
             rate_scale=rate_scale,
             sample_s=sample_s,
+            aqm=aqm,
+            ecn=ecn,
         )
         return one
 
@@ -315,17 +338,22 @@ class Testbed:
         seed: int = 1,
         rate_scale: float = 1.0,
         sample_s: float = 0.02,
+        aqm: str | dict[str, Any] | None = None,
+        ecn: bool = False,
     ) -> list[Transfer]:
         """One bulk transfer per entry of ``ccs``, all at once through the same emulated link
         (the flows share its queue): flow ``i`` is a sender with congestion control ``ccs[i]``
         (set on its socket) to a receiver on port ``PORT + i``. The senders start one after
         the other, each as soon as it is spawned; every record has its own ``t0_ns``. The
         sender namespace's ``TcpExt`` counters (namespace-wide, so the sum over the flows) go
-        into the first flow's record."""
+        into the first flow's record. ``aqm`` and ``ecn`` as in :meth:`transfer`."""
         assert self.emu is not None
         rate = int(rate_bps * rate_scale)
+        mode = 1 if ecn else 2
+        for ns in (self.snd, self.rcv):
+            _run("ip", "netns", "exec", ns, "sysctl", "-q", "-w", f"net.ipv4.tcp_ecn={mode}")
         before = self.netstat(self.snd)
-        self.emu.start(link_config(rate, delay_ns, queue, loss, seed))
+        self.emu.start(link_config(rate, delay_ns, queue, loss, seed, aqm))
         py = sys.executable
         t_start = time.monotonic()
         pairs: list[tuple[_Proc, _Proc]] = []
@@ -367,6 +395,8 @@ class Testbed:
                 "drops_loss": row["drops_loss"],
                 "tx_packets": row["tx_packets"],
                 "max_packet": m["max_packet_bytes"][row["dir"]],
+                # A managed queue's drops, marks and sojourn quantiles (docs/outputs.md).
+                **{k: row[k] for k in AQM_COLUMNS if k in row},
             }
             for row in summary["links"]
         }

@@ -1,6 +1,7 @@
 """``tcplab validate linux``: real Linux TCP over tcplab's emulator against tcplab's simulator.
 
-    tcplab validate linux [--case cc=cubic,rate=10Mbps,rtt=40ms,loss=0.01,queue=100] [--quick]
+    tcplab validate linux [--case cc=cubic,rate=10Mbps,rtt=40ms,loss=0.01,queue=100
+                                  [,aqm=fq_codel,ecn=1]] [--quick]
                           [--runs N] [--stack linux|matched|default] [--extra]
                           [--random N [--seed S] [--space FILE]]
                           [--linux-cache DIR] [--independent-seeds] [--out DIR] [--json]
@@ -51,6 +52,7 @@ from tcplab.real.validate.draw import (
     summarise,
 )
 from tcplab.real.validate.netlab import KEY_SYSCTLS, Testbed, available
+from tcplab.scenario.aqm import KINDS as AQM_KINDS
 from tcplab.scenario.units import parse_rate, parse_time
 from tcplab.stats import mean_ci95
 
@@ -180,10 +182,17 @@ def plot_cwnd(
     plt.close(fig)
 
 
+#: The keys of a ``--case``, in the order of its doc.
+CASE_KEYS = ("cc", "rate", "rtt", "loss", "queue", "duration", "aqm", "ecn")
+
+
 def parse_case(spec: str, quick: bool) -> Case:
-    """``cc=cubic,rate=10Mbps,rtt=40ms,loss=0.01,queue=100[,duration=20s]`` (every key
-    optional: reno, 10 Mbit/s, 40 ms, 0, 100, 20 s or 10 s with --quick), or the older
-    ``CC,RTT_MS,LOSS``."""
+    """``cc=cubic,rate=10Mbps,rtt=40ms,loss=0.01,queue=100[,duration=20s][,aqm=fq_codel]
+    [,ecn=1]`` (every key optional: reno, 10 Mbit/s, 40 ms, 0, 100, 20 s or 10 s with --quick,
+    DropTail, ECN off), or the older ``CC,RTT_MS,LOSS``. ``aqm`` names the data direction's
+    queue discipline (the scenario key's names, Linux's defaults, ``queue`` its hard limit);
+    ``ecn=1`` turns ECN on at both ends and in the discipline, and needs a discipline that
+    marks."""
     duration, warmup = (10.0, 2.0) if quick else (20.0, 3.0)
     values: dict[str, str] = {}
     if "=" not in spec:
@@ -194,10 +203,9 @@ def parse_case(spec: str, quick: bool) -> Case:
     else:
         for item in spec.split(","):
             key, eq, value = item.partition("=")
-            if not eq or key.strip() not in {"cc", "rate", "rtt", "loss", "queue", "duration"}:
+            if not eq or key.strip() not in CASE_KEYS:
                 raise ScenarioError(
-                    f"--case: {item!r}: expected one of cc, rate, rtt, loss, queue, duration "
-                    "as KEY=VALUE"
+                    f"--case: {item!r}: expected one of {', '.join(CASE_KEYS)} as KEY=VALUE"
                 )
             values[key.strip()] = value.strip()
     cc = values.get("cc", "reno")
@@ -218,6 +226,15 @@ def parse_case(spec: str, quick: bool) -> Case:
     rtt_ns = parse_time(values.get("rtt", "40ms"), "--case: rtt")
     if rtt_ns <= 0:
         raise ScenarioError("--case: rtt: must be > 0")
+    aqm = values.get("aqm")
+    if aqm is not None and aqm not in AQM_KINDS:
+        raise ScenarioError(f"--case: aqm: must be one of {', '.join(AQM_KINDS)} (got {aqm!r})")
+    ecn_text = values.get("ecn", "0")
+    if ecn_text not in ("0", "1"):
+        raise ScenarioError(f"--case: ecn: must be 0 or 1 (got {ecn_text!r})")
+    ecn = ecn_text == "1"
+    if ecn and aqm in (None, "droptail"):
+        raise ScenarioError("--case: ecn: needs an aqm that marks (DropTail only drops)")
     return Case(
         rtt_ms=rtt_ns / 1e6,
         loss=loss,
@@ -226,6 +243,8 @@ def parse_case(spec: str, quick: bool) -> Case:
         queue=queue,
         duration_s=duration,
         warmup_s=warmup,
+        aqm=aqm,
+        ecn=ecn,
     )
 
 
@@ -366,8 +385,80 @@ def _row(case: Case, linux: list[Run], sim: list[Run]) -> dict[str, Any]:
         "linux_goodputs": [r.goodput_bps for r in linux],
         "tcplab_goodputs": [r.goodput_bps for r in sim],
     }
+    if case.aqm is not None:
+        row["aqm"] = case.aqm
+        row["ecn"] = case.ecn
+        for who, runs in (("linux", linux), ("tcplab", sim)):
+            row[f"{who}_qdelay_p50_ms"] = float(np.mean([r.extra["sojourn_p50_ms"] for r in runs]))
+            row[f"{who}_qdelay_p99_ms"] = float(np.mean([r.extra["sojourn_p99_ms"] for r in runs]))
+            row[f"{who}_drops"] = float(
+                np.mean([r.extra["drops_queue"] + r.extra["drops_aqm"] for r in runs])
+            )
+            row[f"{who}_marks"] = float(np.mean([r.extra["ecn_marks"] for r in runs]))
     row["targets"] = targets(row)
+    if case.aqm is not None:
+        row["aqm_targets"] = aqm_targets(row)
     return row
+
+
+#: The managed-queue targets: goodput within 10 %, the median and 99th-percentile queueing
+#: delay within 20 % or 1 ms, drop and mark counts within 30 %.
+AQM_GOODPUT, AQM_DELAY, AQM_DELAY_MS, AQM_COUNTS = 0.10, 0.20, 1.0, 0.30
+
+
+def aqm_targets(row: dict[str, Any]) -> dict[str, bool | None]:
+    """A managed-queue case's targets (:data:`AQM_GOODPUT` and the rest; means over runs).
+    A count is within 30 % of Linux's, or zero where Linux's is; marks are n/a without ECN."""
+
+    def delay(k: str) -> bool:
+        lv, sv = row[f"linux_{k}"], row[f"tcplab_{k}"]
+        return abs(sv - lv) <= max(AQM_DELAY * lv, AQM_DELAY_MS)
+
+    def count(k: str) -> bool:
+        lv, sv = row[f"linux_{k}"], row[f"tcplab_{k}"]
+        return abs(sv - lv) <= AQM_COUNTS * lv if lv > 0 else sv == 0
+
+    return {
+        "goodput_10": abs(row["tcplab_goodput"][0] / row["linux_goodput"][0] - 1) <= AQM_GOODPUT,
+        "qdelay_p50": delay("qdelay_p50_ms"),
+        "qdelay_p99": delay("qdelay_p99_ms"),
+        "drops": count("drops"),
+        "marks": count("marks") if row["ecn"] else None,
+    }
+
+
+def aqm_report(rows: list[dict[str, Any]]) -> str:
+    """A markdown table of the managed-queue rows of ``rows`` against :func:`aqm_targets`
+    (empty if there are none)."""
+    rows = [r for r in rows if "aqm_targets" in r]
+    if not rows:
+        return ""
+
+    names = ("goodput_10", "qdelay_p50", "qdelay_p99", "drops", "marks")
+    lines = [
+        "Managed queues (data direction; means over runs): goodput within 10 %, queueing delay "
+        "(sojourn) median and 99th percentile within 20 % or 1 ms, drops (limit + discipline) "
+        "and ECN marks within 30 %.",
+        "",
+        "| case | goodput Mbit/s Linux / tcplab | sojourn p50 ms Linux / tcplab "
+        "| sojourn p99 ms Linux / tcplab | drops Linux / tcplab | marks Linux / tcplab "
+        "| goodput | p50 | p99 | drops | marks |",
+        "|" + "---|" * 11,
+    ]
+    for r in rows:
+        t = r["aqm_targets"]
+        lines.append(
+            f"| {r['case']} | {r['linux_goodput'][0] / 1e6:.3f} / "
+            f"{r['tcplab_goodput'][0] / 1e6:.3f} | "
+            f"{r['linux_qdelay_p50_ms']:.2f} / {r['tcplab_qdelay_p50_ms']:.2f} | "
+            f"{r['linux_qdelay_p99_ms']:.2f} / {r['tcplab_qdelay_p99_ms']:.2f} | "
+            f"{r['linux_drops']:.1f} / {r['tcplab_drops']:.1f} | "
+            f"{r['linux_marks']:.1f} / {r['tcplab_marks']:.1f} | "
+            + " | ".join(_mark(t[n]) for n in names)
+            + " |"
+        )
+    lines += ["", "Managed-queue targets met: " + _met(rows, names, "aqm_targets") + ".", ""]
+    return "\n".join(lines)
 
 
 def targets(row: dict[str, Any]) -> dict[str, bool | None]:
@@ -394,9 +485,6 @@ def targets(row: dict[str, Any]) -> dict[str, bool | None]:
 def targets_report(rows: list[dict[str, Any]], stack: str) -> str:
     """A markdown table of ``rows`` with the validation targets, and the count met per target."""
 
-    def mark(v: bool | None) -> str:
-        return "n/a" if v is None else ("✓" if v else "✗")
-
     names = ("goodput", "retrans", "rtos", "ss_peak", "ss_exit")
     lines = [
         f"tcplab side: `--stack {stack}`. ± is the 95 % CI over runs (Student t).",
@@ -415,7 +503,7 @@ def targets_report(rows: list[dict[str, Any]], stack: str) -> str:
             f"{row['linux_timeouts']:.1f} / {row['tcplab_timeouts']:.1f} | "
             f"{row['linux_ss_peak']:.0f} / {row['tcplab_ss_peak']:.0f} | "
             f"{row['linux_ss_exit_s']:.2f} / {row['tcplab_ss_exit_s']:.2f} | "
-            + " | ".join(mark(t[n]) for n in names)
+            + " | ".join(_mark(t[n]) for n in names)
             + " |"
         )
     lines += ["", "Targets met: " + _met(rows, names) + ".", ""]
@@ -454,10 +542,15 @@ def targets_report(rows: list[dict[str, Any]], stack: str) -> str:
     return "\n".join(lines)
 
 
-def _met(rows: list[dict[str, Any]], names: tuple[str, ...]) -> str:
+def _mark(v: bool | None) -> str:
+    return "n/a" if v is None else ("✓" if v else "✗")
+
+
+def _met(rows: list[dict[str, Any]], names: tuple[str, ...], key: str = "targets") -> str:
+    """How many of ``rows`` meet each target in ``names`` (of those it applies to)."""
     met = []
     for n in names:
-        vals = [r["targets"][n] for r in rows if r["targets"][n] is not None]
+        vals = [r[key][n] for r in rows if r[key][n] is not None]
         met.append(f"{n} {sum(vals)}/{len(vals)}")
     return ", ".join(met)
 
@@ -472,6 +565,8 @@ def case_fields(case: Case) -> dict[str, Any]:
         "queue": case.queue,
         "duration_s": case.duration_s,
         "warmup_s": case.warmup_s,
+        # A managed queue's keys only when it has one (other cases print as before).
+        **({"aqm": case.aqm, "ecn": case.ecn} if case.aqm is not None else {}),
     }
 
 
@@ -491,6 +586,16 @@ def case_json(case: Case, row: dict[str, Any], stack: str) -> dict[str, Any]:
             "srtt_ms": _num(row[f"{who}_srtt_ms"]),
             "rto_ms": _num(row[f"{who}_rto_ms"]),
             "runs": len(row[f"{who}_goodputs"]),
+            **(
+                {
+                    "sojourn_p50_ms": row[f"{who}_qdelay_p50_ms"],
+                    "sojourn_p99_ms": row[f"{who}_qdelay_p99_ms"],
+                    "drops": row[f"{who}_drops"],
+                    "ecn_marks": row[f"{who}_marks"],
+                }
+                if "aqm" in row
+                else {}
+            ),
         }
 
     return {
@@ -697,6 +802,8 @@ def run_cases(
             rows.append(row)
             obj = case_json(case, row, stack)
             obj["targets"] = row["targets"]
+            if "aqm_targets" in row:
+                obj["aqm_targets"] = row["aqm_targets"]
             obj["emulator_lateness_us"] = late
             results.append(obj)
             if as_json:
@@ -711,7 +818,16 @@ def run_cases(
                     f"slow-start peak {row['linux_ss_peak']:.0f}/{row['tcplab_ss_peak']:.0f}; "
                     f"mean cwnd {row['linux_cwnd_mean']:.1f}/{row['tcplab_cwnd_mean']:.1f}, "
                     f"SRTT ms {row['linux_srtt_ms']:.1f}/{row['tcplab_srtt_ms']:.1f}, "
-                    f"RTO ms {row['linux_rto_ms']:.0f}/{row['tcplab_rto_ms']:.0f} (linux/tcplab)",
+                    f"RTO ms {row['linux_rto_ms']:.0f}/{row['tcplab_rto_ms']:.0f} (linux/tcplab)"
+                    + (
+                        f"; sojourn p50 ms {row['linux_qdelay_p50_ms']:.2f}/"
+                        f"{row['tcplab_qdelay_p50_ms']:.2f}, p99 {row['linux_qdelay_p99_ms']:.2f}/"
+                        f"{row['tcplab_qdelay_p99_ms']:.2f}; drops {row['linux_drops']:.1f}/"
+                        f"{row['tcplab_drops']:.1f}; marks {row['linux_marks']:.1f}/"
+                        f"{row['tcplab_marks']:.1f}"
+                        if "aqm" in row
+                        else ""
+                    ),
                     flush=True,
                 )
             if out is not None:
@@ -725,6 +841,7 @@ def run_cases(
         (out / "report.md").write_text(
             "# tcplab vs real Linux TCP: the validation targets\n\n"
             + targets_report(rows, stack)
+            + aqm_report(rows)
             + f"\nEmulator release lateness over {lat['n']} packets: p50 {lat['p50']:.0f} µs, "
             f"p99 {lat['p99_median']:.0f} µs (median run) / {lat['p99_max']:.0f} µs (worst), "
             f"{lat['over_1ms_%']:.3f} % of packets more than 1 ms late.\n"
