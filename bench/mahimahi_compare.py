@@ -420,9 +420,7 @@ def plot(res: dict, path: Path) -> None:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument(
-        "part", nargs="*", default=["accuracy", "ceiling"], choices=["accuracy", "ceiling"]
-    )
+    ap.add_argument("part", nargs="?", choices=["accuracy", "ceiling", "both"], default="both")
     ap.add_argument("--dir", type=Path, default=mahimahi_dir(REPO))
     ap.add_argument("--trace", default="TMobile-LTE-short")
     ap.add_argument("--seconds", type=float, default=40.0)
@@ -437,6 +435,7 @@ def main() -> int:
     ap.add_argument("--out", type=Path, default=Path("mahimahi_compare.json"))
     ap.add_argument("--plot", type=Path)
     a = ap.parse_args()
+    a.part = ["accuracy", "ceiling"] if a.part == "both" else [a.part]
     missing = [t for t in ("mm-link", "mm-delay", "dumpcap", "tshark") if not shutil.which(t)]
     if missing:
         print(
