@@ -27,6 +27,8 @@ from pathlib import Path
 
 import numpy as np
 
+from tcplab.analyze.tracefile import mahimahi_dir
+
 REPO = Path(__file__).resolve().parent.parent
 
 
@@ -64,9 +66,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--seconds", type=int, default=120, help="simulated seconds per cost run")
     ap.add_argument("--repeat", type=int, default=3)
-    ap.add_argument(
-        "--mahimahi-dir", type=Path, default=REPO.parent / "shared" / "traces" / "mahimahi"
-    )
+    ap.add_argument("--mahimahi-dir", type=Path, default=mahimahi_dir(REPO))
     a = ap.parse_args()
     load = os.getloadavg()[0]
     results: dict[str, object] = {"load_average_1min": load}

@@ -25,6 +25,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from tcplab.analyze.tracefile import mahimahi_dir
+
 REPO = Path(__file__).resolve().parent.parent
 #: Python's http.server whose listening socket uses CUBIC (TCP_CONGESTION; accepted sockets
 #: inherit it): a namespace may only take a congestion control the host allows by sysctl,
@@ -41,7 +43,7 @@ Server(("10.99.0.1", 8000), handler).serve_forever()
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--dir", type=Path, default=REPO.parent / "shared" / "traces" / "mahimahi")
+    ap.add_argument("--dir", type=Path, default=mahimahi_dir(REPO))
     ap.add_argument("--trace", default="TMobile-UMTS-driving")
     ap.add_argument("--mb", type=float, default=20.0)
     ap.add_argument("--seed", type=int, default=1)

@@ -18,12 +18,14 @@ import os
 import sys
 from pathlib import Path
 
+from tcplab.analyze.tracefile import mahimahi_dir
+
 REPO = Path(__file__).resolve().parent.parent
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--dir", type=Path, default=REPO.parent / "shared" / "traces" / "mahimahi")
+    ap.add_argument("--dir", type=Path, default=mahimahi_dir(REPO))
     ap.add_argument("--queue", type=int, default=200)
     ap.add_argument("--seed", type=int, default=1)
     a = ap.parse_args()

@@ -22,6 +22,7 @@ import pytest
 
 from support import emu_leftovers
 from tcplab import cli
+from tcplab.analyze.tracefile import mahimahi_dir
 from tcplab.real import emu
 
 pytest.importorskip("tcplab._core")
@@ -154,7 +155,7 @@ def test_download_over_an_rlc_bearer_with_delay_spikes(tmp_path: Path, clean: ob
     assert s["violations"] == []
 
 
-MAHIMAHI = Path(__file__).resolve().parent.parent.parent / "shared" / "traces" / "mahimahi"
+MAHIMAHI = mahimahi_dir(Path(__file__).resolve().parent.parent)
 
 
 @needs_emu

@@ -188,3 +188,35 @@ def test_the_csv_rate_form_serves_at_its_rates_and_bad_rows_name_file_and_line(
     message = str(e.value).strip()
     assert "r.csv:3: must be time_us,rate_bps with whole numbers" in message
     assert "\n" not in message
+
+
+def test_trace_tools_read_the_csv_rate_form(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """12 Mbit/s for 200 ms, an outage to 300 ms, 6 Mbit/s to the period's end at 1 s: the
+    tools see 1500 bytes in each of the first 200 ms, 750 in each of the last 700, one outage
+    of 101 ms (from the last full millisecond at 200 ms to the first at 301 ms), and a
+    conversion to Mahimahi carries the same bytes and ends at the period."""
+    pytest.importorskip("tcplab._core")
+    from tcplab.cli import main
+
+    src = tmp_path / "r.csv"
+    src.write_text("time_us,rate_bps\n0,12000000\n200000,0\n300000,6000000\n1000000,0\n")
+    tr = tracefile.load(src, "csv")
+    assert tr.t_ns.size == 900 and tr.duration_ns == 1_000_000_000
+    assert tr.ip_bytes[:200].tolist() == [1500] * 200 and set(tr.ip_bytes[200:]) == {750}
+    assert main(["trace", "stats", str(src), "--format", "csv", "--outage", "0.05", "--json"]) == 0
+    s = json.loads(capsys.readouterr().out)
+    assert s["bytes"] == 825_000 and s["mean_mbps"] == pytest.approx(6.6)
+    assert (s["outages"], s["outage_longest_s"]) == (1, 0.101)
+    mm = tmp_path / "r.down"
+    convert = ["trace", "convert", str(src), "--format", "csv", "--to", "mahimahi"]
+    assert main([*convert, "-o", str(mm)]) == 0
+    lines = mm.read_text().split()
+    assert len(lines) == 550 and lines[-1] == "1000" and lines[:2] == ["1", "2"]
+    png = tmp_path / "r.png"
+    assert main(["trace", "plot", str(src), "--format", "csv", "-o", str(png)]) == 0
+    assert png.stat().st_size > 1000
+    src.write_text("time_us,rate_bps\n0,12000000\n10,x\n")
+    assert main(["trace", "stats", str(src), "--format", "csv"]) == 2
+    assert "r.csv:3: must be time_us,rate_bps with whole numbers" in capsys.readouterr().err

@@ -178,13 +178,16 @@ fn validate(config_json: &str) -> PyResult<()> {
 }
 
 /// Load a capacity trace as the simulator does (`format`: "mahimahi" or
-/// "csv"): a dict of `t` and `bytes` columns (u4: the distinct timestamps in
-/// ticks and the bytes of their opportunities), `tick_ns` and
-/// `packet_overhead`. Raises ValueError naming the file and line.
+/// "csv"): for opportunities, a dict of `t` and `bytes` columns (u4: the
+/// distinct timestamps in ticks and the bytes of their opportunities),
+/// `tick_ns` and `packet_overhead`; for the csv rate form, `starts_ns` and
+/// `rates` columns (u8: each rate's start and bit/s) and `period_ns` (the
+/// last row's time, as a repeating hop reads it). Raises ValueError naming
+/// the file and line.
 #[pyfunction]
 fn trace_load<'py>(py: Python<'py>, path: &str, format: &str) -> PyResult<Bound<'py, PyDict>> {
     use tcplab_sim::config::TraceFormat;
-    use tcplab_sim::hops::trace::CapacityTrace;
+    use tcplab_sim::hops::trace::{load_capacity, Capacity};
     let f = match format {
         "mahimahi" => TraceFormat::Mahimahi,
         "csv" => TraceFormat::Csv,
@@ -194,9 +197,19 @@ fn trace_load<'py>(py: Python<'py>, path: &str, format: &str) -> PyResult<Bound<
             )))
         }
     };
-    let t = py
-        .allow_threads(|| CapacityTrace::load(path, f))
-        .map_err(PyValueError::new_err)?;
+    let t = match py
+        .allow_threads(|| load_capacity(path, f, true))
+        .map_err(PyValueError::new_err)?
+    {
+        Capacity::Opps(t) => t,
+        Capacity::Rates(r) => {
+            let d = PyDict::new(py);
+            col(py, &d, "starts_ns", "<u8", &r.starts)?;
+            col(py, &d, "rates", "<u8", &r.rates)?;
+            d.set_item("period_ns", r.period)?;
+            return Ok(d);
+        }
+    };
     let d = PyDict::new(py);
     col_by(py, &d, "t", "<u4", &t.opps, |o| o.t)?;
     col_by(py, &d, "bytes", "<u4", &t.opps, |o| o.bytes)?;

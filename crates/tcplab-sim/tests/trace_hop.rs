@@ -1,6 +1,7 @@
 //! `kind = "trace"` end to end on the measured Mahimahi traces (read from
-//! `../shared/traces/mahimahi/` beside the repository; the tests skip when
-//! it is absent), and a delay trace on a plain link.
+//! `$TCPLAB_TRACE_DIR`, else `../shared/traces/mahimahi/` beside the
+//! repository; the tests skip when it is absent), and a delay trace on a
+//! plain link.
 
 use std::path::PathBuf;
 
@@ -15,7 +16,11 @@ const S: u64 = 1_000_000_000;
 
 /// The shared Mahimahi traces, if present.
 fn traces() -> Option<Vec<PathBuf>> {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/traces/mahimahi");
+    let dir = std::env::var_os("TCPLAB_TRACE_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/traces/mahimahi")
+        });
     let mut v: Vec<PathBuf> = std::fs::read_dir(&dir)
         .ok()?
         .filter_map(|e| e.ok().map(|e| e.path()))

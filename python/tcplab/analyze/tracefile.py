@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -18,6 +19,14 @@ import numpy as np
 FORMATS = ("mahimahi", "csv")
 MAHIMAHI_OPPORTUNITY = 1504
 DATAGRAM = 1500
+
+
+def mahimahi_dir(repo: Path) -> Path:
+    """Where tests and benchmarks read the eight measured Mahimahi traces:
+    ``$TCPLAB_TRACE_DIR`` when set, else ``../shared/traces/mahimahi`` beside the checkout
+    ``repo`` (they skip when it is absent)."""
+    env = os.environ.get("TCPLAB_TRACE_DIR")
+    return Path(env) if env else repo.parent / "shared" / "traces" / "mahimahi"
 
 
 class Trace(NamedTuple):
@@ -37,11 +46,38 @@ def load(path: str | Path, fmt: str = "mahimahi") -> Trace:
     from tcplab import _core
 
     d = _core.trace_load(str(path), fmt)  # ValueError naming the file and line
+    if "rates" in d:
+        return _from_rates(d)
     t = np.frombuffer(d["t"][1], dtype="<u4").astype(np.int64) * int(d["tick_ns"])
     b = np.frombuffer(d["bytes"][1], dtype="<u4").astype(np.int64)
     if fmt == "mahimahi":
         b = b // MAHIMAHI_OPPORTUNITY * DATAGRAM
     return Trace(t, b, fmt)
+
+
+def _from_rates(d: dict[str, Any]) -> Trace:
+    """A csv rate trace (``time_us,rate_bps``) as the IP bytes it carries in each
+    millisecond: the rates integrated exactly (in bits), each millisecond given the whole bytes
+    carried by its end less those given before (so nothing is lost to rounding), and the
+    milliseconds that carry nothing left out (they are outages). One period, as a repeating
+    hop reads it: the last row's time ends it."""
+    starts = np.frombuffer(d["starts_ns"][1], dtype="<u8").astype(np.int64)
+    rates = np.frombuffer(d["rates"][1], dtype="<u8").astype(object)
+    period = int(d["period_ns"])
+    ms = np.arange(1_000_000, -(-period // 1_000_000) * 1_000_000 + 1, 1_000_000)
+    ms = np.minimum(ms, period)
+    # bits carried up to each start (exact: Python integers), then up to each ms end
+    ends = np.append(starts[1:], period)
+    seg_bits = rates * (ends - starts).astype(object)
+    before = np.concatenate([[0], np.cumsum(seg_bits)[:-1]]).astype(object)
+    i = np.searchsorted(starts, ms, side="right") - 1
+    bits = before[i] + rates[i] * (ms - starts[i]).astype(object)
+    total = np.array([b // 8_000_000_000 for b in bits], dtype=np.int64)  # whole bytes
+    per_ms = np.diff(np.concatenate([[0], total]))
+    keep = per_ms > 0
+    if not keep[-1]:  # the trace lasts its whole period
+        keep[-1] = True
+    return Trace(ms[keep].astype(np.int64), per_ms[keep].astype(np.int64), "csv")
 
 
 def per_bin(tr: Trace, bin_ns: int) -> np.ndarray:
