@@ -107,6 +107,11 @@ RATE_BPS = {
     "pep": 1e6,
 }
 
+#: How long the client namespace waits after the last curl before the emulation ends, so the
+#: tcplab server's FIN is acknowledged: a few round trips (the train bearer's radio stalls last
+#: up to 9 s, the GEO hop's RTT is 540 ms).
+LINGER_S = {"rlc": 10.0, "satellite": 3.0, "pep": 3.0}
+
 #: set -> path -> the sizes it carries.
 SETS: dict[str, dict[str, tuple[int, ...]]] = {
     "base": {p: SIZES for p in ("clean", "loss1", "reorder", "ge-burst", "overflow")},
@@ -196,7 +201,7 @@ def _tcplab_sends(
         f'"http://$TCPLAB_SERVER:8000/{p.name}"; echo "{n} $?" >> {got}/status'
         for n, p in files.items()
     ]
-    cmd = "; ".join(lines) + "; sleep 0.3"
+    cmd = "; ".join(lines) + f"; sleep {LINGER_S.get(path, 0.3)}"
     t0 = time.monotonic()
     status, s = emu.run_command(
         _config(path, setup),

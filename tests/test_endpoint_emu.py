@@ -193,6 +193,139 @@ def test_a_linux_reader_that_stops_gets_zero_window_probes_then_the_rest(
     assert s["violations"] == []
 
 
+def _handshake_options(out: Path) -> list[dict[str, object]]:
+    """Per connection direction of the emulation's capture: who sent it and the options its
+    SYN carried (tcplab's own capture analyser reads them off the wire)."""
+    from tcplab.analyze.capture import analyze_capture
+
+    (cap,) = out.glob("*.pcap")
+    conns = analyze_capture(cap, collect=False).summary["connections"]
+    return [
+        {k: c[k] for k in ("src", "handshake", "mss", "wscale", "sack_permitted", "timestamps")}
+        for c in conns
+    ]
+
+
+@needs_emu
+def test_the_handshake_with_linux_negotiates_every_option_both_ways(
+    tmp_path: Path, clean: object
+) -> None:
+    """Against real Linux in both roles (curl to the tcplab server; the tcplab client to
+    Linux's http.server), both SYNs on the wire carry MSS, SACK-permitted, timestamps and
+    window scale, and the transfer that follows is byte-exact."""
+    www = tmp_path / "www"
+    www.mkdir()
+    data = os.urandom(300_000)
+    (www / "f.bin").write_bytes(data)
+    toml = (
+        '[[path]]\nrate = "20Mbps"\ndelay = "5ms"\n'
+        "[[flows]]\nsack = true\ntimestamps = true\nwindow_scaling = true\n"
+    )
+    scenario = _scenario(tmp_path, toml)
+    got, out = tmp_path / "got", tmp_path / "out-server"
+    r = _tcplab(
+        "emu", scenario, "--endpoint", "server=tcplab", "--serve", str(www), "--out",
+        str(out), "--pcap", "0:both", "--quiet", "--", "sh", "-c",
+        f'curl -sS --max-time 30 -o {got} "http://$TCPLAB_SERVER:8000/f.bin"',
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    assert _sha(got.read_bytes()) == _sha(data)
+    saved, out2 = tmp_path / "saved", tmp_path / "out-client"
+    r = _tcplab(
+        "emu", scenario, "--endpoint", "client=tcplab", "--server",
+        f"{sys.executable} -m http.server 8000 --bind {emu.SERVER_ADDR} --directory {www}",
+        "--get", f"http://{emu.SERVER_ADDR}:8000/f.bin", "--save", str(saved), "--out",
+        str(out2), "--pcap", "0:both", "--quiet",
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    assert _sha(saved.read_bytes()) == _sha(data)
+    for o in (out, out2):
+        dirs = _handshake_options(o)
+        assert {d["src"] for d in dirs} == {emu.SERVER_ADDR, emu.CLIENT_ADDR}, dirs
+        for d in dirs:
+            assert d["handshake"] and d["sack_permitted"] and d["timestamps"], d
+            assert d["wscale"] is not None and 1400 <= d["mss"] <= 1460, d
+
+
+def _reader(tmp: Path, size: int, chunk: int, every: float, stop_after: int = 0) -> str:
+    """The shell command of a Linux reader with a 4 KiB SO_RCVBUF that reads ``chunk`` bytes
+    every ``every`` seconds; with ``stop_after``, it stops reading after that many bytes and
+    exits 3 s later with the rest unread (its kernel then resets the connection)."""
+    (tmp / "reader.py").write_text(
+        "import os, socket, sys, time\n"
+        "size, chunk, every, stop = (int(sys.argv[1]), int(sys.argv[2]), float(sys.argv[3]),"
+        " int(sys.argv[4]))\n"
+        "c = socket.socket()\n"
+        "c.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)\n"
+        "c.connect((os.environ['TCPLAB_SERVER'], 8000))\n"
+        "c.sendall(b'GET')\n"
+        "got = bytearray()\n"
+        "while len(got) < size:\n"
+        "    if stop and len(got) >= stop:\n"
+        "        time.sleep(3.0)\n"
+        "        break\n"
+        "    b = c.recv(chunk)\n"
+        "    if not b:\n"
+        "        break\n"
+        "    got += b\n"
+        "    time.sleep(every)\n"
+        "open(sys.argv[5], 'wb').write(got)\n"
+    )
+    return f"{sys.executable} {tmp / 'reader.py'} {size} {chunk} {every} {stop_after} {tmp / 'got'}"
+
+
+@needs_emu
+def test_a_slow_linux_reader_gets_zero_window_probes_and_every_byte(
+    tmp_path: Path, clean: object
+) -> None:
+    """A reader that drains 4 KB every 0.4 s behind a 4 KiB buffer keeps the window shut
+    longer than the RTO at a time: tcplab's persist timer probes it again and again
+    (RFC 9293 §3.8.6.1), and every byte arrives."""
+    size = 40_000
+    out = tmp_path / "out"
+    toml = (
+        '[[path]]\nrate = "20Mbps"\ndelay = "5ms"\n'
+        f'[[flows]]\nrto = "linux"\napp = "bulk"\nbytes = {size}\n'
+    )
+    r = _tcplab(
+        "emu", _scenario(tmp_path, toml), "--endpoint", "server=tcplab", "--out", str(out),
+        "--quiet", "--", "sh", "-c", _reader(tmp_path, size, 4096, 0.4),
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    assert _sha((tmp_path / "got").read_bytes()) == _sha(transfer.bulk_pattern(size))
+    s = json.loads((out / "summary.json").read_text())
+    c = s["endpoint"]["connections"][0]
+    assert c["window_probes"] >= 3, c
+    assert c["bytes_sent"] == size and c["state"] in ("TimeWait", "Closed"), c
+    assert s["violations"] == []
+
+
+@needs_emu
+def test_a_linux_reader_that_stops_for_good_is_probed_until_it_resets(
+    tmp_path: Path, clean: object
+) -> None:
+    """A reader that stops reading after 20 kB and never resumes: the closed window is probed
+    with the persist timer's backoff for the 3 s it waits, then its exit with unread data
+    resets the connection (RFC 2525 §2.17), which tcplab's server takes quietly; the emulation
+    ends, no invariant broken."""
+    out = tmp_path / "out"
+    toml = '[[path]]\nrate = "20Mbps"\ndelay = "5ms"\n[[flows]]\nrto = "linux"\n'
+    r = _tcplab(
+        "emu", _scenario(tmp_path, toml), "--endpoint", "server=tcplab", "--out", str(out),
+        "--quiet", "--", "sh", "-c", _reader(tmp_path, 10**9, 4096, 0.0, stop_after=20_000),
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    got = (tmp_path / "got").read_bytes()
+    assert len(got) >= 20_000 and _sha(got) == _sha(transfer.bulk_pattern(len(got)))
+    s = json.loads((out / "summary.json").read_text())
+    c = s["endpoint"]["connections"][0]
+    assert c["window_probes"] >= 2, c
+    assert c["state"] == "Closed", c
+    ev = pq.read_table(out / "events.parquet").to_pydict()
+    assert "reset" in ev["kind"]
+    assert s["violations"] == []
+
+
 @needs_emu
 def test_a_linux_client_that_aborts_resets_the_tcplab_server(tmp_path: Path, clean: object) -> None:
     (tmp_path / "client.py").write_text(transfer.CLIENT)
