@@ -58,6 +58,19 @@ def _scenario(tmp: Path, text: str) -> str:
     return str(path)
 
 
+def _emu(
+    tmp: Path, toml: str, role: str, *args: str, cmd: str | None = None, out: str = "out"
+) -> dict[str, object]:
+    """``tcplab emu`` of the scenario ``toml`` with tcplab's endpoint as ``role`` (and ``args``,
+    ``cmd`` run in the client namespace): it must exit 0; returns its summary.json."""
+    o = tmp / out
+    argv = ["emu", _scenario(tmp, toml), "--endpoint", f"{role}=tcplab", *args]
+    argv += ["--out", str(o), "--quiet"] + (["--", "sh", "-c", cmd] if cmd else [])
+    r = _tcplab(*argv)
+    assert r.returncode == 0, r.stderr
+    return json.loads((o / "summary.json").read_text())
+
+
 def _sha(b: bytes) -> str:
     return hashlib.sha256(b).hexdigest()
 
@@ -79,24 +92,15 @@ def test_curl_fetches_a_file_from_the_tcplab_server_byte_exact(
     (www / "f.bin").write_bytes(data)
     got, out = tmp_path / "got", tmp_path / "out"
     toml = LOSSY + '[[flows]]\ncc = "cubic"\nsack = true\n'
-    r = _tcplab(
-        "emu",
-        _scenario(tmp_path, toml),
-        "--endpoint",
-        "server=tcplab",
+    s = _emu(
+        tmp_path,
+        toml,
+        "server",
         "--serve",
         str(www),
-        "--out",
-        str(out),
-        "--quiet",
-        "--",
-        "sh",
-        "-c",
-        f'curl -sS --max-time 60 -o {got} "http://$TCPLAB_SERVER:8000/f.bin"',
+        cmd=f'curl -sS --max-time 60 -o {got} "http://$TCPLAB_SERVER:8000/f.bin"',
     )
-    assert r.returncode == 0, r.stderr
     assert _sha(got.read_bytes()) == _sha(data)
-    s = json.loads((out / "summary.json").read_text())
     assert s["violations"] == []
     ep = s["endpoint"]
     assert ep["role"] == "server" and ep["cc"] == "cubic"
@@ -123,28 +127,22 @@ def test_the_tcplab_client_fetches_from_a_linux_server_byte_exact(
     www.mkdir()
     data = os.urandom(1_500_000)
     (www / "f.bin").write_bytes(data)
-    save, out = tmp_path / "saved", tmp_path / "out"
+    save = tmp_path / "saved"
     toml = LOSSY + '[[flows]]\ncc = "newreno"\nspurious_detection = "frto"\n'
-    r = _tcplab(
-        "emu",
-        _scenario(tmp_path, toml),
-        "--endpoint",
-        "client=tcplab",
+    s = _emu(
+        tmp_path,
+        toml,
+        "client",
         "--server",
         f"{sys.executable} -m http.server 8000 --bind 10.99.0.1 --directory {www}",
         "--get",
         "http://10.99.0.1:8000/f.bin",
         "--save",
         str(save),
-        "--out",
-        str(out),
-        "--quiet",
         "--time-limit",
         "60",
     )
-    assert r.returncode == 0, r.stderr
     assert _sha(save.read_bytes()) == _sha(data)
-    s = json.loads((out / "summary.json").read_text())
     assert s["violations"] == []
     c = s["endpoint"]["connections"][0]
     assert c["status"] == 200 and c["complete"] and c["body_bytes"] == len(data)
@@ -165,28 +163,13 @@ def test_a_linux_reader_that_stops_gets_zero_window_probes_then_the_rest(
     cmd = transfer.client_command(
         tmp_path, "got", size, pause_at=100_000, pause=2.0, rcvbuf=16384, linger=0.2
     )
-    out = tmp_path / "out"
     toml = (
         '[[path]]\nrate = "20Mbps"\ndelay = "5ms"\n'
         f'[[flows]]\nrto = "linux"\napp = "bulk"\nbytes = {size}\n'
     )
-    r = _tcplab(
-        "emu",
-        _scenario(tmp_path, toml),
-        "--endpoint",
-        "server=tcplab",
-        "--out",
-        str(out),
-        "--quiet",
-        "--",
-        "sh",
-        "-c",
-        cmd,
-    )
-    assert r.returncode == 0, r.stderr
+    s = _emu(tmp_path, toml, "server", cmd=cmd)
     want = transfer.bulk_pattern(size)
     assert _sha((tmp_path / "got").read_bytes()) == _sha(want)
-    s = json.loads((out / "summary.json").read_text())
     c = s["endpoint"]["connections"][0]
     assert c["window_probes"] >= 1, c
     assert c["bytes_sent"] == size
@@ -221,24 +204,17 @@ def test_the_handshake_with_linux_negotiates_every_option_both_ways(
         '[[path]]\nrate = "20Mbps"\ndelay = "5ms"\n'
         "[[flows]]\nsack = true\ntimestamps = true\nwindow_scaling = true\n"
     )
-    scenario = _scenario(tmp_path, toml)
-    got, out = tmp_path / "got", tmp_path / "out-server"
-    r = _tcplab(
-        "emu", scenario, "--endpoint", "server=tcplab", "--serve", str(www), "--out",
-        str(out), "--pcap", "0:both", "--quiet", "--", "sh", "-c",
-        f'curl -sS --max-time 30 -o {got} "http://$TCPLAB_SERVER:8000/f.bin"',
-    )  # fmt: skip
-    assert r.returncode == 0, r.stderr
+    got, saved = tmp_path / "got", tmp_path / "saved"
+    pcap = ("--pcap", "0:both")
+    curl = f'curl -sS --max-time 30 -o {got} "http://$TCPLAB_SERVER:8000/f.bin"'
+    _emu(tmp_path, toml, "server", "--serve", str(www), *pcap, cmd=curl, out="out-server")
     assert _sha(got.read_bytes()) == _sha(data)
-    saved, out2 = tmp_path / "saved", tmp_path / "out-client"
-    r = _tcplab(
-        "emu", scenario, "--endpoint", "client=tcplab", "--server",
-        f"{sys.executable} -m http.server 8000 --bind {emu.SERVER_ADDR} --directory {www}",
-        "--get", f"http://{emu.SERVER_ADDR}:8000/f.bin", "--save", str(saved), "--out",
-        str(out2), "--pcap", "0:both", "--quiet",
-    )  # fmt: skip
-    assert r.returncode == 0, r.stderr
+    server = f"{sys.executable} -m http.server 8000 --bind {emu.SERVER_ADDR} --directory {www}"
+    get = f"http://{emu.SERVER_ADDR}:8000/f.bin"
+    _emu(tmp_path, toml, "client", "--server", server, "--get", get, "--save", str(saved), *pcap,
+         out="out-client")  # fmt: skip
     assert _sha(saved.read_bytes()) == _sha(data)
+    out, out2 = tmp_path / "out-server", tmp_path / "out-client"
     for o in (out, out2):
         dirs = _handshake_options(o)
         assert {d["src"] for d in dirs} == {emu.SERVER_ADDR, emu.CLIENT_ADDR}, dirs
@@ -282,18 +258,12 @@ def test_a_slow_linux_reader_gets_zero_window_probes_and_every_byte(
     longer than the RTO at a time: tcplab's persist timer probes it again and again
     (RFC 9293 §3.8.6.1), and every byte arrives."""
     size = 40_000
-    out = tmp_path / "out"
     toml = (
         '[[path]]\nrate = "20Mbps"\ndelay = "5ms"\n'
         f'[[flows]]\nrto = "linux"\napp = "bulk"\nbytes = {size}\n'
     )
-    r = _tcplab(
-        "emu", _scenario(tmp_path, toml), "--endpoint", "server=tcplab", "--out", str(out),
-        "--quiet", "--", "sh", "-c", _reader(tmp_path, size, 4096, 0.4),
-    )  # fmt: skip
-    assert r.returncode == 0, r.stderr
+    s = _emu(tmp_path, toml, "server", cmd=_reader(tmp_path, size, 4096, 0.4))
     assert _sha((tmp_path / "got").read_bytes()) == _sha(transfer.bulk_pattern(size))
-    s = json.loads((out / "summary.json").read_text())
     c = s["endpoint"]["connections"][0]
     assert c["window_probes"] >= 3, c
     assert c["bytes_sent"] == size and c["state"] in ("TimeWait", "Closed"), c
@@ -310,14 +280,9 @@ def test_a_linux_reader_that_stops_for_good_is_probed_until_it_resets(
     ends, no invariant broken."""
     out = tmp_path / "out"
     toml = '[[path]]\nrate = "20Mbps"\ndelay = "5ms"\n[[flows]]\nrto = "linux"\n'
-    r = _tcplab(
-        "emu", _scenario(tmp_path, toml), "--endpoint", "server=tcplab", "--out", str(out),
-        "--quiet", "--", "sh", "-c", _reader(tmp_path, 10**9, 4096, 0.0, stop_after=20_000),
-    )  # fmt: skip
-    assert r.returncode == 0, r.stderr
+    s = _emu(tmp_path, toml, "server", cmd=_reader(tmp_path, 10**9, 4096, 0.0, stop_after=20_000))
     got = (tmp_path / "got").read_bytes()
     assert len(got) >= 20_000 and _sha(got) == _sha(transfer.bulk_pattern(len(got)))
-    s = json.loads((out / "summary.json").read_text())
     c = s["endpoint"]["connections"][0]
     assert c["window_probes"] >= 2, c
     assert c["state"] == "Closed", c
@@ -331,21 +296,7 @@ def test_a_linux_client_that_aborts_resets_the_tcplab_server(tmp_path: Path, cle
     (tmp_path / "client.py").write_text(transfer.CLIENT)
     cmd = transfer.client_command(tmp_path, "got", 10**9, pause_at=200_000, rst=True, linger=0.3)
     out = tmp_path / "out"
-    r = _tcplab(
-        "emu",
-        _scenario(tmp_path, '[[path]]\nrate = "20Mbps"\ndelay = "5ms"\n'),
-        "--endpoint",
-        "server=tcplab",
-        "--out",
-        str(out),
-        "--quiet",
-        "--",
-        "sh",
-        "-c",
-        cmd,
-    )
-    assert r.returncode == 0, r.stderr
-    s = json.loads((out / "summary.json").read_text())
+    s = _emu(tmp_path, '[[path]]\nrate = "20Mbps"\ndelay = "5ms"\n', "server", cmd=cmd)
     assert s["endpoint"]["connections"][0]["state"] == "Closed"
     ev = pq.read_table(out / "events.parquet").to_pydict()
     assert "reset" in ev["kind"]
