@@ -100,3 +100,20 @@ def test_one_real_download_over_the_train_bearer() -> None:
     assert r["sha256_ok"] and r["delivered"] == 6000
     assert r["timeouts"] is not None and r["timeouts"] == r["netstat_timeouts"]
     assert r["rtx_unnecessary"] <= r["rtx"]
+
+
+def test_a_stored_w_tcp_download_is_read_back(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``--linux-cache`` keeps W-TCP's real downloads: the second call with the same settings
+    reads the first's row instead of running it again."""
+    from tcplab.real import cache, transfer
+
+    calls: list[int] = []
+    monkeypatch.setattr(transfer, "endpoint_sender", lambda *a, **k: calls.append(1) or {})
+    monkeypatch.setattr(cache, "_dir", None)
+    cache.use(tmp_path)
+    first = sto3g_linux.wtcp_real("off", 1000, 7)
+    assert sto3g_linux.wtcp_real("off", 1000, 7) == first and len(calls) == 1
+    sto3g_linux.wtcp_real("F-RTO+Eifel", 1000, 7)
+    assert len(calls) == 2

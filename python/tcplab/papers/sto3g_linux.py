@@ -531,7 +531,8 @@ def wtcp_real(variant: str, size: int, seed: int) -> dict[str, Any]:
         )
         return {"variant": variant, "size": size, "seed": seed, **m}
 
-    key = {"variant": WTCP_VARIANTS[variant], "size": size, "seed": seed, "preset": PRESET,
+    # A list, not the tuple: the stored key must read back equal (JSON has no tuples).
+    key = {"variant": list(WTCP_VARIANTS[variant]), "size": size, "seed": seed, "preset": PRESET,
            "radio": WTCP_RADIO, "rcvbuf": RCVBUF}  # fmt: skip
     return linux_cache.cached("sto3g-wtcp-sender", key, run)
 
