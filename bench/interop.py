@@ -1,9 +1,9 @@
 """Interop campaign: tcplab's own TCP against Linux through ``tcplab emu``. Run as root.
 
-    python bench/interop.py --out FILE [--part K/N]     # run (part K of N), append JSON lines
-    python bench/interop.py --report FILE                # the table of a finished campaign
+    python bench/interop.py --out FILE [--set base|extended] [--part K/N]   # run, append JSON
+    python bench/interop.py --report FILE        # the table of a finished campaign
 
-200 transfers, each checked byte-exact by sha256:
+Two sets of transfers, each transfer checked byte-exact by sha256. ``base`` (200 transfers):
 
 - tcplab sends (100): the emulator's tcplab server endpoint (``--endpoint server=tcplab
   --serve DIR``) answers curl in the client namespace; one emulation per (path, setup) fetches
@@ -19,6 +19,13 @@ BBR: a network namespace may only pick from ``net.ipv4.tcp_allowed_congestion_co
 reno and bbr), ten sizes from 1 byte to 5 MB. A transfer passes when its bytes are exact, the
 emulation reports no invariant violation, and its connection ended (no curl time-out, the
 tcplab client's transfer complete, every tcplab connection closed) within the time limit.
+
+``extended`` (48 transfers), the same two directions and setups over the paths the papers use
+and at 50 MB: the W-CDMA bearer (``kind = "rlc"``, its ``train`` preset: 384 kbit/s, delay
+spikes, RLC retransmissions) at 1 kB, 100 kB and 500 kB; a GEO satellite hop (1 Mbit/s, RTT
+540 ms, bursty loss) and the same hop behind tcplab's spoofing PEP at 1 kB, 100 kB and 1 MB;
+and 50 MB over the lossless, 1 %-loss and reordering paths. A slow path's largest size is what
+its rate carries in well under a minute (50 MB at 384 kbit/s would take 18 minutes).
 """
 
 from __future__ import annotations
@@ -40,38 +47,82 @@ from tcplab.scenario.parse import parse_scenario
 
 SIZES = (1, 100, 1448, 1449, 9000, 65536, 262144, 1_000_000, 2_500_000, 5_000_000)
 
-#: name -> the [[path]] entry (one link; the server side is its "down" end).
-PATHS: dict[str, dict[str, Any]] = {
-    "clean": {"rate": "50Mbps", "delay": "5ms", "queue": 300},
-    "loss1": {
-        "rate": "30Mbps",
-        "delay": "5ms",
-        "queue": 300,
-        "down": {"loss": 0.01},
-        "up": {"loss": 0.01},
+#: name -> the [[path]] entries (the server side is their "down" end).
+_GE_SAT = {"kind": "gilbert_elliott", "p_gb": 0.002, "p_bg": 0.2}
+PATHS: dict[str, list[dict[str, Any]]] = {
+    "clean": [{"rate": "50Mbps", "delay": "5ms", "queue": 300}],
+    "loss1": [
+        {
+            "rate": "30Mbps",
+            "delay": "5ms",
+            "queue": 300,
+            "down": {"loss": 0.01},
+            "up": {"loss": 0.01},
+        }
+    ],
+    "reorder": [
+        {
+            "rate": "30Mbps",
+            "delay": "5ms",
+            "queue": 300,
+            "down": {"reorder": {"p": 0.03, "extra": "3ms"}},
+            "up": {"reorder": {"p": 0.03, "extra": "3ms"}},
+        }
+    ],
+    "ge-burst": [
+        {
+            "rate": "10Mbps",
+            "delay": "20ms",
+            "queue": 200,
+            "down": {
+                "loss_model": {
+                    "kind": "gilbert_elliott",
+                    "p_gb": 0.002,
+                    "p_bg": 0.2,
+                    "loss_good": 0.0,
+                    "loss_bad": 0.5,
+                }
+            },
+        }
+    ],
+    "overflow": [{"rate": "10Mbps", "delay": "15ms", "queue": 15}],
+    # The extended set's paths: the papers' W-CDMA bearer, GEO hop, and GEO hop behind a PEP.
+    "rlc": [{"kind": "rlc", "name": "radio", "preset": "train"}],
+    "satellite": [{"kind": "satellite", "name": "sat", "down": {"loss_model": _GE_SAT}}],
+    "pep": [
+        {"kind": "pep", "name": "pep"},
+        {"kind": "satellite", "name": "sat", "down": {"loss_model": _GE_SAT}},
+    ],
+}
+
+#: The bottleneck rate of each path in bit/s (for its time limit).
+RATE_BPS = {
+    "clean": 50e6,
+    "loss1": 30e6,
+    "reorder": 30e6,
+    "ge-burst": 10e6,
+    "overflow": 10e6,
+    "rlc": 384e3,
+    "satellite": 1e6,
+    "pep": 1e6,
+}
+
+#: How long the client namespace waits after the last curl before the emulation ends, so the
+#: tcplab server's FIN is acknowledged: a few round trips (the train bearer's radio stalls last
+#: up to 9 s, the GEO hop's RTT is 540 ms).
+LINGER_S = {"rlc": 10.0, "satellite": 3.0, "pep": 3.0}
+
+#: set -> path -> the sizes it carries.
+SETS: dict[str, dict[str, tuple[int, ...]]] = {
+    "base": {p: SIZES for p in ("clean", "loss1", "reorder", "ge-burst", "overflow")},
+    "extended": {
+        "rlc": (1_000, 100_000, 500_000),
+        "satellite": (1_000, 100_000, 1_000_000),
+        "pep": (1_000, 100_000, 1_000_000),
+        "clean": (50_000_000,),
+        "loss1": (50_000_000,),
+        "reorder": (50_000_000,),
     },
-    "reorder": {
-        "rate": "30Mbps",
-        "delay": "5ms",
-        "queue": 300,
-        "down": {"reorder": {"p": 0.03, "extra": "3ms"}},
-        "up": {"reorder": {"p": 0.03, "extra": "3ms"}},
-    },
-    "ge-burst": {
-        "rate": "10Mbps",
-        "delay": "20ms",
-        "queue": 200,
-        "down": {
-            "loss_model": {
-                "kind": "gilbert_elliott",
-                "p_gb": 0.002,
-                "p_bg": 0.2,
-                "loss_good": 0.0,
-                "loss_bad": 0.5,
-            }
-        },
-    },
-    "overflow": {"rate": "10Mbps", "delay": "15ms", "queue": 15},
 }
 
 #: name -> (tcplab's [[flows]] entry, Linux's congestion control in both namespaces).
@@ -84,15 +135,23 @@ SETUPS: dict[str, tuple[dict[str, Any], str]] = {
 }
 
 TIME_LIMIT_S = 60.0
+
+
+def time_limit(path: str, size: int) -> float:
+    """How long a transfer may take before it counts as stuck: 60 s, or four times its bytes
+    at the path's rate plus a minute when that is longer (50 MB, the slow paths)."""
+    return max(TIME_LIMIT_S, 60.0 + 4 * size * 8 / RATE_BPS[path])
+
+
 _DONE_STATES = ("TimeWait", "Closed")
 
 
 def _config(path: str, setup: str) -> dict[str, Any]:
     data = {
         "name": f"interop-{path}",
-        "duration": "120s",
+        "duration": "1200s",
         "seed": 1,
-        "path": [dict(PATHS[path])],
+        "path": [dict(h) for h in PATHS[path]],
         "flows": [dict(SETUPS[setup][0])],
     }
     return parse_scenario(data, "<interop>").to_config()
@@ -106,41 +165,43 @@ def _sha(p: Path) -> str:
     return hashlib.sha256(p.read_bytes()).hexdigest() if p.exists() else ""
 
 
-def _files(www: Path, seed: int) -> dict[int, Path]:
+def _files(www: Path, seed: int, sizes: tuple[int, ...]) -> dict[int, Path]:
     """One file of each size, random bytes (seeded: a rerun fetches the same files)."""
     import random
 
     rng = random.Random(seed)
     www.mkdir(parents=True, exist_ok=True)
     out = {}
-    for n in SIZES:
+    for n in sizes:
         p = www / f"f{n}.bin"
         p.write_bytes(rng.randbytes(n))
         out[n] = p
     return out
 
 
-def runs() -> list[tuple[str, str, str, int | None]]:
-    """Every emulation of the campaign: (direction, path, setup, size or None for all)."""
+def runs(which: str = "base") -> list[tuple[str, str, str, int | None]]:
+    """Every emulation of a set: (direction, path, setup, size or None for all the path's)."""
     out: list[tuple[str, str, str, int | None]] = []
-    for path in PATHS:
+    for path, sizes in SETS[which].items():
         for setup in SETUPS:
             out.append(("tcplab-sends", path, setup, None))
-            out.extend(("linux-sends", path, setup, n) for n in SIZES)
+            out.extend(("linux-sends", path, setup, n) for n in sizes)
     return out
 
 
-def _tcplab_sends(path: str, setup: str, work: Path) -> Iterator[dict[str, Any]]:
+def _tcplab_sends(
+    path: str, setup: str, sizes: tuple[int, ...], work: Path
+) -> Iterator[dict[str, Any]]:
     """One emulation: curl fetches every file from the tcplab server, one connection each."""
-    files = _files(work / "www", 1)
+    files = _files(work / "www", 1, sizes)
     got = work / "got"
     got.mkdir()
     lines = [
-        f"curl -sS --max-time {TIME_LIMIT_S:.0f} -o {got}/{p.name} "
+        f"curl -sS --max-time {time_limit(path, n):.0f} -o {got}/{p.name} "
         f'"http://$TCPLAB_SERVER:8000/{p.name}"; echo "{n} $?" >> {got}/status'
         for n, p in files.items()
     ]
-    cmd = "; ".join(lines) + "; sleep 0.3"
+    cmd = "; ".join(lines) + f"; sleep {LINGER_S.get(path, 0.3)}"
     t0 = time.monotonic()
     status, s = emu.run_command(
         _config(path, setup),
@@ -178,7 +239,7 @@ def _tcplab_sends(path: str, setup: str, work: Path) -> Iterator[dict[str, Any]]
 
 def _linux_sends(path: str, setup: str, size: int, work: Path) -> dict[str, Any]:
     """One emulation: the tcplab client fetches one file from Linux's http.server."""
-    files = _files(work / "www", 1)
+    files = _files(work / "www", 1, (size,))
     src = files[size]
     save = work / "saved"
     server = (
@@ -193,7 +254,7 @@ def _linux_sends(path: str, setup: str, size: int, work: Path) -> dict[str, Any]
         endpoint=emu.endpoint_options(
             "client", get=f"http://{emu.SERVER_ADDR}:8000/{src.name}", save=str(save)
         ),
-        time_limit_s=TIME_LIMIT_S,
+        time_limit_s=time_limit(path, size),
     )
     c = (s["endpoint"]["connections"] or [{}])[0]
     fwd = [x for x in s["connections"] if x["dir"] == "fwd"]
@@ -214,15 +275,15 @@ def _linux_sends(path: str, setup: str, size: int, work: Path) -> dict[str, Any]
     }
 
 
-def run_part(part: int, parts: int, out: Path) -> int:
-    todo = runs()[part - 1 :: parts]
+def run_part(which: str, part: int, parts: int, out: Path) -> int:
+    todo = runs(which)[part - 1 :: parts]
     failed = 0
     for direction, path, setup, size in todo:
         load = os.getloadavg()[0]
         with tempfile.TemporaryDirectory() as tmp:
             work = Path(tmp)
             if direction == "tcplab-sends":
-                rows = list(_tcplab_sends(path, setup, work))
+                rows = list(_tcplab_sends(path, setup, SETS[which][path], work))
             else:
                 assert size is not None
                 rows = [_linux_sends(path, setup, size, work)]
@@ -266,6 +327,9 @@ def report(path: Path) -> int:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", type=Path, help="append one JSON line per transfer to FILE")
+    ap.add_argument("--set", dest="which", choices=sorted(SETS), default="base",
+                    help="which transfers: base (200, five paths, 1 B-5 MB) or extended (the "
+                    "rlc, satellite and pep paths, and 50 MB)")  # fmt: skip
     ap.add_argument("--part", default="1/1", help="run part K of N (K/N, default 1/1)")
     ap.add_argument("--report", type=Path, metavar="FILE", help="summarize a finished campaign")
     args = ap.parse_args()
@@ -280,7 +344,7 @@ def main() -> int:
     k, n = (int(x) for x in args.part.split("/"))
     if not 1 <= k <= n:
         ap.error(f"--part: K must be between 1 and N (got {args.part})")
-    return run_part(k, n, args.out)
+    return run_part(args.which, k, n, args.out)
 
 
 if __name__ == "__main__":

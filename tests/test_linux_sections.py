@@ -56,13 +56,37 @@ def test_the_ack_clock_bound_of_linux_acks() -> None:
     assert asymmetric_linux.linux_bound_bps(9600) == pytest.approx(2 * 1448 * 8 / 0.0625)
 
 
-@pytest.mark.parametrize("module", [sto3g_linux, asymmetric_linux])
+def _wtcp(
+    timeouts: int, spurious: int, detected: int, rtx: int, unnecessary: int, bps: float = 300e3
+) -> dict[str, Any]:
+    return {"data_timeouts": timeouts, "spurious_timeouts": spurious,
+            "spurious_detected": detected, "retransmitted_segments": rtx,
+            "unnecessary_retransmissions": unnecessary, "sender_bps": bps}  # fmt: skip
+
+
+def test_the_w_tcp_measures_count_spurious_timeouts_of_verified_downloads() -> None:
+    rows = [
+        _wtcp(1, 1, 1, 1, 1, 200e3),  # F-RTO caught it: one retransmission
+        _wtcp(2, 2, 1, 6, 6, 400e3),  # two spurious timeouts, six unnecessary rtx
+        _wtcp(1, 0, 0, 3, 2, 300e3),  # a genuine rtx: its timeout is not in the ratio
+    ]
+    m = sto3g_linux.wtcp_measures(rows)
+    assert m["unnecessary_per_sto"] == pytest.approx(7 / 3)
+    assert (m["timeouts"], m["spurious"], m["detected"]) == (4, 3, 2)
+    assert m["sto_per_mb"] == pytest.approx(3 / (3 * sto3g_linux.WTCP_SIZE / 1e6))
+    assert m["goodput_bps"] == pytest.approx(300e3)
+    assert math.isnan(sto3g_linux.wtcp_measures([_wtcp(0, 0, 0, 0, 0)])["unnecessary_per_sto"])
+
+
+@pytest.mark.parametrize(
+    "section", [sto3g_linux.section, sto3g_linux.wtcp_section, asymmetric_linux.section]
+)
 def test_the_sections_say_why_they_did_not_run(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, module: Any
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, section: Any
 ) -> None:
     monkeypatch.setattr(emu, "available", lambda: "tcplab emu needs root (test)")
     report = Report("x", "t", tmp_path, quick=True)
-    module.section(report, jobs=1)
+    section(report, jobs=1)
     ((title, text),) = report.sections
     assert "--linux" in title and "Not run here: tcplab emu needs root (test)" in text
     assert report.comparisons == []
@@ -76,3 +100,20 @@ def test_one_real_download_over_the_train_bearer() -> None:
     assert r["sha256_ok"] and r["delivered"] == 6000
     assert r["timeouts"] is not None and r["timeouts"] == r["netstat_timeouts"]
     assert r["rtx_unnecessary"] <= r["rtx"]
+
+
+def test_a_stored_w_tcp_download_is_read_back(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``--linux-cache`` keeps W-TCP's real downloads: the second call with the same settings
+    reads the first's row instead of running it again."""
+    from tcplab.real import cache, transfer
+
+    calls: list[int] = []
+    monkeypatch.setattr(transfer, "endpoint_sender", lambda *a, **k: calls.append(1) or {})
+    monkeypatch.setattr(cache, "_dir", None)
+    cache.use(tmp_path)
+    first = sto3g_linux.wtcp_real("off", 1000, 7)
+    assert sto3g_linux.wtcp_real("off", 1000, 7) == first and len(calls) == 1
+    sto3g_linux.wtcp_real("F-RTO+Eifel", 1000, 7)
+    assert len(calls) == 2

@@ -112,6 +112,17 @@ fn seg(flags: Flags, seq: u32, ack: u32, window: u16) -> Segment {
     }
 }
 
+/// A segment from the scripted server (port `SPORT`) to the client's `cport`,
+/// window field 65160.
+fn from_server(flags: Flags, seq: u32, ack: u32, cport: u16) -> Segment {
+    Segment {
+        src_port: SPORT,
+        dst_port: cport,
+        window: 65160,
+        ..seg(flags, seq, ack, 0)
+    }
+}
+
 /// The SYN Linux sends: MSS 1460, SACK permitted, timestamps, window scale 7.
 fn linux_syn() -> Segment {
     let mut s = seg(Flags::SYN, PISS, 0, 64240);
@@ -138,6 +149,12 @@ impl Script {
         let opts = serde_json::json!({
             "endpoint": {"role": "server", "addr": "10.99.0.1", "port": SPORT, "serve": serve},
         });
+        Script::new(cfg, opts, true, dir)
+    }
+
+    /// The emulator with `opts` over `cfg`, before any packet; the scripted
+    /// peer is the client when `peer_is_client`.
+    fn new(cfg: SimConfig, opts: serde_json::Value, peer_is_client: bool, dir: PathBuf) -> Script {
         let opts: EmuOptions = serde_json::from_value(opts).unwrap();
         Script {
             e: Some(Emu::new(cfg, &opts).unwrap()),
@@ -146,7 +163,7 @@ impl Script {
                 t: 0,
             },
             seen: 0,
-            peer_is_client: true,
+            peer_is_client,
             dir,
             ts_recent: None,
         }
@@ -173,18 +190,7 @@ impl Script {
                          "peer": "10.99.0.1", "target": "/f", "host": "10.99.0.1:8000",
                          "save": dir.join("saved").display().to_string()},
         });
-        let opts: EmuOptions = serde_json::from_value(opts).unwrap();
-        Script {
-            e: Some(Emu::new(cfg, &opts).unwrap()),
-            w: W {
-                out: Vec::new(),
-                t: 0,
-            },
-            seen: 0,
-            peer_is_client: false,
-            dir,
-            ts_recent: None,
-        }
+        Script::new(cfg, opts, false, dir)
     }
 
     /// The peer sends `s` with `payload` now.
@@ -411,17 +417,13 @@ fn a_retransmitted_syn_is_answered_with_the_same_synack() {
 
 #[test]
 fn a_get_is_answered_with_the_file_byte_exact_then_fin() {
-    let f = body(100_000);
-    let files: &[(&str, &[u8])] = &[("f", &f)];
-    let mut s = Script::server(|_| {}, Some(files));
-    let sa = s.open();
-    s.request(sa.seg.seq, GET, 2000);
-    let (stream, fin) = drain_response(&mut s, sa.seg.seq, 3000 * MS);
+    let (mut s, isn) = Script::get_file(100_000, |_| {}, 2000);
+    let (stream, fin) = drain_response(&mut s, isn, 3000 * MS);
     assert!(fin, "FIN after the data");
     let text = String::from_utf8_lossy(&stream[..120]).into_owned();
     assert!(text.starts_with("HTTP/1.0 200 OK\r\n"), "{text}");
     let head = stream.windows(4).position(|w| w == b"\r\n\r\n").unwrap() + 4;
-    assert_eq!(&stream[head..], &f[..], "the body is the file");
+    assert_eq!(&stream[head..], &body(100_000)[..], "the body is the file");
     let sum = s.finish();
     let c = &sum["endpoint"]["connections"][0];
     assert_eq!(c["request"], "GET /f HTTP/1.1");
@@ -430,14 +432,11 @@ fn a_get_is_answered_with_the_file_byte_exact_then_fin() {
 
 #[test]
 fn the_first_flight_is_the_initial_window() {
-    let f = body(200_000);
-    let files: &[(&str, &[u8])] = &[("f", &f)];
-    let mut s = Script::server(
+    let (mut s, _) = Script::get_file(
+        200_000,
         |c| c.flows[0].tcp.initial_window_bytes = 4 * 1448,
-        Some(files),
+        2000,
     );
-    let sa = s.open();
-    s.request(sa.seg.seq, GET, 2000);
     s.run(100 * MS);
     let g: Vec<_> = s
         .recv()
@@ -452,15 +451,12 @@ fn the_first_flight_is_the_initial_window() {
 
 #[test]
 fn the_scaled_window_limits_the_flight() {
-    let f = body(200_000);
-    let files: &[(&str, &[u8])] = &[("f", &f)];
-    let mut s = Script::server(
-        |c| c.flows[0].tcp.initial_window_bytes = 40 * 1448,
-        Some(files),
-    );
-    let sa = s.open();
     // Window field 40 << 7 = 5120 bytes (RFC 7323 §2.3).
-    s.request(sa.seg.seq, GET, 40);
+    let (mut s, _) = Script::get_file(
+        200_000,
+        |c| c.flows[0].tcp.initial_window_bytes = 40 * 1448,
+        40,
+    );
     s.run(100 * MS);
     let g = s.recv();
     let bytes: usize = g.iter().map(|x| x.data.len()).sum();
@@ -779,17 +775,7 @@ fn the_client_opens_with_options_and_sends_its_get() {
     assert_eq!(syn.options.mss, Some(1460));
     assert!(syn.options.sack_permitted && syn.options.timestamps.is_some());
     assert_eq!(syn.options.wscale, Some(7));
-    let mut sa = Segment {
-        src_port: SPORT,
-        dst_port: syn.src_port,
-        seq: PISS,
-        ack: syn.seq + 1,
-        flags: Flags::SYN | Flags::ACK,
-        window: 65160,
-        options: TcpOptions::default(),
-        payload_len: 0,
-        ecn: 0,
-    };
+    let mut sa = from_server(Flags::SYN | Flags::ACK, PISS, syn.seq + 1, syn.src_port);
     sa.options.mss = Some(1460);
     sa.options.sack_permitted = true;
     sa.options.wscale = Some(7);
@@ -813,17 +799,7 @@ fn client_fetch(resp: &[u8], mss: usize, order: &[usize]) -> (Vec<u8>, serde_jso
     s.run(20 * MS);
     let syn = s.recv()[0].seg;
     let cport = syn.src_port;
-    let mut sa = Segment {
-        src_port: SPORT,
-        dst_port: cport,
-        seq: PISS,
-        ack: syn.seq + 1,
-        flags: Flags::SYN | Flags::ACK,
-        window: 65160,
-        options: TcpOptions::default(),
-        payload_len: 0,
-        ecn: 0,
-    };
+    let mut sa = from_server(Flags::SYN | Flags::ACK, PISS, syn.seq + 1, cport);
     sa.options.mss = Some(1460);
     sa.options.sack_permitted = true;
     s.send(sa, &[]);
@@ -832,31 +808,16 @@ fn client_fetch(resp: &[u8], mss: usize, order: &[usize]) -> (Vec<u8>, serde_jso
     let cack = syn.seq + 1 + req.len() as u32;
     let chunks: Vec<&[u8]> = resp.chunks(mss).collect();
     for &k in order {
-        let d = Segment {
-            src_port: SPORT,
-            dst_port: cport,
-            seq: PISS + 1 + (k * mss) as u32,
-            ack: cack,
-            flags: Flags::ACK,
-            window: 65160,
-            options: TcpOptions::default(),
-            payload_len: 0,
-            ecn: 0,
-        };
+        let d = from_server(Flags::ACK, PISS + 1 + (k * mss) as u32, cack, cport);
         s.send(d, chunks[k]);
         s.run(MS);
     }
-    let fin = Segment {
-        src_port: SPORT,
-        dst_port: cport,
-        seq: PISS + 1 + resp.len() as u32,
-        ack: cack,
-        flags: Flags::ACK | Flags::FIN,
-        window: 65160,
-        options: TcpOptions::default(),
-        payload_len: 0,
-        ecn: 0,
-    };
+    let fin = from_server(
+        Flags::ACK | Flags::FIN,
+        PISS + 1 + resp.len() as u32,
+        cack,
+        cport,
+    );
     s.send(fin, &[]);
     s.run(50 * MS);
     let g = s.recv();

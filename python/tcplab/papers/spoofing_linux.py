@@ -39,33 +39,10 @@ def real_run(spoof: bool, size: int) -> dict[str, Any]:
     from tcplab.real import cache as linux_cache
 
     def run() -> dict[str, Any]:
-        from tcplab.real.transfer import endpoint_download
+        from tcplab.real.transfer import endpoint_sender
 
-        r = endpoint_download(config(spoof=spoof, size=size), size, time_limit_s=TIME_LIMIT_S)
-        s = r["summary"]
-        ep = s["endpoint"]
-        conn = ep["connections"][0]
-        # The sender's view (§3.1): its first data segment to the last byte acknowledged.
-        ev = ep["events"]
-        acked = ep["event_kinds"].index("sender_acked")
-        sender_s = [v for k, v in zip(ev["kind"], ev["value"], strict=True) if k == acked]
-        timeout = ep["event_kinds"].index("timeout")
-        return {
-            "pep": spoof,
-            "size_bytes": size,
-            "sha256_ok": r["sha256_ok"],
-            "violations": s["violations"],
-            # The reader's view: its request to its last byte (one request round trip in it).
-            "receiver_bps": size * 8 / r["duration_s"] if r["duration_s"] > 0 else 0.0,
-            "sender_bps": size * 8 / sender_s[0] if sender_s else 0.0,
-            # The connection's (the flow row's goodput): from the SYN on.
-            "connection_bps": ep["flows"][0]["goodput_bps"],
-            "timeouts": conn["timeouts"],
-            # Timeouts of data (the event log's; the SYN-ACK's and FIN's are not in it).
-            "data_timeouts": sum(1 for k in ev["kind"] if k == timeout),
-            "spurious_timeouts": conn["spurious_timeouts"],
-            "retransmitted_segments": conn["retransmitted_segments"],
-        }
+        m = endpoint_sender(config(spoof=spoof, size=size), size, time_limit_s=TIME_LIMIT_S)
+        return {"pep": spoof, "size_bytes": size, **m}
 
     key = {"spoof": spoof, "size": size, "tcp": PAPER_TCP}
     return linux_cache.cached("spoofing-paper-sender", key, run)

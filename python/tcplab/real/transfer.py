@@ -23,6 +23,7 @@ __all__ = [
     "client_command",
     "download",
     "endpoint_download",
+    "endpoint_sender",
     "netstat",
     "run",
     "tcp_info",
@@ -334,4 +335,44 @@ def endpoint_download(
         "bytes": len(got),
         "duration_s": last - (times.get("request_s") or 0.0),
         "summary": summary,
+    }
+
+
+def endpoint_sender(
+    config: dict[str, Any],
+    size: int,
+    *,
+    time_limit_s: float = 300.0,
+    sysctls: dict[str, str] | None = None,
+    rcvbuf: int = 0,
+) -> dict[str, Any]:
+    """:func:`endpoint_download` measured as the ``--linux`` sections of ``tcplab reproduce``
+    report a paper's sender that runs as tcplab's endpoint: byte-exactness, the goodput of the
+    sender's view (its first data segment to the last byte acknowledged: the ``sender_acked``
+    event), of the reader's view (its request to its last byte) and of the connection (the
+    flow row, from the SYN on), the sender's timeouts (all; of data, the event log's, which
+    has no SYN-ACK or FIN timeouts; spurious by the emulator's truth; declared spurious by its
+    own detector) and its retransmissions (all, and those the emulator saw were unnecessary:
+    their original had already reached the reader)."""
+    r = endpoint_download(config, size, sysctls=sysctls, rcvbuf=rcvbuf, time_limit_s=time_limit_s)
+    s = r["summary"]
+    ep = s["endpoint"]
+    conn = ep["connections"][0]
+    ev = ep["events"]
+    acked = ep["event_kinds"].index("sender_acked")
+    sender_s = [v for k, v in zip(ev["kind"], ev["value"], strict=True) if k == acked]
+    timeout = ep["event_kinds"].index("timeout")
+    fwd = [x for x in s["connections"] if x["dir"] == "fwd"]
+    return {
+        "sha256_ok": r["sha256_ok"],
+        "violations": s["violations"],
+        "receiver_bps": size * 8 / r["duration_s"] if r["duration_s"] > 0 else 0.0,
+        "sender_bps": size * 8 / sender_s[0] if sender_s else 0.0,
+        "connection_bps": ep["flows"][0]["goodput_bps"],
+        "timeouts": conn["timeouts"],
+        "data_timeouts": sum(1 for k in ev["kind"] if k == timeout),
+        "spurious_timeouts": conn["spurious_timeouts"],
+        "spurious_detected": conn["spurious_detected"],
+        "retransmitted_segments": conn["retransmitted_segments"],
+        "unnecessary_retransmissions": sum(x["spurious_retransmissions"] for x in fwd),
     }
