@@ -8,15 +8,30 @@ import subprocess
 import types
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
+import pytest
 
 REPO = Path(__file__).resolve().parent.parent
 SCENARIOS = REPO / "scenarios"
 
 EVENT_KINDS = ["timeout", "fast_retransmit", "spurious_detected", "connection_open"]
 REASONS = ["none", "rto", "dupack"]
+
+Test = TypeVar("Test", bound=Callable[..., Any])
+
+
+def realtime(reason: str | None) -> Callable[[Test], Test]:
+    """Mark a test that runs real programs over network namespaces in real time: skipped with
+    ``reason`` when that is set, and marked ``realtime``, because its outcome depends on the
+    machine's load (``.ci/lowest-deps`` deselects these; the main suite runs them)."""
+    skip = pytest.mark.skipif(reason is not None, reason=str(reason))
+
+    def mark(test: Test) -> Test:
+        return pytest.mark.realtime(skip(test))
+
+    return mark
 
 
 def fake_core_result(config: dict[str, Any], violations: list[str] | None = None) -> dict[str, Any]:

@@ -75,8 +75,12 @@ def test_every_profile_distribution_and_cc_is_documented(reference: str) -> None
 
 
 def test_ci_runs_the_readme_test_command(readme: str) -> None:
+    """``.ci/run`` runs the README's test command: its steps, in its order, each a line of its
+    own (the script stops at the first failing command and times each step)."""
     commands = re.findall(r"```sh\n\s*(.*?)\n\s*```", readme, re.S)
     test_command = next(c.strip() for c in commands if "pytest" in c)
     assert test_command == ("pip install '.[test]' && cargo test --workspace -q && pytest -q")
-    ci = (REPO / ".ci" / "run").read_text(encoding="utf-8")
-    assert test_command in ci.splitlines()
+    lines = [line.strip() for line in (REPO / ".ci" / "run").read_text("utf-8").splitlines()]
+    assert "set -euo pipefail" in lines
+    at = [lines.index(step) for step in test_command.split(" && ")]
+    assert at == sorted(at)

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from support import emu_leftovers
+from support import emu_leftovers, realtime
 from tcplab import cli
 from tcplab.analyze.tracefile import mahimahi_dir
 from tcplab.real import emu
@@ -28,7 +28,7 @@ from tcplab.real import emu
 pytest.importorskip("tcplab._core")
 
 REASON = emu.available() or (None if shutil.which("curl") else "needs curl")
-needs_emu = pytest.mark.skipif(REASON is not None, reason=str(REASON))
+needs_emu = realtime(REASON)
 SCALE = float(os.environ.get("TCPLAB_EMU_FILE_MB", "0"))
 #: A client command that sends one SYN to the server (port 9: nobody listens, RST comes back).
 CONNECT = (

@@ -21,14 +21,14 @@ from pathlib import Path
 
 import pytest
 
-from support import emu_leftovers
+from support import emu_leftovers, realtime
 from tcplab import cli
 from tcplab.real import emu
 
 pytest.importorskip("tcplab._core")
 
 REASON = emu.available()
-needs_emu = pytest.mark.skipif(REASON is not None, reason=str(REASON))
+needs_emu = realtime(REASON)
 TAG = secrets.token_hex(3)
 SERVER_NS, CLIENT_NS = f"tle{TAG}-srv", f"tle{TAG}-cli"
 LINK = '[[path]]\nrate = "10Mbps"\ndelay = "1ms"\n'

@@ -21,12 +21,13 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
+from support import realtime
 from tcplab.real import emu, transfer
 
 pytest.importorskip("tcplab._core")
 
 REASON = emu.available() or (None if shutil.which("curl") else "needs curl")
-needs_emu = pytest.mark.skipif(REASON is not None, reason=str(REASON))
+needs_emu = realtime(REASON)
 TAG = secrets.token_hex(3)
 
 

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from support import realtime
 from tcplab.papers import asymmetric_linux, sto3g_linux
 from tcplab.real import emu
 from tcplab.real.transfer import netstat, tcp_info
@@ -92,7 +93,7 @@ def test_the_sections_say_why_they_did_not_run(
     assert report.comparisons == []
 
 
-@pytest.mark.skipif(REASON is not None, reason=str(REASON))
+@realtime(REASON)
 def test_one_real_download_over_the_train_bearer() -> None:
     """A 6 KB download with tcp_frto = 2: byte-exact, and the sender's timeout count from
     TCP_INFO agrees with its namespace's TcpExt.TCPTimeouts."""

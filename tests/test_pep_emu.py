@@ -18,13 +18,14 @@ from typing import Any
 
 import pytest
 
+from support import realtime
 from tcplab.real import emu
 from tcplab.real.transfer import client_command, run
 
 pytest.importorskip("tcplab._core")
 
 REASON = emu.available() or (None if shutil.which("curl") else "needs curl")
-needs_emu = pytest.mark.skipif(REASON is not None, reason=str(REASON))
+needs_emu = realtime(REASON)
 CONNS = int(os.environ.get("TCPLAB_PEP_CONNS", "20"))
 #: The tag of this process's emulations (``TCPLAB_EMU_TAG``): others run at the same time.
 TAG = secrets.token_hex(3)

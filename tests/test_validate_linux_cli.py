@@ -9,6 +9,7 @@ import sys
 
 import pytest
 
+from support import realtime
 from tcplab.errors import ScenarioError
 
 pytest.importorskip("tcplab._core")
@@ -121,7 +122,7 @@ def test_bad_cases_name_the_key(spec: str, message: str) -> None:
 REASON = available()
 
 
-@pytest.mark.skipif(REASON is not None, reason=f"Linux TCP testbed unavailable: {REASON}")
+@realtime(f"Linux TCP testbed unavailable: {REASON}" if REASON else None)
 def test_one_quick_case_as_json() -> None:
     r = subprocess.run(
         [sys.executable, "-m", "tcplab", "validate", "linux", "--quick", "--json",

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from support import realtime
 from tcplab.errors import ScenarioError
 
 pytest.importorskip("numpy")
@@ -168,7 +169,7 @@ def test_bad_random_options(args: list[str], message: str) -> None:
 REASON = available()
 
 
-@pytest.mark.skipif(REASON is not None, reason=f"Linux TCP testbed unavailable: {REASON}")
+@realtime(f"Linux TCP testbed unavailable: {REASON}" if REASON else None)
 def test_seeded_quick_draw_reports_both_stacks(tmp_path: Path) -> None:
     pytest.importorskip("tcplab._core")
     space = tmp_path / "space.toml"

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
@@ -220,6 +219,8 @@ def provenance(
     ``--pcap`` applied, the seed that ran) and its SHA-256 (of its canonical JSON), and the
     command line without ``--out`` and its directory (which would make the same run in two
     directories differ)."""
+    import hashlib  # here: only runs that write outputs record it (OpenSSL's load is ~1 % of a run)
+
     from tcplab.version import build, version
 
     canonical = json.dumps(
