@@ -29,8 +29,6 @@ both ECN settings), CUBIC, RTT 40 ms, a 1000-packet limit, 15 s runs.
 from __future__ import annotations
 
 import argparse
-import json
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -40,8 +38,8 @@ import numpy as np
 BENCH = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH))
 
+import ns3_compare  # noqa: E402
 from ns3_bbr import testbed_args  # noqa: E402
-from ns3_prr import ns3_binary  # noqa: E402
 
 _BASE = "cc=cubic,rtt=40ms,queue=1000,duration=15s"
 #: The eight cases of docs/aqm.md.
@@ -93,9 +91,6 @@ def ns3_run(binary: Path, case: Any, seed: int, cache: Path | None) -> dict[str,
     if cache is not None:
         name = f"{case.aqm}_e{int(case.ecn)}_r{case.rate_bps}_d{case.delay_ns}_q{case.queue}"
         path = cache / f"{name}_t{case.duration_s:g}_w{case.warmup_s:g}_s{seed}.json"
-        if path.exists():
-            cached: dict[str, Any] = json.loads(path.read_text())
-            return cached
     cmd = [str(binary), *testbed_args(case, seed), f"--aqm={case.aqm}", f"--ecn={int(case.ecn)}"]
     if case.aqm == "red":
         qmin, qmax, w = red_parameters(case.queue)
@@ -106,38 +101,26 @@ def ns3_run(binary: Path, case: Any, seed: int, cache: Path | None) -> dict[str,
             f"--redMaxP={RED_MAX_P}",
             f"--redAvpkt={RED_AVPKT}",
         ]
-    out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
-    res: dict[str, Any] = json.loads(out.strip().splitlines()[-1])
-    if path is not None:
-        path.write_text(json.dumps(res))
+    res = ns3_compare.cached_run(cmd, path)
+    assert res is not None  # no timeout: every run finishes
     return res
-
-
-def _err(sim: float, linux: float) -> float:
-    """Relative error of ``sim`` against ``linux`` (0 when both are 0)."""
-    if linux == 0:
-        return 0.0 if sim == 0 else float("inf")
-    return sim / linux - 1
 
 
 def _met(metric: str, sim: float, linux: float) -> bool:
     if metric.startswith("sojourn") and abs(sim - linux) <= 1.0:
         return True
-    return abs(_err(sim, linux)) <= METRICS[metric]
+    return abs(ns3_compare.err(sim, linux)) <= METRICS[metric]
 
 
-def compare_case(
-    binary: Path, spec: str, runs: int, cache: Path, ns3_cache: Path | None
-) -> dict[str, Any]:
-    """One case: the Linux runs from ``cache``, tcplab's paired runs and ``runs`` ns-3 runs."""
-    from tcplab.real.validate.run import compare_runs, linux_runs, parse_case
+def compare_case(binary: Path, spec: str, a: argparse.Namespace) -> dict[str, Any]:
+    """One case: the Linux runs from ``a.linux_cache``, tcplab's paired runs and ``a.runs``
+    ns-3 runs."""
+    from tcplab.real.validate.run import parse_case
 
-    case = parse_case(spec, quick=False)
-    if case.aqm is None:
+    if parse_case(spec, quick=False).aqm is None:
         raise SystemExit(f"{spec}: needs an aqm")
-    linux, _ = linux_runs(None, case, runs, cache)
-    row, _sim = compare_runs(case, linux, [1000 + r for r in range(runs)], "linux")
-    ns = [ns3_run(binary, case, seed, ns3_cache) for seed in range(1, runs + 1)]
+    case, row = ns3_compare.linux_and_tcplab(spec, a.runs, a.linux_cache)
+    ns = [ns3_run(binary, case, seed, a.ns3_cache) for seed in range(1, a.runs + 1)]
 
     def side(who: str) -> dict[str, float]:
         return {
@@ -162,7 +145,7 @@ def compare_case(
         },
     }
     for sim in ("tcplab", "ns3"):
-        out[sim]["err"] = {k: _err(out[sim][k], out["linux"][k]) for k in METRICS}
+        out[sim]["err"] = {k: ns3_compare.err(out[sim][k], out["linux"][k]) for k in METRICS}
         out[sim]["met"] = {k: _met(k, out[sim][k], out["linux"][k]) for k in METRICS}
         if not case.ecn:
             out[sim]["met"]["ecn_marks"] = None  # nothing marks without ECN
@@ -202,29 +185,7 @@ def table(rows: list[dict[str, Any]]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--linux-cache", type=Path, required=True, help="validate linux's cache")
-    ap.add_argument("--runs", type=int, default=5, help="runs per case and stack [5]")
-    ap.add_argument("--case", action="append", default=None, help="validate's --case syntax")
-    ap.add_argument(
-        "--ns3",
-        default="wheel",
-        help="'wheel' (bench/ns3/build/p2p_bulk, PyPI ns3 3.44) or a p2p_bulk binary",
-    )
-    ap.add_argument("--ns3-cache", type=Path, default=None, help="keep ns-3 runs here")
-    ap.add_argument("--out", type=Path, default=None, help="write the rows as JSON here")
-    a = ap.parse_args(argv)
-    if a.runs < 1:
-        ap.error("--runs: must be >= 1")
-    binary = ns3_binary(a.ns3)
-    if a.ns3_cache is not None:
-        a.ns3_cache.mkdir(parents=True, exist_ok=True)
-    rows = []
-    for spec in a.case or CASES:
-        rows.append(compare_case(binary, spec, a.runs, a.linux_cache, a.ns3_cache))
-        print(f"done: {spec}", file=sys.stderr, flush=True)
-    if a.out:
-        a.out.write_text(json.dumps(rows, indent=1))
+    rows = ns3_compare.main(__doc__.splitlines()[0], CASES, compare_case, argv)
     print(table(rows))
     for sim in ("tcplab", "ns3"):
         met = ", ".join(

@@ -28,8 +28,6 @@ The defaults are the ten cases of the BBR table in ``docs/linux-stack.md``.
 from __future__ import annotations
 
 import argparse
-import json
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -39,7 +37,7 @@ import numpy as np
 BENCH = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH))
 
-from ns3_prr import ns3_binary  # noqa: E402
+import ns3_compare  # noqa: E402
 
 #: The ten BBR cases of docs/linux-stack.md (2-100 Mbit/s, RTT 10-300 ms, loss 0-2 %, queues of
 #: 0.25-4 BDP).
@@ -92,42 +90,16 @@ def ns3_run(
     if cache is not None:
         name = f"{case.cc}_r{case.rate_bps}_d{case.delay_ns}_q{case.queue}_l{case.loss:g}"
         path = cache / f"{name}_t{case.duration_s:g}_w{case.warmup_s:g}_s{seed}.json"
-        if path.exists():
-            cached: dict[str, Any] = json.loads(path.read_text())
-            return cached
-    cmd = [str(binary), *testbed_args(case, seed)]
-    try:
-        out = subprocess.run(
-            cmd, check=True, capture_output=True, text=True, timeout=timeout_s
-        ).stdout
-    except subprocess.TimeoutExpired:
-        return None
-    res: dict[str, Any] = json.loads(out.strip().splitlines()[-1])
-    if path is not None:
-        path.write_text(json.dumps(res))
-    return res
+    return ns3_compare.cached_run([str(binary), *testbed_args(case, seed)], path, timeout_s)
 
 
-def _err(sim: float, linux: float) -> float:
-    """Relative error of ``sim`` against ``linux`` (0 when both are 0)."""
-    if linux == 0:
-        return 0.0 if sim == 0 else float("inf")
-    return sim / linux - 1
-
-
-def compare_case(
-    binary: Path, spec: str, runs: int, cache: Path, timeout_s: float, ns3_cache: Path | None
-) -> dict[str, Any]:
-    """One case: the Linux runs from ``cache``, tcplab's paired runs, ``runs`` ns-3 runs (the
-    ``ns3`` entry is None if one of them did not finish)."""
-    from tcplab.real.validate.run import compare_runs, linux_runs, parse_case
-
-    case = parse_case(spec, quick=False)
-    linux, _ = linux_runs(None, case, runs, cache)
-    row, _sim = compare_runs(case, linux, [1000 + r for r in range(runs)], "linux")
+def compare_case(binary: Path, spec: str, a: argparse.Namespace) -> dict[str, Any]:
+    """One case: the Linux runs from ``a.linux_cache``, tcplab's paired runs, ``a.runs`` ns-3
+    runs (the ``ns3`` entry is None if one of them did not finish)."""
+    case, row = ns3_compare.linux_and_tcplab(spec, a.runs, a.linux_cache)
     ns = []
-    for seed in range(1, runs + 1):
-        r = ns3_run(binary, case, seed, timeout_s, ns3_cache)
+    for seed in range(1, a.runs + 1):
+        r = ns3_run(binary, case, seed, a.timeout, a.ns3_cache)
         if r is None:
             break
         ns.append(r)
@@ -145,7 +117,7 @@ def compare_case(
         },
         "ns3": None,
     }
-    if len(ns) == runs:
+    if len(ns) == a.runs:
         out["ns3"] = {
             "goodput_bps": float(np.mean([r["goodput_after_warmup_bps"] for r in ns])),
             "srtt_ms": float(np.mean([r["srtt_median_ms"] for r in ns])),
@@ -157,7 +129,8 @@ def compare_case(
         if out[sim] is None:
             continue
         out[sim]["err"] = {
-            k: _err(out[sim][k], out["linux"][k]) for k in ("goodput_bps", "srtt_ms", "retrans")
+            k: ns3_compare.err(out[sim][k], out["linux"][k])
+            for k in ("goodput_bps", "srtt_ms", "retrans")
         }
     return out
 
@@ -193,30 +166,12 @@ def table(rows: list[dict[str, Any]]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--linux-cache", type=Path, required=True, help="validate linux's cache")
-    ap.add_argument("--runs", type=int, default=5, help="runs per case and stack [5]")
-    ap.add_argument("--case", action="append", default=None, help="validate's --case syntax")
-    ap.add_argument(
-        "--ns3",
-        default="wheel",
-        help="'wheel' (bench/ns3/build/p2p_bulk, PyPI ns3 3.44) or a p2p_bulk binary",
-    )
-    ap.add_argument("--ns3-cache", type=Path, default=None, help="keep ns-3 runs here")
-    ap.add_argument("--timeout", type=float, default=600.0, help="wall seconds per ns-3 run [600]")
-    ap.add_argument("--out", type=Path, default=None, help="write the rows as JSON here")
-    a = ap.parse_args(argv)
-    if a.runs < 1:
-        ap.error("--runs: must be >= 1")
-    binary = ns3_binary(a.ns3)
-    if a.ns3_cache is not None:
-        a.ns3_cache.mkdir(parents=True, exist_ok=True)
-    rows = []
-    for spec in a.case or CASES:
-        rows.append(compare_case(binary, spec, a.runs, a.linux_cache, a.timeout, a.ns3_cache))
-        print(f"done: {spec}", file=sys.stderr, flush=True)
-    if a.out:
-        a.out.write_text(json.dumps(rows, indent=1))
+    def timeout(ap: argparse.ArgumentParser) -> None:
+        ap.add_argument(
+            "--timeout", type=float, default=600.0, help="wall seconds per ns-3 run [600]"
+        )
+
+    rows = ns3_compare.main(__doc__.splitlines()[0], CASES, compare_case, argv, timeout)
     print(table(rows))
     closer = {
         k: sum(
