@@ -3,6 +3,7 @@ shaped exactly like the simulator's, so the Python side is tested without the Ru
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import subprocess
 import types
@@ -20,6 +21,15 @@ EVENT_KINDS = ["timeout", "fast_retransmit", "spurious_detected", "connection_op
 REASONS = ["none", "rto", "dupack"]
 
 Test = TypeVar("Test", bound=Callable[..., Any])
+
+
+def load_script(relpath: str, name: str) -> types.ModuleType:
+    """The repository script at ``relpath`` (not a package module) imported as ``name``."""
+    spec = importlib.util.spec_from_file_location(name, REPO / relpath)
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
 
 
 def realtime(reason: str | None) -> Callable[[Test], Test]:

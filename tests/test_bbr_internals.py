@@ -3,24 +3,11 @@ bpftrace and is made by hand; validation/linux/bbr-trace/ keeps one)."""
 
 from __future__ import annotations
 
-import importlib.util
 import itertools
-from types import ModuleType
 
-from support import REPO
+from support import REPO, load_script
 
-
-def _load() -> ModuleType:
-    spec = importlib.util.spec_from_file_location(
-        "bbr_internals", REPO / "validation/linux/bbr_internals.py"
-    )
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
-BI = _load()
+BI = load_script("validation/linux/bbr_internals.py", "bbr_internals")
 
 
 def _line(t_ns: int, sk: int, rtt_cnt: int, cnt: int, app_limited: int, mode: int = 0) -> str:

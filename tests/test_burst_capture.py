@@ -3,23 +3,9 @@ episodes from a sender-side capture (the capture itself needs root and runs by h
 
 from __future__ import annotations
 
-import importlib.util
-from types import ModuleType
+from support import load_script
 
-from support import REPO
-
-
-def _load() -> ModuleType:
-    spec = importlib.util.spec_from_file_location(
-        "burst_capture", REPO / "validation/linux/burst_capture.py"
-    )
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
-BC = _load()
+BC = load_script("validation/linux/burst_capture.py", "burst_capture")
 SND = BC.SENDER_ADDR
 RCV = bytes([10, 99, 0, 2]).hex()
 

@@ -31,6 +31,10 @@ import time
 from pathlib import Path
 from typing import Any
 
+# The case's options are bbr_trace.py's.
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bbr_trace import case_arguments
+
 #: BW_UNIT of tcp_bbr.c: bandwidth in packets per µs << 24.
 BW_SCALE = 24
 MSS = 1448
@@ -168,13 +172,8 @@ def report(rows: list[dict[str, Any]], until: float) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--rate-mbps", type=float, default=20.0)
-    ap.add_argument("--rtt-ms", type=float, default=300.0)
-    ap.add_argument("--queue", type=int, default=250, help="packets")
-    ap.add_argument("--loss", type=float, default=0.0)
-    ap.add_argument("--seed", type=int, default=1000, help="emulator seed")
+    case_arguments(ap, "emulator seed", 6.0)
     ap.add_argument("--seconds", type=float, default=8.0, help="length of the transfer")
-    ap.add_argument("--until", type=float, default=6.0, help="seconds shown")
     src = ap.add_mutually_exclusive_group()
     src.add_argument("--log", type=Path, help="read this saved log instead of running")
     src.add_argument("--save", type=Path, help="save the raw log here")

@@ -58,14 +58,20 @@ def tcplab_series(case: Any, seed: int) -> tuple[dict[str, np.ndarray], int]:
     return cols, int(res["flows"][0]["retransmitted_segments"])
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def case_arguments(ap: argparse.ArgumentParser, seed_help: str, until_s: float) -> None:
+    """The case's options (default: the 20 Mbit/s, RTT 300 ms, 250-packet case) and
+    ``--until``; bbr_internals.py takes the same."""
     ap.add_argument("--rate-mbps", type=float, default=20.0)
     ap.add_argument("--rtt-ms", type=float, default=300.0)
     ap.add_argument("--queue", type=int, default=250, help="packets")
     ap.add_argument("--loss", type=float, default=0.0)
-    ap.add_argument("--seed", type=int, default=1000, help="emulator and tcplab seed")
-    ap.add_argument("--until", type=float, default=7.0, help="seconds shown")
+    ap.add_argument("--seed", type=int, default=1000, help=seed_help)
+    ap.add_argument("--until", type=float, default=until_s, help="seconds shown")
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    case_arguments(ap, "emulator and tcplab seed", 7.0)
     src = ap.add_mutually_exclusive_group()
     src.add_argument("--linux", type=Path, help="plot this saved Linux run instead of running")
     src.add_argument("--save-linux", type=Path, help="save the Linux run here")
