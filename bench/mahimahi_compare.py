@@ -10,11 +10,11 @@ refuses to run as root) and ``net.ipv4.ip_forward = 1`` (``mm-link`` requires it
 Two parts, each run once through ``mm-delay D mm-link TRACE TRACE`` and once through
 ``tcplab emu`` with one ``trace`` hop of the same files and delay:
 
-* ``accuracy``: a Linux CUBIC bulk download (``TCP_CONGESTION`` set on the sender's socket)
-  for ``--seconds`` over a trace pair from ``--dir`` (default ``../shared/traces/mahimahi``
-  beside the repository, or ``$TCPLAB_TRACE_DIR``), a DropTail queue of ``--queue`` packets
-  each way. Real packets are captured with dumpcap where the sender puts them on the path and
-  where the receiver gets them. Delivered bytes per 100 ms at the receiver are compared with
+* ``accuracy``: a Linux CUBIC bulk download (``TCP_CONGESTION`` set on the sender's socket) for
+  ``--seconds`` over a trace pair from ``--dir`` (default: the measured Mahimahi traces' directory,
+  docs/traces.md "Where files are read from"), a DropTail queue of ``--queue`` packets each way.
+  Real packets are captured with dumpcap where the sender puts them on the path and where the
+  receiver gets them. Delivered bytes per 100 ms at the receiver are compared with
   the trace's capacity in the same 100 ms (each tool's trace clock: mm-link's log header,
   tcplab's ``clock_t0_ns``), per-packet one-way delays come from matching the two captures,
   and mm-link's per-packet timing error from its own ``--downlink-log`` (the millisecond

@@ -9,9 +9,9 @@
   packet (the run only, not reading the trace), and the ratio. CPU time, not wall time: on a
   shared machine wall time mostly measures the other processes.
 
-Runs ``cargo run --release -p tcplab-sim --example trace_bench`` (the release profile the
-project ships; the first build takes minutes). With ``--mahimahi-dir`` (default
-``../shared/traces/mahimahi`` beside the repository, skipped when absent) it also loads a
+Runs ``cargo run --release -p tcplab-sim --example trace_bench`` (the release profile the project
+ships; the first build takes minutes). With ``--mahimahi-dir`` (default: the measured Mahimahi
+traces' directory, docs/traces.md "Where files are read from"; skipped when absent) it also loads a
 one-hour trace made of a measured trace repeated. Prints a table and a final JSON line.
 """
 

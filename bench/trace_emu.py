@@ -2,10 +2,10 @@
 """A 20 MB HTTP download over a measured cellular trace in real time, against the simulator's
 prediction for the same transfer (docs/traces.md, "In real time").
 
-The trace pair ``--trace`` (default ``TMobile-UMTS-driving``) from ``--dir`` (default
-``../shared/traces/mahimahi`` beside the repository; skipped with a note when absent), 20 ms one
-way, a DropTail queue of 200 packets each way. ``tcplab emu`` serves a random file of
-``--mb`` MB with Python's http.server, its sender on Linux CUBIC (the ``TCP_CONGESTION``
+The trace pair ``--trace`` (default ``TMobile-UMTS-driving``) from ``--dir`` (default: the measured
+Mahimahi traces' directory, docs/traces.md "Where files are read from"; skipped with a note when
+absent), 20 ms one way, a DropTail queue of 200 packets each way. ``tcplab emu`` serves a random
+file of ``--mb`` MB with Python's http.server, its sender on Linux CUBIC (the ``TCP_CONGESTION``
 socket option), and fetches it with curl; the file is checked byte-exact (SHA-256)
 and the rate is its size over curl's total time. The simulator runs the same path with one
 ``stack = "linux"`` flow of the same size (the HTTP response header is a few hundred bytes

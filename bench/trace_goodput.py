@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
 """CUBIC over measured cellular traces (docs/traces.md, the goodput table).
 
-For every pair ``NAME.down``/``NAME.up`` in ``--dir`` (default ``../shared/traces/mahimahi``
-beside the repository; skipped with a note when absent): one bulk flow with ``stack =
-"linux"`` (CUBIC and Linux's defaults) for the whole length of the data direction's trace,
-downloading (data over ``.down``, ACKs over ``.up``) and uploading (the reverse), 20 ms one
-way (``mm-delay 20``), a DropTail queue of ``--queue`` packets. Prints a Markdown table: the
-trace's mean rate (1500-byte datagrams), the goodput and its share of the mean, the
+For every pair ``NAME.down``/``NAME.up`` in ``--dir`` (default: the measured Mahimahi traces'
+directory, docs/traces.md "Where files are read from"; skipped with a note when absent): one bulk
+flow with ``stack = "linux"`` (CUBIC and Linux's defaults) for the whole length of the data
+direction's trace, downloading (data over ``.down``, ACKs over ``.up``) and uploading (the reverse),
+20 ms one way (``mm-delay 20``), a DropTail queue of ``--queue`` packets. Prints a Markdown table:
+the trace's mean rate (1500-byte datagrams), the goodput and its share of the mean, the
 retransmitted segments and timeouts, and a final JSON line.
 """
 

@@ -163,3 +163,14 @@ def emu_leftovers(tag: str) -> set[str]:
     if Path(f"/run/tcplab-emu/{tag}.lock").exists():
         names.add(f"{tag}.lock")
     return names
+
+
+def sigint_as_from_a_terminal() -> None:
+    """``preexec_fn`` for a child that a test stops with SIGINT: give SIGINT its default action
+    (Python then installs its Ctrl-C handler). A test suite started as a background job of a
+    non-interactive shell (``pytest &`` in a script) runs with SIGINT ignored, every child
+    inherits that across ``exec``, and Python leaves an ignored SIGINT ignored: the child would
+    never see the signal."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_DFL)

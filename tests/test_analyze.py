@@ -168,3 +168,48 @@ def test_a_capture_mid_path_is_uncertain_not_all_spurious(
         data["spurious_retransmissions"]
         <= truth["spurious_timeouts"] + truth["spurious_fast_retransmits"]
     )
+
+
+def _syn_flood(path: Path, n: int, gap_ns: int) -> None:
+    """A pcap (raw IPv4, ns timestamps) of ``n`` SYNs ``gap_ns`` apart, each from its own
+    address, none answered."""
+    import struct
+
+    out = bytearray(struct.pack("<IHHiIII", 0xA1B23C4D, 2, 4, 0, 0, 65535, 101))
+    for k in range(n):
+        t = 1_000_000_000 + k * gap_ns
+        tcp = struct.pack(">HHIIBBHHH", 40000, 80, k, 0, 5 << 4, 0x02, 65535, 0, 0)
+        ip = struct.pack(">BBHHHBBHII", 0x45, 0, 40, 0, 0, 64, 6, 0, 0x0A000000 + k, 0x0A630001)
+        out += struct.pack("<IIII", t // 10**9, t % 10**9, 40, 40) + ip + tcp
+    path.write_bytes(bytes(out))
+
+
+def test_analysis_memory_follows_open_connections_not_the_capture(tmp_path: Path) -> None:
+    """Unanswered SYNs 10 ms apart: 100 s of them and 800 s of them. A half-open connection
+    is closed once idle for longer than a TCP waits between SYNs, and a connection without
+    data keeps no result, so the peak (RSS, measured in a fresh process) is that of about
+    130 s of SYNs in both. Before, every connection stayed until the end (about 3 KB each):
+    the longer capture peaked over 200 MB above the shorter one."""
+    import subprocess
+    import sys
+
+    script = (
+        "import resource, sys\n"
+        "from tcplab import _core\n"
+        "s = _core.analyze(sys.argv[1])['summary']\n"
+        "assert '\"connections\":[]' in s and '\"tcp_packets\":' + sys.argv[2] in s, s[:300]\n"
+        "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)\n"
+    )
+    peak = {}
+    for n in (10_000, 80_000):
+        f = tmp_path / f"syn{n}.pcap"
+        _syn_flood(f, n, 10_000_000)
+        r = subprocess.run(
+            [sys.executable, "-c", script, str(f), str(n)],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert r.returncode == 0, r.stderr
+        peak[n] = int(r.stdout) / 1024  # MB
+    assert peak[80_000] - peak[10_000] < 40, peak

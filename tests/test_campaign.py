@@ -20,6 +20,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 
+from support import sigint_as_from_a_terminal
 from tcplab.campaign.run import Stats, sweep_table
 from tcplab.campaign.store import Store, build_tag, run_key
 from tcplab.campaign.sweep import parse_vary, run_configs, sweep
@@ -299,6 +300,7 @@ def test_ctrl_c_stops_a_sweep_without_worker_tracebacks(tmp_path: Path, store: b
         stderr=subprocess.PIPE,
         text=True,
         start_new_session=True,
+        preexec_fn=sigint_as_from_a_terminal,
     )
     children = Path(f"/proc/{proc.pid}/task/{proc.pid}/children")
     deadline = time.monotonic() + 60

@@ -300,6 +300,7 @@ fn analyze<'py>(
         rto: rto_model,
         collect: collect || packets,
         collect_packets: packets,
+        filter: filter.clone(),
     };
     let path_buf = std::path::PathBuf::from(path);
     // The analysis runs without the GIL; now and then it takes it back to
@@ -321,44 +322,41 @@ fn analyze<'py>(
         return Err(e);
     }
     let rep = result.map_err(PyValueError::new_err)?;
-    let keep: std::collections::HashSet<u32> =
-        rep.connections(filter.as_ref()).map(|c| c.id).collect();
     let d = PyDict::new(py);
-    d.set_item("summary", rep.to_json(filter.as_ref()).to_string())?;
+    // The analysis applied the filter: its rows and results are of the
+    // connections that pass.
+    d.set_item("summary", rep.to_json_string(None))?;
     let an = &rep.analyzer;
-    let rx: Vec<&tcplab_trace::analyze::RtxRow> =
-        an.rtx.iter().filter(|r| keep.contains(&r.conn)).collect();
+    let rx = &an.rtx;
     let t = PyDict::new(py);
-    col_by(py, &t, "conn", "<u4", &rx, |r| r.conn)?;
-    col_by(py, &t, "dir", "<u1", &rx, |r| r.dir)?;
-    col_by(py, &t, "t_ns", "<u8", &rx, |r| r.t_ns)?;
-    col_by(py, &t, "seq", "<u8", &rx, |r| r.seq)?;
-    col_by(py, &t, "len", "<u4", &rx, |r| r.len)?;
-    col_by(py, &t, "class", "<u1", &rx, |r| r.class as u8)?;
-    col_by(py, &t, "spurious", "<i1", &rx, |r| r.spurious)?;
-    col_by(py, &t, "evidence", "<u1", &rx, |r| r.evidence as u8)?;
-    col_by(py, &t, "backoff", "<u4", &rx, |r| r.backoff)?;
+    col_by(py, &t, "conn", "<u4", rx, |r| r.conn)?;
+    col_by(py, &t, "dir", "<u1", rx, |r| r.dir)?;
+    col_by(py, &t, "t_ns", "<u8", rx, |r| r.t_ns)?;
+    col_by(py, &t, "seq", "<u8", rx, |r| r.seq)?;
+    col_by(py, &t, "len", "<u4", rx, |r| r.len)?;
+    col_by(py, &t, "class", "<u1", rx, |r| r.class as u8)?;
+    col_by(py, &t, "spurious", "<i1", rx, |r| r.spurious)?;
+    col_by(py, &t, "evidence", "<u1", rx, |r| r.evidence as u8)?;
+    col_by(py, &t, "backoff", "<u4", rx, |r| r.backoff)?;
     d.set_item("retransmissions", t)?;
-    let rt: Vec<&tcplab_trace::analyze::RttRow> =
-        an.rtt.iter().filter(|r| keep.contains(&r.conn)).collect();
+    let rt = &an.rtt;
     let t = PyDict::new(py);
-    col_by(py, &t, "conn", "<u4", &rt, |r| r.conn)?;
-    col_by(py, &t, "dir", "<u1", &rt, |r| r.dir)?;
-    col_by(py, &t, "t_ns", "<u8", &rt, |r| r.t_ns)?;
-    col_by(py, &t, "rtt_ns", "<u8", &rt, |r| r.rtt_ns)?;
-    col_by(py, &t, "source", "<u1", &rt, |r| r.source)?;
-    col_by(py, &t, "srtt_ns", "<u8", &rt, |r| r.srtt_ns)?;
-    col_by(py, &t, "rto_ns", "<u8", &rt, |r| r.rto_ns)?;
+    col_by(py, &t, "conn", "<u4", rt, |r| r.conn)?;
+    col_by(py, &t, "dir", "<u1", rt, |r| r.dir)?;
+    col_by(py, &t, "t_ns", "<u8", rt, |r| r.t_ns)?;
+    col_by(py, &t, "rtt_ns", "<u8", rt, |r| r.rtt_ns)?;
+    col_by(py, &t, "source", "<u1", rt, |r| r.source)?;
+    col_by(py, &t, "srtt_ns", "<u8", rt, |r| r.srtt_ns)?;
+    col_by(py, &t, "rto_ns", "<u8", rt, |r| r.rto_ns)?;
     d.set_item("rtt_samples", t)?;
-    let pk: Vec<&tcplab_trace::analyze::PktRow> =
-        an.pkts.iter().filter(|r| keep.contains(&r.conn)).collect();
+    let pk = &an.pkts;
     let t = PyDict::new(py);
-    col_by(py, &t, "conn", "<u4", &pk, |r| r.conn)?;
-    col_by(py, &t, "dir", "<u1", &pk, |r| r.dir)?;
-    col_by(py, &t, "t_ns", "<u8", &pk, |r| r.t_ns)?;
-    col_by(py, &t, "kind", "<u1", &pk, |r| r.kind)?;
-    col_by(py, &t, "seq", "<u8", &pk, |r| r.seq)?;
-    col_by(py, &t, "end", "<u8", &pk, |r| r.end)?;
+    col_by(py, &t, "conn", "<u4", pk, |r| r.conn)?;
+    col_by(py, &t, "dir", "<u1", pk, |r| r.dir)?;
+    col_by(py, &t, "t_ns", "<u8", pk, |r| r.t_ns)?;
+    col_by(py, &t, "kind", "<u1", pk, |r| r.kind)?;
+    col_by(py, &t, "seq", "<u8", pk, |r| r.seq)?;
+    col_by(py, &t, "end", "<u8", pk, |r| r.end)?;
     d.set_item("packets", t)?;
     d.set_item("classes", PyList::new(py, tcplab_trace::RtxClass::NAMES)?)?;
     d.set_item("evidence", PyList::new(py, tcplab_trace::Evidence::NAMES)?)?;

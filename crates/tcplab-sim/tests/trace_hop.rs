@@ -1,7 +1,6 @@
-//! `kind = "trace"` end to end on the measured Mahimahi traces (read from
-//! `$TCPLAB_TRACE_DIR`, else `../shared/traces/mahimahi/` beside the
-//! repository; the tests skip when it is absent), and a delay trace on a
-//! plain link.
+//! `kind = "trace"` end to end on the measured Mahimahi traces (read where
+//! docs/traces.md, "Where files are read from", says; the tests skip when
+//! they are absent), and a delay trace on a plain link.
 
 use std::path::PathBuf;
 
@@ -14,7 +13,9 @@ use tcplab_sim::Sim;
 
 const S: u64 = 1_000_000_000;
 
-/// The shared Mahimahi traces, if present.
+/// The measured Mahimahi traces, if present: `$TCPLAB_TRACE_DIR`, else the
+/// default directory (the one place this test names it; Python's is
+/// `tcplab.analyze.tracefile.mahimahi_dir`).
 fn traces() -> Option<Vec<PathBuf>> {
     let dir = std::env::var_os("TCPLAB_TRACE_DIR")
         .map(PathBuf::from)

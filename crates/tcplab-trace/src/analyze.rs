@@ -101,6 +101,9 @@ pub struct Options {
     pub collect: bool,
     /// Keep per-packet rows for time-sequence plots (data and ACK points).
     pub collect_packets: bool,
+    /// Only these connections: the others are followed (their packets must
+    /// be told apart) but leave no rows and no results.
+    pub filter: Option<crate::Filter>,
 }
 
 impl Default for Options {
@@ -110,6 +113,7 @@ impl Default for Options {
             rto: RtoModel::Rfc6298,
             collect: false,
             collect_packets: false,
+            filter: None,
         }
     }
 }
@@ -281,8 +285,12 @@ struct Tx {
     tsval: Option<u32>,
 }
 
+/// `Pending::row` of a retransmission that has no output row.
+const NO_ROW: usize = usize::MAX;
+
 #[derive(Clone, Debug)]
 struct Pending {
+    /// Its row in `Analyzer::rtx`, or `NO_ROW`.
     row: usize,
     start: u64,
     end: u64,
@@ -443,6 +451,25 @@ struct Conn {
     rst: bool,
     /// Both FINs acknowledged, or a RST.
     done: bool,
+    /// It passes `Options::filter`.
+    passes: bool,
+    /// It passes the filter and rows are wanted (`Options::collect`,
+    /// `collect_packets`).
+    collect: bool,
+    collect_packets: bool,
+}
+
+impl Conn {
+    /// Only SYNs from the end that opened it, nothing from the other end and
+    /// no data: nothing the capture shows can make it progress except an
+    /// answer to a SYN.
+    fn half_open(&self) -> bool {
+        self.synack_t.is_none()
+            && self.halves[1].st.packets == 0
+            && self.halves[0].st.data_packets == 0
+            && !self.halves[0].fin
+            && !self.rst
+    }
 }
 
 /// FxHash-style hasher: the connection key is not attacker-chosen in a
@@ -483,6 +510,15 @@ const TS_RING: usize = 16;
 /// SYN-ACK → ACK) is at least this many times the other.
 const NEAR_RATIO: u64 = 4;
 
+/// The longest a TCP waits between two retransmissions of a SYN (Linux's
+/// `TCP_RTO_MAX`, include/net/tcp.h): a half-open connection idle for longer
+/// has given up (`tcp_write_timeout()`), and an answer arriving later would
+/// meet a reset, so the analysis closes it.
+const TCP_RTO_MAX: Time = 120 * NS_PER_S;
+
+/// Capture time between two looks for connections to close (`reap`).
+const REAP_EVERY: Time = 10 * NS_PER_S;
+
 /// Longer "RTT samples" are capture artefacts (clock steps), not paths.
 const MAX_RTT: Time = 600 * NS_PER_S;
 
@@ -490,9 +526,12 @@ const MAX_RTT: Time = 600 * NS_PER_S;
 pub struct Analyzer {
     opts: Options,
     conns: HashMap<Key, usize, BuildHasherDefault<FastHasher>>,
-    slots: Vec<Option<Conn>>,
+    /// Boxed: a slot left free costs a pointer, not a connection's state.
+    slots: Vec<Option<Box<Conn>>>,
     free: Vec<usize>,
     next_id: u32,
+    /// Results of the connections that carried data and pass the filter
+    /// (the others have no output row and are not kept).
     pub finished: Vec<ConnStats>,
     pub rtx: Vec<RtxRow>,
     pub rtt: Vec<RttRow>,
@@ -503,6 +542,8 @@ pub struct Analyzer {
     /// Packets whose timestamp was earlier than the one before.
     pub time_reversals: u64,
     clock: Time,
+    /// Capture time of the last `reap`.
+    last_reap: Time,
     last_key: Option<(Key, usize, bool)>,
 }
 
@@ -539,6 +580,7 @@ impl Analyzer {
             midstream_conns: 0,
             time_reversals: 0,
             clock: 0,
+            last_reap: 0,
             last_key: None,
         }
     }
@@ -588,8 +630,7 @@ impl Analyzer {
             self.conns.remove(&key);
             self.last_key = None;
             self.free.push(slot);
-            let stats = self.close(conn);
-            self.finished.push(stats);
+            self.retire(*conn);
             let s = self.open(t, fwd, seg);
             self.packet_in(s, true, t, p);
             return;
@@ -597,8 +638,11 @@ impl Analyzer {
         self.slots[slot] = Some(conn);
         self.packet_in(slot, from_a, t, p);
         // Closed connections are kept a while for their last ACKs and
-        // retransmitted FINs, then reaped (memory stays bounded by the open ones).
-        if self.tcp_packets.is_multiple_of(65536) {
+        // retransmitted FINs, then reaped (memory stays bounded by the open
+        // ones): every 65,536 packets, and every `REAP_EVERY` of capture time
+        // for a slow capture with many connections.
+        if self.tcp_packets.is_multiple_of(65536) || t.saturating_sub(self.last_reap) > REAP_EVERY {
+            self.last_reap = t;
             self.reap(t);
         }
     }
@@ -615,16 +659,20 @@ impl Analyzer {
         self.slots[slot] = Some(conn);
     }
 
-    /// Closes connections that finished (FIN/RST) more than 2 MSL (120 s) ago.
+    /// Closes connections that can no longer progress: those that finished
+    /// (FIN/RST) more than 2 MSL (120 s) ago, and half-open ones (`half_open`)
+    /// idle for longer than `TCP_RTO_MAX`. Their state is freed, so memory
+    /// stays bounded by the connections still open.
     fn reap(&mut self, now: Time) {
         let slots = &self.slots;
         let old: Vec<(Key, usize)> = self
             .conns
             .iter()
             .filter(|(_, &s)| {
-                slots[s]
-                    .as_ref()
-                    .is_some_and(|c| c.done && now.saturating_sub(c.last_t) > 120 * NS_PER_S)
+                slots[s].as_ref().is_some_and(|c| {
+                    let idle = now.saturating_sub(c.last_t);
+                    (c.done && idle > 120 * NS_PER_S) || (c.half_open() && idle > TCP_RTO_MAX)
+                })
             })
             .map(|(k, &s)| (*k, s))
             .collect();
@@ -632,16 +680,41 @@ impl Analyzer {
             self.conns.remove(&k);
             self.free.push(s);
             if let Some(c) = self.slots[s].take() {
-                let st = self.close(c);
-                self.finished.push(st);
+                self.retire(*c);
             }
+        }
+        self.slots.truncate(
+            self.slots
+                .iter()
+                .rposition(Option::is_some)
+                .map_or(0, |k| k + 1),
+        );
+        self.free.retain(|&s| s < self.slots.len());
+        if self.slots.len() * 4 < self.slots.capacity() {
+            self.slots.shrink_to(self.slots.len() * 2);
         }
         self.last_key = None;
     }
 
+    /// Closes `c` and keeps its results if they have an output row: a
+    /// direction that carried data, in a connection that passes the filter.
+    fn retire(&mut self, c: Conn) {
+        let keep = c.passes && c.halves.iter().any(|h| h.st.bytes_sent > 0);
+        let st = self.close(c);
+        if keep {
+            self.finished.push(st);
+        }
+    }
+
     fn open(&mut self, t: Time, key: Key, seg: &Segment) -> usize {
         let profile = self.opts.rto.profile();
-        let conn = Conn {
+        let (a, b) = ((key.0, key.1), (key.2, key.3));
+        let passes = self
+            .opts
+            .filter
+            .as_ref()
+            .is_none_or(|f| f.matches_conn(self.next_id, a, b));
+        let conn = Box::new(Conn {
             id: self.next_id,
             ep: [(key.0, key.1), (key.2, key.3)],
             first_t: t,
@@ -653,7 +726,10 @@ impl Analyzer {
             halves: [Half::new(profile), Half::new(profile)],
             rst: false,
             done: false,
-        };
+            passes,
+            collect: passes && self.opts.collect,
+            collect_packets: passes && self.opts.collect_packets,
+        });
         if !seg.flags.syn() || seg.flags.ack() {
             self.midstream_conns += 1;
         }
@@ -678,8 +754,7 @@ impl Analyzer {
         let slots: Vec<usize> = self.conns.drain().map(|(_, s)| s).collect();
         for s in slots {
             if let Some(c) = self.slots[s].take() {
-                let st = self.close(c);
-                self.finished.push(st);
+                self.retire(*c);
             }
         }
         self.finished.sort_by_key(|c| c.id);
@@ -770,7 +845,7 @@ impl Analyzer {
                     h.est.on_sample(rtt);
                     h.st.rtt_min_ns = h.st.rtt_min_ns.min(rtt);
                 }
-                if self.opts.collect {
+                if c.collect {
                     for k in 0..2u8 {
                         let est = &c.halves[usize::from(k)].est;
                         self.rtt.push(RttRow {
@@ -847,7 +922,7 @@ impl Analyzer {
         h.est.on_sample(rtt);
         h.st.rtt_samples += 1;
         h.st.rtt_min_ns = h.st.rtt_min_ns.min(rtt);
-        if self.opts.collect {
+        if c.collect {
             self.rtt.push(RttRow {
                 conn: c.id,
                 dir: k as u8,
@@ -863,6 +938,7 @@ impl Analyzer {
     fn on_data(&mut self, c: &mut Conn, i: usize, t: Time, p: &TcpPacket, side: Side) {
         let seg = &p.seg;
         let id = c.id;
+        let collect = c.collect;
         let peer_mss = u64::from(c.halves[1 - i].st.mss.unwrap_or(536).max(536));
         let h = &mut c.halves[i];
         h.st.packets += 1;
@@ -885,7 +961,7 @@ impl Analyzer {
             h.st.bytes_sent += u64::from(seg.payload_len);
         }
         let tsval = seg.options.timestamps.map(|x| x.0);
-        if self.opts.collect_packets {
+        if c.collect_packets {
             self.pkts.push(PktRow {
                 conn: id,
                 dir: i as u8,
@@ -1074,8 +1150,8 @@ impl Analyzer {
                 h.st.rto_episodes += 1;
             }
         }
-        let row = self.rtx.len();
-        if self.opts.collect {
+        let row = if collect { self.rtx.len() } else { NO_ROW };
+        if collect {
             self.rtx.push(RtxRow {
                 conn: id,
                 dir: i as u8,
@@ -1142,7 +1218,7 @@ impl Analyzer {
         } else if undecided {
             h.st.undecided += 1;
         }
-        if self.opts.collect {
+        if p.row != NO_ROW {
             let r = &mut self.rtx[p.row];
             r.spurious = if undecided { -1 } else { i8::from(spurious) };
             r.evidence = ev;
@@ -1157,7 +1233,7 @@ impl Analyzer {
         } else {
             0
         };
-        let collect_packets = self.opts.collect_packets;
+        let collect_packets = c.collect_packets;
         let h = &mut c.halves[k];
         let Some(base) = h.base else {
             // Nothing of this half seen yet (mid-connection start): anchor
@@ -1499,6 +1575,79 @@ mod tests {
             w.tcp(t, b, a, &seg(dp, sp, peer + 1, isn + 1, Flags::ACK, 0));
         }
         w.bytes
+    }
+
+    /// `n` SYNs `gap` apart, each from its own address, none answered;
+    /// then (if `answered`) one handshake and 1000 bytes from the last one.
+    fn syn_flood(n: u32, gap: Time, answered: bool) -> Vec<u8> {
+        let mut w = PcapBuilder::new(101);
+        let mut t: Time = 1_000_000_000;
+        let b = [10, 99, 0, 1];
+        for k in 0..n {
+            t += gap;
+            let a = [10, (k >> 16) as u8, (k >> 8) as u8, k as u8];
+            w.tcp(t, a, b, &seg(40000, 80, k, 0, Flags::SYN, 0));
+        }
+        if answered {
+            let a = [10, 200, 0, 1];
+            w.tcp(t, a, b, &seg(40000, 80, 7, 0, Flags::SYN, 0));
+            t += TCP_RTO_MAX - NS_PER_S;
+            w.tcp(t, b, a, &seg(80, 40000, 70, 8, Flags::SYN | Flags::ACK, 0));
+            w.tcp(t, a, b, &seg(40000, 80, 8, 71, Flags::ACK, 1000));
+        }
+        w.bytes
+    }
+
+    #[test]
+    fn half_open_connections_are_closed_after_tcp_rto_max() {
+        // 20,000 s of SYNs, one each 10 ms: at most 130 s of them are open
+        // at once, and none leaves a result (no data).
+        let gap = 10 * NS_PER_MS;
+        let file = syn_flood(200_000, gap, true);
+        let mut rd = crate::capture::CaptureReader::new(&file[..], "t").unwrap();
+        let mut an = Analyzer::new(Options::default());
+        let mut most_open = 0;
+        while let Some(r) = rd.next_record().unwrap() {
+            let p = decode(r.linktype, r.data).unwrap();
+            an.packet(r.ts_ns, &p);
+            most_open = most_open.max(an.open_connections());
+        }
+        let bound = ((TCP_RTO_MAX + REAP_EVERY) / gap) as usize + 2;
+        assert!(
+            most_open <= bound,
+            "{most_open} open at once, bound {bound}"
+        );
+        assert!(an.slots.len() <= bound, "{} slots", an.slots.len());
+        an.finish();
+        // A SYN answered just within TCP_RTO_MAX is still the same connection.
+        assert_eq!(an.finished.len(), 1);
+        let c = &an.finished[0];
+        assert!(c.handshake);
+        assert_eq!(c.halves[0].bytes_sent, 1000);
+        assert_eq!(an.midstream_conns, 0);
+    }
+
+    #[test]
+    fn a_filtered_out_connection_leaves_no_rows() {
+        let file = crate::synth::bulk_sender_side(50, Some(20), true);
+        let run = |filter: Option<crate::Filter>| {
+            let mut rd = crate::capture::CaptureReader::new(&file[..], "t").unwrap();
+            let mut an = Analyzer::new(Options {
+                collect: true,
+                collect_packets: true,
+                filter,
+                ..Default::default()
+            });
+            while let Some(r) = rd.next_record().unwrap() {
+                an.packet(r.ts_ns, &decode(r.linktype, r.data).unwrap());
+            }
+            an.finish();
+            (an.finished.len(), an.rtx.len(), an.rtt.len(), an.pkts.len())
+        };
+        let all = run(None);
+        assert!(all.0 == 1 && all.1 > 0 && all.2 > 0 && all.3 > 0, "{all:?}");
+        assert_eq!(run(Some(crate::Filter::Index(0))), all);
+        assert_eq!(run(Some(crate::Filter::Index(1))), (0, 0, 0, 0));
     }
 
     #[test]

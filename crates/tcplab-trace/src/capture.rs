@@ -70,12 +70,61 @@ enum Format {
     PcapNg,
 }
 
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Iface {
     linktype: u32,
     /// ns per timestamp unit numerator/denominator: ts_ns = units * mul / div.
     mul: u64,
     div: u64,
+}
+
+/// Most runs of equal interface descriptions one pcapng section may hold.
+const MAX_IFACE_RUNS: usize = 1 << 16;
+
+/// A section's interfaces, as runs of equal descriptions: a section that
+/// repeats one description a billion times costs one entry, and one with more
+/// than `MAX_IFACE_RUNS` runs is refused rather than held.
+#[derive(Default)]
+struct Ifaces {
+    /// (first interface id of the run, its description)
+    runs: Vec<(u64, Iface)>,
+    len: u64,
+}
+
+impl Ifaces {
+    fn clear(&mut self) {
+        self.runs.clear();
+        self.len = 0;
+    }
+
+    /// Adds the next interface; false if that would exceed `MAX_IFACE_RUNS`.
+    fn push(&mut self, iface: Iface) -> bool {
+        if self.runs.last().is_none_or(|r| r.1 != iface) {
+            if self.runs.len() == MAX_IFACE_RUNS {
+                return false;
+            }
+            self.runs.push((self.len, iface));
+        }
+        self.len += 1;
+        true
+    }
+
+    fn get(&self, id: usize) -> Option<Iface> {
+        let id = id as u64;
+        if id >= self.len {
+            return None;
+        }
+        let k = self.runs.partition_point(|r| r.0 <= id);
+        Some(self.runs[k - 1].1)
+    }
+
+    fn first(&self) -> Option<Iface> {
+        self.runs.first().map(|r| r.1)
+    }
+
+    fn len(&self) -> u64 {
+        self.len
+    }
 }
 
 /// Streaming reader over any `Read` (wrap files in a `BufReader`).
@@ -86,7 +135,7 @@ pub struct CaptureReader<R: Read> {
     /// pcap: file link type and timestamp resolution.
     pcap_iface: Iface,
     /// pcapng: interfaces of the current section.
-    ifaces: Vec<Iface>,
+    ifaces: Ifaces,
     buf: Vec<u8>,
     /// The file ended inside a record (a cut-off last packet).
     pub truncated_tail: bool,
@@ -134,7 +183,7 @@ impl<R: Read> CaptureReader<R> {
                 mul: 1000,
                 div: 1,
             },
-            ifaces: Vec::new(),
+            ifaces: Ifaces::default(),
             buf: vec![0u8; 65536],
             truncated_tail: false,
             corrupt: None,
@@ -368,11 +417,16 @@ impl<R: Read> CaptureReader<R> {
                         }
                         i += 4 + olen.div_ceil(4) * 4;
                     }
-                    self.ifaces.push(Iface {
+                    if !self.ifaces.push(Iface {
                         linktype: lt,
                         mul,
                         div,
-                    });
+                    }) {
+                        return Ok(self.corrupt(format!(
+                            "pcapng section describes more than {MAX_IFACE_RUNS} interfaces \
+                             that differ from the one before"
+                        )));
+                    }
                 }
                 // Enhanced Packet Block / obsolete Packet Block
                 6 | 2 => {
@@ -396,7 +450,7 @@ impl<R: Read> CaptureReader<R> {
                             b.len() + 12
                         )));
                     }
-                    let Some(iface) = self.ifaces.get(ifid).copied() else {
+                    let Some(iface) = self.ifaces.get(ifid) else {
                         self.offset = at;
                         return Ok(self.corrupt(format!(
                             "pcapng packet names interface {ifid}, the section has {}",
@@ -425,7 +479,7 @@ impl<R: Read> CaptureReader<R> {
                             self.corrupt("pcapng simple packet block shorter than 16".into())
                         );
                     }
-                    let Some(iface) = self.ifaces.first().copied() else {
+                    let Some(iface) = self.ifaces.first() else {
                         return Ok(self.corrupt(
                             "pcapng simple packet block before any interface block".into(),
                         ));
@@ -568,6 +622,47 @@ mod tests {
             f.extend(blen.to_le_bytes());
         }
         f
+    }
+
+    /// A pcapng file whose section describes `n` interfaces (linktype
+    /// `lt(k)` for the k-th) before the packets of `pcapng(recs)`, the last
+    /// packet on interface `n - 1`.
+    fn many_interfaces(n: u32, lt: impl Fn(u32) -> u16) -> Vec<u8> {
+        let base = pcapng(&[(1, b"x"), (2, b"y")]);
+        // SHB (28) + IDB (32) + NRB (16), then the two EPBs (36 each)
+        let (head, epbs) = base.split_at(28 + 32 + 16);
+        let mut f = head.to_vec();
+        for k in 1..n {
+            f.extend(1u32.to_le_bytes());
+            f.extend(20u32.to_le_bytes());
+            f.extend(lt(k).to_le_bytes());
+            f.extend([0u8; 6]);
+            f.extend(20u32.to_le_bytes());
+        }
+        f.extend(&epbs[..36]);
+        let mut last = epbs[36..].to_vec();
+        last[8..12].copy_from_slice(&(n - 1).to_le_bytes());
+        f.extend(last);
+        f
+    }
+
+    #[test]
+    fn repeated_interface_descriptions_cost_one_entry() {
+        let n = 200_000;
+        let f = many_interfaces(n, |_| 101);
+        let mut r = CaptureReader::new(&f[..], "x").unwrap();
+        assert_eq!(r.next_record().unwrap().unwrap().data, b"x");
+        let b = r.next_record().unwrap().unwrap();
+        // µs resolution (no if_tsresol) on interface n - 1
+        assert_eq!((b.data, b.ts_ns, b.linktype), (&b"y"[..], 2_000, 101));
+        assert_eq!((r.ifaces.runs.len(), r.ifaces.len()), (2, u64::from(n)));
+        assert!(r.corrupt.is_none());
+        // Alternating descriptions: each is a run, and too many are refused.
+        let f = many_interfaces(MAX_IFACE_RUNS as u32 + 10, |k| 101 + (k % 2) as u16);
+        let mut r = CaptureReader::new(&f[..], "x").unwrap();
+        assert!(r.next_record().unwrap().is_none());
+        let msg = r.corrupt.as_deref().unwrap();
+        assert!(msg.contains("more than 65536 interfaces"), "{msg}");
     }
 
     #[test]

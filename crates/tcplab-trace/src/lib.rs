@@ -64,12 +64,17 @@ impl Filter {
     }
 
     fn matches(&self, c: &ConnStats) -> bool {
+        self.matches_conn(c.id, c.a, c.b)
+    }
+
+    /// Whether connection `id` between `a` and `b` passes.
+    pub fn matches_conn(&self, id: u32, a: (decode::Addr, u16), b: (decode::Addr, u16)) -> bool {
         match self {
-            Filter::Port(p) => c.a.1 == *p || c.b.1 == *p,
-            Filter::Index(i) => c.id == *i,
+            Filter::Port(p) => a.1 == *p || b.1 == *p,
+            Filter::Index(i) => id == *i,
             Filter::Pair(s) => {
-                let ab = format!("{}:{}-{}:{}", c.a.0, c.a.1, c.b.0, c.b.1);
-                let ba = format!("{}:{}-{}:{}", c.b.0, c.b.1, c.a.0, c.a.1);
+                let ab = format!("{}:{}-{}:{}", a.0, a.1, b.0, b.1);
+                let ba = format!("{}:{}-{}:{}", b.0, b.1, a.0, a.1);
                 *s == ab || *s == ba
             }
         }
@@ -219,6 +224,40 @@ impl Report {
     /// data direction (directions that carried no data are left out).
     pub fn to_json(&self, filter: Option<&Filter>) -> Value {
         let mut conns = Vec::new();
+        let totals = self.each_row(filter, |v| conns.push(v));
+        let mut top = self.top_json(totals);
+        top["connections"] = Value::Array(conns);
+        top
+    }
+
+    /// `to_json(filter).to_string()`, written one connection row at a time:
+    /// only the text is held, not a tree of values for every row.
+    pub fn to_json_string(&self, filter: Option<&Filter>) -> String {
+        let mut rows = String::new();
+        let totals = self.each_row(filter, |v| {
+            if !rows.is_empty() {
+                rows.push(',');
+            }
+            rows.push_str(&v.to_string());
+        });
+        let mut top = self.top_json(totals);
+        top["connections"] = Value::Array(Vec::new());
+        let top = top.to_string();
+        // Every string value is escaped, so the key's unescaped form occurs once.
+        let k = top
+            .find(r#""connections":[]"#)
+            .expect("the connections key")
+            + r#""connections":["#.len();
+        let mut out = String::with_capacity(top.len() + rows.len());
+        out.push_str(&top[..k]);
+        out.push_str(&rows);
+        out.push_str(&top[k..]);
+        out
+    }
+
+    /// Calls `f` with each connection and data direction's row; returns the
+    /// totals (spurious-timeout episodes, bytes, unnecessary retransmissions).
+    fn each_row(&self, filter: Option<&Filter>, mut f: impl FnMut(Value)) -> (u64, u64, u64) {
         let (mut sto, mut bytes, mut unnecessary) = (0u64, 0u64, 0u64);
         for c in self.connections(filter) {
             for (d, h) in c.halves.iter().enumerate() {
@@ -240,9 +279,14 @@ impl Report {
                 sto += h.spurious_rto_episodes;
                 bytes += h.bytes_acked.max(h.bytes_unique);
                 unnecessary += h.spurious_retransmissions;
-                conns.push(v);
+                f(v);
             }
         }
+        (sto, bytes, unnecessary)
+    }
+
+    /// The capture totals of the `--json` object (no `connections`).
+    fn top_json(&self, (sto, bytes, unnecessary): (u64, u64, u64)) -> Value {
         let mut skipped = serde_json::Map::new();
         for (k, s) in Skip::ALL.iter().enumerate() {
             skipped.insert(s.name().into(), json!(self.skipped[k]));
@@ -261,7 +305,6 @@ impl Report {
             "sto_per_mb": if bytes > 0 { sto as f64 / (bytes as f64 / 1e6) } else { 0.0 },
             "spurious_rto_episodes": sto,
             "unnecessary_per_sto": if sto > 0 { Some(unnecessary as f64 / sto as f64) } else { None },
-            "connections": conns,
         })
     }
 }

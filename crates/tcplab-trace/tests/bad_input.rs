@@ -213,3 +213,14 @@ fn a_long_analysis_asks_whether_to_stop() {
         }
     }
 }
+
+#[test]
+fn the_json_text_is_written_row_by_row_as_the_tree_would_print() {
+    // Two connections (the second with a file name that holds the key's text).
+    let mut f = bulk_sender_side(30, Some(20), true);
+    let second = bulk_sender_side(10, None, false);
+    f.extend_from_slice(&second[24..]);
+    let r = analyze_reader(&f[..], r#"a"connections":[]"#, Options::default()).unwrap();
+    assert_eq!(r.to_json(None)["connections"].as_array().unwrap().len(), 2);
+    assert_eq!(r.to_json_string(None), r.to_json(None).to_string());
+}

@@ -290,40 +290,12 @@ class Testbed:
                 out.update({k: int(v) for k, v in zip(names[1:], values[1:], strict=False)})
         return out
 
-    def transfer(
-        self,
-        *,
-        rate_bps: int,
-        delay_ns: int,
-        queue: int,
-        loss: float,
-        cc: str,
-        duration_s: float,
-        seed: int = 1,
-        rate_scale: float = 1.0,
-        sample_s: float = 0.02,
-        aqm: str | dict[str, Any] | None = None,
-        ecn: bool = False,
-    ) -> Transfer:
-        """One bulk transfer from the sender namespace to the receiver namespace. The data
-        direction has loss ``loss`` and the queue discipline ``aqm`` (the scenario key; None:
-        DropTail); the ACK direction is lossless. ``ecn`` sets ``net.ipv4.tcp_ecn`` to 1 in
-        both namespaces (the sender asks for ECN), else to 2, the kernel's default (ECN only
-        when the peer asks). ``rate_scale`` multiplies the emulated link's rate (fault
-        injection for tests: the comparison must notice)."""
-        (one,) = self.transfers(
-            rate_bps=rate_bps,
-            delay_ns=delay_ns,
-            queue=queue,
-            loss=loss,
-            ccs=[cc],
-            duration_s=duration_s,
-            seed=seed,
-            rate_scale=rate_scale,
-            sample_s=sample_s,
-            aqm=aqm,
-            ecn=ecn,
-        )
+    def transfer(self, *, cc: str, **link: Any) -> Transfer:
+        """One bulk transfer from the sender namespace to the receiver namespace with congestion
+        control ``cc``: :meth:`transfers` with one flow, which takes the other keywords
+        (``rate_bps``, ``delay_ns``, ``queue``, ``loss``, ``duration_s``, ``seed``,
+        ``rate_scale``, ``sample_s``, ``aqm``, ``ecn``)."""
+        (one,) = self.transfers(ccs=[cc], **link)
         return one
 
     def transfers(
@@ -346,7 +318,12 @@ class Testbed:
         (set on its socket) to a receiver on port ``PORT + i``. The senders start one after
         the other, each as soon as it is spawned; every record has its own ``t0_ns``. The
         sender namespace's ``TcpExt`` counters (namespace-wide, so the sum over the flows) go
-        into the first flow's record. ``aqm`` and ``ecn`` as in :meth:`transfer`."""
+        into the first flow's record. The data direction has loss ``loss`` and the queue
+        discipline ``aqm`` (the scenario key; None: DropTail); the ACK direction is lossless.
+        ``ecn`` sets ``net.ipv4.tcp_ecn`` to 1 in both namespaces (the senders ask for ECN),
+        else to 2, the kernel's default (ECN only when the peer asks). ``rate_scale``
+        multiplies the emulated link's rate (fault injection for tests: the comparison must
+        notice)."""
         assert self.emu is not None
         rate = int(rate_bps * rate_scale)
         mode = 1 if ecn else 2
