@@ -1,10 +1,10 @@
 """How bursty real Linux's sender is, and at what cwnd its queue overflows, on a small queue.
 
     sudo python validation/linux/burst_capture.py [--queue 21] [--rtt-ms 100] [--seconds 15]
-                                                  [--rate-mbps 10]
-                                                  [--busy N] [--out DIR]
+                                                  [--rate-mbps 10] [--cc cubic|reno]
+                                                  [--gso-max-segs N] [--busy N] [--out DIR]
 
-Runs one cubic bulk transfer over the matrix's link (10 Mbit/s, RTT and DropTail queue as
+Runs one cubic (or ``--cc``) bulk transfer over the matrix's link (10 Mbit/s, RTT and DropTail queue as
 given) through ``tcplab emu`` between two Linux stacks. In the sender's namespace a raw
 ``AF_PACKET`` socket on its TUN device records every packet with the kernel's timestamp (when
 the segment reached the device, or when the ACK was taken in; packets as (time s, source
@@ -17,6 +17,12 @@ address hex, payload bytes, seq, ack, source port, TCP flags)), and the sender s
 - every loss episode: cwnd just before ``ssthresh`` changed (or before it fell, when the new
   ssthresh equals the old), and the new ssthresh, in segments;
 - the emulator's queue drops and release lateness.
+
+``--gso-max-segs N`` sets the sender device's ``gso_max_segs`` before the connection opens, so
+the socket builds skbs of at most N segments (1: no GSO skbs, hence no ``tcp_tso_should_defer``
+and one segment per ``tcp_transmit_skb``). The emulator also writes a capture of the link
+(``emu/link0-both.pcap``: data when the link starts to send it, ACKs when the receiver sent
+them), the receiver's side of the transfer.
 
 ``--busy N`` runs N busy loops beside the transfer (a loaded machine; mind others on a shared
 one). Needs root, TUN and iproute2. validation/linux/README.md ("Every remaining miss") quotes
@@ -45,9 +51,11 @@ from rcv_window_capture import CONNECT, RECEIVER  # noqa: E402
 #: byte 76, tcpi_snd_cwnd at 80 (include/uapi/linux/tcp.h).
 SENDER = (
     r"""
-import json, os, select, socket, struct, sys, threading, time
-seconds = float(sys.argv[2])
+import json, os, select, socket, struct, subprocess, sys, threading, time
+seconds, cc, gso_max_segs = float(sys.argv[2]), sys.argv[3], int(sys.argv[4])
 dev = next(n for n in os.listdir("/sys/class/net") if n != "lo")
+if gso_max_segs:  # before connect(): the socket takes the device's limit when it connects
+    subprocess.run(["ip", "link", "set", "dev", dev, "gso_max_segs", str(gso_max_segs)], check=True)
 raw = socket.socket(socket.AF_PACKET, socket.SOCK_DGRAM, socket.htons(3))  # ETH_P_ALL
 raw.bind((dev, 0))
 raw.setsockopt(socket.SOL_SOCKET, 35, 1)  # SO_TIMESTAMPNS
@@ -71,7 +79,7 @@ def sniff():
 sniffer = threading.Thread(target=sniff, daemon=True)
 sniffer.start()
 """
-    + CONNECT.lstrip("\n")
+    + CONNECT.lstrip("\n").replace('b"cubic"', "cc.encode()")
     + r"""c.setblocking(False)
 end, buf, info, nxt = time.monotonic() + seconds, bytes(65536), [], 0.0
 while time.monotonic() < end:
@@ -176,6 +184,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rtt-ms", type=float, default=100.0)
     ap.add_argument("--seconds", type=float, default=15.0)
     ap.add_argument("--rate-mbps", type=float, default=10.0)
+    ap.add_argument("--cc", choices=("cubic", "reno"), default="cubic")
+    ap.add_argument(
+        "--gso-max-segs",
+        type=int,
+        default=0,
+        help="the sender device's gso_max_segs (1: one segment per skb, so no TSO deferral)",
+    )
     ap.add_argument("--busy", type=int, default=0, help="busy loops beside the transfer")
     ap.add_argument("--out", type=Path, default=None, help="keep the files here")
     a = ap.parse_args(argv)
@@ -191,7 +206,10 @@ def main(argv: list[str] | None = None) -> int:
     (out / "receiver.py").write_text(RECEIVER, encoding="utf-8")
     result = out / "sender.json"
     # Both endpoints under SCHED_FIFO 5, below the emulator, as in the validation's testbed.
-    server = f"chrt -f 5 {sys.executable} {out / 'sender.py'} {result} {a.seconds:g}"
+    server = (
+        f"chrt -f 5 {sys.executable} {out / 'sender.py'} {result} {a.seconds:g} {a.cc} "
+        f"{a.gso_max_segs}"
+    )
     busy = [
         subprocess.Popen(["timeout", f"{a.seconds + 3:g}", "sh", "-c", "while :; do :; done"])
         for _ in range(a.busy)
@@ -201,7 +219,7 @@ def main(argv: list[str] | None = None) -> int:
             load0 = f.read().split()[0]
         subprocess.run(
             [sys.executable, "-m", "tcplab", "emu", str(out / "path.toml"), "--out",
-             str(out / "emu"), "--server", server, "--quiet", "--",
+             str(out / "emu"), "--pcap", "0:both", "--server", server, "--quiet", "--",
              "chrt", "-f", "5", sys.executable, str(out / "receiver.py")],
             check=True,
             timeout=a.seconds + 60,
@@ -216,6 +234,8 @@ def main(argv: list[str] | None = None) -> int:
     summary = json.loads((out / "emu" / "summary.json").read_text(encoding="utf-8"))
     emu = summary["emulator"]
     print(f"load average {load0} -> {load1}; busy loops {a.busy}; files in {out}")
+    rate = 8 * emu["bytes_out"]["fwd"] / a.seconds / 1e6
+    print(f"{a.cc}, gso_max_segs {a.gso_max_segs or 'default'}: {rate:.2f} Mbit/s on the link")
     print(f"back-to-back runs of data segments: {sorted(bursts(run['pkts']).items())}")
     print(f"segments per advancing ACK: {sorted(ack_coverage(run['pkts']).items())}")
     eps = ", ".join(f"{t:.2f} s {cw}->{ss}" for t, cw, ss in episodes(run["info"]))
