@@ -4,8 +4,8 @@
                                                   [--rate-mbps 10] [--cc cubic|reno]
                                                   [--gso-max-segs N] [--busy N] [--out DIR]
 
-Runs one cubic (or ``--cc``) bulk transfer over the matrix's link (10 Mbit/s, RTT and DropTail queue as
-given) through ``tcplab emu`` between two Linux stacks. In the sender's namespace a raw
+Runs one cubic (or ``--cc``) bulk transfer over the matrix's link (10 Mbit/s, RTT and DropTail
+queue as given) through ``tcplab emu`` between two Linux stacks. In the sender's namespace a raw
 ``AF_PACKET`` socket on its TUN device records every packet with the kernel's timestamp (when
 the segment reached the device, or when the ACK was taken in; packets as (time s, source
 address hex, payload bytes, seq, ack, source port, TCP flags)), and the sender samples
@@ -16,7 +16,8 @@ address hex, payload bytes, seq, ack, source port, TCP flags)), and the sender s
 - how many segments each ACK acknowledges (cumulatively, duplicate ACKs apart);
 - every loss episode: cwnd just before ``ssthresh`` changed (or before it fell, when the new
   ssthresh equals the old), and the new ssthresh, in segments;
-- the emulator's queue drops and release lateness.
+- the emulator's queue drops and release lateness;
+- the application's writes (bytes per ``send()``) and which data segments carry PSH.
 
 ``--gso-max-segs N`` sets the sender device's ``gso_max_segs`` before the connection opens, so
 the socket builds skbs of at most N segments (1: no GSO skbs, hence no ``tcp_tso_should_defer``
@@ -81,11 +82,11 @@ sniffer.start()
 """
     + CONNECT.lstrip("\n").replace('b"cubic"', "cc.encode()")
     + r"""c.setblocking(False)
-end, buf, info, nxt = time.monotonic() + seconds, bytes(65536), [], 0.0
+end, buf, info, nxt, writes = time.monotonic() + seconds, bytes(65536), [], 0.0, []
 while time.monotonic() < end:
     if select.select([], [c], [], 0.005)[1]:
         try:
-            c.send(buf)
+            writes.append(c.send(buf))
         except BlockingIOError:
             pass
     now = time.monotonic()
@@ -95,7 +96,7 @@ while time.monotonic() < end:
         nxt = now + 0.005
 stop.set(); sniffer.join()
 with open(sys.argv[1], "w") as f:  # before close: the emulator ends the server when the
-    json.dump({"pkts": pkts, "info": info}, f)  # receiver, seeing the FIN, exits
+    json.dump({"pkts": pkts, "info": info, "writes": writes}, f)  # receiver, seeing the FIN, exits
 c.close()
 """
 )
@@ -119,6 +120,20 @@ def bursts(pkts: list[list]) -> collections.Counter[int]:
     if data:
         runs[n] += 1
     return runs
+
+
+def psh_gaps(pkts: list[list]) -> str:
+    """How many new data segments carry PSH (the last of each write, ``tcp_push``), and the
+    histogram of the distances (in segments) between consecutive ones."""
+    seen: set[int] = set()
+    psh = []
+    for p in sorted(pkts, key=lambda p: p[0]):
+        if p[1] == SENDER_ADDR and p[2] > 0 and p[3] not in seen:
+            seen.add(p[3])
+            if p[6] & 8:
+                psh.append(p[3])
+    gaps = collections.Counter(round(((b - a) % 2**32) / MSS) for a, b in itertools.pairwise(psh))
+    return f"{len(psh)} of {len(seen)}, apart {sorted(gaps.most_common(4))}"
 
 
 def ack_coverage(pkts: list[list]) -> collections.Counter[int]:
@@ -237,6 +252,11 @@ def main(argv: list[str] | None = None) -> int:
     rate = 8 * emu["bytes_out"]["fwd"] / a.seconds / 1e6
     print(f"{a.cc}, gso_max_segs {a.gso_max_segs or 'default'}: {rate:.2f} Mbit/s on the link")
     print(f"back-to-back runs of data segments: {sorted(bursts(run['pkts']).items())}")
+    w = sorted(run["writes"])
+    print(
+        f"application writes: {len(w)}, bytes p10/p50/p90 {w[len(w) // 10]}/{w[len(w) // 2]}/"
+        f"{w[9 * len(w) // 10]}; data segments with PSH: {psh_gaps(run['pkts'])}"
+    )
     print(f"segments per advancing ACK: {sorted(ack_coverage(run['pkts']).items())}")
     eps = ", ".join(f"{t:.2f} s {cw}->{ss}" for t, cw, ss in episodes(run["info"]))
     print(f"loss episodes (cwnd before -> ssthresh): {eps}")
