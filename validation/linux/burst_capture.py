@@ -39,6 +39,7 @@ import json
 import subprocess
 import sys
 import tempfile
+from collections import Counter
 from pathlib import Path
 
 MSS = 1448
@@ -193,6 +194,40 @@ def episodes(info: list[list]) -> list[tuple[float, int, int]]:
     return out
 
 
+def replay_drops(pkts: list[list], rate_bps: float, queue: int) -> tuple[int, int, Counter]:
+    """The sender's data segments, at their device timestamps, through a DropTail queue of
+    ``queue`` waiting packets served at ``rate_bps`` (IP bytes: payload + 52 header bytes):
+    (drops, how many of the retransmitted segments were among them, and per drop the ACK that
+    released it as (segments it acknowledged, segments it released)). If the replay's drops
+    are the emulator's, the sender's own timing decides the losses."""
+    finish: list[float] = []  # when each packet in the queue or on the wire is done
+    dropped, first, retx = set(), set(), set()
+    causes: collections.Counter[tuple[int, int]] = collections.Counter()
+    last_ack = None
+    acked = 0
+    burst: list[int] = []
+    for p in sorted(pkts, key=lambda p: p[0]):
+        if p[1] == SENDER_ADDR and p[2] > 0:
+            t, svc = p[0], 8 * (p[2] + 52) / rate_bps
+            finish = [f for f in finish if f > t]
+            waiting = sum(1 for f in finish if f - svc > t)
+            if p[3] in first:
+                retx.add(p[3])
+            first.add(p[3])
+            if waiting >= queue:
+                dropped.add(p[3])
+                burst.append(1)
+            else:
+                finish.append(max(t, finish[-1] if finish else t) + svc)
+                burst.append(0)
+        elif p[1] != SENDER_ADDR and p[5] == RECEIVER_PORT and not p[6] & 4:
+            if any(burst):
+                causes[(acked, len(burst))] += 1
+            acked = round(((p[4] - last_ack) % 2**32) / MSS) if last_ack is not None else 0
+            last_ack, burst = p[4], []
+    return len(dropped), len(dropped & retx), causes
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--queue", type=int, default=21)
@@ -252,6 +287,12 @@ def main(argv: list[str] | None = None) -> int:
     rate = 8 * emu["bytes_out"]["fwd"] / a.seconds / 1e6
     print(f"{a.cc}, gso_max_segs {a.gso_max_segs or 'default'}: {rate:.2f} Mbit/s on the link")
     print(f"back-to-back runs of data segments: {sorted(bursts(run['pkts']).items())}")
+    n, retx, causes = replay_drops(run["pkts"], a.rate_mbps * 1e6, a.queue)
+    print(
+        f"replay of the sender's timestamps through the queue: {n} drops, {retx} of them "
+        f"retransmitted; the ACK before each (acknowledged, released): "
+        f"{causes.most_common(5)}"
+    )
     w = sorted(run["writes"])
     print(
         f"application writes: {len(w)}, bytes p10/p50/p90 {w[len(w) // 10]}/{w[len(w) // 2]}/"
