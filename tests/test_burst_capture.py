@@ -1,5 +1,6 @@
 """validation/linux/burst_capture.py's analysis: back-to-back runs, ACK coverage, loss
-episodes, the queue replay and PSH from a sender-side capture (the capture itself needs root and runs by hand)."""
+episodes, the queue replay and PSH from a sender-side capture (the capture itself needs root
+and runs by hand)."""
 
 from __future__ import annotations
 
