@@ -1,5 +1,6 @@
-"""validation/linux/burst_capture.py's analysis: back-to-back runs, ACK coverage and loss
-episodes from a sender-side capture (the capture itself needs root and runs by hand)."""
+"""validation/linux/burst_capture.py's analysis: back-to-back runs, ACK coverage, loss
+episodes, the queue replay and PSH from a sender-side capture (the capture itself needs root
+and runs by hand)."""
 
 from __future__ import annotations
 
@@ -33,3 +34,27 @@ def test_episodes_on_ssthresh_change_and_on_a_drop_to_the_same_ssthresh() -> Non
     info = [(0.0, 10, inf), (0.1, 60, inf), (0.2, 55, 42), (0.3, 50, 42), (0.4, 70, 42)]
     info += [(0.5, 52, 42), (0.6, 60, 42)]  # 70 -> 52: a reduction with ssthresh 42 again
     assert BC.episodes(info) == [(0.2, 60, 42), (0.5, 70, 42)]
+
+
+def test_replay_drops_a_fourth_back_to_back_segment_and_names_the_ack() -> None:
+    # 12 Mbit/s: a 1500-byte packet takes 1 ms. An ACK of two segments releases four at once:
+    # one goes on the wire, two wait, the fourth finds the queue (2) full.
+    rate, mss = 12e6, 1448
+    pkts = [[0.0, RCV, 0, 0, 1000, 5001, 0x10], [0.001, RCV, 0, 0, 1000 + 2 * mss, 5001, 0x10]]
+    pkts += [[0.001 + i * 2e-6, SND, mss, 5000 + i * mss, 0, 40000, 0x10] for i in range(4)]
+    # The dropped segment is sent again 10 ms later, when the queue is empty: not dropped.
+    pkts.append([0.011, RCV, 0, 0, 1000 + 2 * mss, 5001, 0x10])
+    pkts.append([0.0111, SND, mss, 5000 + 3 * mss, 0, 40000, 0x10])
+    n, retransmitted, causes = BC.replay_drops(pkts, rate, 2)
+    assert (n, retransmitted) == (1, 1)
+    assert causes == {(2, 4): 1}
+    # A queue of 3 takes all four.
+    assert BC.replay_drops(pkts, rate, 3)[0] == 0
+
+
+def test_psh_gaps_count_first_transmissions_only() -> None:
+    mss = 1448
+    flags = [0x10, 0x18, 0x10, 0x10, 0x18, 0x18]
+    pkts = [[i * 1e-3, SND, mss, i * mss, 0, 40000, f] for i, f in enumerate(flags)]
+    pkts.append([9e-3, SND, mss, 1 * mss, 0, 40000, 0x18])  # a retransmission: not counted
+    assert BC.psh_gaps(pkts) == "3 of 6, apart [(1, 1), (3, 1)]"

@@ -1,11 +1,11 @@
 """How bursty real Linux's sender is, and at what cwnd its queue overflows, on a small queue.
 
     sudo python validation/linux/burst_capture.py [--queue 21] [--rtt-ms 100] [--seconds 15]
-                                                  [--rate-mbps 10]
-                                                  [--busy N] [--out DIR]
+                                                  [--rate-mbps 10] [--cc cubic|reno]
+                                                  [--gso-max-segs N] [--busy N] [--out DIR]
 
-Runs one cubic bulk transfer over the matrix's link (10 Mbit/s, RTT and DropTail queue as
-given) through ``tcplab emu`` between two Linux stacks. In the sender's namespace a raw
+Runs one cubic (or ``--cc``) bulk transfer over the matrix's link (10 Mbit/s, RTT and DropTail
+queue as given) through ``tcplab emu`` between two Linux stacks. In the sender's namespace a raw
 ``AF_PACKET`` socket on its TUN device records every packet with the kernel's timestamp (when
 the segment reached the device, or when the ACK was taken in; packets as (time s, source
 address hex, payload bytes, seq, ack, source port, TCP flags)), and the sender samples
@@ -16,7 +16,14 @@ address hex, payload bytes, seq, ack, source port, TCP flags)), and the sender s
 - how many segments each ACK acknowledges (cumulatively, duplicate ACKs apart);
 - every loss episode: cwnd just before ``ssthresh`` changed (or before it fell, when the new
   ssthresh equals the old), and the new ssthresh, in segments;
-- the emulator's queue drops and release lateness.
+- the emulator's queue drops and release lateness;
+- the application's writes (bytes per ``send()``) and which data segments carry PSH.
+
+``--gso-max-segs N`` sets the sender device's ``gso_max_segs`` before the connection opens, so
+the socket builds skbs of at most N segments (1: no GSO skbs, hence no ``tcp_tso_should_defer``
+and one segment per ``tcp_transmit_skb``). The emulator also writes a capture of the link
+(``emu/link0-both.pcap``: data when the link starts to send it, ACKs when the receiver sent
+them), the receiver's side of the transfer.
 
 ``--busy N`` runs N busy loops beside the transfer (a loaded machine; mind others on a shared
 one). Needs root, TUN and iproute2. validation/linux/README.md ("Every remaining miss") quotes
@@ -32,6 +39,7 @@ import json
 import subprocess
 import sys
 import tempfile
+from collections import Counter
 from pathlib import Path
 
 MSS = 1448
@@ -45,9 +53,11 @@ from rcv_window_capture import CONNECT, RECEIVER  # noqa: E402
 #: byte 76, tcpi_snd_cwnd at 80 (include/uapi/linux/tcp.h).
 SENDER = (
     r"""
-import json, os, select, socket, struct, sys, threading, time
-seconds = float(sys.argv[2])
+import json, os, select, socket, struct, subprocess, sys, threading, time
+seconds, cc, gso_max_segs = float(sys.argv[2]), sys.argv[3], int(sys.argv[4])
 dev = next(n for n in os.listdir("/sys/class/net") if n != "lo")
+if gso_max_segs:  # before connect(): the socket takes the device's limit when it connects
+    subprocess.run(["ip", "link", "set", "dev", dev, "gso_max_segs", str(gso_max_segs)], check=True)
 raw = socket.socket(socket.AF_PACKET, socket.SOCK_DGRAM, socket.htons(3))  # ETH_P_ALL
 raw.bind((dev, 0))
 raw.setsockopt(socket.SOL_SOCKET, 35, 1)  # SO_TIMESTAMPNS
@@ -71,13 +81,13 @@ def sniff():
 sniffer = threading.Thread(target=sniff, daemon=True)
 sniffer.start()
 """
-    + CONNECT.lstrip("\n")
+    + CONNECT.lstrip("\n").replace('b"cubic"', "cc.encode()")
     + r"""c.setblocking(False)
-end, buf, info, nxt = time.monotonic() + seconds, bytes(65536), [], 0.0
+end, buf, info, nxt, writes = time.monotonic() + seconds, bytes(65536), [], 0.0, []
 while time.monotonic() < end:
     if select.select([], [c], [], 0.005)[1]:
         try:
-            c.send(buf)
+            writes.append(c.send(buf))
         except BlockingIOError:
             pass
     now = time.monotonic()
@@ -87,7 +97,7 @@ while time.monotonic() < end:
         nxt = now + 0.005
 stop.set(); sniffer.join()
 with open(sys.argv[1], "w") as f:  # before close: the emulator ends the server when the
-    json.dump({"pkts": pkts, "info": info}, f)  # receiver, seeing the FIN, exits
+    json.dump({"pkts": pkts, "info": info, "writes": writes}, f)  # receiver, seeing the FIN, exits
 c.close()
 """
 )
@@ -111,6 +121,20 @@ def bursts(pkts: list[list]) -> collections.Counter[int]:
     if data:
         runs[n] += 1
     return runs
+
+
+def psh_gaps(pkts: list[list]) -> str:
+    """How many new data segments carry PSH (the last of each write, ``tcp_push``), and the
+    histogram of the distances (in segments) between consecutive ones."""
+    seen: set[int] = set()
+    psh = []
+    for p in sorted(pkts, key=lambda p: p[0]):
+        if p[1] == SENDER_ADDR and p[2] > 0 and p[3] not in seen:
+            seen.add(p[3])
+            if p[6] & 8:
+                psh.append(p[3])
+    gaps = collections.Counter(round(((b - a) % 2**32) / MSS) for a, b in itertools.pairwise(psh))
+    return f"{len(psh)} of {len(seen)}, apart {sorted(gaps.most_common(4))}"
 
 
 def ack_coverage(pkts: list[list]) -> collections.Counter[int]:
@@ -170,12 +194,53 @@ def episodes(info: list[list]) -> list[tuple[float, int, int]]:
     return out
 
 
+def replay_drops(pkts: list[list], rate_bps: float, queue: int) -> tuple[int, int, Counter]:
+    """The sender's data segments, at their device timestamps, through a DropTail queue of
+    ``queue`` waiting packets served at ``rate_bps`` (IP bytes: payload + 52 header bytes):
+    (drops, how many of the retransmitted segments were among them, and per drop the ACK that
+    released it as (segments it acknowledged, segments it released)). If the replay's drops
+    are the emulator's, the sender's own timing decides the losses."""
+    finish: list[float] = []  # when each packet in the queue or on the wire is done
+    dropped, first, retx = set(), set(), set()
+    causes: collections.Counter[tuple[int, int]] = collections.Counter()
+    last_ack = None
+    acked = 0
+    burst: list[int] = []
+    for p in sorted(pkts, key=lambda p: p[0]):
+        if p[1] == SENDER_ADDR and p[2] > 0:
+            t, svc = p[0], 8 * (p[2] + 52) / rate_bps
+            finish = [f for f in finish if f > t]
+            waiting = sum(1 for f in finish if f - svc > t)
+            if p[3] in first:
+                retx.add(p[3])
+            first.add(p[3])
+            if waiting >= queue:
+                dropped.add(p[3])
+                burst.append(1)
+            else:
+                finish.append(max(t, finish[-1] if finish else t) + svc)
+                burst.append(0)
+        elif p[1] != SENDER_ADDR and p[5] == RECEIVER_PORT and not p[6] & 4:
+            if any(burst):
+                causes[(acked, len(burst))] += 1
+            acked = round(((p[4] - last_ack) % 2**32) / MSS) if last_ack is not None else 0
+            last_ack, burst = p[4], []
+    return len(dropped), len(dropped & retx), causes
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--queue", type=int, default=21)
     ap.add_argument("--rtt-ms", type=float, default=100.0)
     ap.add_argument("--seconds", type=float, default=15.0)
     ap.add_argument("--rate-mbps", type=float, default=10.0)
+    ap.add_argument("--cc", choices=("cubic", "reno"), default="cubic")
+    ap.add_argument(
+        "--gso-max-segs",
+        type=int,
+        default=0,
+        help="the sender device's gso_max_segs (1: one segment per skb, so no TSO deferral)",
+    )
     ap.add_argument("--busy", type=int, default=0, help="busy loops beside the transfer")
     ap.add_argument("--out", type=Path, default=None, help="keep the files here")
     a = ap.parse_args(argv)
@@ -191,7 +256,10 @@ def main(argv: list[str] | None = None) -> int:
     (out / "receiver.py").write_text(RECEIVER, encoding="utf-8")
     result = out / "sender.json"
     # Both endpoints under SCHED_FIFO 5, below the emulator, as in the validation's testbed.
-    server = f"chrt -f 5 {sys.executable} {out / 'sender.py'} {result} {a.seconds:g}"
+    server = (
+        f"chrt -f 5 {sys.executable} {out / 'sender.py'} {result} {a.seconds:g} {a.cc} "
+        f"{a.gso_max_segs}"
+    )
     busy = [
         subprocess.Popen(["timeout", f"{a.seconds + 3:g}", "sh", "-c", "while :; do :; done"])
         for _ in range(a.busy)
@@ -201,7 +269,7 @@ def main(argv: list[str] | None = None) -> int:
             load0 = f.read().split()[0]
         subprocess.run(
             [sys.executable, "-m", "tcplab", "emu", str(out / "path.toml"), "--out",
-             str(out / "emu"), "--server", server, "--quiet", "--",
+             str(out / "emu"), "--pcap", "0:both", "--server", server, "--quiet", "--",
              "chrt", "-f", "5", sys.executable, str(out / "receiver.py")],
             check=True,
             timeout=a.seconds + 60,
@@ -216,7 +284,20 @@ def main(argv: list[str] | None = None) -> int:
     summary = json.loads((out / "emu" / "summary.json").read_text(encoding="utf-8"))
     emu = summary["emulator"]
     print(f"load average {load0} -> {load1}; busy loops {a.busy}; files in {out}")
+    rate = 8 * emu["bytes_out"]["fwd"] / a.seconds / 1e6
+    print(f"{a.cc}, gso_max_segs {a.gso_max_segs or 'default'}: {rate:.2f} Mbit/s on the link")
     print(f"back-to-back runs of data segments: {sorted(bursts(run['pkts']).items())}")
+    n, retx, causes = replay_drops(run["pkts"], a.rate_mbps * 1e6, a.queue)
+    print(
+        f"replay of the sender's timestamps through the queue: {n} drops, {retx} of them "
+        f"retransmitted; the ACK before each (acknowledged, released): "
+        f"{causes.most_common(5)}"
+    )
+    w = sorted(run["writes"])
+    print(
+        f"application writes: {len(w)}, bytes p10/p50/p90 {w[len(w) // 10]}/{w[len(w) // 2]}/"
+        f"{w[9 * len(w) // 10]}; data segments with PSH: {psh_gaps(run['pkts'])}"
+    )
     print(f"segments per advancing ACK: {sorted(ack_coverage(run['pkts']).items())}")
     eps = ", ".join(f"{t:.2f} s {cw}->{ss}" for t, cw, ss in episodes(run["info"]))
     print(f"loss episodes (cwnd before -> ssthresh): {eps}")

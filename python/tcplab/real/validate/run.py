@@ -26,6 +26,7 @@ import os
 import platform
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -435,30 +436,34 @@ def aqm_report(rows: list[dict[str, Any]]) -> str:
         return ""
 
     names = ("goodput_10", "qdelay_p50", "qdelay_p99", "drops", "marks")
-    lines = [
+    intro = (
         "Managed queues (data direction; means over runs): goodput within 10 %, queueing delay "
         "(sojourn) median and 99th percentile within 20 % or 1 ms, drops (limit + discipline) "
-        "and ECN marks within 30 %.",
-        "",
-        "| case | goodput Mbit/s Linux / tcplab | sojourn p50 ms Linux / tcplab "
-        "| sojourn p99 ms Linux / tcplab | drops Linux / tcplab | marks Linux / tcplab "
-        "| goodput | p50 | p99 | drops | marks |",
-        "|" + "---|" * 11,
-    ]
-    for r in rows:
-        t = r["aqm_targets"]
-        lines.append(
-            f"| {r['case']} | {r['linux_goodput'][0] / 1e6:.3f} / "
-            f"{r['tcplab_goodput'][0] / 1e6:.3f} | "
-            f"{r['linux_qdelay_p50_ms']:.2f} / {r['tcplab_qdelay_p50_ms']:.2f} | "
-            f"{r['linux_qdelay_p99_ms']:.2f} / {r['tcplab_qdelay_p99_ms']:.2f} | "
-            f"{r['linux_drops']:.1f} / {r['tcplab_drops']:.1f} | "
-            f"{r['linux_marks']:.1f} / {r['tcplab_marks']:.1f} | "
-            + " | ".join(_mark(t[n]) for n in names)
-            + " |"
-        )
-    lines += ["", "Managed-queue targets met: " + _met(rows, names, "aqm_targets") + ".", ""]
-    return "\n".join(lines)
+        "and ECN marks within 30 %."
+    )
+    columns = (
+        "case",
+        "goodput Mbit/s Linux / tcplab",
+        "sojourn p50 ms Linux / tcplab",
+        "sojourn p99 ms Linux / tcplab",
+        "drops Linux / tcplab",
+        "marks Linux / tcplab",
+    )
+
+    def cells(r: dict[str, Any]) -> list[str]:
+        return [
+            str(r["case"]),
+            f"{r['linux_goodput'][0] / 1e6:.3f} / {r['tcplab_goodput'][0] / 1e6:.3f}",
+            f"{r['linux_qdelay_p50_ms']:.2f} / {r['tcplab_qdelay_p50_ms']:.2f}",
+            f"{r['linux_qdelay_p99_ms']:.2f} / {r['tcplab_qdelay_p99_ms']:.2f}",
+            f"{r['linux_drops']:.1f} / {r['tcplab_drops']:.1f}",
+            f"{r['linux_marks']:.1f} / {r['tcplab_marks']:.1f}",
+        ]
+
+    labels = ("goodput", "p50", "p99", "drops", "marks")
+    met = "Managed-queue targets met"
+    table = _target_table(intro, columns, labels, rows, cells, names, "aqm_targets", met)
+    return "\n".join(table)
 
 
 def targets(row: dict[str, Any]) -> dict[str, bool | None]:
@@ -486,27 +491,32 @@ def targets_report(rows: list[dict[str, Any]], stack: str) -> str:
     """A markdown table of ``rows`` with the validation targets, and the count met per target."""
 
     names = ("goodput", "retrans", "rtos", "ss_peak", "ss_exit")
-    lines = [
-        f"tcplab side: `--stack {stack}`. ± is the 95 % CI over runs (Student t).",
-        "",
-        "| case | Linux goodput | tcplab goodput | ratio | retrans Linux / tcplab "
-        "| RTOs Linux / tcplab | ss peak Linux / tcplab | ss exit (s) Linux / tcplab "
-        "| goodput | retrans | RTOs | peak | exit |",
-        "|" + "---|" * 13,
-    ]
-    for row in rows:
-        t = row["targets"]
-        lines.append(
-            f"| {row['case']} | {_fmt(*row['linux_goodput'], digits=3)} | "
-            f"{_fmt(*row['tcplab_goodput'], digits=3)} | {row['ratio']:.3f} | "
-            f"{row['linux_retrans']:.0f} / {row['tcplab_retrans']:.0f} | "
-            f"{row['linux_timeouts']:.1f} / {row['tcplab_timeouts']:.1f} | "
-            f"{row['linux_ss_peak']:.0f} / {row['tcplab_ss_peak']:.0f} | "
-            f"{row['linux_ss_exit_s']:.2f} / {row['tcplab_ss_exit_s']:.2f} | "
-            + " | ".join(_mark(t[n]) for n in names)
-            + " |"
-        )
-    lines += ["", "Targets met: " + _met(rows, names) + ".", ""]
+    columns = (
+        "case",
+        "Linux goodput",
+        "tcplab goodput",
+        "ratio",
+        "retrans Linux / tcplab",
+        "RTOs Linux / tcplab",
+        "ss peak Linux / tcplab",
+        "ss exit (s) Linux / tcplab",
+    )
+
+    def cells(row: dict[str, Any]) -> list[str]:
+        return [
+            str(row["case"]),
+            _fmt(*row["linux_goodput"], digits=3),
+            _fmt(*row["tcplab_goodput"], digits=3),
+            f"{row['ratio']:.3f}",
+            f"{row['linux_retrans']:.0f} / {row['tcplab_retrans']:.0f}",
+            f"{row['linux_timeouts']:.1f} / {row['tcplab_timeouts']:.1f}",
+            f"{row['linux_ss_peak']:.0f} / {row['tcplab_ss_peak']:.0f}",
+            f"{row['linux_ss_exit_s']:.2f} / {row['tcplab_ss_exit_s']:.2f}",
+        ]
+
+    intro = f"tcplab side: `--stack {stack}`. ± is the 95 % CI over runs (Student t)."
+    labels = ("goodput", "retrans", "RTOs", "peak", "exit")
+    lines = _target_table(intro, columns, labels, rows, cells, names)
     replayed = [r for r in rows if "ideal" in r]
     if replayed:
         lines += [
@@ -540,6 +550,28 @@ def targets_report(rows: list[dict[str, Any]], stack: str) -> str:
             )
         lines.append("")
     return "\n".join(lines)
+
+
+def _target_table(
+    intro: str,
+    columns: tuple[str, ...],
+    labels: tuple[str, ...],
+    rows: list[dict[str, Any]],
+    cells: Callable[[dict[str, Any]], list[str]],
+    names: tuple[str, ...],
+    key: str = "targets",
+    met: str = "Targets met",
+) -> list[str]:
+    """The lines of a markdown table of ``rows`` against their targets ``row[key]``: ``intro``,
+    the measured ``columns`` (each row's ``cells``), one ✓/✗ column per target in ``names``
+    headed by ``labels``, and how many rows meet each target (after ``met``)."""
+    lines = [intro, "", "| " + " | ".join(columns + labels) + " |"]
+    lines.append("|" + "---|" * (len(columns) + len(labels)))
+    for r in rows:
+        marks = [_mark(r[key][n]) for n in names]
+        lines.append("| " + " | ".join(cells(r) + marks) + " |")
+    lines += ["", f"{met}: " + _met(rows, names, key) + ".", ""]
+    return lines
 
 
 def _mark(v: bool | None) -> str:
