@@ -1440,27 +1440,16 @@ mod tests {
         // buffer runs CoDel with ECN: the radio takes a packet from CoDel
         // when it starts it, and the marks reach the real packets.
         let mut cfg = example_p2p(1_000_000_000, 0.0);
-        let dir = |rate| crate::config::RlcDirConfig {
-            rate_bps: rate,
-            bler: 0.0,
-            fade_bler: 0.0,
-            delay_ns: 10_000_000,
-            queue_packets: 1000,
-            aqm: Some(serde_json::from_str(r#"{"kind": "codel", "ecn": true}"#).unwrap()),
+        let dir = |rate: u64| {
+            serde_json::json!({"rate_bps": rate, "bler": 0.0, "delay_ns": 10_000_000,
+                "queue_packets": 1000, "aqm": {"kind": "codel", "ecn": true}})
         };
-        cfg.hops[0] = HopConfig::Rlc(crate::config::RlcConfig {
-            name: "radio".into(),
-            pdu_bytes: 42,
-            retx_interval_ns: 400_000_000,
-            max_dat: 10,
-            down: dir(384_000),
-            up: dir(64_000),
-            spike_rate_per_s: 0.0,
-            spike_duration_s: crate::config::Dist::Const { value: 1.0 },
-            stalls_ns: vec![],
-            fade_rate_per_s: 0.0,
-            fade_duration_s: None,
-        });
+        cfg.hops[0] = serde_json::from_value(serde_json::json!({
+            "kind": "rlc", "name": "radio", "pdu_bytes": 42, "retx_interval_ns": 400_000_000u64,
+            "max_dat": 10, "down": dir(384_000), "up": dir(64_000), "spike_rate_per_s": 0.0,
+            "spike_duration_s": {"kind": "const", "value": 1.0},
+        }))
+        .unwrap();
         let opts: EmuOptions = serde_json::from_str("{}").unwrap();
         let mut e = Emu::new(cfg, &opts).unwrap();
         let mut w = Rec { out: vec![], t: 0 };

@@ -437,18 +437,27 @@ impl RlcHop {
         let fate = self.dirs[d].send(bytes, start, &mut self.spikes, &mut self.fades);
         self.armed[d] = true;
         ctx.timer(self.dirs[d].busy_until, d as u64);
-        let p = ctx.unpark(h);
-        match fate {
-            RlcFate::Delivered { at, tx_start } => {
-                ctx.tap(&p, tx_start);
-                ctx.forward(p, at);
-            }
-            RlcFate::MaxDat { tx_start } => {
-                ctx.tap(&p, tx_start);
-                ctx.drop(p, DropKind::Loss);
-            }
-            RlcFate::QueueDrop => unreachable!("a managed buffer drops in its discipline"),
+        debug_assert!(
+            fate != RlcFate::QueueDrop,
+            "a managed buffer drops in its discipline"
+        );
+        place(ctx.unpark(h), fate, ctx);
+    }
+}
+
+/// A packet the radio has taken goes on, or is lost, as its fate says.
+#[inline]
+fn place(p: Packet, fate: RlcFate, ctx: &mut Ctx) {
+    match fate {
+        RlcFate::Delivered { at, tx_start } => {
+            ctx.tap(&p, tx_start);
+            ctx.forward(p, at);
         }
+        RlcFate::MaxDat { tx_start } => {
+            ctx.tap(&p, tx_start);
+            ctx.drop(p, DropKind::Loss);
+        }
+        RlcFate::QueueDrop => ctx.drop(p, DropKind::Queue),
     }
 }
 
@@ -464,17 +473,8 @@ impl Component for RlcHop {
             }
             return;
         }
-        match self.dirs[p.dir as usize].offer(p.size, ctx.now, &mut self.spikes, &mut self.fades) {
-            RlcFate::Delivered { at, tx_start } => {
-                ctx.tap(&p, tx_start);
-                ctx.forward(p, at);
-            }
-            RlcFate::MaxDat { tx_start } => {
-                ctx.tap(&p, tx_start);
-                ctx.drop(p, DropKind::Loss);
-            }
-            RlcFate::QueueDrop => ctx.drop(p, DropKind::Queue),
-        }
+        let fate = self.dirs[d].offer(p.size, ctx.now, &mut self.spikes, &mut self.fades);
+        place(p, fate, ctx);
     }
 
     fn on_timer(&mut self, token: u64, ctx: &mut Ctx) {
