@@ -141,7 +141,7 @@ def test_a_managed_queue_reports_its_columns() -> None:
     assert 0 < fwd["sojourn_p50_ms"] <= fwd["sojourn_p99_ms"]
 
 
-@pytest.mark.parametrize("kind", ["rlc", "wlan", "trace", "pep", "dropper", "host"])
+@pytest.mark.parametrize("kind", ["trace", "pep", "dropper", "host"])
 def test_hops_without_a_discipline_say_why(kind: str) -> None:
     data = _scenario()
     data["path"].append({"kind": kind, "aqm": "codel"})
@@ -164,3 +164,66 @@ def test_traced_runs_sample_the_managed_queues_delay() -> None:
     assert 0 <= late.median() <= 20
     plain = run(parse_scenario(_scenario(), "aqm.toml"), trace=True).queues
     assert "delay_ms" not in plain
+
+
+def _radio(aqm: Any) -> dict:
+    hop = {"kind": "rlc", "queue": 50, "spike_rate": 0, "aqm": aqm}
+    flow = {"name": "f", "cc": "cubic", "bytes": "unlimited"}
+    return {"name": "rlc-aqm", "duration": "20s", "path": [hop], "flows": [flow]}
+
+
+def test_an_rlc_buffer_takes_a_discipline_on_both_directions() -> None:
+    c = _config(_radio({"kind": "codel", "target": "20ms"}))
+    for d in ("down", "up"):
+        assert c["hops"][0][d]["aqm"]["kind"] == "codel"
+        assert c["hops"][0][d]["aqm"]["target_ns"] == 20_000_000
+    with pytest.raises(ScenarioError, match=r"^path\[0\]\.aqm\.interval: must be > 0$"):
+        _config(_radio({"kind": "codel", "interval": "0ms"}))
+    # without the key the buffer keeps its DropTail model
+    data = _radio("codel")
+    del data["path"][0]["aqm"]
+    assert "aqm" not in _config(data)["hops"][0]["down"]
+
+
+def test_a_codel_rlc_buffer_reports_its_columns() -> None:
+    pytest.importorskip("tcplab._core")
+    from tcplab.campaign.single import run_config
+
+    summary = run_config(_config(_radio("codel")))
+    down = next(r for r in summary["links"] if r["kind"] == "rlc" and r["dir"] == "fwd")
+    assert down["aqm"] == "codel"
+    assert down["drops_aqm"] > 0
+    assert 0 < down["sojourn_p50_ms"] <= down["sojourn_p99_ms"]
+
+
+def _cell(**keys: Any) -> dict:
+    hop = {"kind": "wlan", "ap_queue": 30, **keys}
+    flows = [{"name": "f", "cc": "cubic", "bytes": "unlimited", "count": 2}]
+    wired = {"name": "wired", "rate": "100Mbps", "delay": "1ms"}
+    return {"name": "wlan-aqm", "duration": "3s", "path": [hop, wired], "flows": flows}
+
+
+def test_the_wlan_ap_and_station_queues_take_a_discipline() -> None:
+    c = _config(_cell(ap_aqm="fq_codel", sta_aqm={"kind": "pie", "target": "20ms"}))
+    hop = c["hops"][0]
+    assert hop["ap_aqm"]["kind"] == "fq_codel" and hop["sta_aqm"]["target_ns"] == 20_000_000
+    assert "ap_aqm" not in _config(_cell())["hops"][0]
+    with pytest.raises(ScenarioError, match=r"^path\[0\]\.ap_aqm\.quantum: must be ≥ 256"):
+        _config(_cell(ap_aqm={"kind": "fq_codel", "quantum": 100}))
+    moving = _cell(ap_aqm="codel")
+    moving["path"][0]["aps"] = [{"name": "a"}, {"name": "b", "x": 50}]
+    moving["path"][0]["stations"] = [{"flows": [0, 1], "path": [[0, 0, 0], [2, 50, 0]]}]
+    with pytest.raises(ScenarioError, match=r"path\[0\]\.ap_aqm: not supported with moving"):
+        _config(moving)
+
+
+def test_an_fq_codel_ap_reports_its_columns() -> None:
+    pytest.importorskip("tcplab._core")
+    from tcplab.campaign.single import run_config
+
+    summary = run_config(_config(_cell(ap_aqm="fq_codel")))
+    ap = next(r for r in summary["links"] if r.get("role") == "ap")
+    assert ap["aqm"] == "fq_codel"
+    assert ap["sojourn_p50_ms"] is not None and ap["tx_packets"] > 0
+    sta = next(r for r in summary["links"] if r.get("role") == "station")
+    assert "aqm" not in sta or sta["aqm"] is None

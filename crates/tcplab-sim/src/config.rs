@@ -206,6 +206,9 @@ pub struct RlcDirConfig {
     pub delay_ns: u64,
     /// Most packets waiting in the RLC buffer.
     pub queue_packets: u32,
+    /// The buffer's queue discipline (`None`: the DropTail model in `rlc.rs`).
+    #[serde(default)]
+    pub aqm: Option<crate::queue::AqmConfig>,
 }
 
 /// An end host's receive (or transmit) path: see `host::HostHop`.

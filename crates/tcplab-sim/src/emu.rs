@@ -1435,6 +1435,50 @@ mod tests {
     }
 
     #[test]
+    fn an_rlc_buffer_with_codel_marks_real_packets_in_real_time() {
+        // The same burst through a clean 384 kbit/s radio bearer whose RLC
+        // buffer runs CoDel with ECN: the radio takes a packet from CoDel
+        // when it starts it, and the marks reach the real packets.
+        let mut cfg = example_p2p(1_000_000_000, 0.0);
+        let dir = |rate: u64| {
+            serde_json::json!({"rate_bps": rate, "bler": 0.0, "delay_ns": 10_000_000,
+                "queue_packets": 1000, "aqm": {"kind": "codel", "ecn": true}})
+        };
+        cfg.hops[0] = serde_json::from_value(serde_json::json!({
+            "kind": "rlc", "name": "radio", "pdu_bytes": 42, "retx_interval_ns": 400_000_000u64,
+            "max_dat": 10, "down": dir(384_000), "up": dir(64_000), "spike_rate_per_s": 0.0,
+            "spike_duration_s": {"kind": "const", "value": 1.0},
+        }))
+        .unwrap();
+        let opts: EmuOptions = serde_json::from_str("{}").unwrap();
+        let mut e = Emu::new(cfg, &opts).unwrap();
+        let mut w = Rec { out: vec![], t: 0 };
+        for k in 0..100u32 {
+            let mut b = tcp(S, C, 80, 5000, 1 + k * 1000, Flags::ACK, 1000);
+            b[1] = crate::queue::ECT0;
+            let c = internet_checksum(&b[..20]);
+            b[10..12].copy_from_slice(&c.to_be_bytes());
+            e.inject(Dir::Fwd, &b, 0, &mut w);
+        }
+        drain(&mut e, &mut w);
+        let s = e.finish().unwrap();
+        let ce = w.out.iter().filter(|o| o.1[1] & 3 == 3).count();
+        assert_eq!(
+            w.out.len(),
+            100,
+            "ECN-capable packets are marked, not dropped"
+        );
+        assert!(ce > 0);
+        let row = &s["links"][0];
+        assert_eq!(
+            (row["kind"].as_str(), row["aqm"].as_str()),
+            (Some("rlc"), Some("codel"))
+        );
+        assert_eq!(row["ecn_marks"], ce as u64);
+        assert!(w.out.iter().all(|o| internet_checksum(&o.1[..20]) == 0));
+    }
+
+    #[test]
     fn ipv4_set_ecn_matches_a_full_checksum() {
         let mut b = tcp(S, C, 80, 5000, 1, Flags::ACK, 10);
         for tos in [0u8, 0x02, 0xfd, 0xff, 0x10] {

@@ -21,7 +21,8 @@ use crate::config::{LinkConfig, LinkDirConfig, QueueConfig};
 use crate::engine::Packet;
 use crate::hops::trace::DelaySchedule;
 use crate::loss::LossProcess;
-use crate::queue::{self, Limit, QDrop, QOut, QPkt, Qdisc, Sojourn};
+use crate::queue::managed::Managed;
+use crate::queue::Limit;
 use crate::rng::Rng;
 use tcplab_tcp::Time;
 
@@ -296,71 +297,11 @@ pub struct LinkHop {
     managed: [Option<Box<Managed>>; 2],
 }
 
-/// A link direction whose queue is a `queue::Qdisc`: packets wait in the
-/// discipline (parked in the engine's slab), and the transmitter takes the
-/// next one when it is free (timer token `4 + dir`), as a device asks its
-/// qdisc for a packet when it can send one.
-pub(crate) struct Managed {
-    q: Box<dyn Qdisc + Send>,
-    out: QOut,
-    /// A packet is being serialised (its end is the armed timer).
-    busy: bool,
-    sojourn: Sojourn,
-    /// Sojourn of the latest packet to leave the queue, ns.
-    last_sojourn: Time,
-}
-
-impl Managed {
-    pub(crate) fn new(cfg: &queue::AqmConfig, dir: &LinkDirConfig, rng: Rng) -> Managed {
-        Managed {
-            q: queue::build(cfg, limit_of(dir), dir.rate_bps, rng),
-            out: QOut::default(),
-            busy: false,
-            sojourn: Sojourn::default(),
-            last_sojourn: 0,
-        }
-    }
-
-    /// Packets waiting or in service.
-    fn backlog(&self) -> u64 {
-        self.q.len() as u64 + self.busy as u64
-    }
-
-    /// The summary columns of a managed queue.
-    fn stats_into(&self, v: &mut serde_json::Value) {
-        let s = self.q.stats();
-        v["aqm"] = self.q.name().into();
-        v["drops_queue"] = s.drops_limit.into();
-        v["drops_aqm"] = s.drops_aqm.into();
-        v["ecn_marks"] = s.ecn_marks.into();
-        v["sojourn_p50_ms"] = self.sojourn.quantile_ms(0.5).into();
-        v["sojourn_p99_ms"] = self.sojourn.quantile_ms(0.99).into();
-    }
-}
-
 /// The hard limit of a direction's queue.
 pub(crate) fn limit_of(dir: &LinkDirConfig) -> Limit {
     match dir.queue {
         QueueConfig::Packets { limit } => Limit::Packets(limit as u64),
         QueueConfig::Bytes { limit } => Limit::Bytes(limit),
-    }
-}
-
-/// The flow key a flow-queueing discipline hashes: the packet's
-/// connection (its address and port pair) and protocol.
-#[inline]
-fn flow_key(p: &Packet) -> u64 {
-    ((p.udp as u64) << 63) | ((p.flow as u64) << 32) | p.conn as u64
-}
-
-/// Hand a discipline's discarded packets to the engine.
-fn drop_discarded(out: &mut QOut, ctx: &mut Ctx) {
-    for (qp, why) in out.dropped.drain(..) {
-        let p = ctx.unpark(Parked::from_raw(qp.id));
-        // Both are drops at the queue (`drop_queue` events); the summary
-        // row counts them apart (`drops_queue`, `drops_aqm`).
-        let _: QDrop = why;
-        ctx.drop(p, DropKind::Queue);
     }
 }
 
@@ -397,7 +338,8 @@ impl LinkHop {
                 d.aqm.as_ref().map(|a| {
                     Box::new(Managed::new(
                         a,
-                        d,
+                        limit_of(d),
+                        d.rate_bps,
                         Rng::stream(seed, &format!("link/{idx}/{n}/aqm")),
                     ))
                 })
@@ -411,16 +353,7 @@ impl LinkHop {
     fn managed_packet(&mut self, p: Packet, ctx: &mut Ctx) {
         let d = p.dir as usize;
         let m = self.managed[d].as_mut().unwrap();
-        let qp = QPkt {
-            id: 0,
-            bytes: p.size,
-            flow: flow_key(&p),
-            ecn: p.seg.ecn,
-            enq: ctx.now,
-        };
-        let h = ctx.park(p);
-        m.q.enqueue(QPkt { id: h.raw(), ..qp }, ctx.now, &mut m.out);
-        drop_discarded(&mut m.out, ctx);
+        m.enqueue(p, ctx, |_| {});
         // Packets queued or in service ahead of the newest (the fast path's
         // count when it accepts a packet).
         let n = m.backlog().saturating_sub(1);
@@ -435,24 +368,15 @@ impl LinkHop {
     /// packet (the discipline may drop or mark on the way) and serialise it.
     fn transmit_next(&mut self, d: usize, ctx: &mut Ctx) {
         let m = self.managed[d].as_mut().unwrap();
-        let next = m.q.dequeue(ctx.now, &mut m.out);
-        drop_discarded(&mut m.out, ctx);
-        let Some(qp) = next else {
-            m.busy = false;
+        let Some(h) = m.dequeue(ctx, |_| {}) else {
             return;
         };
-        m.busy = true;
-        m.last_sojourn = ctx.now - qp.enq;
-        m.sojourn.record(m.last_sojourn);
-        let h = Parked::from_raw(qp.id);
-        if qp.ecn != ctx.parked_mut(&h).seg.ecn {
-            ctx.parked_mut(&h).seg.ecn = qp.ecn;
-        }
+        let bytes = ctx.parked_mut(&h).size;
         let dir = &mut self.dirs[d];
         let start = ctx.now;
-        let end = start.saturating_add(dir.tx_time_cached(qp.bytes));
+        let end = start.saturating_add(dir.tx_time_cached(bytes));
         ctx.timer(end, 4 + d as u64);
-        let fate = dir.depart(qp.bytes, start, end);
+        let fate = dir.depart(bytes, start, end);
         self.place(fate, h, d, ctx);
     }
 

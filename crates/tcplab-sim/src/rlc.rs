@@ -33,6 +33,8 @@ use crate::component::{Component, Ctx, DropKind};
 use crate::config::{Dist, RlcConfig, RlcDirConfig};
 use crate::dist::sample;
 use crate::engine::Packet;
+use crate::queue::managed::Managed;
+use crate::queue::Limit;
 use crate::rng::Rng;
 use tcplab_tcp::Time;
 
@@ -190,6 +192,8 @@ pub struct RlcDir {
     last_release: Time,
     /// Transmission end times of accepted packets (queue occupancy).
     inq: VecDeque<Time>,
+    /// The end of the latest packet's first transmission.
+    tx_end: Time,
     pub stats: RlcStats,
 }
 
@@ -219,6 +223,7 @@ impl RlcDir {
             busy_until: 0,
             last_release: 0,
             inq: VecDeque::new(),
+            tx_end: 0,
             stats: RlcStats::default(),
         }
     }
@@ -248,10 +253,26 @@ impl RlcDir {
             self.stats.drops_queue += 1;
             return RlcFate::QueueDrop;
         }
+        let tx_start = spikes.free_at(self.busy_until.max(now));
+        let fate = self.send(bytes, tx_start, spikes, fades);
+        self.inq.push_back(self.tx_end);
+        fate
+    }
+
+    /// The radio sends a packet of `bytes` from `tx_start` (outside a
+    /// stall): its PDUs' transmissions and retransmissions, and when the
+    /// receiving RLC releases it in sequence (or gives it up).
+    pub fn send(
+        &mut self,
+        bytes: u32,
+        tx_start: Time,
+        spikes: &mut Spikes,
+        fades: &mut Spikes,
+    ) -> RlcFate {
         let n_pdus = bytes.div_ceil(self.pdu_bytes).max(1) as u64;
         let pdu_t = self.pdu_time();
-        let tx_start = spikes.free_at(self.busy_until.max(now));
         let tx_end = spikes.advance(tx_start, n_pdus * pdu_t);
+        self.tx_end = tx_end;
         // Per PDU: transmissions until success, at most MaxDAT (TS 25.322 §9.7.3.4).
         let mut worst = 0u32;
         let mut retx = 0u64;
@@ -285,7 +306,6 @@ impl RlcDir {
         self.stats.tx_bytes += bytes as u64;
         // Retransmitted PDUs take capacity from what follows.
         self.busy_until = spikes.advance(tx_end, retx * pdu_t);
-        self.inq.push_back(tx_end);
         // The last PDU to get through decides when the SDU is complete; a
         // discarded SDU holds the in-sequence queue until the RLC gives up
         // after MaxDAT − 1 retransmission intervals.
@@ -331,6 +351,10 @@ pub fn check(c: &RlcConfig) -> Result<(), String> {
         if x.rate_bps == 0 {
             return Err(format!("rlc.{d}.rate: must be > 0"));
         }
+        if let Some(a) = &x.aqm {
+            a.check(Limit::Packets(x.queue_packets as u64), x.rate_bps)
+                .map_err(|(k, e)| format!("rlc.{d}.aqm.{k}: {e}"))?;
+        }
         if !(0.0..1.0).contains(&x.bler) {
             return Err(format!("rlc.{d}.bler: must be in [0, 1) (got {})", x.bler));
         }
@@ -348,6 +372,10 @@ pub struct RlcHop {
     dirs: [RlcDir; 2],
     spikes: Spikes,
     fades: Spikes,
+    /// Directions whose buffer runs a queue discipline (`aqm`).
+    managed: [Option<Box<Managed>>; 2],
+    /// A managed direction's transmitter timer is armed (timer token = direction).
+    armed: [bool; 2],
 }
 
 impl RlcHop {
@@ -374,7 +402,62 @@ impl RlcHop {
                     .unwrap_or(Dist::Const { value: 0.0 }),
                 Rng::stream(seed, &format!("rlc/{idx}/fade")),
             ),
+            managed: [(&cfg.down, "down"), (&cfg.up, "up")].map(|(d, n)| {
+                d.aqm.as_ref().map(|a| {
+                    Box::new(Managed::new(
+                        a,
+                        Limit::Packets(d.queue_packets as u64),
+                        d.rate_bps,
+                        Rng::stream(seed, &format!("rlc/{idx}/{n}/aqm")),
+                    ))
+                })
+            }),
+            armed: [false; 2],
         }
+    }
+
+    /// The radio of managed direction `d` may start a packet: at the end of
+    /// the previous one (its retransmissions included) and outside a stall.
+    /// The discipline gives the next packet when the radio starts it, so its
+    /// sojourn runs from enqueue to the start of its radio transmission and
+    /// CoDel's dequeue-time drops happen then (`codel_dequeue()`).
+    fn transmit_next(&mut self, d: usize, ctx: &mut Ctx) {
+        let start = self.spikes.free_at(self.dirs[d].busy_until.max(ctx.now));
+        if start > ctx.now {
+            self.armed[d] = true;
+            ctx.timer(start, d as u64);
+            return;
+        }
+        self.armed[d] = false;
+        let m = self.managed[d].as_mut().unwrap();
+        let Some(h) = m.dequeue(ctx, |_| {}) else {
+            return;
+        };
+        let bytes = ctx.parked_mut(&h).size;
+        let fate = self.dirs[d].send(bytes, start, &mut self.spikes, &mut self.fades);
+        self.armed[d] = true;
+        ctx.timer(self.dirs[d].busy_until, d as u64);
+        debug_assert!(
+            fate != RlcFate::QueueDrop,
+            "a managed buffer drops in its discipline"
+        );
+        place(ctx.unpark(h), fate, ctx);
+    }
+}
+
+/// A packet the radio has taken goes on, or is lost, as its fate says.
+#[inline]
+fn place(p: Packet, fate: RlcFate, ctx: &mut Ctx) {
+    match fate {
+        RlcFate::Delivered { at, tx_start } => {
+            ctx.tap(&p, tx_start);
+            ctx.forward(p, at);
+        }
+        RlcFate::MaxDat { tx_start } => {
+            ctx.tap(&p, tx_start);
+            ctx.drop(p, DropKind::Loss);
+        }
+        RlcFate::QueueDrop => ctx.drop(p, DropKind::Queue),
     }
 }
 
@@ -382,33 +465,49 @@ impl Component for RlcHop {
     fn on_packet(&mut self, p: Packet, ctx: &mut Ctx) {
         self.spikes.prune(ctx.now);
         self.fades.prune(ctx.now);
-        match self.dirs[p.dir as usize].offer(p.size, ctx.now, &mut self.spikes, &mut self.fades) {
-            RlcFate::Delivered { at, tx_start } => {
-                ctx.tap(&p, tx_start);
-                ctx.forward(p, at);
+        let d = p.dir as usize;
+        if let Some(m) = self.managed[d].as_mut() {
+            m.enqueue(p, ctx, |_| {});
+            if !self.armed[d] {
+                self.transmit_next(d, ctx);
             }
-            RlcFate::MaxDat { tx_start } => {
-                ctx.tap(&p, tx_start);
-                ctx.drop(p, DropKind::Loss);
-            }
-            RlcFate::QueueDrop => ctx.drop(p, DropKind::Queue),
+            return;
         }
+        let fate = self.dirs[d].offer(p.size, ctx.now, &mut self.spikes, &mut self.fades);
+        place(p, fate, ctx);
+    }
+
+    fn on_timer(&mut self, token: u64, ctx: &mut Ctx) {
+        self.armed[token as usize] = false;
+        self.transmit_next(token as usize, ctx);
+    }
+
+    fn held(&self) -> u64 {
+        self.managed
+            .iter()
+            .flatten()
+            .map(|m| m.q.len() as u64)
+            .sum()
     }
 
     fn stats(&self, name: &str) -> Vec<serde_json::Value> {
         ["fwd", "rev"]
             .iter()
-            .zip(self.dirs.iter())
-            .map(|(d, l)| {
+            .zip(self.dirs.iter().zip(self.managed.iter()))
+            .map(|(d, (l, m))| {
                 let s = l.stats;
-                serde_json::json!({
+                let mut v = serde_json::json!({
                     "name": name, "kind": "rlc", "dir": d, "tx_packets": s.tx_packets,
                     "tx_bytes": s.tx_bytes,
                     "pdus": s.pdus, "pdu_retx": s.pdu_retx, "drops_loss": s.drops_maxdat,
                     "drops_queue": s.drops_queue, "hol_blocked": s.hol_blocked,
                     "stalls": self.spikes.count,
                     "stall_s": self.spikes.total_ns as f64 * 1e-9,
-                })
+                });
+                if let Some(m) = m {
+                    m.stats_into(&mut v);
+                }
+                v
             })
             .collect()
     }
@@ -418,7 +517,14 @@ impl Component for RlcHop {
     }
 
     fn queue_len(&mut self, dir: crate::engine::Dir, now: Time) -> Option<u64> {
+        if let Some(m) = &self.managed[dir as usize] {
+            return Some(m.backlog());
+        }
         Some(self.dirs[dir as usize].queued(now))
+    }
+
+    fn queue_delay(&mut self, dir: crate::engine::Dir, _now: Time) -> Option<Time> {
+        self.managed[dir as usize].as_ref().map(|m| m.last_sojourn)
     }
 }
 
@@ -438,6 +544,7 @@ mod tests {
                 fade_bler: 0.0,
                 delay_ns: 50_000_000,
                 queue_packets: 1000,
+                aqm: None,
             },
             up: RlcDirConfig {
                 rate_bps: 64_000,
@@ -445,6 +552,7 @@ mod tests {
                 fade_bler: 0.0,
                 delay_ns: 50_000_000,
                 queue_packets: 1000,
+                aqm: None,
             },
             spike_rate_per_s: rate,
             spike_duration_s: Dist::Const { value: 2.0 },

@@ -204,6 +204,7 @@ impl Sim {
         // The queue samples' delay column only when some queue is managed.
         sim.out.q_managed = sim.cfg.hops.iter().any(|h| match h {
             HopConfig::Link(l) => l.fwd.aqm.is_some() || l.rev.aqm.is_some(),
+            HopConfig::Rlc(r) => r.down.aqm.is_some() || r.up.aqm.is_some(),
             _ => false,
         });
         for (i, f) in sim.cfg.flows.iter().enumerate() {

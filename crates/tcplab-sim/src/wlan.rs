@@ -88,6 +88,8 @@ use crate::component::{Component, Ctx, DropKind};
 use crate::config::{LossConfig, SimConfig};
 use crate::engine::{Dir, Packet};
 use crate::loss::LossProcess;
+use crate::queue::managed::Managed;
+use crate::queue::Limit;
 use crate::rng::Rng;
 use tcplab_tcp::Time;
 
@@ -123,6 +125,12 @@ pub struct WlanConfig {
     /// Station transmit queue, packets.
     #[serde(default = "d_sta_queue")]
     pub sta_queue: u32,
+    /// The APs' queue discipline (`None`: the DropTail queue of `ap_queue` packets).
+    #[serde(default)]
+    pub ap_aqm: Option<crate::queue::AqmConfig>,
+    /// The stations' queue discipline (`None`: DropTail of `sta_queue` packets).
+    #[serde(default)]
+    pub sta_aqm: Option<crate::queue::AqmConfig>,
     pub aps: Vec<ApConfig>,
     pub stations: Vec<StationConfig>,
     /// Disconnection during a handover, ns.
@@ -298,6 +306,20 @@ pub fn validate(w: &WlanConfig, i: usize, c: &SimConfig) -> Result<(), String> {
     }
     if w.ap_queue == 0 || w.sta_queue == 0 {
         return Err(format!("{f}.ap_queue/sta_queue: must be >= 1 packet"));
+    }
+    for (k, a, limit) in [
+        ("ap_aqm", &w.ap_aqm, w.ap_queue),
+        ("sta_aqm", &w.sta_aqm, w.sta_queue),
+    ] {
+        let Some(a) = a else { continue };
+        if w.stations.iter().any(|s| s.path.len() > 1) {
+            return Err(format!(
+                "{f}.{k}: not supported with moving stations (a handover purges the queues, \
+                 which a queue discipline does not offer)"
+            ));
+        }
+        a.check(Limit::Packets(limit as u64), w.data_rate_bps)
+            .map_err(|(x, e)| format!("{f}.{k}.{x}: {e}"))?;
     }
     if w.aps.is_empty() || w.aps.len() > 64 {
         return Err(format!("{f}.aps: must list 1 to 64 access points"));
@@ -534,8 +556,11 @@ pub struct NodeStats {
 }
 
 struct Node {
+    /// The transmit queue; with a queue discipline only the MAC's head
+    /// frame (the one contending or being sent), the rest waits in `managed`.
     queue: VecDeque<Packet>,
     limit: usize,
+    managed: Option<Box<Managed>>,
     cw: u32,
     retries: u32,
     /// Idle slots still to count, relative to the cell's countdown origin.
@@ -652,6 +677,15 @@ pub struct WlanHop {
     started: bool,
 }
 
+/// A drop at a node's queue, counted as data or ACK.
+fn count_queue_drop(st: &mut NodeStats, p: &Packet) {
+    if WlanHop::is_ack(p) {
+        st.drops_queue_ack += 1;
+    } else {
+        st.drops_queue_data += 1;
+    }
+}
+
 const SENDER_BIT: u32 = 1 << 31;
 const UNMAPPED: u32 = u32::MAX;
 
@@ -692,6 +726,11 @@ impl WlanHop {
             nodes.push(Node {
                 queue: VecDeque::with_capacity(limit.min(1024) + 1),
                 limit,
+                managed: w.sta_aqm.as_ref().map(|a| {
+                    let rng = Rng::stream(seed, &format!("wlan/{idx}/aqm/sta/{s}"));
+                    let m = Managed::new(a, Limit::Packets(limit as u64), w.data_rate_bps, rng);
+                    Box::new(m)
+                }),
                 cw: w.cw_min,
                 retries: 0,
                 backoff: 0,
@@ -714,6 +753,11 @@ impl WlanHop {
             nodes.push(Node {
                 queue: VecDeque::with_capacity(limit.min(4096) + 1),
                 limit,
+                managed: w.ap_aqm.as_ref().map(|q| {
+                    let rng = Rng::stream(seed, &format!("wlan/{idx}/aqm/ap/{a}"));
+                    let m = Managed::new(q, Limit::Packets(limit as u64), w.data_rate_bps, rng);
+                    Box::new(m)
+                }),
                 cw: w.cw_min,
                 retries: 0,
                 backoff: 0,
@@ -797,6 +841,20 @@ impl WlanHop {
 
     fn enqueue(&mut self, node: usize, p: Packet, ctx: &mut Ctx) {
         let n = &mut self.nodes[node];
+        if let Some(m) = n.managed.as_mut() {
+            let st = &mut n.stats;
+            m.enqueue(p, ctx, |p| count_queue_drop(st, p));
+            Self::refill(n, ctx);
+            let waiting = n.managed.as_ref().map_or(0, |m| m.q.len() as u64);
+            let held = n.queue.len() as u64 + waiting;
+            n.stats.max_queue = n.stats.max_queue.max(held);
+            if !n.contending && n.connected && !n.queue.is_empty() {
+                let c = n.cell;
+                self.join(node, ctx.now);
+                self.schedule(c, ctx);
+            }
+            return;
+        }
         if n.queue.len() >= n.limit {
             if Self::is_ack(&p) {
                 n.stats.drops_queue_ack += 1;
@@ -812,6 +870,21 @@ impl WlanHop {
             let c = n.cell;
             self.join(node, ctx.now);
             self.schedule(c, ctx);
+        }
+    }
+
+    /// A node with a queue discipline whose MAC holds no frame takes the
+    /// next one from it (a driver pulling from its qdisc when it has room,
+    /// `qdisc_restart()`): the discipline's sojourn runs from enqueue to the
+    /// head of the MAC's queue, and its dequeue-time drops happen then.
+    fn refill(n: &mut Node, ctx: &mut Ctx) {
+        let Some(m) = n.managed.as_mut() else { return };
+        if !n.queue.is_empty() {
+            return;
+        }
+        let st = &mut n.stats;
+        if let Some(h) = m.dequeue(ctx, |p| count_queue_drop(st, p)) {
+            n.queue.push_back(ctx.unpark(h));
         }
     }
 
@@ -979,6 +1052,7 @@ impl WlanHop {
                     n.cw = (2 * (n.cw + 1) - 1).min(self.cw_max);
                 }
             }
+            Self::refill(n, ctx);
             if self.handover_flush && !n.connected && node < self.n_sta {
                 // The link was lost during this exchange: what is left goes too (module notes).
                 while let Some(p) = n.queue.pop_back() {
@@ -1190,7 +1264,7 @@ impl Component for WlanHop {
                 };
                 let ho_t: Vec<f64> = ho.iter().map(|&(t, _)| t as f64 * 1e-9).collect();
                 let ho_ap: Vec<usize> = ho.iter().map(|&(_, a)| a).collect();
-                serde_json::json!({
+                let mut v = serde_json::json!({
                     "name": name, "kind": "wlan", "dir": if role == "ap" { "down" } else { "up" },
                     "role": role, "index": idx, "cell": n.cell,
                     "tx_packets": s.tx_frames, "tx_bytes": s.tx_bytes,
@@ -1204,13 +1278,21 @@ impl Component for WlanHop {
                     "frame_errors": s.frame_errors, "max_queue_packets": s.max_queue,
                     "handover_t_s": ho_t, "handover_ap": ho_ap,
                     "interference_bursts": bursts,
-                })
+                });
+                if let Some(m) = &n.managed {
+                    m.stats_into(&mut v);
+                }
+                v
             })
             .collect()
     }
 
     fn held(&self) -> u64 {
-        self.nodes.iter().map(|n| n.queue.len() as u64).sum()
+        let queued = |n: &Node| n.managed.as_ref().map_or(0, |m| m.q.len() as u64);
+        self.nodes
+            .iter()
+            .map(|n| n.queue.len() as u64 + queued(n))
+            .sum()
     }
 
     fn tx_packets(&self) -> u64 {

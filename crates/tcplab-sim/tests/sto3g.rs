@@ -13,6 +13,7 @@ fn cfg(detector: &str, seed: u64) -> SimConfig {
         fade_bler: 0.0,
         delay_ns: 130_000_000,
         queue_packets: 100,
+        aqm: None,
     };
     let mut tcp = TcpConfigJson {
         mss: 1460,
@@ -88,4 +89,50 @@ fn detections_and_misses_add_up_to_ground_truth() {
     let f = &out.summary.as_ref().unwrap().flows[0];
     assert_eq!(f.spurious_detected, 0);
     assert_eq!(f.spurious_missed_other, 0);
+}
+
+/// The summary row of the radio's down (data) buffer, of one bulk download
+/// over a clean bearer with the buffer's discipline `aqm`.
+fn bulk_row(aqm: Option<&str>) -> serde_json::Value {
+    let mut c = cfg("none", 1);
+    c.duration_ns = 60_000_000_000;
+    let HopConfig::Rlc(r) = &mut c.hops[0] else {
+        unreachable!()
+    };
+    r.spike_rate_per_s = 0.0;
+    r.down.queue_packets = 1000;
+    r.down.aqm = aqm.map(|a| serde_json::from_str(a).unwrap());
+    c.flows[0].tcp.max_cwnd = None;
+    c.flows[0].tcp.rcv_buf = 4 << 20;
+    c.flows[0].app = AppConfig::Bulk { bytes: None };
+    tcplab_sim::validate::validate(&c).unwrap();
+    let out = Sim::new(c).unwrap().run(None).unwrap();
+    let s: serde_json::Value =
+        serde_json::from_str(&out.summary.as_ref().unwrap().to_json()).unwrap();
+    assert!(
+        s["invariants"]["violations"].as_array().unwrap().is_empty(),
+        "{}",
+        s["invariants"]
+    );
+    s["links"][0].clone()
+}
+
+#[test]
+fn a_codel_rlc_buffer_drops_at_the_radio_and_keeps_the_sojourn_short() {
+    let plain = bulk_row(None);
+    assert!(plain.get("aqm").is_none() && plain.get("sojourn_p50_ms").is_none());
+    let codel = bulk_row(Some(r#"{"kind": "droptail"}"#));
+    // A DropTail discipline fills the 1000-packet buffer: seconds of sojourn.
+    assert!(
+        codel["sojourn_p50_ms"].as_f64().unwrap() > 1000.0,
+        "{codel}"
+    );
+    let codel = bulk_row(Some(r#"{"kind": "codel"}"#));
+    assert_eq!(codel["aqm"], "codel");
+    assert!(codel["drops_aqm"].as_u64().unwrap() > 0, "{codel}");
+    // One 1500-byte packet takes 31 ms at 384 kbit/s: CoDel holds the
+    // sojourn to a few packets' time, where DropTail holds seconds.
+    let p50 = codel["sojourn_p50_ms"].as_f64().unwrap();
+    assert!(p50 < 200.0, "{codel}");
+    assert!(codel["tx_packets"].as_u64().unwrap() > 500, "{codel}");
 }

@@ -195,3 +195,59 @@ fn cell_interference_bursts_hit_every_station_at_once() {
         "{e}"
     );
 }
+
+#[test]
+fn a_station_queue_discipline_takes_the_place_of_its_droptail_queue() {
+    // Three saturated stations: DropTail keeps their 50-packet queues full. CoDel drops at
+    // dequeue and shortens the sojourn, though it cannot hold an unresponsive flood to its
+    // target (its drop rate grows as the square root of its count).
+    let run = |aqm: Option<&str>| {
+        let mut cfg = saturated(3, 5);
+        if let Some(a) = aqm {
+            cfg["hops"][0]["sta_aqm"] = json!({ "kind": a });
+        }
+        run_json(&cfg.to_string(), None).unwrap().summary.unwrap()
+    };
+    let plain = run(None);
+    let sta = &plain.hops[0];
+    assert!(sta.get("aqm").is_none() && sta["drops_queue"].as_u64().unwrap() > 0);
+    let dt = run(Some("droptail"));
+    let codel = run(Some("codel"));
+    let (d, c) = (&dt.hops[0], &codel.hops[0]);
+    assert_eq!(
+        (d["aqm"].as_str(), c["aqm"].as_str()),
+        (Some("droptail"), Some("codel"))
+    );
+    // One station gets about a third of ~27 Mbit/s: a full 50-packet queue waits ~60 ms.
+    let p50 = |r: &serde_json::Value| r["sojourn_p50_ms"].as_f64().unwrap();
+    assert!(p50(d) > 30.0, "{d}");
+    assert!(p50(c) < p50(d), "{c}\n{d}");
+    assert!(c["drops_aqm"].as_u64().unwrap() > 0, "{c}");
+    assert_eq!(d["drops_aqm"].as_u64(), Some(0));
+    // Every drop at a managed queue is split into data and ACK.
+    for r in [d, c] {
+        let all = r["drops_queue"].as_u64().unwrap() + r["drops_aqm"].as_u64().unwrap();
+        assert_eq!(all, r["drops_queue_data"].as_u64().unwrap(), "{r}");
+    }
+    // The AP rows have no discipline.
+    let ap = &codel.hops[3];
+    assert_eq!(ap["role"], "ap");
+    assert!(ap.get("aqm").is_none());
+}
+
+#[test]
+fn a_queue_discipline_with_moving_stations_is_refused() {
+    let mut cfg = saturated(1, 1);
+    cfg["hops"][0]["ap_aqm"] = json!({"kind": "codel", "target_ns": 0});
+    let e = run_json(&cfg.to_string(), None).err().unwrap();
+    assert!(e.contains("hops[0].ap_aqm.target: must be > 0"), "{e}");
+    cfg["hops"][0]["ap_aqm"] = json!({"kind": "codel"});
+    cfg["hops"][0]["aps"] = json!([{"name": "a"}, {"name": "b", "x": 100.0}]);
+    cfg["hops"][0]["stations"][0]["path"] =
+        json!([{"t_ns": 0, "x": 0.0, "y": 0.0}, {"t_ns": 1_000_000_000u64, "x": 100.0, "y": 0.0}]);
+    let e = run_json(&cfg.to_string(), None).err().unwrap();
+    assert!(
+        e.contains("hops[0].ap_aqm: not supported with moving stations"),
+        "{e}"
+    );
+}

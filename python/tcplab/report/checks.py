@@ -22,6 +22,9 @@ Every rule carries a kind:
     checked against): labelled, counted apart, never in the headline.
 ``context``
     a number tcplab reports beside the paper's for orientation, with no claim and no verdict.
+``beyond``
+    beyond the paper: tcplab's measurement of a setting the paper did not study (today's
+    queues on the paper's links, :class:`Beyond`); no paper value, no verdict, never counted.
 
 The verdict of a numeric rule takes tcplab's 95 % confidence interval into account: ``holds``
 when the whole interval satisfies the rule, ``misses`` when none of it does, ``inconclusive``
@@ -50,6 +53,7 @@ __all__ = [
     "AtMost",
     "Below",
     "Between",
+    "Beyond",
     "Claim",
     "Comparison",
     "Factor",
@@ -63,7 +67,7 @@ __all__ = [
     "firm_disagreements",
 ]
 
-KINDS = ("prediction", "calibration", "formula", "construction", "context")
+KINDS = ("prediction", "calibration", "formula", "construction", "context", "beyond")
 #: How each kind reads in a report's table and headline.
 KIND_LABEL = {
     "prediction": "prediction",
@@ -71,6 +75,7 @@ KIND_LABEL = {
     "formula": "formula",
     "construction": "by construction",
     "context": "context",
+    "beyond": "beyond the paper",
 }
 #: Verdicts of a check (``None``: a context row, no claim to judge).
 VERDICTS = ("holds", "misses", "inconclusive")
@@ -386,6 +391,16 @@ class Info(Rule):
         return None
 
 
+@dataclass(frozen=True)
+class Beyond(Info):
+    """No claim and no paper value: tcplab's measurement of a setting the paper did not study
+    (``kind = "beyond"``, no verdict, not counted)."""
+
+    def __init__(self, why: str = "beyond the paper: a setting it did not study") -> None:
+        object.__setattr__(self, "why", why)
+        object.__setattr__(self, "kind", "beyond")
+
+
 @dataclass
 class Comparison:
     """One row of the report: what ``results.json`` stores under ``comparisons[]``."""
@@ -578,7 +593,9 @@ class Report:
                 "or simulated, each claim once (counted in the headline); *calibration* — a "
                 "target a preset or constant was fitted to; *formula* — the paper's equation or "
                 "the configuration's arithmetic re-evaluated; *by construction* — holds because "
-                "of how the simulated system was built (it cannot fail); *context* — no claim. "
+                "of how the simulated system was built (it cannot fail); *context* — no claim; "
+                "*beyond the paper* — tcplab's measurement of a setting the paper did not study "
+                "(no paper value, no verdict, never counted). "
                 "*source* says where a rule's band comes from. tcplab's value is shown ± its 95 % "
                 "confidence interval where it has one; a check whose verdict flips within that "
                 "interval is *inconclusive*.",

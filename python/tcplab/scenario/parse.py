@@ -569,10 +569,6 @@ def _topology(top: _Table) -> _Topology:
 
 #: Hop kinds whose queues do not run a queue discipline (``aqm``), and why.
 _NO_AQM: Final[dict[str, str]] = {
-    "rlc": "the bearer's buffer is served by the radio model (transmission opportunities, "
-    "stalls and discards in rlc.rs), which has no queue-discipline interface yet",
-    "wlan": "the AP and station queues are served by the 802.11 contention model (wlan.rs), "
-    "which has no queue-discipline interface yet",
     "trace": "the queue is served by mm-link's delivery opportunities (hops/trace.rs), "
     "which has no queue-discipline interface yet",
     "pep": "the PEP's buffer is its own TCP connections' send buffer, not a packet queue",

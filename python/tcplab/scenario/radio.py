@@ -56,6 +56,7 @@ from typing import Any, Final
 RLC_KEYS: Final = (
     "kind",
     "name",
+    "aqm",
     "preset",
     "pdu_size",
     "retx_interval",
@@ -200,13 +201,20 @@ def rlc_hop(t: Any, name: str) -> dict[str, Any]:
     queue = sc.as_int(raw("queue"), t.at("queue"), 1, 1_000_000)
 
     def direction(rate_key: str, bler_key: str) -> dict[str, Any]:
-        return {
+        d = {
             "rate_bps": parse_rate(raw(rate_key), t.at(rate_key)),
             "bler": bler(bler_key),
             "fade_bler": bler(bler_key.replace("_bler", "_fade_bler")),
             "delay_ns": delay,
             "queue_packets": queue,
         }
+        if "aqm" in t:
+            # Only when set: a buffer without it keeps the DropTail model (docs/aqm.md).
+            from tcplab.scenario.aqm import parse_aqm
+
+            limit = {"kind": "packets", "limit": queue}
+            d["aqm"] = parse_aqm(t.raw("aqm"), t.at("aqm"), limit, d["rate_bps"])
+        return d
 
     return {
         "kind": "rlc",

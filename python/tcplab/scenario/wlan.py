@@ -5,6 +5,7 @@
 kind = "wlan"
 ap_queue = 265          # AP transmit queue, packets
 sta_queue = 100         # each station's transmit queue, packets
+# ap_aqm = "fq_codel"   # a queue discipline in place of the AP's DropTail queue (sta_aqm: stations)
 retry_limit = 7         # dot11ShortRetryLimit
 # data_rate = "54Mbps", basic_rate = "24Mbps", cw_min = 15, cw_max = 1023, slot = "9us",
 # sifs = "10us", handover = "2s", handover_margin = 0 (m),
@@ -36,6 +37,8 @@ WLAN_KEYS: Final = (
     "name",
     "ap_queue",
     "sta_queue",
+    "ap_aqm",
+    "sta_aqm",
     "retry_limit",
     "data_rate",
     "basic_rate",
@@ -164,6 +167,20 @@ def wlan_hop(hop: object, field: str, name: str) -> dict[str, Any]:
             sta["path"] = _waypoints(st.raw("path"), st.at("path"))
         stations.append(sta)
     out["stations"] = stations
+    for key, queue_key, default in (("ap_aqm", "ap_queue", 265), ("sta_aqm", "sta_queue", 1000)):
+        if key not in t:
+            continue  # only when set: a queue without it keeps its DropTail model
+        if any(len(st.get("path", [])) > 1 for st in stations):
+            raise field_error(
+                t.at(key),
+                "not supported with moving stations (a handover purges the queues, which a "
+                "queue discipline does not offer)",
+            )
+        from tcplab.scenario.aqm import parse_aqm
+
+        limit = {"kind": "packets", "limit": out.get(queue_key, default)}
+        rate = out.get("data_rate_bps", 54_000_000)
+        out[key] = parse_aqm(t.raw(key), t.at(key), limit, rate)
     return out
 
 

@@ -451,6 +451,75 @@ impl Fifo {
     }
 }
 
+/// What a direction whose departures are computed when a packet arrives
+/// keeps besides its service model (delivery opportunities, a rate
+/// schedule): the FIFO, the delay after it, the loss process and the
+/// direction's random stream; and the tail both run once a packet's service
+/// is known. `TraceDir` and `hops::varying::VaryingDir` hold one.
+#[derive(Debug)]
+pub(crate) struct Served {
+    pub(crate) fifo: Fifo,
+    delay: Time,
+    delay_sched: Option<DelaySchedule>,
+    loss: LossProcess,
+    pub(crate) rng: Rng,
+}
+
+impl Served {
+    pub(crate) fn new(
+        queue: QueueConfig,
+        delay: Time,
+        delay_sched: Option<DelaySchedule>,
+        loss: LossProcess,
+        rng: Rng,
+    ) -> Served {
+        Served {
+            fifo: Fifo::new(queue),
+            delay,
+            delay_sched,
+            loss,
+            rng,
+        }
+    }
+
+    /// A packet of `bytes`, accepted with `waiting` packets waiting ahead,
+    /// is served from `start` until `depart` (`NEVER`: the capacity ended
+    /// first): record it, draw its loss (`lost_before`: a loss the caller
+    /// drew first from the same stream, which then skips the loss process's
+    /// draw), and add the delay.
+    #[inline]
+    pub(crate) fn depart(
+        &mut self,
+        stats: &mut LinkStats,
+        waiting: u64,
+        bytes: u32,
+        (start, depart): (Time, Time),
+        lost_before: bool,
+    ) -> Fate {
+        self.fifo.push(start, depart, bytes);
+        stats.max_queue_packets = stats.max_queue_packets.max(waiting);
+        stats.tx_packets += 1;
+        stats.tx_bytes += bytes as u64;
+        let tx_start = start.min(depart);
+        if lost_before || (!matches!(self.loss, LossProcess::None) && self.loss.lost(&mut self.rng))
+        {
+            stats.drops_loss += 1;
+            return Fate::Lost { tx_start };
+        }
+        if depart == NEVER {
+            return Fate::Arrives {
+                at: NEVER,
+                tx_start,
+            };
+        }
+        let at = match self.delay_sched.as_mut() {
+            None => depart.saturating_add(self.delay),
+            Some(s) => s.arrival(depart),
+        };
+        Fate::Arrives { at, tx_start }
+    }
+}
+
 /// One direction of a trace hop: a FIFO served by delivery opportunities.
 #[derive(Debug)]
 pub struct TraceDir {
@@ -464,11 +533,7 @@ pub struct TraceDir {
     round: u64,
     idx: usize,
     left: u32,
-    fifo: Fifo,
-    delay: Time,
-    delay_sched: Option<DelaySchedule>,
-    loss: LossProcess,
-    rng: Rng,
+    served: Served,
     pub stats: LinkStats,
 }
 
@@ -490,11 +555,13 @@ impl TraceDir {
             round: 0,
             idx: 0,
             left: 0,
-            fifo: Fifo::new(cfg.queue),
-            delay: cfg.delay_ns,
-            delay_sched,
-            loss: LossProcess::new(&cfg.loss),
-            rng,
+            served: Served::new(
+                cfg.queue,
+                cfg.delay_ns,
+                delay_sched,
+                LossProcess::new(&cfg.loss),
+                rng,
+            ),
             stats: LinkStats::default(),
         }
     }
@@ -540,7 +607,7 @@ impl TraceDir {
 
     /// Packets waiting or in transit at `now`.
     pub fn backlog(&mut self, now: Time) -> usize {
-        self.fifo.backlog(now)
+        self.served.fifo.backlog(now)
     }
 
     /// Offer a packet of `bytes` (IP datagram) arriving at `now` (never
@@ -548,11 +615,11 @@ impl TraceDir {
     #[inline]
     pub fn offer(&mut self, bytes: u32, now: Time) -> Fate {
         // dropping_packet_queue.cc: DroppingPacketQueue::good_with()
-        let Some(waiting) = self.fifo.admit(bytes, now) else {
+        let Some(waiting) = self.served.fifo.admit(bytes, now) else {
             self.stats.drops_queue += 1;
             return Fate::QueueDrop;
         };
-        let n = self.fifo.len();
+        let n = self.served.fifo.len();
         // link_queue.cc: LinkQueue::rationalize(). With packets still in
         // the system the new one follows the last where it ended; with none,
         // the rest of that opportunity was lost and the new packet waits for
@@ -575,26 +642,8 @@ impl TraceDir {
             live = self.advance();
         }
         let depart = if live { self.opp_time() } else { NEVER };
-        self.fifo.push(start, depart, bytes);
-        self.stats.max_queue_packets = self.stats.max_queue_packets.max(waiting);
-        self.stats.tx_packets += 1;
-        self.stats.tx_bytes += bytes as u64;
-        let tx_start = start.min(depart);
-        if !matches!(self.loss, LossProcess::None) && self.loss.lost(&mut self.rng) {
-            self.stats.drops_loss += 1;
-            return Fate::Lost { tx_start };
-        }
-        if depart == NEVER {
-            return Fate::Arrives {
-                at: NEVER,
-                tx_start,
-            };
-        }
-        let at = match self.delay_sched.as_mut() {
-            None => depart.saturating_add(self.delay),
-            Some(s) => s.arrival(depart),
-        };
-        Fate::Arrives { at, tx_start }
+        self.served
+            .depart(&mut self.stats, waiting, bytes, (start, depart), false)
     }
 }
 

@@ -14,7 +14,7 @@
 use std::io::Read;
 
 use crate::config::QueueConfig;
-use crate::hops::trace::{for_each_line, parse_u64, DelaySchedule, Fifo};
+use crate::hops::trace::{for_each_line, parse_u64, DelaySchedule, Served};
 use crate::link::{Fate, LinkStats};
 use crate::loss::LossProcess;
 use crate::rng::Rng;
@@ -201,12 +201,8 @@ pub struct VaryingDir {
     tab: RateTable,
     cur: Cursor,
     busy_until: Time,
-    fifo: Fifo,
-    delay: Time,
-    delay_sched: Option<DelaySchedule>,
-    loss: LossProcess,
+    served: Served,
     recurring: Option<RecurringLoss>,
-    rng: Rng,
     pub stats: LinkStats,
 }
 
@@ -225,12 +221,8 @@ impl VaryingDir {
             tab,
             cur: Cursor::default(),
             busy_until: 0,
-            fifo: Fifo::new(queue),
-            delay,
-            delay_sched,
-            loss,
+            served: Served::new(queue, delay, delay_sched, loss, rng),
             recurring,
-            rng,
             stats: LinkStats::default(),
         }
     }
@@ -269,7 +261,7 @@ impl VaryingDir {
 
     /// Packets waiting or in transmission at `now`.
     pub fn backlog(&mut self, now: Time) -> usize {
-        self.fifo.backlog(now)
+        self.served.fifo.backlog(now)
     }
 
     /// Offer a packet of `bytes` arriving at `now` (never earlier than the
@@ -277,39 +269,24 @@ impl VaryingDir {
     #[inline]
     pub fn offer(&mut self, bytes: u32, now: Time) -> Fate {
         // The limit counts packets waiting, not the one on the wire.
-        let Some(waiting) = self.fifo.admit(bytes, now) else {
+        let Some(waiting) = self.served.fifo.admit(bytes, now) else {
             self.stats.drops_queue += 1;
             return Fate::QueueDrop;
         };
         let (start, end) = self.finish(bytes as u128 * 8, now.max(self.busy_until));
         self.busy_until = end;
-        self.fifo.push(start, end, bytes);
-        self.stats.max_queue_packets = self.stats.max_queue_packets.max(waiting);
-        self.stats.tx_packets += 1;
-        self.stats.tx_bytes += bytes as u64;
+        // A recurring loss window draws first, then the loss process.
+        let rng = &mut self.served.rng;
         let lost_recurring = self
             .recurring
-            .is_some_and(|r| r.covers(start) && self.rng.bernoulli(r.p));
-        if lost_recurring
-            || (!matches!(self.loss, LossProcess::None) && self.loss.lost(&mut self.rng))
-        {
-            self.stats.drops_loss += 1;
-            return Fate::Lost { tx_start: start };
-        }
-        if end == Time::MAX {
-            return Fate::Arrives {
-                at: Time::MAX,
-                tx_start: start,
-            };
-        }
-        let at = match self.delay_sched.as_mut() {
-            None => end.saturating_add(self.delay),
-            Some(s) => s.arrival(end),
-        };
-        Fate::Arrives {
-            at,
-            tx_start: start,
-        }
+            .is_some_and(|r| r.covers(start) && rng.bernoulli(r.p));
+        self.served.depart(
+            &mut self.stats,
+            waiting,
+            bytes,
+            (start, end),
+            lost_recurring,
+        )
     }
 }
 

@@ -19,6 +19,7 @@
 pub mod codel;
 pub mod droptail;
 pub mod fq_codel;
+pub(crate) mod managed;
 pub mod pie;
 pub mod red;
 
