@@ -1,4 +1,5 @@
-"""The ``--linux`` sections of ``tcplab reproduce sto-3g`` and ``asymmetric-link``: their
+"""The ``--linux`` sections of ``tcplab reproduce sto-3g``, ``asymmetric-link`` and
+``spoofing-satellite``: the text they share (``papers/real_host.py``), their
 measures on made-up rows, the ``TCP_INFO``/netstat readers, the section without root, and one
 small real download (root + TUN, else skipped with the reason)."""
 
@@ -12,7 +13,13 @@ from typing import Any
 import pytest
 
 from support import realtime
-from tcplab.papers import asymmetric_linux, sto3g_linux
+from tcplab.papers import (
+    asymmetric_linux,
+    real_host,
+    spoofing_linux,
+    spoofing_satellite,
+    sto3g_linux,
+)
 from tcplab.real import emu
 from tcplab.real.transfer import netstat, tcp_info
 from tcplab.report.checks import Report
@@ -80,7 +87,14 @@ def test_the_w_tcp_measures_count_spurious_timeouts_of_verified_downloads() -> N
 
 
 @pytest.mark.parametrize(
-    "section", [sto3g_linux.section, sto3g_linux.wtcp_section, asymmetric_linux.section]
+    "section",
+    [
+        sto3g_linux.section,
+        sto3g_linux.wtcp_section,
+        asymmetric_linux.section,
+        spoofing_linux.section,
+        spoofing_satellite._linux,
+    ],
 )
 def test_the_sections_say_why_they_did_not_run(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, section: Any
@@ -91,6 +105,31 @@ def test_the_sections_say_why_they_did_not_run(
     ((title, text),) = report.sections
     assert "--linux" in title and "Not run here: tcplab emu needs root (test)" in text
     assert report.comparisons == []
+
+
+def test_the_shared_sentences_on_load_cache_and_sha256(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(real_host.os, "cpu_count", lambda: 2)
+    m = real_host.Measured([{}, {}, {}], (1.0, 2.5, 3.25), (4.0, 5.0, 6.125), 0)
+    assert real_host.load_sentence(m) == (
+        "Load average before 1.00, 2.50, 3.25, after 4.00, 5.00, 6.12 on 2 cores."
+    )
+    m.from_cache = 2
+    text = real_host.load_sentence(m, "Load (1, 5, 15 min)", " (4 at a time)")
+    assert text.startswith("Load (1, 5, 15 min) before 1.00, 2.50, 3.25, after ")
+    assert "on 2 cores (4 at a time). 2 of the 3 downloads were read from `--linux-cache`" in text
+    ok = [{"sha256_ok": True, "violations": []}]
+    bad = [*ok, {"sha256_ok": True, "violations": ["reordered"]}]
+    assert real_host.byte_exact_bullet(ok) == "- Every file arrived byte-exact (sha256)."
+    assert real_host.byte_exact_bullet(bad) == "- Every file arrived byte-exact (sha256)."
+    assert real_host.byte_exact_bullet(bad, "transfer", violations=True) == (
+        "- A transfer was not byte-exact or reported violations (see results.json)."
+    )
+    assert real_host.byte_exact_bullet([{"sha256_ok": False}]) == (
+        "- A download was not byte-exact (see results.json)."
+    )
+    assert real_host.byte_exact_bullet(ok, violations=True).endswith(
+        "and the emulator reported no violations."
+    )
 
 
 @realtime(REASON)

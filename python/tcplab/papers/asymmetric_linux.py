@@ -18,6 +18,7 @@ from typing import Any
 
 from tcplab.campaign.sweep import run_configs
 from tcplab.models.asymmetric import asym_bound
+from tcplab.papers import real_host
 from tcplab.report import plots
 from tcplab.report.checks import AtMost, Info, Report
 from tcplab.scenario.parse import parse_scenario
@@ -112,20 +113,12 @@ def sim_linux(up_kbps: float, ack_filter: bool) -> dict[str, Any]:
 
 def section(report: Report, jobs: int | None) -> None:
     from tcplab.papers.asymmetric_link import PAPER_32K_MBPS, PAPER_WINDOW
-    from tcplab.real import emu
 
     title = "Real Linux hosts over the emulated asymmetric link (--linux)"
-    reason = emu.available()
-    if reason is not None:
-        report.section(title, f"Not run here: {reason}. The rest of the reproduction ran.")
+    if real_host.not_run(report, title):
         return
-    from tcplab.real import cache as linux_cache
-
-    load0 = os.getloadavg()
-    read0 = linux_cache.counts["read"]
-    rows = [real_download(k, f) for k in UP_KBPS for f in (False, True)]
-    load1 = os.getloadavg()
-    stored = linux_cache.counts["read"] - read0
+    m = real_host.measure(lambda: [real_download(k, f) for k in UP_KBPS for f in (False, True)])
+    rows = m.rows
     sims = run_configs([sim_linux(k, f) for k in UP_KBPS for f in (False, True)], jobs)
     for row, s in zip(rows, sims, strict=True):
         row["sim_goodput_bps"] = float(s["flows"][0]["goodput_bps"])
@@ -138,11 +131,10 @@ def section(report: Report, jobs: int | None) -> None:
         )
     report.data["linux"] = {
         "rows": rows,
-        "loadavg_before": load0,
-        "loadavg_after": load1,
-        "downloads_from_cache": stored,
+        "loadavg_before": m.load_before,
+        "loadavg_after": m.load_after,
+        "downloads_from_cache": m.from_cache,
     }
-    exact = all(r["sha256_ok"] for r in rows)
     lines = [
         f"Real Linux ({os.uname().release}, defaults: CUBIC, SACK, timestamps, autotuned "
         "buffers, delayed ACKs) downloads over `tcplab emu` with the reproduction's access "
@@ -152,15 +144,7 @@ def section(report: Report, jobs: int | None) -> None:
         "at the client. The bound is the paper's §3.1 ACK clock with Linux's sizes: 2·1448 B "
         f"per uplink time of a {LINUX_ACK_IP}-byte ACK ({LINUX_ACK_IP + 8} B x 10 bits). "
         "'segments / ACK' is data packets over ACKs the receiver sent (forwarded, filtered and "
-        "dropped at the uplink queue). "
-        f"Load average before {load0[0]:.2f}, {load0[1]:.2f}, {load0[2]:.2f}, after "
-        f"{load1[0]:.2f}, {load1[1]:.2f}, {load1[2]:.2f} on {os.cpu_count()} cores."
-        + (
-            f" {stored} of the {len(rows)} downloads were read from `--linux-cache` (run "
-            "earlier on this kernel with these settings; the load averages are this run's)."
-            if stored
-            else ""
-        ),
+        "dropped at the uplink queue). " + real_host.load_sentence(m),
         "",
         "| uplink (kbit/s) | ACK filter | Linux goodput (Mbit/s) | ACK-clock bound, Linux "
         'ACKs (Mbit/s) | paper §3.1 curve (Mbit/s) | tcplab `stack = "linux"` (Mbit/s) | '
@@ -199,9 +183,7 @@ def section(report: Report, jobs: int | None) -> None:
         + "Not the paper's experiment (RFC 3449 came later).",
         "- The paper's numbers: 1.2 Mbit/s at 32 kbit/s (simulation; theory 1.3), the testbed "
         "below theory; the curve is its §3.1 bound with 72-byte ACK frames, window 8760 B.",
-        "- Every file arrived byte-exact (sha256)."
-        if exact
-        else "- A download was not byte-exact (see results.json).",
+        real_host.byte_exact_bullet(rows),
     ]
     report.section(title, "\n".join(lines))
     for r in off:

@@ -19,7 +19,15 @@ from typing import Any
 
 import numpy as np
 
-from tcplab.papers.spoofing_satellite import LINK_BPS, MB, PAPER_TCP, config, throughputs
+from tcplab.papers import real_host
+from tcplab.papers.spoofing_satellite import (
+    LINK_BPS,
+    MB,
+    PAPER_TCP,
+    config,
+    paper_bounds,
+    throughputs,
+)
 from tcplab.report.checks import Above, AtLeast, Info, Report
 
 __all__ = ["SIZES", "real_run", "reproduce", "section"]
@@ -52,13 +60,10 @@ def section(report: Report, jobs: int | None) -> None:
     """The paper's sender as a real host (tcplab's endpoint) to a Linux receiver, without and
     with the PEP; the simulated sender on the same path beside it."""
     from tcplab.campaign.sweep import run_configs
-    from tcplab.real import emu
     from tcplab.report import plots
 
     title = "The paper's sender as a real host: tcplab's TCP in the emulator (--linux)"
-    reason = emu.available()
-    if reason is not None:
-        report.section(title, f"Not run here: {reason}. The rest of the reproduction ran.")
+    if real_host.not_run(report, title):
         return
     rows = [real_run(spoof, SIZES[spoof]) for spoof in (False, True)]
     cfgs = [config(spoof=sp, size=n) for sp in (False, True) for n in sorted(set(SIZES.values()))]
@@ -157,8 +162,7 @@ def section(report: Report, jobs: int | None) -> None:
     x = np.arange(len(rows))
     ax.bar(x - 0.2, [100 * r["sender_bps"] / LINK_BPS for r in rows], 0.4, label="real time")
     ax.bar(x + 0.2, [100 * r["sim_sender_bps"] / LINK_BPS for r in rows], 0.4, label="simulated")
-    ax.axhline(80, color="grey", linestyle="--", linewidth=1, label="paper with PEP: > 80%")
-    ax.axhline(5, color="grey", linestyle=":", linewidth=1, label="paper without: < 5%")
+    paper_bounds(ax)
     ax.set_xticks(x, [f"{'PEP' if r['pep'] else 'no PEP'}\n{r['size_bytes']:,} B" for r in rows])
     ax.set_ylabel("sender goodput (% of the 1 Mbit/s link)")
     ax.set_ylim(0, 115)

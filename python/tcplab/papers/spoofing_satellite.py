@@ -765,6 +765,12 @@ LINUX_LIKE_TCP: dict[str, Any] = {
 LINUX_PEP: dict[str, Any] = {"initial_window": 46}
 
 
+def paper_bounds(ax: Any) -> None:
+    """The paper's Fig. 4 bounds as horizontal lines on a goodput axis in % of the link."""
+    ax.axhline(80, color="grey", linestyle="--", linewidth=1, label="paper with PEP: > 80%")
+    ax.axhline(5, color="grey", linestyle=":", linewidth=1, label="paper without: < 5%")
+
+
 def _linux(report: Report, jobs: int | None) -> None:
     """Real Linux TCP over the emulated GEO link (``tcplab emu``), without and with the PEP,
     with the paper's 64 KB windows and with Linux's autotuned buffers; tcplab's simulated
@@ -774,14 +780,12 @@ def _linux(report: Report, jobs: int | None) -> None:
     import tempfile
     from pathlib import Path
 
-    from tcplab.real import emu
+    from tcplab.papers import real_host
     from tcplab.real.transfer import client_command, run
     from tcplab.report import plots
 
     title = "Real Linux TCP over the emulated GEO link (--linux)"
-    reason = emu.available()
-    if reason is not None:
-        report.section(title, f"Not run here: {reason}. The rest of the reproduction ran.")
+    if real_host.not_run(report, title):
         return
     size = 1 * MB  # the paper's file size (a real run takes its real time: about 10 s)
     windows = {"64 KB windows": 65536, "autotuned": 0}
@@ -855,9 +859,7 @@ def _linux(report: Report, jobs: int | None) -> None:
         "its sender's fixed 500 ms RTO below the 540 ms RTT (a spurious timeout every round, "
         "IW 1); Linux's RFC 6298 RTO is measured, so it takes none, and what the PEP buys it is "
         "the slow start over the long RTT and the round trip its windows span.",
-        "- Every file arrived byte-exact (sha256) and the emulator reported no violations."
-        if all(r["sha256_ok"] and not r["violations"] for r in rows)
-        else "- A transfer was not byte-exact or reported violations (see results.json).",
+        real_host.byte_exact_bullet(rows, noun="transfer", violations=True),
     ]
     report.section(title, "\n".join(lines))
     report.check(
@@ -888,8 +890,7 @@ def _linux(report: Report, jobs: int | None) -> None:
     x = np.arange(len(rows))
     ax.bar(x - 0.2, [100 * r["goodput_bps"] / LINK_BPS for r in rows], 0.4, label="real Linux")
     ax.bar(x + 0.2, [100 * r["sim_e2e_bps"] / LINK_BPS for r in rows], 0.4, label="tcplab sim")
-    ax.axhline(80, color="grey", linestyle="--", linewidth=1, label="paper with PEP: > 80%")
-    ax.axhline(5, color="grey", linestyle=":", linewidth=1, label="paper without: < 5%")
+    paper_bounds(ax)
     ax.set_xticks(x, labels, fontsize=8)
     ax.set_ylabel("goodput (% of the 1 Mbit/s link)")
     ax.set_ylim(0, 115)

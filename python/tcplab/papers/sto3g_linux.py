@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from tcplab.campaign.sweep import run_configs
+from tcplab.papers import real_host
 from tcplab.report import plots
 from tcplab.report.checks import AtLeast, Factor, Info, Report
 from tcplab.scenario.parse import parse_scenario
@@ -249,20 +250,12 @@ def section(report: Report, jobs: int | None) -> None:
     import os
 
     from tcplab.papers.sto3g import CONTENTS, FACTOR
-    from tcplab.real import emu
 
     title = f"Fig. 7 with real Linux TCP over the emulated 3G bearer (--linux, {PRESET})"
-    reason = emu.available()
-    if reason is not None:
-        report.section(title, f"Not run here: {reason}. The rest of the reproduction ran.")
+    if real_host.not_run(report, title):
         return
-    from tcplab.real import cache as linux_cache
-
-    load0 = os.getloadavg()
-    read0 = linux_cache.counts["read"]
-    rows = real_runs(report, CONTENTS)
-    load1 = os.getloadavg()
-    stored = linux_cache.counts["read"] - read0
+    m = real_host.measure(lambda: real_runs(report, CONTENTS))
+    rows = m.rows
     real = {
         name: {
             f: real_measures([r for r in rows if r["size"] == size and r["frto"] == f])
@@ -276,14 +269,13 @@ def section(report: Report, jobs: int | None) -> None:
         "preset": PRESET,
         "sysctls": SYSCTLS,
         "rcvbuf": RCVBUF,
-        "loadavg_before": load0,
-        "loadavg_after": load1,
+        "loadavg_before": m.load_before,
+        "loadavg_after": m.load_after,
         "downloads": rows,
-        "downloads_from_cache": stored,
+        "downloads_from_cache": m.from_cache,
         "real": real,
         "sim_matched": sim,
     }
-    exact = all(r["sha256_ok"] for r in rows)
     lines = [
         f"Real Linux ({os.uname().release}) downloads of the paper's four contents over the "
         f'emulated `{PRESET}` bearer (`kind = "rlc"`, its own delay spikes and block errors; '
@@ -299,14 +291,9 @@ def section(report: Report, jobs: int | None) -> None:
         "timeouts are spurious when every retransmission it sent was unnecessary (nothing is "
         "lost on this bearer but by RLC discard or queue overflow); unnecessary "
         "retransmissions per spurious timeout is their sum over the sum of those downloads' "
-        "timeouts, with the 95% CI over downloads. Load average (1, 5, 15 min) before "
-        f"{load0[0]:.2f}, {load0[1]:.2f}, {load0[2]:.2f}, after {load1[0]:.2f}, {load1[1]:.2f}, "
-        f"{load1[2]:.2f} on {os.cpu_count()} cores ({PARALLEL} emulations at a time)."
-        + (
-            f" {stored} of the {len(rows)} downloads were read from `--linux-cache` (run "
-            "earlier on this kernel with these settings; the load averages are this run's)."
-            if stored
-            else ""
+        "timeouts, with the 95% CI over downloads. "
+        + real_host.load_sentence(
+            m, "Load average (1, 5, 15 min)", f" ({PARALLEL} emulations at a time)"
         ),
         "",
         "| content | tcp_frto | downloads | MB | timeouts | STO episodes / MB | "
@@ -370,9 +357,7 @@ def section(report: Report, jobs: int | None) -> None:
         "with the delayed originals set RACK.rtt to the retransmission's short RTT and marked "
         "every original still in flight lost: 27.7 per STO, a go-back-N after F-RTO's "
         "verdict; docs/linux-stack.md, RACK.)",
-        "- Every file arrived byte-exact (sha256)."
-        if exact
-        else "- A download was not byte-exact (see results.json).",
+        real_host.byte_exact_bullet(rows),
     ]
     report.section(title, "\n".join(lines))
     report.check(
@@ -590,20 +575,15 @@ def wtcp_section(report: Report, jobs: int | None) -> None:
     off and with F-RTO + Eifel, beside the simulator's run of the same configurations."""
     import os
 
-    from tcplab.real import emu
-
     title = f"W-TCP as a real host: tcplab's TCP in the emulator (--linux, {PRESET})"
-    reason = emu.available()
-    if reason is not None:
-        report.section(title, f"Not run here: {reason}. The rest of the reproduction ran.")
+    if real_host.not_run(report, title):
         return
     n = WTCP_DOWNLOADS_QUICK if report.quick else WTCP_DOWNLOADS
     jobs_real = [(v, WTCP_SIZE, 2000 + k) for k in range(n) for v in WTCP_VARIANTS]
-    load0 = os.getloadavg()
     # One at a time: the endpoint runs in this process (its signal handlers need the main
     # thread).
-    rows = [wtcp_real(*j) for j in jobs_real]
-    load1 = os.getloadavg()
+    m = real_host.measure(lambda: [wtcp_real(*j) for j in jobs_real])
+    rows, load0, load1 = m.rows, m.load_before, m.load_after
     real = {v: wtcp_measures([r for r in rows if r["variant"] == v]) for v in WTCP_VARIANTS}
     # The simulator: the same configurations with the same seeds, and a larger sample.
     same_cfgs = [wtcp_config(v, WTCP_SIZE, s) for v, _, s in jobs_real]
@@ -675,9 +655,7 @@ def wtcp_section(report: Report, jobs: int | None) -> None:
         f"- {n} real download(s) per variant: a few spurious timeouts, so the real per-STO "
         "numbers carry wide intervals; they test that the mechanism works against a real "
         "receiver, the simulated columns carry the statistics.",
-        "- Every file arrived byte-exact (sha256) and the emulator reported no violations."
-        if all(r["sha256_ok"] and not r["violations"] for r in rows)
-        else "- A download was not byte-exact or reported violations (see results.json).",
+        real_host.byte_exact_bullet(rows, violations=True),
     ]
     report.section(title, "\n".join(lines))
     report.check(
