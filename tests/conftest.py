@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 import sys
 from collections.abc import Iterator
 
@@ -9,6 +10,13 @@ import pytest
 
 import tcplab
 from support import FakeCore
+
+# A shell without job control starts a background job (`pytest ... &`, a CI runner's `.ci/run &`)
+# with SIGINT ignored, and an ignored signal stays ignored in every program it starts: the tests
+# that press Ctrl-C on a tcplab they started (SIGINT) then wait for an exit that never comes. With
+# Python's own handler here, each child starts with SIGINT at its default, as under a terminal.
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @pytest.fixture

@@ -126,28 +126,32 @@ def main(argv: list[str] | None = None) -> int:
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(3, 1, figsize=(9, 8), sharex=True)
-    ax[0].plot(lt, l_cwnd, label="Linux", color="tab:blue")
-    ax[0].plot(tt, t_cwnd, label="tcplab", color="tab:orange", linestyle="--")
-    ax[0].set_ylabel("cwnd (segments)")
-    ax[1].plot(lt, l_pace, label="Linux pacing rate", color="tab:blue")
-    ax[1].plot(
-        tt,
-        ts["pacing_rate_bps"] / 1e6,
-        label="tcplab pacing rate",
-        color="tab:orange",
-        linestyle="--",
-    )
-    ax[1].set_ylabel("pacing rate (Mbit/s)")
-    ax[2].plot(lt, l_deliv, label="Linux delivery rate", color="tab:blue")
-    ax[2].plot(lt, l_bw, label="Linux BBR bw estimate", color="tab:green", linestyle=":")
-    ax[2].plot(
-        tt,
-        ts["delivery_rate_bps"] / 1e6,
-        label="tcplab delivery rate",
-        color="tab:orange",
-        linestyle="--",
-    )
-    ax[2].set_ylabel("delivery rate (Mbit/s)")
+    # One panel per quantity: (y label, [(t, values, label, colour, line style), ...]).
+    panels = [
+        (
+            "cwnd (segments)",
+            [(lt, l_cwnd, "Linux", "tab:blue", "-"), (tt, t_cwnd, "tcplab", "tab:orange", "--")],
+        ),
+        (
+            "pacing rate (Mbit/s)",
+            [
+                (lt, l_pace, "Linux pacing rate", "tab:blue", "-"),
+                (tt, ts["pacing_rate_bps"] / 1e6, "tcplab pacing rate", "tab:orange", "--"),
+            ],
+        ),
+        (
+            "delivery rate (Mbit/s)",
+            [
+                (lt, l_deliv, "Linux delivery rate", "tab:blue", "-"),
+                (lt, l_bw, "Linux BBR bw estimate", "tab:green", ":"),
+                (tt, ts["delivery_rate_bps"] / 1e6, "tcplab delivery rate", "tab:orange", "--"),
+            ],
+        ),
+    ]
+    for x, (ylabel, lines) in zip(ax, panels, strict=True):
+        for t, v, label, color, style in lines:
+            x.plot(t, v, label=label, color=color, linestyle=style)
+        x.set_ylabel(ylabel)
     ax[2].set_xlabel("time since connect (s)")
     for x in ax:
         for t, c in ((l_drain, "tab:blue"), (t_drain, "tab:orange")):
