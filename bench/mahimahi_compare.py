@@ -23,10 +23,10 @@ Two parts, each run once through ``mm-delay D mm-link TRACE TRACE`` and once thr
   (12 Mbit/s each), a CUBIC download of ``--ceiling-seconds``, goodput over its last part
   against the capacity.
 
-Take reported numbers under the shared real-time lock:
-``flock /work/notes/rt.lock python bench/mahimahi_compare.py accuracy`` on the project's
-machine. Writes JSON rows to ``--out`` (default ``mahimahi_compare.json`` in the current
-directory) and, with ``--plot``, the figures.
+Take reported numbers while no other real-time measurement shares the machine (on a shared
+machine, under a common lock: ``flock LOCKFILE python bench/mahimahi_compare.py accuracy``).
+Writes JSON rows to ``--out`` (default ``mahimahi_compare.json`` in the current directory) and,
+with ``--plot``, the figures.
 """
 
 from __future__ import annotations
@@ -44,7 +44,6 @@ from pathlib import Path
 
 from tcplab.analyze.tracefile import mahimahi_dir
 
-REPO = Path(__file__).resolve().parent.parent
 PORT = 9123
 #: The sender: listens, sets CUBIC on the listening socket (accepted sockets inherit it) and
 #: sends zeros for argv[2] seconds, then closes.
@@ -428,7 +427,7 @@ def plot(res: dict, path: Path) -> None:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("part", nargs="?", choices=["accuracy", "ceiling", "both"], default="both")
-    ap.add_argument("--dir", type=Path, default=mahimahi_dir(REPO))
+    ap.add_argument("--dir", type=Path, default=mahimahi_dir())
     ap.add_argument("--trace", default="TMobile-LTE-short")
     ap.add_argument("--seconds", type=float, default=40.0)
     ap.add_argument("--ceiling-seconds", type=float, default=8.0)
@@ -448,6 +447,12 @@ def main() -> int:
         print(
             f"note: {', '.join(missing)} not installed; nothing to compare (install "
             "Mahimahi from its own project, and Wireshark's dumpcap and tshark)"
+        )
+        return 0
+    if a.dir is None:
+        print(
+            "note: no trace directory: set TCPLAB_TRACE_DIR or pass --dir (docs/traces.md); "
+            "nothing to run"
         )
         return 0
     down, up = a.dir / f"{a.trace}.down", a.dir / f"{a.trace}.up"

@@ -66,7 +66,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--seconds", type=int, default=120, help="simulated seconds per cost run")
     ap.add_argument("--repeat", type=int, default=3)
-    ap.add_argument("--mahimahi-dir", type=Path, default=mahimahi_dir(REPO))
+    ap.add_argument("--mahimahi-dir", type=Path, default=mahimahi_dir())
     a = ap.parse_args()
     load = os.getloadavg()[0]
     results: dict[str, object] = {"load_average_1min": load}
@@ -74,13 +74,15 @@ def main() -> int:
         synth = Path(tmp) / "synth-1h.down"
         synth_trace(synth, 3600)
         rows = run(["load", str(synth)])
-        measured = a.mahimahi_dir / "TMobile-LTE-short.down"
-        if measured.exists():
+        measured = a.mahimahi_dir / "TMobile-LTE-short.down" if a.mahimahi_dir else None
+        if measured is not None and measured.exists():
             rep = Path(tmp) / "tmobile-lte-1h.down"
             repeat_trace(measured, rep, 3600)
             rows += run(["load", str(rep)])
         else:
-            print(f"note: {measured} absent; the measured one-hour trace is skipped")
+            print(
+                f"note: {measured or 'no TCPLAB_TRACE_DIR'}: the measured one-hour trace is skipped"
+            )
         results["load"] = rows
         print(
             f"{'one-hour trace':<28}{'timestamps':>11}{'file MB':>9}{'load s':>8}"

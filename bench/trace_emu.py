@@ -10,8 +10,8 @@ socket option), and fetches it with curl; the file is checked byte-exact (SHA-25
 and the rate is its size over curl's total time. The simulator runs the same path with one
 ``stack = "linux"`` flow of the same size (the HTTP response header is a few hundred bytes
 more), and its rate is the size over the flow's completion time. Needs root (as ``tcplab emu``
-does). Run it under the shared real-time lock: ``flock /work/notes/rt.lock python
-bench/trace_emu.py`` on the project's machine.
+does). Run it while no other real-time measurement shares the
+machine (on a shared machine, under a common lock: ``flock LOCKFILE python bench/trace_emu.py``).
 """
 
 from __future__ import annotations
@@ -27,7 +27,6 @@ from pathlib import Path
 
 from tcplab.analyze.tracefile import mahimahi_dir
 
-REPO = Path(__file__).resolve().parent.parent
 #: Python's http.server whose listening socket uses CUBIC (TCP_CONGESTION; accepted sockets
 #: inherit it): a namespace may only take a congestion control the host allows by sysctl,
 #: and a host may not allow cubic, while a socket option by root always can.
@@ -43,11 +42,17 @@ Server(("10.99.0.1", 8000), handler).serve_forever()
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--dir", type=Path, default=mahimahi_dir(REPO))
+    ap.add_argument("--dir", type=Path, default=mahimahi_dir())
     ap.add_argument("--trace", default="TMobile-UMTS-driving")
     ap.add_argument("--mb", type=float, default=20.0)
     ap.add_argument("--seed", type=int, default=1)
     a = ap.parse_args()
+    if a.dir is None:
+        print(
+            "note: no trace directory: set TCPLAB_TRACE_DIR or pass --dir (docs/traces.md); "
+            "nothing to run"
+        )
+        return 0
     down, up = a.dir / f"{a.trace}.down", a.dir / f"{a.trace}.up"
     if not (down.exists() and up.exists()):
         print(f"note: {down} or {up} is absent; nothing to run")

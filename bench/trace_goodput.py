@@ -20,15 +20,19 @@ from pathlib import Path
 
 from tcplab.analyze.tracefile import mahimahi_dir
 
-REPO = Path(__file__).resolve().parent.parent
-
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--dir", type=Path, default=mahimahi_dir(REPO))
+    ap.add_argument("--dir", type=Path, default=mahimahi_dir())
     ap.add_argument("--queue", type=int, default=200)
     ap.add_argument("--seed", type=int, default=1)
     a = ap.parse_args()
+    if a.dir is None:
+        print(
+            "note: no trace directory: set TCPLAB_TRACE_DIR or pass --dir (docs/traces.md); "
+            "nothing to run"
+        )
+        return 0
     if not a.dir.is_dir():
         print(f"note: {a.dir} is absent; nothing to run")
         return 0

@@ -155,15 +155,19 @@ def test_download_over_an_rlc_bearer_with_delay_spikes(tmp_path: Path, clean: ob
     assert s["violations"] == []
 
 
-MAHIMAHI = mahimahi_dir(Path(__file__).resolve().parent.parent)
+MAHIMAHI = mahimahi_dir()
 
 
 @needs_emu
-@pytest.mark.skipif(not MAHIMAHI.is_dir(), reason=f"needs the Mahimahi traces in {MAHIMAHI}")
+@pytest.mark.skipif(
+    MAHIMAHI is None or not MAHIMAHI.is_dir(),
+    reason=f"needs the Mahimahi traces: TCPLAB_TRACE_DIR={MAHIMAHI} (docs/traces.md)",
+)
 def test_download_over_a_measured_cellular_trace(tmp_path: Path, clean: object) -> None:
     """The first seconds of T-Mobile UMTS (about 2 Mbit/s down) in real time; the full 20 MB
     comparison with the simulator is bench/trace_emu.py (docs/traces.md)."""
     size = int(SCALE * 1e6) if SCALE else 300_000
+    assert MAHIMAHI is not None
     trace = MAHIMAHI / "TMobile-UMTS-driving"
     s = _download(
         tmp_path,

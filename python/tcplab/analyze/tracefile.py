@@ -21,12 +21,12 @@ MAHIMAHI_OPPORTUNITY = 1504
 DATAGRAM = 1500
 
 
-def mahimahi_dir(repo: Path) -> Path:
-    """Where tests and benchmarks read the eight measured Mahimahi traces:
-    ``$TCPLAB_TRACE_DIR`` when set, else ``../shared/traces/mahimahi`` beside the checkout
-    ``repo`` (they skip when it is absent)."""
+def mahimahi_dir() -> Path | None:
+    """Where tests and benchmarks read the eight measured Mahimahi traces: the directory in
+    ``$TCPLAB_TRACE_DIR``, or None when it is not set (they skip then; docs/traces.md). The
+    traces are not part of the repository and it names no place outside it."""
     env = os.environ.get("TCPLAB_TRACE_DIR")
-    return Path(env) if env else repo.parent / "shared" / "traces" / "mahimahi"
+    return Path(env) if env else None
 
 
 class Trace(NamedTuple):
