@@ -192,8 +192,6 @@ pub struct RlcDir {
     last_release: Time,
     /// Transmission end times of accepted packets (queue occupancy).
     inq: VecDeque<Time>,
-    /// The end of the latest packet's first transmission.
-    tx_end: Time,
     pub stats: RlcStats,
 }
 
@@ -223,7 +221,6 @@ impl RlcDir {
             busy_until: 0,
             last_release: 0,
             inq: VecDeque::new(),
-            tx_end: 0,
             stats: RlcStats::default(),
         }
     }
@@ -254,25 +251,25 @@ impl RlcDir {
             return RlcFate::QueueDrop;
         }
         let tx_start = spikes.free_at(self.busy_until.max(now));
-        let fate = self.send(bytes, tx_start, spikes, fades);
-        self.inq.push_back(self.tx_end);
+        let (fate, tx_end) = self.send(bytes, tx_start, spikes, fades);
+        self.inq.push_back(tx_end);
         fate
     }
 
     /// The radio sends a packet of `bytes` from `tx_start` (outside a
     /// stall): its PDUs' transmissions and retransmissions, and when the
-    /// receiving RLC releases it in sequence (or gives it up).
+    /// receiving RLC releases it in sequence (or gives it up); with the end of
+    /// its first transmission (the buffer's occupancy counts it until then).
     pub fn send(
         &mut self,
         bytes: u32,
         tx_start: Time,
         spikes: &mut Spikes,
         fades: &mut Spikes,
-    ) -> RlcFate {
+    ) -> (RlcFate, Time) {
         let n_pdus = bytes.div_ceil(self.pdu_bytes).max(1) as u64;
         let pdu_t = self.pdu_time();
         let tx_end = spikes.advance(tx_start, n_pdus * pdu_t);
-        self.tx_end = tx_end;
         // Per PDU: transmissions until success, at most MaxDAT (TS 25.322 §9.7.3.4).
         let mut worst = 0u32;
         let mut retx = 0u64;
@@ -318,12 +315,10 @@ impl RlcDir {
         self.last_release = release;
         if lost {
             self.stats.drops_maxdat += 1;
-            return RlcFate::MaxDat { tx_start };
+            return (RlcFate::MaxDat { tx_start }, tx_end);
         }
-        RlcFate::Delivered {
-            at: release + self.delay,
-            tx_start,
-        }
+        let at = release + self.delay;
+        (RlcFate::Delivered { at, tx_start }, tx_end)
     }
 }
 
@@ -434,7 +429,7 @@ impl RlcHop {
             return;
         };
         let bytes = ctx.parked_mut(&h).size;
-        let fate = self.dirs[d].send(bytes, start, &mut self.spikes, &mut self.fades);
+        let (fate, _) = self.dirs[d].send(bytes, start, &mut self.spikes, &mut self.fades);
         self.armed[d] = true;
         ctx.timer(self.dirs[d].busy_until, d as u64);
         debug_assert!(
