@@ -856,11 +856,7 @@ impl WlanHop {
             return;
         }
         if n.queue.len() >= n.limit {
-            if Self::is_ack(&p) {
-                n.stats.drops_queue_ack += 1;
-            } else {
-                n.stats.drops_queue_data += 1;
-            }
+            count_queue_drop(&mut n.stats, &p);
             ctx.drop(p, DropKind::Queue);
             return;
         }
