@@ -64,6 +64,11 @@ LOCK_DIR = Path("/run/tcplab-emu")
 #: The names an emulation gives its namespaces: ``tle<tag>-srv``, ``tle<tag>-cli``.
 _NS_NAME = re.compile(r"tle([0-9a-z]{1,6})-(srv|cli)")
 
+#: How long a tcplab server keeps the emulation running after the client command ends, so the
+#: client's final ACK and FIN cross the emulated path and the summary counts every byte the
+#: client received as acknowledged (a few path delays; a lost FIN is not waited for).
+ENDPOINT_DRAIN_S = 0.5
+
 #: Sysctls recorded per namespace in the summary besides every ``net.ipv4.tcp_*``.
 _SYSCTLS_EXTRA = ("net.core.default_qdisc", "net.ipv4.ip_no_pmtu_disc")
 
@@ -712,6 +717,11 @@ def run_command(
                 _end(client, own_group=False)
                 emu.stop()  # raises EmuError with the emulator's failure
             status = client.returncode
+            if endpoint is not None and emu.emulator_alive:
+                # tcplab's server learns that its last bytes arrived from the client's last ACK
+                # and FIN, which leave the client's kernel as the command exits and still have
+                # the path to cross: the emulation runs on for ENDPOINT_DRAIN_S first.
+                time.sleep(ENDPOINT_DRAIN_S)
             summary = emu.stop()
             summary["namespaces"] = {
                 side: {"name": name, "sysctls": emu.sysctls_in_effect.get(side, {})}
