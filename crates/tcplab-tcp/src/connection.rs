@@ -1896,6 +1896,19 @@ impl Connection {
                 self.rec.after_rto = false;
             }
             if self.rec.in_recovery {
+                if self.cfg.hystart_linux {
+                    // tcp_clean_rtx_queue: ca_rtt_us is the newest SACKed
+                    // segment's, else the newest cumulatively acked one's
+                    // (no retransmission acked), else the TSecr sample.
+                    let rtt = sack_last
+                        .map(|t| now - t)
+                        .or(sum
+                            .rtt_sent_at
+                            .filter(|_| !sum.any_retransmitted)
+                            .map(|t| now - t))
+                        .or(sample.filter(|_| self.ts_ok));
+                    self.pkts_acked_in_recovery(rtt, now);
+                }
                 self.on_ack_in_recovery(ack, prev_una, acked_bytes, prior_flight, now);
             } else if !self.ecn.in_cwr() {
                 // (tcp_cong_control: no growth during a CWR reduction.)
@@ -1944,6 +1957,9 @@ impl Connection {
             }
         } else {
             acked_bytes = 0;
+            if self.rec.in_recovery && self.cfg.hystart_linux {
+                self.pkts_acked_in_recovery(sack_last.map(|t| now - t), now);
+            }
             if let Some(t) = sack_first.filter(|_| self.rtt.is_linux()) {
                 // Linux takes an RTT sample from newly SACKed data on any ACK
                 // (tcp_clean_rtx_queue), and re-arms the timer with it when
@@ -2440,6 +2456,17 @@ impl Connection {
         self.push_event(Event::ExitRecovery {
             cwnd: self.ccs.cwnd,
         });
+    }
+
+    /// tcp_clean_rtx_queue → `pkts_acked` during fast recovery (`on_ack`
+    /// is not called there): the controller sees the ACK's RTT sample
+    /// (`cubic.rs`, HyStart while PRR holds cwnd below ssthresh).
+    fn pkts_acked_in_recovery(&mut self, rtt: Option<Time>, now: Time) {
+        if let Some(rtt) = rtt {
+            let (una, nxt) = (self.snd_una, self.snd_max);
+            self.cc
+                .on_pkts_acked_in_recovery(&mut self.ccs, now, rtt, una, nxt);
+        }
     }
 
     fn on_ack_in_recovery(&mut self, ack: u64, _prev_una: u64, acked: u64, _prior: u64, now: Time) {

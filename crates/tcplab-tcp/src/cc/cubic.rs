@@ -406,6 +406,39 @@ impl CongestionControl for Cubic {
         self.newest_rtt = rtt;
     }
 
+    fn on_pkts_acked_in_recovery(
+        &mut self,
+        st: &mut CcState,
+        now: Time,
+        rtt: Time,
+        snd_una: u64,
+        snd_nxt: u64,
+    ) {
+        // tcp_cubic.c: cubictcp_acked() is the `pkts_acked` hook, called by
+        // tcp_clean_rtx_queue() for every ACK, in fast recovery too. PRR can
+        // take cwnd below the ssthresh set at the loss; cwnd < ssthresh is
+        // then "slow start" to bictcp_acked, and HyStart (not yet found)
+        // runs: a delay exit sets ssthresh = cwnd, and
+        // tcp_end_cwnd_reduction() later leaves recovery at that cwnd.
+        if let Some(lc) = self.linux.as_mut() {
+            lc.on_delay_sample(rtt, now);
+        }
+        if let Some(h) = self.hystart_linux.as_mut() {
+            let exit = h.on_ack(
+                now,
+                rtt,
+                snd_una,
+                snd_nxt,
+                st.in_slow_start(),
+                st.cwnd / st.mss.max(1),
+                NS_PER_MS,
+            );
+            if exit.is_some() {
+                st.ssthresh = st.cwnd;
+            }
+        }
+    }
+
     fn set_hystart_linux(&mut self, on: bool) -> bool {
         self.hystart_linux = on.then(HyStartLinux::default);
         true
@@ -474,6 +507,42 @@ mod tests {
 
     fn segs(st: &CcState) -> f64 {
         st.cwnd as f64 / MSS as f64
+    }
+
+    /// tcp_cubic.c bictcp_acked in fast recovery: PRR left cwnd (83) below
+    /// the loss's ssthresh (111), so HyStart runs; RTTs 40 ms above the
+    /// 87 ms minimum end "slow start" after 8 samples: ssthresh = cwnd, the
+    /// window tcp_end_cwnd_reduction then leaves recovery with. Without
+    /// Linux HyStart the hook changes nothing; with cwnd ≥ ssthresh neither.
+    #[test]
+    fn hystart_runs_in_recovery_below_ssthresh() {
+        let feed = |cc: &mut Cubic, st: &mut CcState| {
+            let mut now = 0;
+            // One round with the path's minimum, then one of queue-delayed RTTs.
+            cc.on_pkts_acked_in_recovery(st, now, 87 * MS, 0, 0);
+            for k in 1..=12u64 {
+                now += 5 * MS;
+                cc.on_pkts_acked_in_recovery(st, now, 127 * MS, k, 1000);
+            }
+        };
+        let mut cc = Cubic::default();
+        assert!(cc.set_hystart_linux(true));
+        let mut st = state(83, 111);
+        feed(&mut cc, &mut st);
+        assert_eq!(st.ssthresh, 83 * MSS);
+        assert_eq!(st.cwnd, 83 * MSS);
+
+        let mut plain = Cubic::default();
+        let mut st = state(83, 111);
+        feed(&mut plain, &mut st);
+        assert_eq!(st.ssthresh, 111 * MSS);
+
+        let mut cc = Cubic::default();
+        cc.set_hystart_linux(true);
+        let mut st = state(111, 111);
+        st.ca_at_ssthresh = true;
+        feed(&mut cc, &mut st);
+        assert_eq!(st.ssthresh, 111 * MSS);
     }
 
     /// Congestion avoidance at 100 segments, then a loss with FlightSize =

@@ -276,6 +276,21 @@ pub trait CongestionControl: Send {
     /// ignored.
     fn on_newest_rtt(&mut self, _rtt: Option<Time>) {}
 
+    /// An ACK with an RTT sample arrived during fast recovery, where
+    /// `on_ack` is not called (PRR sets cwnd). Linux still calls the
+    /// controller's `pkts_acked` there (`tcp_clean_rtx_queue`, before
+    /// `tcp_fastretrans_alert`), and tcp_cubic.c's `bictcp_acked` runs
+    /// HyStart whenever cwnd < ssthresh. Default: ignored.
+    fn on_pkts_acked_in_recovery(
+        &mut self,
+        _st: &mut CcState,
+        _now: Time,
+        _rtt: Time,
+        _snd_una: u64,
+        _snd_nxt: u64,
+    ) {
+    }
+
     /// Use HyStart as Linux's `tcp_cubic.c` (`hystart_linux.rs`). Returns
     /// false if this controller does not support it.
     fn set_hystart_linux(&mut self, _on: bool) -> bool {
