@@ -97,3 +97,40 @@ def test_linux_ack_train_breaks_on_a_two_ms_gap_only_inside_its_window() -> None
     # After the exit, or in the round before (whose train is too short to fire): nothing.
     assert peak_with_late_release(t_exit + 0.03) == peak
     assert peak_with_late_release(t_exit - 0.15) == peak
+
+
+def _ssthresh_steps(flow: dict[str, Any]) -> list[tuple[float, int, int]]:
+    """A slow start that overshoots a 41-packet queue by far (5.42 Mbit/s, RTT 87.4 ms, no
+    HyStart exit before the loss): (time s, cwnd, ssthresh) in segments at each ssthresh
+    change in the first 1.3 s."""
+    from tcplab.campaign.sweep import run_config
+
+    sc = {
+        "name": "hystart-recovery",
+        "duration": "1.3s",
+        "seed": 1000,
+        "sample_interval": "20ms",
+        "path": [{"rate": "5420000bps", "delay": "43700000ns", "queue": 41}],
+        "flows": [{"cc": "cubic", "mss": 1448, **flow}],
+    }
+    ts = run_config(parse_scenario(sc).to_config(), columns=True)["timeseries_table"]
+    steps, last = [], None
+    for t, cwnd, ss in zip(ts["t_ns"], ts["cwnd"], ts["ssthresh"], strict=True):
+        if ss != last and ss < 2**40:
+            steps.append((t / 1e9, round(cwnd / 1448), round(ss / 1448)))
+        last = ss
+    return steps
+
+
+def test_linux_hystart_runs_in_fast_recovery() -> None:
+    # tcp_cubic.c's bictcp_acked runs on every ACK (tcp_clean_rtx_queue's pkts_acked), in
+    # fast recovery too: PRR takes cwnd below the loss's ssthresh, HyStart's delay exit then
+    # sets ssthresh = cwnd, and recovery ends there (Linux: 111, then 87 = cwnd at 0.84 s).
+    steps = _ssthresh_steps({"stack": "linux"})
+    assert len(steps) == 2, steps
+    (t1, _, ss1), (t2, cwnd2, ss2) = steps
+    assert t1 < 0.7 and t2 < 1.1
+    assert ss2 == cwnd2 < ss1 * 0.8  # the HyStart exit, not a second multiplicative decrease
+    # Without Linux HyStart the same flow leaves recovery at the loss's ssthresh.
+    plain = _ssthresh_steps({"stack": "linux", "hystart": False})
+    assert [s[2] for s in plain] == [ss1]
