@@ -511,7 +511,7 @@ def test_a_time_series_of_gigabytes_is_announced(
 
     sets = ["path[0].bottleneck.rate=1bps", "duration=1000000h"]
     huge = load_scenario(str(SCENARIOS / "dumbbell-4.toml"), sets).to_config()
-    # 3.6·10¹⁰ ticks × 4 flows × 72 bytes
+    # 3.6e10 ticks, 4 flows, 72 bytes a row
     assert runner.time_series_bytes(huge) == (36_000_000_000 + 1) * 4 * 72
     assert runner.time_series_bytes({**huge, "sample_interval_ns": 0}) == 0
     # A short run with the same size announced (the real one would write for hours).
@@ -546,3 +546,15 @@ def test_an_unanswered_handshake_gives_up_and_says_why() -> None:
         (note,) = r.summary["invariants"]["notes"]
         assert f"the sender gave up at {at} s after {n} timeout retransmissions of its SYN" in note
         assert r.summary["flows"][0]["segments_sent"] == n + 1
+
+
+def test_the_cli_says_why_nothing_was_delivered(capsys: pytest.CaptureFixture[str]) -> None:
+    """The notes were only in summary.json: `tcplab run` (table or --json) showed a flow that
+    delivered nothing without saying why."""
+    sets = ["--set", "path[0].delay=1000000h", "--set", "duration=1000000h"]
+    assert main(["run", *sets]) == 0
+    out = capsys.readouterr().out
+    assert "note: flow 0 conn 0: the sender gave up at 183.000 s" in out
+    assert main(["run", *sets, "--json"]) == 0
+    (note,) = json.loads(capsys.readouterr().out)["notes"]
+    assert "of its SYN (rto.syn_retries = 7); 0 bytes delivered" in note

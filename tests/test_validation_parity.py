@@ -223,7 +223,12 @@ def _knobs() -> list[Knob]:
                 c["flows"][i]["tcp"]["rto"][key] = v
 
             knobs.append(
-                Knob(f"flows[{i}].rto.{key}", st.sampled_from([0, 1, 6, 127, 128]), retries, retries_core)
+                Knob(
+                    f"flows[{i}].rto.{key}",
+                    st.sampled_from([0, 1, 6, 127, 128]),
+                    retries,
+                    retries_core,
+                )
             )
 
         def hystart(d: dict[str, Any], v: Any, i: int = i) -> None:
