@@ -35,8 +35,8 @@ pub struct RtoProfile {
     /// `net.ipv4.tcp_synack_retries`).
     pub synack_retries: u32,
     /// A synchronized connection gives up once retransmitting one segment
-    /// has taken as long as this many timeouts from `min` doubling to `max`
-    /// (RFC 1122 §4.2.3.5 R2; Linux `net.ipv4.tcp_retries2`).
+    /// has taken as long as this many timeouts from 200 ms doubling to 120 s
+    /// (RFC 1122 §4.2.3.5 R2; Linux `net.ipv4.tcp_retries2`, `give_up.rs`).
     pub retries2: u32,
 }
 
@@ -89,7 +89,7 @@ impl RtoProfile {
     /// RFC 6298 §2: initial 1 s, minimum 1 s (SHOULD), maximum ≥ 60 s (MAY); 1 ms clock.
     /// Giving up (RFC 1122 §4.2.3.5): a SYN is retransmitted for at least 3 minutes
     /// (7 retransmissions: the 8th timeout comes 183 s after the SYN), data for at least
-    /// 100 s (15 retransmissions as Linux: 663 s from 1 s doubling to 60 s).
+    /// 100 s (15 as Linux: 924.6 s).
     pub const RFC6298: RtoProfile = RtoProfile {
         initial: NS_PER_S,
         min: NS_PER_S,

@@ -1424,6 +1424,8 @@ impl Connection {
         });
         self.syn_pending = false;
         self.fin_resend = false;
+        // Reported as given up, not as a clean close.
+        self.closed_reported = true;
         self.force_rtx = None;
         self.state = State::Closed;
         self.rtx_deadline = None;
@@ -1481,9 +1483,7 @@ impl Connection {
             .front()
             .map_or(now.saturating_sub(self.rtt.rto()), |s| s.sent_at);
         if (!self.sb.is_empty() || (self.fin_sent && !self.fin_acked))
-            && self
-                .write_timeout
-                .expired(now, sent_at, p.retries2, p.min, p.max)
+            && self.write_timeout.expired(now, sent_at, p.retries2)
         {
             self.give_up(GiveUpKind::Data, p.retries2, now);
             return;

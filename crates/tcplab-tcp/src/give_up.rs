@@ -6,17 +6,24 @@
 //!   the SYN-ACK of a passive open): `tcp_write_timeout()` compares
 //!   `icsk_retransmits` with `net.ipv4.tcp_syn_retries` (and
 //!   `tcp_synack_retries` in `inet_rtx_syn_ack()`/`reqsk_timer_handler()`).
-//! - A synchronized connection gives up when the time since its first
-//!   retransmission of the segment at SND.UNA reaches what `retries2`
-//!   retransmissions take when the RTO starts at the profile's minimum and
-//!   doubles up to its maximum (`retransmits_timed_out()` with
-//!   `tcp_model_timeout()`; Linux: `net.ipv4.tcp_retries2` = 15, 924.6 s).
-//!   An acknowledgment of new data starts the count afresh.
+//! - A synchronized connection gives up at a timeout when the time since the
+//!   segment at SND.UNA was last sent before its first timeout reaches what
+//!   `retries2` timeouts take in Linux's model: an RTO starting at
+//!   `TCP_RTO_MIN` (200 ms) and doubling up to `TCP_RTO_MAX` (120 s)
+//!   (`retransmits_timed_out()` with `tcp_model_timeout()`; Linux:
+//!   `net.ipv4.tcp_retries2` = 15, 924.6 s). The model, not the connection's
+//!   own RTO, sets the time, as in Linux: a connection with a 1 ms RTO does
+//!   not give up after 16 ms. An acknowledgment of new data starts afresh.
 //!
 //! A connection that gives up sends nothing more (no RST: `tcp_write_err()`
 //! → `tcp_done()`) and reports why ([`GiveUp`]).
 
-use crate::{Time, NS_PER_MS};
+use crate::{Time, NS_PER_MS, NS_PER_S};
+
+/// include/net/tcp.h: TCP_RTO_MIN, TCP_RTO_MAX (the model's, whatever the
+/// connection's own RTO bounds).
+pub const TCP_RTO_MIN: Time = 200 * NS_PER_MS;
+pub const TCP_RTO_MAX: Time = 120 * NS_PER_S;
 
 /// Why a connection gave up.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -102,17 +109,10 @@ impl WriteTimeout {
     /// The retransmission timer expired on a synchronized connection whose
     /// oldest outstanding segment (or FIN) was last sent at `sent_at`: true
     /// when it gives up instead of retransmitting (`retransmits_timed_out()`).
-    pub fn expired(
-        &mut self,
-        now: Time,
-        sent_at: Time,
-        retries2: u32,
-        rto_base: Time,
-        rto_max: Time,
-    ) -> bool {
+    pub fn expired(&mut self, now: Time, sent_at: Time, retries2: u32) -> bool {
         let stamp = *self.stamp.get_or_insert(sent_at);
         if self.retransmits > 0
-            && now.saturating_sub(stamp) >= model_timeout(retries2, rto_base, rto_max)
+            && now.saturating_sub(stamp) >= model_timeout(retries2, TCP_RTO_MIN, TCP_RTO_MAX)
         {
             return true;
         }
@@ -136,7 +136,6 @@ impl WriteTimeout {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::NS_PER_S;
 
     #[test]
     fn linux_retries2_is_924_6_seconds() {
@@ -167,15 +166,18 @@ mod tests {
 
     #[test]
     fn progress_restarts_the_data_count() {
-        let (base, max) = (200 * NS_PER_MS, 120 * NS_PER_S);
-        let limit = model_timeout(15, base, max);
+        let limit = 924_600 * NS_PER_MS;
         let mut w = WriteTimeout::default();
-        assert!(!w.expired(NS_PER_S, 0, 15, base, max));
-        assert!(!w.expired(limit - 1, 0, 15, base, max));
-        assert!(w.expired(limit, 0, 15, base, max));
+        assert!(!w.expired(NS_PER_S, 0, 15));
+        assert!(!w.expired(limit - 1, 0, 15));
+        assert!(w.expired(limit, 0, 15));
         w.on_progress();
-        assert!(!w.expired(limit + NS_PER_S, limit, 15, base, max));
-        assert!(!w.expired(2 * limit - 1, limit, 15, base, max));
-        assert!(w.expired(2 * limit, limit, 15, base, max));
+        assert!(!w.expired(limit + NS_PER_S, limit, 15));
+        assert!(!w.expired(2 * limit - 1, limit, 15));
+        assert!(w.expired(2 * limit, limit, 15));
+        // Fewer retries, less time: 3 timeouts from 200 ms = 3 s.
+        let mut w = WriteTimeout::default();
+        assert!(!w.expired(NS_PER_MS, 0, 3));
+        assert!(w.expired(3 * NS_PER_S, 0, 3));
     }
 }
