@@ -406,5 +406,10 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.path.insert(0, str(REPO / "python"))
+    try:
+        # The installed tcplab (`pip install .`, or an editable install of this tree).
+        import tcplab._core  # noqa: F401
+    except ImportError:
+        # Not installed: this source tree, if its extension was built in place.
+        sys.path.insert(0, str(REPO / "python"))
     sys.exit(main())

@@ -499,3 +499,62 @@ def test_errors_cut_long_keys_and_values(capsys: pytest.CaptureFixture[str]) -> 
     status, _, err = cli(capsys, "run", P2P, "--set", f"duration={'9' * 5000}")
     assert status == 2
     one_line_error(err, 'duration: must be a time like "50ms"', "more characters")
+
+
+def test_a_time_series_of_gigabytes_is_announced(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A 1 bps bottleneck leaves almost nothing to simulate, so a million hours of it sampled
+    every 100 ms ran fast and wrote its time series at 30-70 MB a second without a word. It
+    runs as asked (nothing is bounded silently) but one line says how much it may take."""
+    from tcplab import runner
+
+    sets = ["path[0].bottleneck.rate=1bps", "duration=1000000h"]
+    huge = load_scenario(str(SCENARIOS / "dumbbell-4.toml"), sets).to_config()
+    # 3.6e10 ticks, 4 flows, 72 bytes a row
+    assert runner.time_series_bytes(huge) == (36_000_000_000 + 1) * 4 * 72
+    assert runner.time_series_bytes({**huge, "sample_interval_ns": 0}) == 0
+    # A short run with the same size announced (the real one would write for hours).
+    small = load_scenario(P2P, ["duration=2s"])
+    runner.run(small, out=tmp_path / "small")
+    assert "warning" not in capsys.readouterr().err
+    size = runner.time_series_bytes(small.to_config())
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(runner, "TIME_SERIES_WARN_BYTES", size - 1)
+        runner.run(small, out=tmp_path / "warned")
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 1 and err[0].startswith("tcplab: warning: the time series may take up to")
+    assert "sample_interval = 0 records none" in err[0]
+
+
+def test_an_unanswered_handshake_gives_up_and_says_why() -> None:
+    """A million-hour delay kept every SYN retransmission in flight (one per 60 s RTO for the
+    whole run: 60M copies, 8.45 GB); the TCP now gives up as RFC 1122 §4.2.3.5 and Linux's
+    tcp_write_timeout() do, and the run's notes say why nothing was delivered."""
+    for stack, at, n in (("rfc", "183.000", 7), ("linux", "127.000", 6)):
+        r = tcplab.run(
+            load_scenario(
+                P2P,
+                [
+                    "path[0].delay=1000000h",
+                    "duration=1000000h",
+                    f"flows[0].stack={stack}",
+                ],
+            ),
+            tables=False,
+        )
+        (note,) = r.summary["invariants"]["notes"]
+        assert f"the sender gave up at {at} s after {n} timeout retransmissions of its SYN" in note
+        assert r.summary["flows"][0]["segments_sent"] == n + 1
+
+
+def test_the_cli_says_why_nothing_was_delivered(capsys: pytest.CaptureFixture[str]) -> None:
+    """The notes were only in summary.json: `tcplab run` (table or --json) showed a flow that
+    delivered nothing without saying why."""
+    sets = ["--set", "path[0].delay=1000000h", "--set", "duration=1000000h"]
+    assert main(["run", *sets]) == 0
+    out = capsys.readouterr().out
+    assert "note: flow 0 conn 0: the sender gave up at 183.000 s" in out
+    assert main(["run", *sets, "--json"]) == 0
+    (note,) = json.loads(capsys.readouterr().out)["notes"]
+    assert "of its SYN (rto.syn_retries = 7); 0 bytes delivered" in note

@@ -55,6 +55,9 @@ def test_python_lists_are_the_rust_registry() -> None:
         "max_backoff": 16,
         "restart_on_rtx": True,
         "estimator": "linux",
+        "syn_retries": 6,
+        "synack_retries": 5,
+        "retries2": 15,
     }
     assert scenario.ACK_TIMERS == ("oneshot", "periodic")
     assert scenario.RTT_ESTIMATORS == ("rfc6298", "linux")

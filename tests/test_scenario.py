@@ -119,6 +119,9 @@ P2P_CONFIG = {
                     "max_backoff": 16,
                     "restart_on_rtx": False,
                     "estimator": "rfc6298",
+                    "syn_retries": 7,
+                    "synack_retries": 7,
+                    "retries2": 15,
                 },
                 "ack": {
                     "every_n": 2,
@@ -330,6 +333,10 @@ def test_rto_table_with_profile_and_overrides() -> None:
         "max_backoff": 16,
         "restart_on_rtx": True,
         "estimator": "linux",
+        # net.ipv4.tcp_syn_retries, tcp_synack_retries, tcp_retries2
+        "syn_retries": 6,
+        "synack_retries": 5,
+        "retries2": 15,
     }
     off = config_of(BASE, ["flows[0].rto.profile=linux", "flows[0].rto.restart_on_rtx=false"])
     assert off["flows"][0]["tcp"]["rto"]["restart_on_rtx"] is False

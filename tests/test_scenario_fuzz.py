@@ -35,3 +35,29 @@ def test_non_finite_outputs_are_found() -> None:
         "flows[0].goodput_bps=null",
         "x[0]=nan",
     ]
+
+
+def test_the_documented_command_uses_the_installed_tcplab(tmp_path: Path) -> None:
+    """`python tests/scenario_fuzz.py ...` in a clone installed with `pip install .` (the
+    README's install) put the clone's python/ first, whose tcplab has no built extension:
+    ImportError instead of a run. A tree laid out like such a clone (the script, the
+    scenarios, a python/tcplab without `_core`) must fuzz with the installed tcplab."""
+    import shutil
+    import subprocess
+    import sys
+
+    repo = Path(__file__).resolve().parent.parent
+    (tmp_path / "tests").mkdir()
+    shutil.copy(repo / "tests" / "scenario_fuzz.py", tmp_path / "tests")
+    shutil.copytree(repo / "scenarios", tmp_path / "scenarios")
+    shutil.copytree(repo / "python" / "tcplab" / "data", tmp_path / "python" / "tcplab" / "data")
+    (tmp_path / "python" / "tcplab" / "__init__.py").write_text("")
+    p = subprocess.run(
+        [sys.executable, "tests/scenario_fuzz.py", "--cases", "20", "--seed", "1"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert '"cases": 20' in p.stdout

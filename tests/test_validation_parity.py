@@ -214,6 +214,23 @@ def _knobs() -> list[Knob]:
 
         knobs.append(Knob(f"flows[{i}].ack.every", st.integers(0, 3), ack_every, ack_every_core))
 
+        for key in ("syn_retries", "synack_retries", "retries2"):
+
+            def retries(d: dict[str, Any], v: Any, i: int = i, key: str = key) -> None:
+                d["flows"][i].setdefault("rto", {})[key] = v
+
+            def retries_core(c: dict[str, Any], v: Any, i: int = i, key: str = key) -> None:
+                c["flows"][i]["tcp"]["rto"][key] = v
+
+            knobs.append(
+                Knob(
+                    f"flows[{i}].rto.{key}",
+                    st.sampled_from([0, 1, 6, 127, 128]),
+                    retries,
+                    retries_core,
+                )
+            )
+
         def hystart(d: dict[str, Any], v: Any, i: int = i) -> None:
             d["flows"][i]["hystart"] = v
 

@@ -684,6 +684,10 @@ def _render(report: dict[str, Any]) -> str:
             "lrrrrrr",
         )
         text += f"\n\n{pings}"
+    if report.get("notes"):
+        # Why bytes were not delivered (a transfer cut by the end of the run, a connection
+        # that gave up retransmitting).
+        text += "\n\n" + "\n".join(f"note: {n}" for n in report["notes"])
     return text
 
 

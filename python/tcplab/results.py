@@ -549,6 +549,10 @@ class RunResult:
             out[key] = self.summary.get(key, [])
         if self.summary.get("pings"):
             out["pings"] = self.summary["pings"]
+        notes = self.summary.get("invariants", {}).get("notes")
+        if notes:
+            # Why bytes were not delivered (summary.json has them as invariants.notes).
+            out["notes"] = notes
         out["wall_s"] = self.wall_s
         for key in REPORT_FIELDS:
             out[key] = self.summary.get(key)

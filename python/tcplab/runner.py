@@ -82,6 +82,35 @@ def _prepare_out(out: Path) -> None:
 _RUN_FIGURE = re.compile(r"flow\d+-(?:tseq|episodes|state)\.png|link\d+-[^/]+\.png")
 
 
+#: Bytes of one time-series row in the simulator's spill file (output.rs: TS_RECORD).
+_TS_ROW_BYTES = 72
+#: A time series that may take more disk than this while the run writes it is announced.
+TIME_SERIES_WARN_BYTES = 1 << 30
+
+
+def time_series_bytes(config: dict[str, Any]) -> int:
+    """The most disk the run's time series can take while it is written: one row per flow per
+    ``sample_interval`` for the whole ``duration`` (fewer while a flow has no connection)."""
+    interval = int(config["sample_interval_ns"])
+    if interval <= 0:
+        return 0
+    rows = (int(config["duration_ns"]) // interval + 1) * len(config["flows"])
+    return rows * _TS_ROW_BYTES
+
+
+def _warn_time_series(config: dict[str, Any]) -> None:
+    """Nothing is bounded silently: a time series of many gigabytes (a million hours sampled
+    every 100 ms) is what was asked for, so it runs, but says so first."""
+    size = time_series_bytes(config)
+    if size > TIME_SERIES_WARN_BYTES:
+        print(
+            f"tcplab: warning: the time series may take up to {size / 1e9:,.1f} GB on disk "
+            f"(one row per flow every sample_interval for the whole duration); "
+            f"sample_interval = 0 records none",
+            file=sys.stderr,
+        )
+
+
 def _earlier_captures(out: Path) -> list[Path]:
     """The captures an earlier run in ``out`` wrote there (its ``summary.json`` lists them)."""
     try:
@@ -152,6 +181,7 @@ def run(
     core = _core()
     if out is not None:
         _prepare_out(Path(out))
+        _warn_time_series(config)
     for i, pcap in enumerate(config["pcap"]):
         try:
             # created here to fail before the run, not after it; the simulator recreates it

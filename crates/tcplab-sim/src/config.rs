@@ -654,6 +654,26 @@ pub struct RtoConfigJson {
     /// `rfc6298` or `linux` (`RtoProfile::estimator`).
     #[serde(default = "default_estimator")]
     pub estimator: String,
+    /// When the connection gives up (`RtoProfile::syn_retries`,
+    /// `synack_retries`, `retries2`; RFC 6298's profile by default).
+    #[serde(default = "default_syn_retries")]
+    pub syn_retries: u32,
+    #[serde(default = "default_synack_retries")]
+    pub synack_retries: u32,
+    #[serde(default = "default_retries2")]
+    pub retries2: u32,
+}
+
+fn default_syn_retries() -> u32 {
+    tcplab_tcp::RtoProfile::RFC6298.syn_retries
+}
+
+fn default_synack_retries() -> u32 {
+    tcplab_tcp::RtoProfile::RFC6298.synack_retries
+}
+
+fn default_retries2() -> u32 {
+    tcplab_tcp::RtoProfile::RFC6298.retries2
 }
 
 fn default_estimator() -> String {
@@ -839,6 +859,9 @@ impl Default for TcpConfigJson {
                 max_backoff: 16,
                 restart_on_rtx: false,
                 estimator: default_estimator(),
+                syn_retries: default_syn_retries(),
+                synack_retries: default_synack_retries(),
+                retries2: default_retries2(),
             },
             ack: AckConfigJson {
                 every_n: 2,

@@ -331,6 +331,17 @@ impl ConnLog {
                     ..EventRow::new(now, f, id, EventKind::Reset)
                 });
             }
+            Event::GaveUp {
+                retransmissions, ..
+            } => {
+                // A `reset` row with reason 2: closed without a RST after
+                // `retransmissions` timeouts (the run's notes say why).
+                out.event(EventRow {
+                    reason: 2,
+                    value: retransmissions as f64,
+                    ..EventRow::new(now, f, id, EventKind::Reset)
+                });
+            }
         }
     }
 

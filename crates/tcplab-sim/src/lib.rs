@@ -92,6 +92,8 @@ pub fn registry_json() -> String {
                 "name": name, "initial_ns": p.initial, "min_ns": p.min, "max_ns": p.max,
                 "granularity_ns": p.granularity, "max_backoff": p.max_backoff,
                 "restart_on_rtx": p.restart_on_rtx, "estimator": p.estimator.name(),
+                "syn_retries": p.syn_retries, "synack_retries": p.synack_retries,
+                "retries2": p.retries2,
             })
         })
         .collect();

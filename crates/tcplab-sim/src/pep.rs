@@ -380,6 +380,7 @@ impl Pep {
                 max_backoff: 16,
                 restart_on_rtx: false,
                 estimator: tcplab_tcp::RttEstimatorKind::Rfc6298,
+                ..RtoProfile::RFC6298
             },
             spurious_detection: DetectorKind::parse(&self.cfg.spurious_detection)
                 .expect("validated"),

@@ -1148,6 +1148,21 @@ impl Sim {
                 let f = &mut self.flows[fi];
                 Self::fold(&mut f.agg, pair);
                 pair.log.classify_misses(&mut f.agg, &self.out, &f.tcp);
+                for (side, conn) in [("sender", &pair.snd), ("receiver", &pair.rcv)] {
+                    if let Some(g) = conn.gave_up() {
+                        // The data is not delivered, and this is why (give_up.rs).
+                        notes.push(format!(
+                            "flow {fi} conn {}: the {side} gave up at {:.3} s after {} timeout retransmissions of {} (rto.{} = {}); {} bytes delivered",
+                            pair.id,
+                            g.at as f64 * 1e-9,
+                            g.retransmissions,
+                            g.what.what(),
+                            g.what.setting(),
+                            g.limit,
+                            pair.rcv.stats().bytes_read
+                        ));
+                    }
+                }
                 if let Some(sz) = pair.size {
                     let d = pair.rcv.stats().bytes_read;
                     if d < sz {
@@ -1321,5 +1336,85 @@ mod tests {
         assert!(rows > 0);
         let ((none, _), _) = ticks(0, false);
         assert_eq!(summary_only, none + 36_001);
+    }
+
+    /// A path that delays a packet for a million hours: the SYN is never
+    /// answered. The TCP gives up after its `syn_retries` retransmissions
+    /// instead of sending one SYN per maximum RTO (60 s) for the whole run,
+    /// each copy kept in flight to the end; the run says why nothing arrived.
+    #[test]
+    fn an_unanswered_handshake_gives_up() {
+        const HOUR: u64 = 3_600_000_000_000;
+        let run = |linux: bool| {
+            let mut c = example_p2p(10_000 * HOUR, 0.0);
+            if let HopConfig::Link(l) = &mut c.hops[0] {
+                l.fwd.delay_ns = 1_000_000 * HOUR;
+                l.rev.delay_ns = 1_000_000 * HOUR;
+            }
+            if linux {
+                let p = tcplab_tcp::RtoProfile::NAMED[3].1;
+                let r = &mut c.flows[0].tcp.rto;
+                (r.min_ns, r.max_ns, r.syn_retries) = (p.min, p.max, p.syn_retries);
+            }
+            c.record.timeseries = false;
+            c.record.events = false;
+            Sim::new(c).unwrap().run(None).unwrap().summary.unwrap()
+        };
+        let s = run(false);
+        // RFC 1122 §4.2.3.5: at least 3 minutes (the 8th timeout at 183 s).
+        assert_eq!(s.flows[0].segments_sent, 8, "{:?}", s.notes);
+        assert_eq!(s.flows[0].bytes_delivered, 0);
+        assert!(s.violations.is_empty(), "{:?}", s.violations);
+        assert_eq!(s.notes.len(), 1, "{:?}", s.notes);
+        assert!(
+            s.notes[0].starts_with(
+                "flow 0 conn 0: the sender gave up at 183.000 s after 7 timeout retransmissions of its SYN (rto.syn_retries = 7)"
+            ),
+            "{}",
+            s.notes[0]
+        );
+        // Linux: tcp_syn_retries = 6, the 7th timeout 127 s after the SYN.
+        let s = run(true);
+        assert_eq!(s.flows[0].segments_sent, 7);
+        assert!(
+            s.notes[0].contains("gave up at 127.000 s after 6"),
+            "{}",
+            s.notes[0]
+        );
+    }
+
+    /// A path that goes dark for good after the handshake: the sender gives
+    /// up on its data when `retries2` timeouts' worth of time has passed
+    /// (RFC 1122 §4.2.3.5 R2, Linux's `retransmits_timed_out()`).
+    #[test]
+    fn a_connection_whose_path_dies_gives_up() {
+        let mut c = example_p2p(3_600_000_000_000, 0.0);
+        if let HopConfig::Link(l) = &mut c.hops[0] {
+            l.fwd.outages_ns = vec![(2_000_000_000, u64::MAX / 4)];
+        }
+        c.record.timeseries = false;
+        c.record.events = false;
+        let s = Sim::new(c).unwrap().run(None).unwrap().summary.unwrap();
+        assert!(s.violations.is_empty(), "{:?}", s.violations);
+        assert_eq!(s.notes.len(), 1, "{:?}", s.notes);
+        let n = &s.notes[0];
+        assert!(
+            n.contains("the sender gave up")
+                && n.contains("of unacknowledged data (rto.retries2 = 15)"),
+            "{n}"
+        );
+        // 924.6 s (Linux's model: 200 ms doubling to 120 s, 15 times) after
+        // the head segment was last sent before its first timeout (about
+        // 2 s), at the first timeout after that (60 s apart by then).
+        let at: f64 = n
+            .split("gave up at ")
+            .nth(1)
+            .unwrap()
+            .split(' ')
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap();
+        assert!((926.6..987.0).contains(&at), "{n}");
     }
 }

@@ -273,6 +273,16 @@ pub fn files(c: &SimConfig) -> Result<(), String> {
 }
 
 /// Convert the JSON TCP settings to the endpoint configuration.
+/// The give-up counts (`give_up.rs`): at least one retransmission, at most
+/// Linux's `MAX_TCP_SYNCNT` (127) for every count alike.
+fn check_retries(key: &str, n: u32) -> Result<u32, String> {
+    if (1..=127).contains(&n) {
+        Ok(n)
+    } else {
+        Err(format!("rto.{key}: must be between 1 and 127 (got {n})"))
+    }
+}
+
 pub fn tcp_config(t: &TcpConfigJson) -> Result<Config, String> {
     if let Some(x) = &t.xmit_time {
         for (key, ns) in [("first", x.first_ns), ("gso", x.gso_ns), ("gap", x.gap_ns)] {
@@ -338,6 +348,9 @@ pub fn tcp_config(t: &TcpConfigJson) -> Result<Config, String> {
                     t.rto.estimator
                 )
             })?,
+            syn_retries: check_retries("syn_retries", t.rto.syn_retries)?,
+            synack_retries: check_retries("synack_retries", t.rto.synack_retries)?,
+            retries2: check_retries("retries2", t.rto.retries2)?,
         },
         ack: AckPolicyConfig {
             every_n: t.ack.every_n,

@@ -28,6 +28,16 @@ pub struct RtoProfile {
     /// How SRTT and the variance term are kept, and which RTT samples feed
     /// them.
     pub estimator: RttEstimatorKind,
+    /// SYN retransmissions before an active open gives up (RFC 1122
+    /// §4.2.3.5 R2 for a SYN; Linux `net.ipv4.tcp_syn_retries`; `give_up.rs`).
+    pub syn_retries: u32,
+    /// SYN-ACK retransmissions before a passive open gives up (Linux
+    /// `net.ipv4.tcp_synack_retries`).
+    pub synack_retries: u32,
+    /// A synchronized connection gives up once retransmitting one segment
+    /// has taken as long as this many timeouts from 200 ms doubling to 120 s
+    /// (RFC 1122 §4.2.3.5 R2; Linux `net.ipv4.tcp_retries2`, `give_up.rs`).
+    pub retries2: u32,
 }
 
 /// The RTT estimator of an RTO profile.
@@ -77,6 +87,9 @@ impl Default for RtoProfile {
 
 impl RtoProfile {
     /// RFC 6298 §2: initial 1 s, minimum 1 s (SHOULD), maximum ≥ 60 s (MAY); 1 ms clock.
+    /// Giving up (RFC 1122 §4.2.3.5): a SYN is retransmitted for at least 3 minutes
+    /// (7 retransmissions: the 8th timeout comes 183 s after the SYN), data for at least
+    /// 100 s (15 as Linux: 924.6 s).
     pub const RFC6298: RtoProfile = RtoProfile {
         initial: NS_PER_S,
         min: NS_PER_S,
@@ -85,6 +98,9 @@ impl RtoProfile {
         max_backoff: 16,
         restart_on_rtx: false,
         estimator: RttEstimatorKind::Rfc6298,
+        syn_retries: 7,
+        synack_retries: 7,
+        retries2: 15,
     };
 
     /// The named profiles a scenario picks with `rto = "<name>"` (the first
@@ -124,6 +140,10 @@ impl RtoProfile {
                 max_backoff: 16,
                 restart_on_rtx: true,
                 estimator: RttEstimatorKind::Linux,
+                // net.ipv4.tcp_syn_retries = 6, tcp_synack_retries = 5, tcp_retries2 = 15.
+                syn_retries: 6,
+                synack_retries: 5,
+                retries2: 15,
             },
         ),
     ];

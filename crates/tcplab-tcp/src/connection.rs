@@ -57,6 +57,7 @@ use crate::cc::{new_cc_with, AckInfo, CcState, CongestionControl, TcpView, Trans
 use crate::config::{Config, SsthreshFrom};
 use crate::ecn::{Ecn, EcnStats};
 use crate::events::{Event, RecoveryKind, RtxReason};
+use crate::give_up::{GiveUp, GiveUpKind, WriteTimeout};
 use crate::pacing::Pacer;
 use crate::rcv_window::{advmss, LinuxRcvWindow, RcvWindowKind};
 use crate::reasm::Reassembly;
@@ -154,6 +155,10 @@ pub struct Connection {
     rtx_deadline: Option<Time>,
     syn_sent_at: Time,
     syn_retransmitted: bool,
+    /// Retransmissions counted toward giving up (`give_up.rs`).
+    write_timeout: WriteTimeout,
+    /// Set once the connection gave up retransmitting.
+    gave_up: Option<GiveUp>,
     /// Retransmit this sequence number next, regardless of cwnd
     /// (fast retransmit, timeout, NewReno partial ACK).
     force_rtx: Option<(u64, RtxReason)>,
@@ -369,6 +374,8 @@ impl Connection {
             rtx_deadline: None,
             syn_sent_at: 0,
             syn_retransmitted: false,
+            write_timeout: WriteTimeout::default(),
+            gave_up: None,
             force_rtx: None,
             rec: RecoveryState::default(),
             cwnd_limited: false,
@@ -1405,9 +1412,53 @@ impl Connection {
         }
     }
 
+    /// tcp_write_timeout() -> tcp_write_err() -> tcp_done(): stop
+    /// retransmitting and close without a RST; the driver reads why from
+    /// `gave_up()`.
+    fn give_up(&mut self, what: GiveUpKind, limit: u32, now: Time) {
+        self.gave_up = Some(GiveUp {
+            what,
+            retransmissions: self.write_timeout.retransmits(),
+            limit,
+            at: now,
+        });
+        self.syn_pending = false;
+        self.fin_resend = false;
+        // Reported as given up, not as a clean close.
+        self.closed_reported = true;
+        self.force_rtx = None;
+        self.state = State::Closed;
+        self.rtx_deadline = None;
+        self.persist_deadline = None;
+        self.rec.tlp_deadline = None;
+        self.rec.rack_deadline = None;
+        self.sb = Scoreboard::default();
+        self.push_event(Event::GaveUp {
+            what,
+            retransmissions: self.write_timeout.retransmits(),
+        });
+    }
+
+    /// Why the connection gave up retransmitting, if it did (`give_up.rs`).
+    pub fn gave_up(&self) -> Option<GiveUp> {
+        self.gave_up
+    }
+
     fn on_rto(&mut self, now: Time) {
+        // tcp_retransmit_timer(): tcp_write_timeout() decides first whether to
+        // retransmit at all (RFC 1122 §4.2.3.5 R2).
+        let p = *self.rtt.profile();
         match self.state {
             State::SynSent | State::SynRcvd => {
+                let (what, limit) = if self.state == State::SynSent {
+                    (GiveUpKind::Syn, p.syn_retries)
+                } else {
+                    (GiveUpKind::SynAck, p.synack_retries)
+                };
+                if self.write_timeout.syn_expired(limit) {
+                    self.give_up(what, limit, now);
+                    return;
+                }
                 // RFC 6298 §5.5/5.6 for the SYN; §5.7 fallback applies on establishment.
                 self.rtt.back_off();
                 self.syn_retransmitted = true;
@@ -1424,6 +1475,18 @@ impl Connection {
             }
             State::Closed | State::Listen | State::TimeWait => return,
             _ => {}
+        }
+        // The oldest outstanding segment's last transmission (the timer was
+        // armed then or later); a bare FIN's, one RTO ago.
+        let sent_at = self
+            .sb
+            .front()
+            .map_or(now.saturating_sub(self.rtt.rto()), |s| s.sent_at);
+        if (!self.sb.is_empty() || (self.fin_sent && !self.fin_acked))
+            && self.write_timeout.expired(now, sent_at, p.retries2)
+        {
+            self.give_up(GiveUpKind::Data, p.retries2, now);
+            return;
         }
         if self.sb.is_empty() {
             if self.fin_sent && !self.fin_acked {
@@ -1628,6 +1691,7 @@ impl Connection {
     fn establish(&mut self, now: Time) {
         self.state = State::Established;
         self.rtx_deadline = None;
+        self.write_timeout.on_progress();
         if !self.syn_retransmitted {
             // Handshake RTT sample (the SYN was sent once: Karn-safe).
             self.handshake_sample(now - self.syn_sent_at);
@@ -1830,6 +1894,8 @@ impl Connection {
             acked_bytes = sum.bytes;
             let prev_una = self.snd_una;
             self.snd_una = ack;
+            // RFC 1122 §4.2.3.5: the give-up count is per segment.
+            self.write_timeout.on_progress();
             self.stats.bytes_acked += sum.bytes;
             if self.fin_sent && ack == self.snd_max {
                 self.fin_acked = true;

@@ -137,4 +137,10 @@ pub enum Event {
     Closed,
     /// The connection was reset (sent or received RST).
     Reset { sent: bool },
+    /// The connection gave up retransmitting and closed without a RST
+    /// (`give_up.rs`, Linux `tcp_write_err()`).
+    GaveUp {
+        what: crate::give_up::GiveUpKind,
+        retransmissions: u32,
+    },
 }

@@ -20,6 +20,7 @@ pub mod config;
 pub mod connection;
 pub mod ecn;
 pub mod events;
+pub mod give_up;
 pub mod pacing;
 pub mod rate;
 pub mod rcv_window;
@@ -35,6 +36,7 @@ pub mod wire;
 pub use config::{AckPolicyConfig, CcKind, Config, RtoProfile, RttEstimatorKind};
 pub use connection::{Connection, State, Stats};
 pub use events::{Event, RtxReason};
+pub use give_up::{GiveUp, GiveUpKind};
 pub use segment::{Flags, SackBlock, Segment, TcpOptions};
 pub use spurious::{DetectorKind, FrResponseKind, MissCause, ResponseKind};
 

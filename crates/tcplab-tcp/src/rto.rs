@@ -236,6 +236,7 @@ mod tests {
             max_backoff: 6,
             restart_on_rtx: false,
             estimator: RttEstimatorKind::Rfc6298,
+            ..RtoProfile::RFC6298
         }
     }
 

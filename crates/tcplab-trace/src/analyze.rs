@@ -88,6 +88,7 @@ impl RtoModel {
                 // The analyser feeds RFC 6298 samples from the capture; it
                 // predicts timeouts with RFC 6298's estimator.
                 estimator: tcplab_tcp::RttEstimatorKind::Rfc6298,
+                ..RtoProfile::NAMED[3].1
             },
         }
     }
@@ -422,6 +423,23 @@ fn segs_over(segs: &VecDeque<Tx>, start: u64, end: u64) -> std::ops::Range<usize
 
 /// Longest span a retransmission can cover (payload plus FIN).
 const MAX_SEG: u64 = 65_536;
+
+/// RFC 7323 §2.3: no window exceeds 2^30 bytes (65535 << 14, rounded up).
+const MAX_WINDOW: u64 = 1 << 30;
+
+/// The largest window the receiver of a half's data can advertise: 65535
+/// bytes shifted by its window scale when both SYNs carried the option
+/// (RFC 7323 §2.2), 65535 without it; the RFC 7323 bound when the
+/// receiver's SYN is not in the capture.
+fn largest_window(sender: &HalfStats, receiver: &HalfStats) -> u64 {
+    if !(receiver.syn && sender.syn) {
+        return MAX_WINDOW;
+    }
+    match (sender.wscale, receiver.wscale) {
+        (Some(_), Some(s)) => 65_535u64 << s.min(14),
+        _ => 65_535,
+    }
+}
 
 /// A finished or open connection's results.
 #[derive(Clone, Debug)]
@@ -940,6 +958,7 @@ impl Analyzer {
         let id = c.id;
         let collect = c.collect;
         let peer_mss = u64::from(c.halves[1 - i].st.mss.unwrap_or(536).max(536));
+        let max_wnd = largest_window(&c.halves[i].st, &c.halves[1 - i].st);
         let h = &mut c.halves[i];
         h.st.packets += 1;
         if h.st.first_ns == 0 {
@@ -992,6 +1011,18 @@ impl Analyzer {
                 ip_id: p.ip_id,
                 tsval,
             });
+            // RFC 9293 §3.8.6: the sender never has more than the peer's
+            // window outstanding, so data further below SND.NXT than the
+            // largest window the peer can advertise was acknowledged, even
+            // when the capture holds no ACK for it (a capture of the data
+            // direction only): its record goes, as an ACK would take it.
+            while h
+                .segs
+                .front()
+                .is_some_and(|s| s.end.saturating_add(max_wnd + MAX_SEG) < h.snd_max)
+            {
+                h.segs.pop_front();
+            }
             if let Some(v) = tsval {
                 if h.max_tsval_sent.is_none_or(|m| seq_lt(m, v)) {
                     h.max_tsval_sent = Some(v);
@@ -1596,6 +1627,59 @@ mod tests {
             w.tcp(t, a, b, &seg(40000, 80, 8, 71, Flags::ACK, 1000));
         }
         w.bytes
+    }
+
+    /// A capture of the data direction only (headers, 60,000-byte segments,
+    /// 3.6 GB of sequence space): no ACK ever takes a segment out of the
+    /// in-flight record, so it held every segment of the capture. Now it
+    /// holds at most the largest window the receiver could advertise.
+    #[test]
+    fn a_data_only_capture_keeps_one_window_in_flight() {
+        let run = |peer_syn: bool| {
+            let (a, b) = ([10, 0, 0, 1], [10, 0, 0, 2]);
+            let mut w = PcapBuilder::new(101);
+            let mut t: Time = NS_PER_S;
+            w.tcp(t, a, b, &seg(40000, 80, 0, 0, Flags::SYN, 0));
+            if peer_syn {
+                // The receiver's SYN-ACK, without window scaling: 64 KiB at most.
+                w.tcp(t, b, a, &seg(80, 40000, 70, 1, Flags::SYN | Flags::ACK, 0));
+            }
+            let len = 60_000u32;
+            for k in 0..60_000u32 {
+                t += 50_000;
+                let s = seg(
+                    40000,
+                    80,
+                    1u32.wrapping_add(k.wrapping_mul(len)),
+                    71,
+                    Flags::ACK,
+                    len,
+                );
+                w.record(t, &crate::synth::ipv4_tcp(a, b, k as u16, &s, false));
+            }
+            let mut rd = crate::capture::CaptureReader::new(&w.bytes[..], "t").unwrap();
+            let mut an = Analyzer::new(Options::default());
+            let mut most = 0;
+            while let Some(r) = rd.next_record().unwrap() {
+                an.packet(r.ts_ns, &decode(r.linktype, r.data).unwrap());
+                for c in an.slots.iter().flatten() {
+                    most = most.max(c.halves[0].segs.len());
+                }
+            }
+            an.finish();
+            assert_eq!(an.finished.len(), 1);
+            assert_eq!(an.finished[0].halves[0].bytes_sent, 3_600_000_000);
+            assert_eq!(an.finished[0].halves[0].retransmissions, 0);
+            most
+        };
+        // RFC 7323 §2.3: 2^30 bytes at most.
+        let most = run(false);
+        assert!(
+            most <= (MAX_WINDOW + MAX_SEG) as usize / 60_000 + 2,
+            "{most}"
+        );
+        let most = run(true);
+        assert!(most <= 4, "{most}");
     }
 
     #[test]

@@ -280,6 +280,9 @@ _RTO_KEYS: Final = (
     "max_backoff",
     "restart_on_rtx",
     "estimator",
+    "syn_retries",
+    "synack_retries",
+    "retries2",
 )
 _ACK_KEYS: Final = ("every", "max_delay", "immediate_on_ooo", "quickack", "timer")
 _CROSS_KEYS: Final = ("kind", "name", "rate", "packet_size", "start", "stop", "hops")
@@ -761,6 +764,12 @@ def _rto(value: object, field: str) -> dict[str, Any]:
             registry.names("rtt_estimators"),
             "RTT estimator",
         ),
+        # When the connection gives up (crates/tcplab-tcp/src/give_up.rs); 127 is Linux's
+        # MAX_TCP_SYNCNT, applied to every count alike.
+        **{
+            k: _as_int(t.raw(k, settings[k]), t.at(k), 1, 127)
+            for k in ("syn_retries", "synack_retries", "retries2")
+        },
     }
     if out["initial_ns"] < RTO_FLOOR_NS:
         # A smaller first timeout retransmits the SYN every few ns until it is answered:

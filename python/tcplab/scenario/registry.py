@@ -100,6 +100,9 @@ def rto_profiles() -> dict[str, dict[str, str | int | bool]]:
             "max_backoff": p["max_backoff"],
             "restart_on_rtx": p["restart_on_rtx"],
             "estimator": p["estimator"],
+            "syn_retries": p["syn_retries"],
+            "synack_retries": p["synack_retries"],
+            "retries2": p["retries2"],
         }
         for p in registry()["rto_profiles"]
     }
