@@ -90,8 +90,14 @@ def _instructions(aqm: str | None, flows: int, seconds: int) -> tuple[int, int]:
     )
     with tempfile.TemporaryDirectory() as tmp:
         out = subprocess.run(
-            ["valgrind", "--tool=callgrind", f"--callgrind-out-file={tmp}/cg.out"]
-            + [sys.executable, "-c", child],
+            [
+                "valgrind",
+                "--tool=callgrind",
+                f"--callgrind-out-file={tmp}/cg.out",
+                sys.executable,
+                "-c",
+                child,
+            ],
             input=text,
             capture_output=True,
             text=True,
