@@ -293,23 +293,29 @@ mod tests {
         e
     }
 
-    #[test]
-    fn receiver_echoes_ece_from_ce_until_cwr() {
-        let mut r = negotiated();
-        let data = |ecn: u8, flags: Flags| Segment {
+    /// A 1000-byte data segment with the IP ECN field `ecn`.
+    fn data(ecn: u8, flags: Flags) -> Segment {
+        Segment {
             ecn,
             flags,
             payload_len: 1000,
             ..Default::default()
+        }
+    }
+
+    /// Whether the receiver's next ACK carries ECE.
+    fn echoes(r: &Ecn) -> bool {
+        let mut a = Segment {
+            flags: Flags::ACK,
+            ..Default::default()
         };
-        let echoes = |r: &Ecn| {
-            let mut a = Segment {
-                flags: Flags::ACK,
-                ..Default::default()
-            };
-            r.on_send_ack(&mut a);
-            a.flags.contains(Flags::ECE)
-        };
+        r.on_send_ack(&mut a);
+        a.flags.contains(Flags::ECE)
+    }
+
+    #[test]
+    fn receiver_echoes_ece_from_ce_until_cwr() {
+        let mut r = negotiated();
         assert!(!r.on_rcv_data(&data(ECT0, Flags::ACK)));
         assert!(!echoes(&r));
         assert!(r.on_rcv_data(&data(CE, Flags::ACK)), "first CE: ACK now");
@@ -366,20 +372,6 @@ mod tests {
         let mut d = Segment::default();
         r.on_send_new_data(&mut d);
         assert_eq!(d.ecn, ECT1);
-        let data = |ecn: u8, flags: Flags| Segment {
-            ecn,
-            flags,
-            payload_len: 1000,
-            ..Default::default()
-        };
-        let echoes = |r: &Ecn| {
-            let mut a = Segment {
-                flags: Flags::ACK,
-                ..Default::default()
-            };
-            r.on_send_ack(&mut a);
-            a.flags.contains(Flags::ECE)
-        };
         assert!(!r.on_rcv_data(&data(ECT1, Flags::ACK)));
         assert!(!echoes(&r));
         assert!(r.on_rcv_data(&data(CE, Flags::ACK)), "0 → 1: ACK now");
