@@ -9,6 +9,12 @@ the links transmitted (both directions), best of ``--repeat``. CPU time, not wal
 shared machine wall time mostly measures the other processes. The load average is printed
 beside the numbers.
 
+``--instructions`` counts instructions instead, which no other process on the machine changes:
+each configuration runs in a child process under ``valgrind --tool=callgrind`` twice, for
+``--seconds`` and for a fifth of it, and the difference in instructions over the difference in
+packets is the cost per packet (Python's start-up, the scenario's set-up and the queue's
+allocation cancel out).
+
 Workloads: one CUBIC bulk flow (Linux stack), and eight CUBIC flows with a 1 Mbit/s UDP
 stream (eight flow queues and a sparse one for fq_codel). Use the release build the project
 ships (``pip install --no-deps -e .`` without the faster-profile overrides). Prints a table
@@ -67,23 +73,83 @@ def cost(aqm: str | None, flows: int, seconds: int, repeat: int) -> dict[str, An
     }
 
 
+def _instructions(aqm: str | None, flows: int, seconds: int) -> tuple[int, int]:
+    """Instructions of a child process that runs the configuration once, and its packets."""
+    import re
+    import subprocess
+    import tempfile
+
+    from tcplab.scenario.parse import parse_scenario
+
+    config = parse_scenario(scenario(aqm, flows, seconds), "aqm_cost").config
+    text = json.dumps({**config, "record": {"timeseries": False, "events": False}})
+    child = (
+        "import json, sys; from tcplab import _core; "
+        "s = json.loads(_core.run(sys.stdin.read(), None)['summary']); "
+        "print(sum(int(r['tx_packets']) for r in s['links']))"
+    )
+    with tempfile.TemporaryDirectory() as tmp:
+        out = subprocess.run(
+            [
+                "valgrind",
+                "--tool=callgrind",
+                f"--callgrind-out-file={tmp}/cg.out",
+                sys.executable,
+                "-c",
+                child,
+            ],
+            input=text,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+    found = re.search(r"Collected : (\d+)", out.stderr)
+    if found is None:
+        raise RuntimeError(f"no instruction count from callgrind: {out.stderr[-500:]}")
+    return int(found.group(1)), int(out.stdout.strip())
+
+
+def instructions(aqm: str | None, flows: int, seconds: int) -> dict[str, Any]:
+    """Instructions per packet: the difference of a run of ``seconds`` and one of a fifth."""
+    short = max(1, seconds // 5)
+    i_long, p_long = _instructions(aqm, flows, seconds)
+    i_short, p_short = _instructions(aqm, flows, short)
+    return {
+        "aqm": aqm or "none (fast path)",
+        "flows": flows,
+        "packets": p_long - p_short,
+        "instructions": i_long - i_short,
+        "instructions_per_packet": (i_long - i_short) / (p_long - p_short),
+    }
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--seconds", type=int, default=60, help="simulated seconds per run")
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument(
+        "--instructions",
+        action="store_true",
+        help="count instructions per packet under callgrind (load-independent) instead of CPU time",
+    )
     a = ap.parse_args()
     load = os.getloadavg()[0]
     rows = []
     for flows in (1, 8):
         for aqm in DISCIPLINES:
-            rows.append(cost(aqm, flows, a.seconds, a.repeat))
-    print(f"{'workload':<10}{'queue':<20}{'packets':>10}{'ns/packet':>11}{'vs DropTail':>13}")
+            if a.instructions:
+                rows.append(instructions(aqm, flows, a.seconds))
+            else:
+                rows.append(cost(aqm, flows, a.seconds, a.repeat))
+    key = "instructions_per_packet" if a.instructions else "ns_per_packet"
+    unit = "instr/packet" if a.instructions else "ns/packet"
+    print(f"{'workload':<10}{'queue':<20}{'packets':>10}{unit:>13}{'vs DropTail':>13}")
     for r in rows:
         base = next(b for b in rows if b["flows"] == r["flows"] and b["aqm"].startswith("none"))
-        r["ratio"] = r["ns_per_packet"] / base["ns_per_packet"]
+        r["ratio"] = r[key] / base[key]
         print(
             f"{str(r['flows']) + ' flows':<10}{r['aqm']:<20}{r['packets']:>10}"
-            f"{r['ns_per_packet']:>11.0f}{r['ratio']:>13.2f}"
+            f"{r[key]:>13.0f}{r['ratio']:>13.2f}"
         )
     print(f"(load average {load:.2f} at the start, {os.getloadavg()[0]:.2f} at the end)")
     print(json.dumps({"load_average_1min": load, "rows": rows}))

@@ -64,6 +64,7 @@ def test_every_kind_gives_the_core_struct_fields() -> None:
         "fq_codel": ("fq_codel.rs", "FqCodelConfig"),
         "pie": ("pie.rs", "PieConfig"),
         "red": ("red.rs", "RedConfig"),
+        "dualpi2": ("dualpi2.rs", "DualPi2Config"),
     }
     for kind in KINDS:
         a = _config(_scenario(kind))["hops"][0]["fwd"]["aqm"]
@@ -91,6 +92,11 @@ def test_every_kind_gives_the_core_struct_fields() -> None:
         ({"kind": "red", "min": 30000, "max": 20000}, "path[0].aqm.min: must be < max"),
         ({"kind": "red", "max": "1MB"}, "path[0].aqm.max: must be ≤ the queue limit"),
         ({"kind": "red", "min": 5000, "burst": 1}, "path[0].aqm.burst: is too small for min"),
+        ({"kind": "dualpi2", "target": "0s"}, "path[0].aqm.target: must be > 0"),
+        ({"kind": "dualpi2", "tupdate": "500ns"}, "path[0].aqm.tupdate: must be ≥ 1us"),
+        ({"kind": "dualpi2", "alpha": 0.001}, "path[0].aqm.alpha: must be between 1/256 and"),
+        ({"kind": "dualpi2", "coupling": 0}, "path[0].aqm.coupling: must be between 1 and 255"),
+        ({"kind": "dualpi2", "c_protection": 101}, "path[0].aqm.c_protection: must be between"),
     ],
 )
 def test_bad_parameters_get_one_line_field_errors(aqm: Any, message: str) -> None:
@@ -141,7 +147,7 @@ def test_a_managed_queue_reports_its_columns() -> None:
     assert 0 < fwd["sojourn_p50_ms"] <= fwd["sojourn_p99_ms"]
 
 
-@pytest.mark.parametrize("kind", ["trace", "pep", "dropper", "host"])
+@pytest.mark.parametrize("kind", ["pep", "dropper", "host"])
 def test_hops_without_a_discipline_say_why(kind: str) -> None:
     data = _scenario()
     data["path"].append({"kind": kind, "aqm": "codel"})
@@ -227,3 +233,53 @@ def test_an_fq_codel_ap_reports_its_columns() -> None:
     assert ap["sojourn_p50_ms"] is not None and ap["tx_packets"] > 0
     sta = next(r for r in summary["links"] if r.get("role") == "station")
     assert "aqm" not in sta or sta["aqm"] is None
+
+
+def _trace_scenario(tmp_path: Path, aqm: Any, up: bool = False) -> dict:
+    trace = tmp_path / "cell.down"
+    trace.write_text("".join(f"{ms}\n" for ms in range(1, 101)), encoding="utf-8")
+    hop: dict[str, Any] = {"kind": "trace", "down": str(trace), "delay": "20ms", "aqm": aqm}
+    if up:
+        hop["up"] = str(trace)
+    else:
+        hop["up_rate"] = "10Mbps"
+    flow = {"name": "f", "cc": "cubic", "bytes": "unlimited", "ecn": True}
+    return {"name": "trace-aqm", "duration": "5s", "path": [hop], "flows": [flow]}
+
+
+def test_a_trace_hop_takes_a_discipline_on_its_trace_driven_directions(tmp_path: Path) -> None:
+    c = _config(_trace_scenario(tmp_path, {"kind": "codel", "target": "20ms"}))
+    assert c["hops"][0]["fwd"]["aqm"]["target_ns"] == 20_000_000
+    assert "aqm" not in c["hops"][0]["rev"]  # up_rate: a link direction, DropTail
+    both = _config(_trace_scenario(tmp_path, "fq_codel", up=True))["hops"][0]
+    assert both["fwd"]["aqm"]["kind"] == both["rev"]["aqm"]["kind"] == "fq_codel"
+    with pytest.raises(ScenarioError, match=r"^path\[0\]\.aqm\.interval: must be > 0$"):
+        _config(_trace_scenario(tmp_path, {"kind": "codel", "interval": "0ms"}))
+
+
+def test_a_codel_trace_hop_marks_and_reports_its_columns(tmp_path: Path) -> None:
+    pytest.importorskip("tcplab._core")
+    from tcplab.campaign.single import run_config
+
+    summary = run_config(_config(_trace_scenario(tmp_path, {"kind": "codel", "ecn": True})))
+    down = next(r for r in summary["links"] if r["kind"] == "trace" and r["dir"] == "fwd")
+    assert down["aqm"] == "codel"
+    assert down["ecn_marks"] > 0 and down["drops_aqm"] == 0
+    assert 0 < down["sojourn_p50_ms"] <= down["sojourn_p99_ms"]
+    up = next(r for r in summary["links"] if r["kind"] == "trace" and r["dir"] == "rev")
+    assert "aqm" not in up
+
+
+def test_dualpi2_runs_on_a_link_and_reports_its_columns() -> None:
+    pytest.importorskip("tcplab._core")
+    from tcplab.campaign.single import run_config
+
+    data = _scenario({"kind": "dualpi2", "target": "10ms"}, ecn=True, queue=500)
+    data["flows"][0]["bytes"] = "unlimited"
+    c = _config(data)
+    assert c["hops"][0]["fwd"]["aqm"]["target_ns"] == 10_000_000
+    assert c["hops"][0]["fwd"]["aqm"]["coupling"] == 2
+    fwd = next(r for r in run_config(c)["links"] if r["dir"] == "fwd")
+    assert fwd["aqm"] == "dualpi2"
+    # CUBIC sends ECT(0): a classic flow, marked with p'^2 in the C-queue
+    assert fwd["ecn_marks"] > 0 and fwd["drops_aqm"] == 0

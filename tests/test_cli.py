@@ -87,7 +87,8 @@ def test_error_in_a_subprocess_has_no_traceback(bad_scenario: Path, module: str)
         (
             ["run", "--set", "flows[0].cc=hybla"],
             'tcplab: error: <built-in p2p-bulk>: flows[0].cc: unknown congestion control "hybla" '
-            "(choose from reno, newreno, cubic, vegas, fast, westwood, bdp-tracking, qos_tcp, bbr)",
+            "(choose from reno, newreno, cubic, vegas, fast, westwood, bdp-tracking, qos_tcp, bbr, "
+            "dctcp)",
         ),
         (
             ["run", "--pcap", "7"],

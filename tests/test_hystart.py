@@ -33,7 +33,7 @@ def test_key_parses_and_defaults_off() -> None:
         ({"hystart": "yes"}, "flows[0].hystart: must be"),
         (
             {"hystart": True, "cc": "vegas", "abc_l": 1},
-            "flows[0].hystart: HyStart++ applies to reno/newreno/cubic only",
+            "flows[0].hystart: HyStart++ applies to reno/newreno/cubic/dctcp only",
         ),
     ],
 )

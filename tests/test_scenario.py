@@ -584,7 +584,8 @@ ERRORS: list[tuple[str, list[str], str]] = [
         BASE,
         ["flows[0].cc=hybla"],
         'flows[0].cc: unknown congestion control "hybla" '
-        "(choose from reno, newreno, cubic, vegas, fast, westwood, bdp-tracking, qos_tcp, bbr)",
+        "(choose from reno, newreno, cubic, vegas, fast, westwood, bdp-tracking, qos_tcp, bbr, "
+        "dctcp)",
     ),
     (BASE, ["flows[0].sackk=true"], 'flows[0].sackk: unknown field (did you mean "sack"?)'),
     (BASE, ["flows[0].sack=yes"], 'flows[0].sack: must be true or false (got "yes")'),

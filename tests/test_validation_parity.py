@@ -22,6 +22,7 @@ from __future__ import annotations
 import copy
 import json
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, NamedTuple
 
 import pytest
@@ -89,13 +90,24 @@ def _aqm_full(kind: str, **over: Any) -> dict[str, Any]:
             "ecn": False,
             "harddrop": False,
         },
+        "dualpi2": {
+            "target_ns": 15 * MS,
+            "tupdate_ns": 16 * MS,
+            "alpha": 0.16,
+            "beta": 3.2,
+            "step_threshold_ns": MS,
+            "coupling": 2,
+            "c_protection": 10,
+            "drop_overload": True,
+            "drop_early": False,
+        },
     }
     return {"kind": kind, **full[kind], **over}
 
 
 #: (TOML value, the core's configuration) of the ``aqm`` knob: valid and near-valid values.
 AQM_CASES: list[tuple[Any, Any]] = [
-    (kind, _aqm_full(kind)) for kind in ("droptail", "codel", "fq_codel", "pie", "red")
+    (kind, _aqm_full(kind)) for kind in ("droptail", "codel", "fq_codel", "pie", "red", "dualpi2")
 ] + [
     ({"kind": "codel", "target": "0s"}, _aqm_full("codel", target_ns=0)),
     ({"kind": "codel", "interval": "101s"}, _aqm_full("codel", interval_ns=101_000 * MS)),
@@ -118,6 +130,14 @@ AQM_CASES: list[tuple[Any, Any]] = [
     ({"kind": "red", "max": "200KB"}, _aqm_full("red", max_bytes=200_000)),
     ({"kind": "red", "min": 5000, "burst": 1}, _aqm_full("red", min_bytes=5000, burst=1)),
     ({"kind": "red", "avpkt": 0}, _aqm_full("red", avpkt=0)),
+    ({"kind": "dualpi2", "target": "0s"}, _aqm_full("dualpi2", target_ns=0)),
+    ({"kind": "dualpi2", "tupdate": "999ns"}, _aqm_full("dualpi2", tupdate_ns=999)),
+    ({"kind": "dualpi2", "step_threshold": "0s"}, _aqm_full("dualpi2", step_threshold_ns=0)),
+    ({"kind": "dualpi2", "alpha": 1 / 512}, _aqm_full("dualpi2", alpha=1 / 512)),
+    ({"kind": "dualpi2", "beta": 0.001}, _aqm_full("dualpi2", beta=0.001)),
+    ({"kind": "dualpi2", "coupling": 256}, _aqm_full("dualpi2", coupling=256)),
+    ({"kind": "dualpi2", "c_protection": 100}, _aqm_full("dualpi2", c_protection=100)),
+    ({"kind": "dualpi2", "c_protection": 101}, _aqm_full("dualpi2", c_protection=101)),
     ("bfifo", {"kind": "bfifo"}),
 ]
 
@@ -473,3 +493,33 @@ def test_python_and_the_core_agree(data: st.DataObject) -> None:
         assert py.config == config
     elif len(chosen) == 1 and not shape:
         assert py.message == rust.message
+
+
+def _trace_hop(down: str, aqm: Any = None) -> dict[str, Any]:
+    hop: dict[str, Any] = {"kind": "trace", "name": "cell", "down": down, "up_rate": "1Mbps"}
+    if aqm is not None:
+        hop["aqm"] = aqm
+    return {"name": "parity", "duration": "10s", "path": [hop], "flows": [{"name": "a"}]}
+
+
+@pytest.mark.parametrize("case", AQM_CASES, ids=lambda c: json.dumps(c[0]))
+def test_a_trace_hops_aqm_has_the_same_verdict_on_both_sides(
+    case: tuple[Any, Any], tmp_path: Path
+) -> None:
+    """``aqm`` on a ``kind = "trace"`` hop: the directions served by a trace file take it. The
+    core names the direction (``path[0].down.aqm.target``), the TOML key sits on the hop
+    (``path[0].aqm.target``); otherwise the messages are the same."""
+    trace = tmp_path / "cell.down"
+    trace.write_text("1\n", encoding="utf-8")
+    toml_value, core_value = case
+    data = _trace_hop(str(trace), toml_value)
+    config = _python(_trace_hop(str(trace))).config
+    assert config is not None
+    config["hops"][0]["fwd"]["aqm"] = copy.deepcopy(core_value)
+    py = _python(data)
+    rust = _core_verdict(data, config)
+    assert py.accepted == rust.accepted, (py.message, rust.message)
+    if py.accepted:
+        assert py.config == config
+    elif toml_value != "bfifo":  # an unknown kind: only the TOML reader names it
+        assert py.message == rust.message.replace(".down.aqm", ".aqm", 1)

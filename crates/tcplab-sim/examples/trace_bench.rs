@@ -70,6 +70,7 @@ fn config(file: &str, trace: bool, rate: u64, secs: u64, udp: bool) -> SimConfig
             delay_trace: None,
             queue,
             loss: LossConfig::None,
+            aqm: None,
         };
         c.hops = vec![HopConfig::Trace(TraceConfig {
             name: "hop".into(),

@@ -407,6 +407,11 @@ pub struct TraceDirConfig {
     pub queue: QueueConfig,
     #[serde(default)]
     pub loss: LossConfig,
+    /// The queue discipline of a direction served by delivery
+    /// opportunities; None: the DropTail model that computes each
+    /// departure on arrival.
+    #[serde(default)]
+    pub aqm: Option<crate::queue::AqmConfig>,
 }
 
 /// How a capacity trace file is written.

@@ -5,12 +5,15 @@ use tcplab_sim::config::*;
 use tcplab_sim::queue::AqmConfig;
 use tcplab_sim::{Output, Sim};
 
+mod common;
+pub use common::linux_tcp;
+
 const MS: u64 = 1_000_000;
 
-fn dir(aqm: Option<AqmConfig>, rate: u64) -> LinkDirConfig {
+fn dir(aqm: Option<AqmConfig>, rate: u64, delay_ns: u64) -> LinkDirConfig {
     LinkDirConfig {
         rate_bps: rate,
-        delay_ns: 50 * MS,
+        delay_ns,
         queue: QueueConfig::Packets { limit: 1000 },
         loss: LossConfig::None,
         overhead_bytes: 0,
@@ -52,39 +55,41 @@ impl Run {
     }
 }
 
-/// The TCP of `stack = "linux"` (python/tcplab/scenario/parse.py, TCP_STACKS;
-/// docs/linux-stack.md): CUBIC with tcp_cubic.c's arithmetic and HyStart,
-/// PRR, RACK with TLP, F-RTO, ssthresh from cwnd, a 200 ms minimum RTO.
-pub fn linux_tcp(ecn: bool) -> TcpConfigJson {
-    let mut t = TcpConfigJson {
-        cc: "cubic".into(),
-        rcv_buf: 6 << 20,
-        rcv_window: "linux".into(),
-        ecn: if ecn { "on" } else { "off" }.into(),
-        ca_at_ssthresh: true,
-        abc_l: 2,
-        recovery_cwnd: "prr".into(),
-        loss_detection: "rack".into(),
-        tlp: true,
-        spurious_detection: "frto-linux".into(),
-        spurious_response: "undo".into(),
-        spurious_fr: "dsack".into(),
-        spurious_fr_response: "undo".into(),
-        ssthresh_from: "cwnd".into(),
-        hystart_linux: true,
-        cubic_linux: true,
-        ..Default::default()
-    };
-    t.rto.min_ns = 200 * MS;
-    t.rto.max_ns = 120_000 * MS;
-    t.rto.estimator = "linux".into();
-    t.rto.restart_on_rtx = true;
-    t.ack.max_delay_ns = 40 * MS;
-    t.ack.quickack = 16;
-    t
+pub fn bufferbloat(aqm: Option<AqmConfig>, tcp: TcpConfigJson, secs: u64) -> Run {
+    bufferbloat_flows(aqm, tcp, secs, 1)
 }
 
-pub fn bufferbloat(aqm: Option<AqmConfig>, tcp: TcpConfigJson, secs: u64) -> Run {
+/// `bufferbloat` with `n` flows of the same TCP (started 100 ms apart);
+/// `Run::flow` is the first, the summary has them all.
+pub fn bufferbloat_flows(aqm: Option<AqmConfig>, tcp: TcpConfigJson, secs: u64, n: u64) -> Run {
+    bufferbloat_mix(aqm, vec![tcp; n as usize], secs)
+}
+
+/// `bufferbloat` with one flow per TCP in `tcps` (started 100 ms apart).
+pub fn bufferbloat_mix(aqm: Option<AqmConfig>, tcps: Vec<TcpConfigJson>, secs: u64) -> Run {
+    mix(aqm, tcps, secs, 10_000_000, 50 * MS)
+}
+
+/// One flow per TCP in `tcps` and a ping over `rate` with `delay_ns` one
+/// way, `queue = 1000`, `aqm` on both directions.
+pub fn mix(
+    aqm: Option<AqmConfig>,
+    tcps: Vec<TcpConfigJson>,
+    secs: u64,
+    rate: u64,
+    delay_ns: u64,
+) -> Run {
+    let flows = tcps
+        .into_iter()
+        .enumerate()
+        .map(|(i, tcp)| FlowConfig {
+            name: format!("{}{i}", tcp.cc),
+            path: vec![0],
+            start_ns: i as u64 * 100 * MS,
+            tcp,
+            app: AppConfig::Bulk { bytes: None },
+        })
+        .collect();
     let cfg = SimConfig {
         name: "bufferbloat".into(),
         duration_ns: secs * 1000 * MS,
@@ -93,16 +98,10 @@ pub fn bufferbloat(aqm: Option<AqmConfig>, tcp: TcpConfigJson, secs: u64) -> Run
         trace: false,
         hops: vec![HopConfig::Link(LinkConfig {
             name: "bottleneck".into(),
-            fwd: dir(aqm.clone(), 10_000_000),
-            rev: dir(aqm, 10_000_000),
+            fwd: dir(aqm.clone(), rate, delay_ns),
+            rev: dir(aqm, rate, delay_ns),
         })],
-        flows: vec![FlowConfig {
-            name: "cubic".into(),
-            path: vec![0],
-            start_ns: 0,
-            tcp,
-            app: AppConfig::Bulk { bytes: None },
-        }],
+        flows,
         cross: vec![],
         pcap: vec![],
         pings: vec![PingConfig {
@@ -248,4 +247,85 @@ fn with_the_rfc_stack_lost_retransmissions_wait_for_the_timeout() {
     );
     assert!(fq.ping_median_ms() - 100.0 <= 15.0);
     assert!(fq.flow()["timeouts"].as_u64().unwrap() > 0);
+}
+
+/// DualPI2 (RFC 9332) with classic traffic only: CUBIC flows are C-queue
+/// flows, whose queueing delay the PI2 controller holds near its 15 ms
+/// target (RFC 9332 §2.4) where the 1000-packet FIFO stands at hundreds of
+/// ms; with ECN (ECT(0), still the C-queue) it marks with p'² instead of
+/// dropping. Four flows keep the queue busy; one flow's sawtooth empties it
+/// after each reduction (below). A check against the RFC's stated design,
+/// not against another implementation.
+#[test]
+fn dualpi2_holds_classic_flows_near_its_target() {
+    let total = |r: &Run| -> f64 {
+        r.summary["flows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| f["goodput_bps"].as_f64().unwrap())
+            .sum()
+    };
+    for ecn in [false, true] {
+        let r = bufferbloat_flows(Some(aqm(r#"{"kind": "dualpi2"}"#)), linux_tcp(ecn), 30, 4);
+        let row = r.fwd();
+        eprintln!("dualpi2 ×4 ecn={ecn}: goodput {:.0}, row {row}", total(&r));
+        let p50 = row["sojourn_p50_ms"].as_f64().unwrap();
+        assert!((10.0..=20.0).contains(&p50), "{p50}");
+        if ecn {
+            assert!(row["ecn_marks"].as_u64().unwrap() > 0);
+            assert!(row["drops_aqm"].as_u64().unwrap() <= 5);
+        } else {
+            assert!(row["drops_aqm"].as_u64().unwrap() > 0);
+            assert_eq!(row["ecn_marks"], 0);
+        }
+        assert!(total(&r) >= 0.9 * 10e6, "{}", total(&r));
+    }
+    // One flow: each multiplicative decrease drains the queue, so the
+    // median sojourn is below the target, and never the FIFO's standing queue.
+    let one = bufferbloat(Some(aqm(r#"{"kind": "dualpi2"}"#)), linux_tcp(false), 30);
+    eprintln!("dualpi2 ×1: row {}", one.fwd());
+    assert!(one.fwd()["sojourn_p50_ms"].as_f64().unwrap() <= 15.0);
+    assert!(one.fwd()["sojourn_p99_ms"].as_f64().unwrap() <= 60.0);
+}
+
+/// DCTCP (RFC 8257) on Linux's stack: ECT(1), ECN negotiated whatever the
+/// flow's `ecn`, alpha-scaled reductions.
+fn dctcp() -> TcpConfigJson {
+    TcpConfigJson {
+        cc: "dctcp".into(),
+        hystart_linux: false,
+        cubic_linux: false,
+        ..linux_tcp(false)
+    }
+}
+
+/// DualPI2 with scalable traffic, checked against RFC 9332's stated design
+/// (no external implementation runs here), at 100 Mbit/s with 10 ms one
+/// way, where the 1 ms step is eight packets' serialisation: DCTCP's
+/// ECT(1) packets take the L-queue, whose step holds their sojourn at
+/// about 1 ms with no loss (§2.4, A.1), at ≥ 85 % of the link.
+#[test]
+fn dualpi2_serves_dctcp_in_the_l_queue_below_its_step() {
+    let goodput = |r: &Run, i: usize| r.summary["flows"][i]["goodput_bps"].as_f64().unwrap();
+    let l4s = mix(
+        Some(aqm(r#"{"kind": "dualpi2"}"#)),
+        vec![dctcp(), dctcp()],
+        20,
+        100_000_000,
+        10 * MS,
+    );
+    let row = l4s.fwd();
+    let total = goodput(&l4s, 0) + goodput(&l4s, 1);
+    eprintln!("dualpi2 2×dctcp: {total:.0}, row {row}");
+    let (p50, p99) = (
+        row["sojourn_p50_ms"].as_f64().unwrap(),
+        row["sojourn_p99_ms"].as_f64().unwrap(),
+    );
+    assert!(p50 <= 1.0 && p99 <= 2.0, "{p50} {p99}");
+    assert!(row["ecn_marks"].as_u64().unwrap() > 0);
+    assert_eq!(row["drops_aqm"], 0);
+    assert_eq!(row["drops_queue"], 0);
+    assert_eq!(l4s.flow()["retransmitted_segments"], 0);
+    assert!(total >= 0.85 * 100e6, "{total}");
 }

@@ -42,6 +42,7 @@ fn dir(file: Option<&str>, rate: Option<u64>, limit: u32) -> TraceDirConfig {
         delay_trace: None,
         queue: QueueConfig::Packets { limit },
         loss: LossConfig::None,
+        aqm: None,
     }
 }
 

@@ -352,7 +352,11 @@ impl Connection {
             ack_cc,
             rtt: RttEstimator::new(cfg.rto),
             ack_policy: AckPolicy::new(cfg.ack),
-            ecn: Ecn::new(cfg.ecn),
+            ecn: if cfg.cc.entry.scalable_ecn {
+                Ecn::scalable()
+            } else {
+                Ecn::new(cfg.ecn)
+            },
             state: State::Closed,
             local_port,
             remote_port,
@@ -2138,6 +2142,12 @@ impl Connection {
         let delivered_data = ((self.snd_una - una_before) as i128 + self.sb.sacked_bytes() as i128
             - sacked_before as i128)
             .max(0) as u64;
+        if self.ecn.ok() {
+            // DCTCP's per-window count of the bytes ECE acknowledged.
+            let ece = seg.flags.contains(Flags::ECE);
+            self.cc
+                .on_ecn_ack(delivered_data, ece, self.snd_una, self.snd_max);
+        }
         // A recovery already running takes its PRR step after loss detection;
         // one entered on this ACK takes it in enter_recovery.
         let mut prr_step = self.rec.in_recovery;
@@ -2183,7 +2193,7 @@ impl Connection {
     /// congestion control as for a loss, PRR from the prior cwnd.
     fn enter_cwr(&mut self, now: Time) {
         let basis = self.loss_basis(self.sb.outstanding());
-        self.ccs.ssthresh = self.cc.ssthresh_on_loss(&self.ccs, basis, now);
+        self.ccs.ssthresh = self.cc.ssthresh_on_ece(&self.ccs, basis, now);
         self.ecn.start_cwr(self.snd_max, self.ccs.cwnd);
     }
 

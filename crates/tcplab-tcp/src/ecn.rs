@@ -26,6 +26,7 @@ use crate::segment::{Flags, Segment};
 
 /// IP ECN codepoints (RFC 3168 §5).
 pub const NOT_ECT: u8 = 0;
+pub const ECT1: u8 = 1;
 pub const ECT0: u8 = 2;
 pub const CE: u8 = 3;
 
@@ -68,6 +69,12 @@ pub struct Ecn {
     queue_cwr: bool,
     /// Sender: in the CWR state, until snd_una passes `high_seq`.
     cwr: Option<Cwr>,
+    /// A scalable congestion control (DCTCP): data is ECT(1), and the
+    /// receiver echoes each segment's CE state instead of latching ECE
+    /// until CWR (RFC 8257 §3.2, `dctcp_ece_ack_update()`).
+    scalable: bool,
+    /// Receiver, scalable: the CE state of the latest data segment.
+    ce_state: bool,
     pub stats: EcnStats,
 }
 
@@ -91,6 +98,17 @@ impl Ecn {
     pub fn new(mode: EcnMode) -> Ecn {
         Ecn {
             mode,
+            ..Default::default()
+        }
+    }
+
+    /// The endpoint of a scalable congestion control (DCTCP): it always
+    /// asks for and accepts ECN (`TCP_CONG_NEEDS_ECN`), sends ECT(1) and
+    /// echoes CE per segment.
+    pub fn scalable() -> Ecn {
+        Ecn {
+            mode: EcnMode::On,
+            scalable: true,
             ..Default::default()
         }
     }
@@ -132,7 +150,7 @@ impl Ecn {
         if !self.ok {
             return;
         }
-        seg.ecn = ECT0;
+        seg.ecn = if self.scalable { ECT1 } else { ECT0 };
         if self.queue_cwr {
             self.queue_cwr = false;
             seg.flags |= Flags::CWR;
@@ -151,6 +169,18 @@ impl Ecn {
     pub fn on_rcv_data(&mut self, seg: &Segment) -> bool {
         if !self.ok {
             return false;
+        }
+        if self.scalable {
+            // RFC 8257 §3.2, dctcp_ece_ack_update(): ECE mirrors the CE state
+            // of the latest data segment; a change is acknowledged at once.
+            // (Linux first sends a delayed ACK still pending with the prior
+            // state; here the immediate ACK covers those segments too.)
+            let ce = seg.ecn == CE;
+            self.stats.ce_received += ce as u64;
+            let changed = ce != self.ce_state;
+            self.ce_state = ce;
+            self.demand_cwr = ce;
+            return changed;
         }
         if seg.flags.contains(Flags::CWR) {
             self.demand_cwr = false;
@@ -263,23 +293,29 @@ mod tests {
         e
     }
 
-    #[test]
-    fn receiver_echoes_ece_from_ce_until_cwr() {
-        let mut r = negotiated();
-        let data = |ecn: u8, flags: Flags| Segment {
+    /// A 1000-byte data segment with the IP ECN field `ecn`.
+    fn data(ecn: u8, flags: Flags) -> Segment {
+        Segment {
             ecn,
             flags,
             payload_len: 1000,
             ..Default::default()
+        }
+    }
+
+    /// Whether the receiver's next ACK carries ECE.
+    fn echoes(r: &Ecn) -> bool {
+        let mut a = Segment {
+            flags: Flags::ACK,
+            ..Default::default()
         };
-        let echoes = |r: &Ecn| {
-            let mut a = Segment {
-                flags: Flags::ACK,
-                ..Default::default()
-            };
-            r.on_send_ack(&mut a);
-            a.flags.contains(Flags::ECE)
-        };
+        r.on_send_ack(&mut a);
+        a.flags.contains(Flags::ECE)
+    }
+
+    #[test]
+    fn receiver_echoes_ece_from_ce_until_cwr() {
+        let mut r = negotiated();
         assert!(!r.on_rcv_data(&data(ECT0, Flags::ACK)));
         assert!(!echoes(&r));
         assert!(r.on_rcv_data(&data(CE, Flags::ACK)), "first CE: ACK now");
@@ -323,5 +359,30 @@ mod tests {
         off.on_send_new_data(&mut d);
         assert_eq!(d.ecn, NOT_ECT);
         assert!(!off.on_ack_ece(&ece, true));
+    }
+
+    /// RFC 8257 §3.2 (dctcp_ece_ack_update()): a scalable endpoint sends
+    /// ECT(1), and its receiver's ECE follows the CE state of the latest
+    /// data segment, with an immediate ACK at each change; CWR plays no
+    /// part.
+    #[test]
+    fn a_scalable_receiver_echoes_each_segments_ce_state() {
+        let mut r = Ecn::scalable();
+        r.ok = true;
+        let mut d = Segment::default();
+        r.on_send_new_data(&mut d);
+        assert_eq!(d.ecn, ECT1);
+        assert!(!r.on_rcv_data(&data(ECT1, Flags::ACK)));
+        assert!(!echoes(&r));
+        assert!(r.on_rcv_data(&data(CE, Flags::ACK)), "0 → 1: ACK now");
+        assert!(echoes(&r));
+        assert!(
+            !r.on_rcv_data(&data(CE, Flags::ACK | Flags::CWR)),
+            "no change"
+        );
+        assert!(echoes(&r), "CWR does not end the echo");
+        assert!(r.on_rcv_data(&data(ECT1, Flags::ACK)), "1 → 0: ACK now");
+        assert!(!echoes(&r), "no latching");
+        assert_eq!(r.stats.ce_received, 2);
     }
 }

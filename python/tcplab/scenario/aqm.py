@@ -9,6 +9,7 @@ scenario is rejected with the same one-line message before the core sees it.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any, Final
 
 from tcplab.errors import field_error, show
@@ -16,7 +17,7 @@ from tcplab.scenario.fields import Table, as_choice, as_int, as_number, join_fie
 from tcplab.scenario.units import parse_size, parse_time
 
 #: Kinds, in the core's order (``AqmConfig::KINDS``).
-KINDS: Final = ("droptail", "codel", "fq_codel", "pie", "red")
+KINDS: Final = ("droptail", "codel", "fq_codel", "pie", "red", "dualpi2")
 
 #: Each kind's TOML keys and defaults (times as strings, as a user writes them); ``None``:
 #: derived by the core (RED's thresholds and burst, from the queue limit as ``tc`` does).
@@ -56,7 +57,22 @@ DEFAULTS: Final[dict[str, dict[str, object]]] = {
         "ecn": False,
         "harddrop": False,
     },
+    # dualpi2_reset_default(): target 15 ms, tupdate 16 ms, alpha 0.16 Hz, beta 3.2 Hz, step
+    # threshold 1 ms, coupling k = 2, C-queue weight 10 %, drop on overload, decide at dequeue.
+    "dualpi2": {
+        "target": "15ms",
+        "tupdate": "16ms",
+        "alpha": 0.16,
+        "beta": 3.2,
+        "step_threshold": "1ms",
+        "coupling": 2,
+        "c_protection": 10,
+        "drop_overload": True,
+        "drop_early": False,
+    },
 }
+#: sch_dualpi2.c: ALPHA_BETA_MAX, in 1/256 Hz.
+_ALPHA_BETA_MAX: Final = 2**31 - 1
 
 #: The largest time parameter (``codel.rs``: 16 intervals must fit a signed codel time).
 _MAX_TIME_NS: Final = 100_000_000_000
@@ -141,6 +157,45 @@ def parse_aqm(value: object, field: str, queue: dict[str, Any], rate_bps: int) -
             out[key] = _bool(raw(key), t.at(key))
     elif kind == "red":
         out.update(_red(t, d, queue, rate_bps))
+    elif kind == "dualpi2":
+        out.update(_dualpi2(t, d, time))
+    return out
+
+
+def _dualpi2(t: Table, d: dict[str, object], time: Callable[[str], int]) -> dict[str, Any]:
+    """DualPI2's keys, checked as ``dualpi2.rs``'s ``check`` (``sch_dualpi2.c``'s policy)."""
+
+    def raw(key: str) -> object:
+        return t.raw(key, d[key])
+
+    target = parse_time(raw("target"), t.at("target"))
+    if target == 0:
+        raise field_error(t.at("target"), "must be > 0")
+    tupdate = parse_time(raw("tupdate"), t.at("tupdate"))
+    if tupdate < 1000:
+        raise field_error(t.at("tupdate"), "must be ≥ 1us")
+    out: dict[str, Any] = {
+        "target_ns": time("target"),
+        "tupdate_ns": time("tupdate"),
+    }
+    step = time("step_threshold")
+    for key in ("alpha", "beta"):
+        v = as_number(raw(key), t.at(key))
+        top = _ALPHA_BETA_MAX / 256
+        # Rust's f64::round (half away from zero), as dualpi2.rs: per_256().
+        if not (math.isfinite(v) and 1 <= math.floor(v * 256 + 0.5) <= _ALPHA_BETA_MAX):
+            raise field_error(t.at(key), f"must be between 1/256 and {top:.0f} Hz (got {_num(v)})")
+        out[key] = float(v)
+    out["step_threshold_ns"] = step
+    coupling = _count(raw("coupling"), t.at("coupling"))
+    if not 1 <= coupling <= 255:
+        raise field_error(t.at("coupling"), f"must be between 1 and 255 (got {coupling})")
+    wc = _count(raw("c_protection"), t.at("c_protection"))
+    if wc > 100:
+        raise field_error(t.at("c_protection"), f"must be between 0 and 100 percent (got {wc})")
+    out.update(coupling=coupling, c_protection=wc)
+    for key in ("drop_overload", "drop_early"):
+        out[key] = _bool(raw(key), t.at(key))
     return out
 
 

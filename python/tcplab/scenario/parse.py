@@ -572,8 +572,6 @@ def _topology(top: _Table) -> _Topology:
 
 #: Hop kinds whose queues do not run a queue discipline (``aqm``), and why.
 _NO_AQM: Final[dict[str, str]] = {
-    "trace": "the queue is served by mm-link's delivery opportunities (hops/trace.rs), "
-    "which has no queue-discipline interface yet",
     "pep": "the PEP's buffer is its own TCP connections' send buffer, not a packet queue",
     "dropper": "a dropper has no queue",
     "host": "the host's backlog is a model of its bus and NIC, not a packet queue",

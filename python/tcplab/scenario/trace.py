@@ -26,6 +26,7 @@ TRACE_KEYS: Final = (
     "loss_model",
     "repeat",
     "format",
+    "aqm",
 )
 #: Trace file formats (``format``).
 TRACE_FORMATS: Final = ("mahimahi", "csv")
@@ -67,9 +68,22 @@ def trace_hop(
     }
     if "delay_trace" in t:
         common["delay_trace"] = _file_name(t.raw("delay_trace"), t.at("delay_trace"))
+    aqm: dict[str, Any] | None = None
+    if "aqm" in t:
+        # Only when set: a direction without it keeps the DropTail model (docs/aqm.md). The
+        # directions served by a trace file take it; an ``up_rate`` direction stays DropTail.
+        from tcplab.scenario.aqm import parse_aqm
+
+        # RED's idle damping uses the trace's mean rate, which the core reads from the file;
+        # no rule here depends on it.
+        aqm = parse_aqm(t.raw("aqm"), t.at("aqm"), common["queue"], 0)
     fwd = {"file": _file_name(t.raw("down"), t.at("down")), **common}
+    if aqm is not None:
+        fwd["aqm"] = aqm
     if "up" in t:
         rev = {"file": _file_name(t.raw("up"), t.at("up")), **common}
+        if aqm is not None:
+            rev["aqm"] = dict(aqm)
     else:
         rate = t.get_rate("up_rate")
         if rate <= 0:

@@ -51,6 +51,8 @@ use crate::engine::{Dir, Packet};
 use crate::hops::varying::{RateTable, VaryingDir};
 use crate::link::{Fate, LinkDir, LinkStats};
 use crate::loss::LossProcess;
+use crate::queue::managed::Managed;
+use crate::queue::Limit;
 use crate::rng::Rng;
 use tcplab_tcp::Time;
 
@@ -221,6 +223,16 @@ impl CapacityTrace {
             packet_overhead,
         })
     }
+}
+
+/// The mean rate of a trace, bit/s (at least 1).
+fn mean_rate_bps(t: &CapacityTrace) -> u64 {
+    rate_of(t.total_bytes(), t.duration_ns())
+}
+
+/// `bytes` over `ns`, bit/s (at least 1).
+fn rate_of(bytes: u64, ns: Time) -> u64 {
+    ((bytes as u128 * 8 * 1_000_000_000 / (ns as u128).max(1)).min(u64::MAX as u128) as u64).max(1)
 }
 
 /// A whole decimal number (no sign, at most 19 digits).
@@ -498,6 +510,20 @@ impl Served {
     ) -> Fate {
         self.fifo.push(start, depart, bytes);
         stats.max_queue_packets = stats.max_queue_packets.max(waiting);
+        self.sent(stats, bytes, (start, depart), lost_before)
+    }
+
+    /// The tail of `depart` without the FIFO: count the packet, draw its
+    /// loss and add the delay (a managed direction, whose discipline holds
+    /// the waiting packets, calls it when a packet's service ends).
+    #[inline]
+    pub(crate) fn sent(
+        &mut self,
+        stats: &mut LinkStats,
+        bytes: u32,
+        (start, depart): (Time, Time),
+        lost_before: bool,
+    ) -> Fate {
         stats.tx_packets += 1;
         stats.tx_bytes += bytes as u64;
         let tx_start = start.min(depart);
@@ -535,6 +561,45 @@ pub struct TraceDir {
     left: u32,
     served: Served,
     pub stats: LinkStats,
+    /// With an `aqm`: the transmitter that takes packets from the
+    /// discipline at the delivery opportunities.
+    managed: Option<Box<ManagedTx>>,
+}
+
+/// The transmitter of a direction whose queue runs a discipline. Mahimahi's
+/// `mm-link` asks its queue for a packet at a delivery opportunity, when the
+/// packet in transit has had all its bytes (`link_queue.cc:
+/// LinkQueue::rationalize()` → `packet_queue_->dequeue()`), so the sojourn
+/// a discipline sees runs from enqueue to that opportunity. While a packet
+/// is in transit or waiting the transmitter wakes at every opportunity (the
+/// cursor is the next one); idle, it sleeps until a packet arrives.
+struct ManagedTx {
+    m: Managed,
+    /// The packet whose bytes the opportunities are carrying.
+    tx: Option<InTransit>,
+    /// A timer waits for the cursor's opportunity.
+    armed: bool,
+}
+
+struct InTransit {
+    h: Parked,
+    /// IP bytes.
+    bytes: u32,
+    /// The opportunity that carried its first byte.
+    start: Time,
+    /// Bytes still to send (the IP datagram plus the per-packet overhead).
+    need: u32,
+}
+
+impl std::fmt::Debug for ManagedTx {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ManagedTx")
+            .field("aqm", &self.m.q.name())
+            .field("queued", &self.m.q.len())
+            .field("in_transit", &self.tx.is_some())
+            .field("armed", &self.armed)
+            .finish()
+    }
 }
 
 impl TraceDir {
@@ -563,7 +628,33 @@ impl TraceDir {
                 rng,
             ),
             stats: LinkStats::default(),
+            managed: None,
         }
+    }
+
+    /// Give the direction the discipline `cfg` (its hard limit is the
+    /// direction's `queue`), drawing from `rng`. RED's idle damping assumes
+    /// the line rate; a trace has none, so it gets the trace's mean rate.
+    pub(crate) fn with_aqm(
+        mut self,
+        cfg: &crate::queue::AqmConfig,
+        queue: QueueConfig,
+        rng: Rng,
+    ) -> TraceDir {
+        let limit = queue_limit(queue);
+        let rate = self.mean_rate_bps();
+        self.managed = Some(Box::new(ManagedTx {
+            m: Managed::new(cfg, limit, rate, rng),
+            tx: None,
+            armed: false,
+        }));
+        self
+    }
+
+    /// The trace's mean rate over one period, bit/s (at least 1).
+    fn mean_rate_bps(&self) -> u64 {
+        let bytes: u64 = self.opps.iter().map(|o| o.bytes as u64).sum();
+        rate_of(bytes, self.period * self.tick_ns)
     }
 
     /// Time of the cursor's opportunity.
@@ -607,6 +698,9 @@ impl TraceDir {
 
     /// Packets waiting or in transit at `now`.
     pub fn backlog(&mut self, now: Time) -> usize {
+        if self.managed.is_some() {
+            return self.managed_held() as usize;
+        }
         self.served.fifo.backlog(now)
     }
 
@@ -644,6 +738,101 @@ impl TraceDir {
         let depart = if live { self.opp_time() } else { NEVER };
         self.served
             .depart(&mut self.stats, waiting, bytes, (start, depart), false)
+    }
+
+    /// A managed direction: `p` arrives at `ctx.now`. Opportunities due by
+    /// now are used first (`LinkQueue::read_packet()` calls `rationalize()`
+    /// before it enqueues: an opportunity serves only packets that arrived
+    /// before it); then the discipline takes the packet, and an idle
+    /// transmitter waits for the first opportunity after it.
+    /// `place(fate, packet, ctx)` takes each packet whose service ended;
+    /// `token` is the transmitter's timer.
+    pub(crate) fn managed_offer(
+        &mut self,
+        p: Packet,
+        ctx: &mut Ctx,
+        token: u64,
+        place: &mut impl FnMut(Fate, Parked, &mut Ctx),
+    ) {
+        self.serve(ctx, token, place);
+        let Some(mut mx) = self.managed.take() else {
+            unreachable!("managed_offer on a DropTail direction")
+        };
+        mx.m.enqueue(p, ctx, |_| {});
+        // Packets waiting or in transit ahead of the newest.
+        let n = mx.m.q.len() as u64 + mx.tx.is_some() as u64;
+        self.stats.max_queue_packets = self.stats.max_queue_packets.max(n.saturating_sub(1));
+        if !mx.armed && !mx.m.q.is_empty() && self.seek_after(ctx.now) {
+            mx.armed = true;
+            ctx.timer(self.opp_time(), token);
+        }
+        self.managed = Some(mx);
+    }
+
+    /// Use every opportunity due by `ctx.now` (its timer, or an arrival at
+    /// the same instant that came first): `link_queue.cc:
+    /// LinkQueue::rationalize()`. The packet in transit takes the
+    /// opportunity's bytes first; when it has them all it leaves at the
+    /// opportunity's time and the discipline gives the next one (it may
+    /// drop or mark on the way). Bytes left when the queue runs dry are
+    /// lost, as in `mm-link`.
+    pub(crate) fn serve(
+        &mut self,
+        ctx: &mut Ctx,
+        token: u64,
+        place: &mut impl FnMut(Fate, Parked, &mut Ctx),
+    ) {
+        let Some(mut mx) = self.managed.take() else {
+            return;
+        };
+        while mx.armed && self.opp_time() <= ctx.now {
+            let t = self.opp_time();
+            let mut left = self.left;
+            while left > 0 {
+                if mx.tx.is_none() {
+                    let Some(h) = mx.m.dequeue(ctx, |_| {}) else {
+                        break;
+                    };
+                    let bytes = ctx.parked_mut(&h).size;
+                    mx.tx = Some(InTransit {
+                        h,
+                        bytes,
+                        start: t,
+                        need: bytes + self.overhead,
+                    });
+                }
+                let Some(tx) = mx.tx.as_mut() else { break };
+                let take = left.min(tx.need);
+                left -= take;
+                tx.need -= take;
+                if tx.need == 0 {
+                    let Some(tx) = mx.tx.take() else { break };
+                    mx.m.busy = false;
+                    let fate = self
+                        .served
+                        .sent(&mut self.stats, tx.bytes, (tx.start, t), false);
+                    place(fate, tx.h, ctx);
+                }
+            }
+            self.left = 0;
+            if mx.tx.is_none() && mx.m.q.is_empty() {
+                // Idle: the opportunities until the next arrival are lost.
+                mx.armed = false;
+            } else if self.advance() {
+                ctx.timer(self.opp_time(), token);
+            } else {
+                // The trace ended: what is queued or in transit never leaves.
+                mx.armed = false;
+            }
+        }
+        self.managed = Some(mx);
+    }
+
+    /// Packets the discipline holds or the opportunities are carrying.
+    fn managed_held(&self) -> u64 {
+        self.managed
+            .as_ref()
+            .map_or(0, |mx| mx.m.q.len() as u64 + mx.tx.is_some() as u64)
     }
 }
 
@@ -739,7 +928,18 @@ fn csv_is_rate_form(path: &str) -> Result<bool, String> {
 pub fn check_files(cfg: &TraceConfig) -> Result<(), String> {
     for (d, c) in [(Dir::Fwd, &cfg.fwd), (Dir::Rev, &cfg.rev)] {
         if let Some(f) = &c.file {
-            load_capacity(f, c.format, cfg.repeat).map_err(|e| format!("{}: {e}", dir_key(d)))?;
+            let k = dir_key(d);
+            let cap = load_capacity(f, c.format, cfg.repeat).map_err(|e| format!("{k}: {e}"))?;
+            if let Some(a) = &c.aqm {
+                let Capacity::Opps(t) = cap else {
+                    return Err(format!(
+                        "{k}.aqm: a rate-form csv trace (time_us,rate_bps) has no discipline \
+                         interface; use delivery opportunities (time_us,bytes or Mahimahi)"
+                    ));
+                };
+                a.check(queue_limit(c.queue), mean_rate_bps(&t))
+                    .map_err(|(f, e)| format!("{k}.aqm.{f}: {e}"))?;
+            }
         }
         load_delay(&c.delay_trace, dir_key(d))?;
     }
@@ -774,8 +974,27 @@ pub fn check(cfg: &TraceConfig) -> Result<(), String> {
             _ => {}
         }
         crate::loss::check(&c.loss, &format!("{k}.loss"), &format!("{k}.loss"))?;
+        if let Some(a) = &c.aqm {
+            if c.rate_bps.is_some() {
+                return Err(format!(
+                    "{k}.aqm: only a direction served by a trace file takes a discipline (not {k}_rate)"
+                ));
+            }
+            // RED's idle damping needs the trace's mean rate, known once the
+            // file is read (`check_files`); the other rules need no rate.
+            a.check(queue_limit(c.queue), u64::MAX / 16)
+                .map_err(|(f, e)| format!("{k}.aqm.{f}: {e}"))?;
+        }
     }
     Ok(())
+}
+
+/// A direction's hard queue limit.
+fn queue_limit(q: QueueConfig) -> Limit {
+    match q {
+        QueueConfig::Packets { limit } => Limit::Packets(limit as u64),
+        QueueConfig::Bytes { limit } => Limit::Bytes(limit),
+    }
 }
 
 /// A bidirectional trace-driven link as a path component. Like `LinkHop`,
@@ -798,7 +1017,17 @@ impl TraceHop {
                 (Some(f), _) => {
                     match load_capacity(f, c.format, cfg.repeat).map_err(|e| format!("{k}: {e}"))? {
                         Capacity::Opps(t) => {
-                            Side::Trace(Box::new(TraceDir::new(t, cfg.repeat, c, sched, rng)))
+                            let mut dir = TraceDir::new(t, cfg.repeat, c, sched, rng);
+                            if let Some(a) = &c.aqm {
+                                let rng = Rng::stream(seed, &format!("trace/{idx}/{k}/aqm"));
+                                dir = dir.with_aqm(a, c.queue, rng);
+                            }
+                            Side::Trace(Box::new(dir))
+                        }
+                        Capacity::Rates(_) if c.aqm.is_some() => {
+                            return Err(format!(
+                                "{k}.aqm: a rate-form csv trace has no discipline interface"
+                            ))
                         }
                         Capacity::Rates(t) => Side::Varying(Box::new(VaryingDir::new(
                             t,
@@ -847,10 +1076,50 @@ impl TraceHop {
     }
 }
 
+/// Put a packet whose service on a managed direction ended where its fate
+/// says: the direction's pipe, or the loss counter.
+fn place(pipe: &mut VecDeque<(Time, Parked)>, token: u64, fate: Fate, h: Parked, ctx: &mut Ctx) {
+    match fate {
+        Fate::Arrives { at, tx_start } | Fate::Reordered { at, tx_start } => {
+            let p = *ctx.parked_mut(&h);
+            ctx.tap(&p, tx_start);
+            debug_assert!(pipe.back().is_none_or(|b| b.0 <= at));
+            if pipe.is_empty() && at != NEVER {
+                ctx.timer(at, token);
+            }
+            pipe.push_back((at, h));
+        }
+        Fate::Lost { tx_start } => {
+            let p = ctx.unpark(h);
+            ctx.tap(&p, tx_start);
+            ctx.drop(p, DropKind::Loss);
+        }
+        Fate::QueueDrop => unreachable!("a managed queue drops in its discipline"),
+    }
+}
+
+impl TraceHop {
+    /// The managed trace direction `d`, if it is one.
+    #[inline]
+    fn managed(&mut self, d: usize) -> Option<&mut TraceDir> {
+        match &mut self.sides[d] {
+            Side::Trace(t) if t.managed.is_some() => Some(t),
+            _ => None,
+        }
+    }
+}
+
 impl Component for TraceHop {
     #[inline]
     fn on_packet(&mut self, p: Packet, ctx: &mut Ctx) {
         let d = p.dir as usize;
+        if let Side::Trace(t) = &mut self.sides[d] {
+            if t.managed.is_some() {
+                let pipe = &mut self.pipes[d];
+                let mut put = |f: Fate, h: Parked, ctx: &mut Ctx| place(pipe, d as u64, f, h, ctx);
+                return t.managed_offer(p, ctx, 2 + d as u64, &mut put);
+            }
+        }
         match self.sides[d].offer(p.size, ctx.now) {
             Fate::Arrives { at, tx_start } | Fate::Reordered { at, tx_start } => {
                 if tx_start != NEVER {
@@ -874,6 +1143,16 @@ impl Component for TraceHop {
     }
 
     fn on_timer(&mut self, token: u64, ctx: &mut Ctx) {
+        if token >= 2 {
+            // A managed direction's delivery opportunity.
+            let d = token as usize - 2;
+            if let Side::Trace(t) = &mut self.sides[d] {
+                let pipe = &mut self.pipes[d];
+                let mut put = |f: Fate, h: Parked, ctx: &mut Ctx| place(pipe, d as u64, f, h, ctx);
+                t.serve(ctx, token, &mut put);
+            }
+            return;
+        }
         let pipe = &mut self.pipes[token as usize];
         while let Some(&(at, _)) = pipe.front() {
             if at > ctx.now {
@@ -889,7 +1168,15 @@ impl Component for TraceHop {
     }
 
     fn held(&self) -> u64 {
-        (self.pipes[0].len() + self.pipes[1].len()) as u64
+        let managed: u64 = self
+            .sides
+            .iter()
+            .map(|s| match s {
+                Side::Trace(t) => t.managed_held(),
+                _ => 0,
+            })
+            .sum();
+        (self.pipes[0].len() + self.pipes[1].len()) as u64 + managed
     }
 
     fn stats(&self, name: &str) -> Vec<serde_json::Value> {
@@ -898,12 +1185,18 @@ impl Component for TraceHop {
             .zip(self.sides.iter())
             .map(|(d, side)| {
                 let s = side.stats();
-                serde_json::json!({
+                let mut v = serde_json::json!({
                     "name": name, "kind": self.kind, "dir": d, "tx_packets": s.tx_packets,
                     "tx_bytes": s.tx_bytes, "drops_queue": s.drops_queue,
                     "drops_loss": s.drops_loss, "max_queue_packets": s.max_queue_packets,
                     "reordered": s.reordered,
-                })
+                });
+                if let Side::Trace(t) = side {
+                    if let Some(mx) = &t.managed {
+                        mx.m.stats_into(&mut v);
+                    }
+                }
+                v
             })
             .collect()
     }
@@ -914,6 +1207,11 @@ impl Component for TraceHop {
 
     fn backlog(&mut self, dir: Dir, now: Time) -> Option<u64> {
         Some(self.sides[dir as usize].backlog(now) as u64)
+    }
+
+    fn queue_delay(&mut self, dir: Dir, _now: Time) -> Option<Time> {
+        self.managed(dir as usize)
+            .and_then(|t| t.managed.as_ref().map(|mx| mx.m.last_sojourn))
     }
 }
 
@@ -935,6 +1233,7 @@ mod tests {
             delay_trace: None,
             queue: QueueConfig::Packets { limit },
             loss: LossConfig::None,
+            aqm: None,
         }
     }
 

@@ -68,7 +68,7 @@ pub struct CodelConfig {
 
 /// The largest time parameter: `16 * interval` must fit a signed
 /// `codel_time_t` difference.
-const MAX_TIME_NS: u64 = 100_000_000_000;
+pub(super) const MAX_TIME_NS: u64 = 100_000_000_000;
 
 pub(super) fn check_times(
     target: u64,

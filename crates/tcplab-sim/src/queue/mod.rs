@@ -1,5 +1,5 @@
 //! Queue disciplines ("qdiscs") for the queues tcplab owns: DropTail and the
-//! active queue managers CoDel, FQ-CoDel, PIE and RED, each in its own file
+//! active queue managers CoDel, FQ-CoDel, PIE, RED and DualPI2, each in its own file
 //! behind the `Qdisc` trait, with Linux's defaults and arithmetic (each step
 //! cites the kernel function it mirrors; `docs/aqm.md` describes them).
 //!
@@ -18,6 +18,7 @@
 
 pub mod codel;
 pub mod droptail;
+pub mod dualpi2;
 pub mod fq_codel;
 pub(crate) mod managed;
 pub mod pie;
@@ -137,10 +138,12 @@ pub enum AqmConfig {
     Pie(pie::PieConfig),
     /// Floyd & Jacobson's RED as `sch_red.c` runs it.
     Red(red::RedConfig),
+    /// RFC 9332, `sch_dualpi2.c`.
+    Dualpi2(dualpi2::DualPi2Config),
 }
 
 impl AqmConfig {
-    pub const KINDS: [&'static str; 5] = ["droptail", "codel", "fq_codel", "pie", "red"];
+    pub const KINDS: [&'static str; 6] = ["droptail", "codel", "fq_codel", "pie", "red", "dualpi2"];
 
     pub fn kind(&self) -> &'static str {
         match self {
@@ -149,6 +152,7 @@ impl AqmConfig {
             AqmConfig::FqCodel(_) => "fq_codel",
             AqmConfig::Pie(_) => "pie",
             AqmConfig::Red(_) => "red",
+            AqmConfig::Dualpi2(_) => "dualpi2",
         }
     }
 
@@ -208,6 +212,7 @@ impl AqmConfig {
                 Ok(())
             }
             AqmConfig::Red(c) => red::check(c, limit, rate_bps),
+            AqmConfig::Dualpi2(c) => dualpi2::check(c),
         }
     }
 }
@@ -222,6 +227,7 @@ pub fn build(cfg: &AqmConfig, limit: Limit, rate_bps: u64, rng: Rng) -> Box<dyn 
         AqmConfig::FqCodel(c) => Box::new(fq_codel::FqCodel::new(c, limit, rng)),
         AqmConfig::Pie(c) => Box::new(pie::Pie::new(c, limit, rng)),
         AqmConfig::Red(c) => Box::new(red::Red::new(c, limit, rate_bps, rng)),
+        AqmConfig::Dualpi2(c) => Box::new(dualpi2::DualPi2::new(c, limit, rng)),
     }
 }
 

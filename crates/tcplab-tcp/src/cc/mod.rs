@@ -21,6 +21,7 @@ pub mod slow_start;
 
 pub use bdp_tracking::BdpTracking;
 pub use cubic::Cubic;
+pub use dctcp::Dctcp;
 pub use fast::Fast;
 pub use params::{check_params, show_f64, CcParams, Param};
 pub use qos_tcp::QosTcp;
@@ -59,6 +60,11 @@ pub struct CcEntry {
     /// runs delivery-rate estimation for it, paces by default (Linux's
     /// `SK_PACING_NEEDED`) and leaves cwnd alone in loss recovery.
     pub cong_control: bool,
+    /// A scalable ECN controller (DCTCP, RFC 8257): the connection
+    /// negotiates ECN whatever the flow's `ecn` (Linux's
+    /// `TCP_CONG_NEEDS_ECN`), sends ECT(1) and echoes each segment's CE
+    /// state (`ecn.rs`).
+    pub scalable_ecn: bool,
     /// Build the controller (parameters already checked by `check_params`;
     /// the target rate is `Some` exactly when `target_rate`).
     pub build: fn(&CcParams, Option<u64>) -> Box<dyn CongestionControl>,
@@ -81,6 +87,7 @@ impl CcEntry {
             cubic_linux: false,
             reno_recovery: false,
             cong_control: false,
+            scalable_ecn: false,
             build,
         }
     }
@@ -105,6 +112,7 @@ registry! {
     bdp_tracking: [BDP_TRACKING],
     qos_tcp: [QOS_TCP],
     bbr: [BBR],
+    dctcp: [DCTCP],
 }
 
 /// The registry entry named `name` (Linux's `tcp_ca_find`).
@@ -234,6 +242,17 @@ pub trait CongestionControl: Send {
 
     /// Loss recovery ended at a full ACK; set the window to continue with.
     /// The default deflates to ssthresh (RFC 5681 §3.2 step 6, RFC 6675 §5).
+    /// ssthresh for a reduction an ECE starts (`tcp_enter_cwr()` →
+    /// `.ssthresh`); as for a loss unless the controller scales it (DCTCP).
+    fn ssthresh_on_ece(&mut self, st: &CcState, flight: u64, now: Time) -> u64 {
+        self.ssthresh_on_loss(st, flight, now)
+    }
+
+    /// An ACK of an ECN connection acknowledged `acked` bytes (cumulative
+    /// and SACK), `ece` whether it carried ECE; `snd_una` after it, and the
+    /// highest sequence sent (DCTCP's per-window count, RFC 8257 §3.3).
+    fn on_ecn_ack(&mut self, _acked: u64, _ece: bool, _snd_una: u64, _snd_nxt: u64) {}
+
     fn on_recovery_exit(&mut self, st: &mut CcState, _now: Time) {
         st.cwnd = st.ssthresh;
     }

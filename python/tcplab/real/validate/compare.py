@@ -95,8 +95,9 @@ class Case:
     @property
     def aqm_key(self) -> str | dict[str, Any] | None:
         """The data direction's ``aqm`` key: the discipline with its ``ecn`` parameter set
-        to the case's (DropTail has none)."""
-        if self.aqm is None or self.aqm == "droptail":
+        to the case's (DropTail has none; DualPI2 has none either: it marks whatever is
+        ECN-capable, so the flows' ECN decides)."""
+        if self.aqm is None or self.aqm in ("droptail", "dualpi2"):
             return self.aqm
         return {"kind": self.aqm, "ecn": self.ecn}
 
