@@ -1004,9 +1004,9 @@ def test_config_matches_config_rs() -> None:
                 variant("LossConfig", link[direction]["loss"])
         for flow in config["flows"]:
             assert set(flow) == fields("FlowConfig")
-            # `pacing` and `xmit_time` only when set (absent: as the congestion control needs;
-            # instant hosts)
-            optional = {"pacing", "xmit_time"}
+            # `pacing`, `xmit_time` and `snd_buf_model` only when set (absent: as the congestion
+            # control needs; instant hosts; a payload-counted send buffer)
+            optional = {"pacing", "xmit_time", "snd_buf_model"}
             assert set(flow["tcp"]) - optional == fields("TcpConfigJson") - optional - unset
             assert set(flow["tcp"]["rto"]) == fields("RtoConfigJson")
             assert set(flow["tcp"]["ack"]) == fields("AckConfigJson")

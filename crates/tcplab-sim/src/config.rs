@@ -497,6 +497,11 @@ pub struct TcpConfigJson {
     pub rcv_buf: u64,
     /// Send buffer (bytes): the most unacknowledged + unsent data the sender holds.
     pub snd_buf: u64,
+    /// The send buffer and its application: "fixed" (snd_buf payload bytes, an
+    /// application that never runs dry) or "linux" (Linux's truesize accounting,
+    /// snd_buf = tcp_wmem[2], a writer woken on writability).
+    #[serde(default = "default_snd_buf_model")]
+    pub snd_buf_model: String,
     /// Initial window in bytes (Python resolves "N segments" to N·MSS).
     pub initial_window_bytes: u64,
     /// Initial ssthresh in bytes; None = "arbitrarily high" (RFC 5681 §3.1).
@@ -602,6 +607,10 @@ fn default_ecn() -> String {
 }
 
 fn default_rcv_window() -> String {
+    "fixed".into()
+}
+
+fn default_snd_buf_model() -> String {
     "fixed".into()
 }
 
@@ -848,6 +857,7 @@ impl Default for TcpConfigJson {
             mss: 1448,
             rcv_buf: 4 << 20,
             snd_buf: 4 << 20,
+            snd_buf_model: default_snd_buf_model(),
             initial_window_bytes: 10 * 1448,
             initial_ssthresh: None,
             max_cwnd: None,

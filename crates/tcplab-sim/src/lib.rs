@@ -107,6 +107,7 @@ pub fn registry_json() -> String {
         "loss_detections": LossDetection::NAMES,
         "ssthresh_from": SsthreshFrom::NAMES,
         "rcv_windows": tcplab_tcp::rcv_window::RcvWindowKind::NAMES,
+        "snd_buf_models": tcplab_tcp::sndbuf::SndBufKind::NAMES,
         "rcv_scaling_ratio_default": tcplab_tcp::config::DEFAULT_RCV_SCALING_RATIO,
         "rto_profiles": rto,
         "ack_timers": AckPolicyConfig::TIMERS,

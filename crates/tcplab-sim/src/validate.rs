@@ -429,6 +429,13 @@ pub fn tcp_config(t: &TcpConfigJson) -> Result<Config, String> {
             )
         })?,
         rcv_scaling_ratio: t.rcv_scaling_ratio,
+        snd_buf_model: tcplab_tcp::sndbuf::SndBufKind::parse(&t.snd_buf_model).ok_or_else(|| {
+            format!(
+                "snd_buf_model: unknown send-buffer model {:?} (choose from {})",
+                t.snd_buf_model,
+                tcplab_tcp::sndbuf::SndBufKind::NAMES.join(", ")
+            )
+        })?,
         pacing: t.pacing,
         ecn: tcplab_tcp::ecn::EcnMode::parse(&t.ecn).ok_or_else(|| {
             format!(

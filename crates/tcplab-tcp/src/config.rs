@@ -258,8 +258,13 @@ pub struct Config {
     pub mss: u32,
     /// Receive buffer: the largest window we advertise.
     pub rcv_buf: u64,
-    /// Send buffer: the most unacknowledged + unsent bytes we hold.
+    /// Send buffer: the most unacknowledged + unsent bytes we hold (with
+    /// `snd_buf_model = Linux`, `tcp_wmem[2]` in Linux's truesize units).
     pub snd_buf: u64,
+    /// The send buffer and its application: payload bytes and an application
+    /// that never runs dry (`Fixed`), or Linux's `sk_wmem_queued`/`sk_sndbuf`
+    /// with a writer woken on writability (`Linux`, `sndbuf.rs`).
+    pub snd_buf_model: crate::sndbuf::SndBufKind,
     /// Initial congestion window in bytes.
     pub initial_window: u64,
     /// Initial ssthresh (None = arbitrarily high, RFC 5681 §3.1).
@@ -355,6 +360,7 @@ impl Default for Config {
             mss: 1448,
             rcv_buf: 4 << 20,
             snd_buf: 4 << 20,
+            snd_buf_model: crate::sndbuf::SndBufKind::Fixed,
             initial_window: 10 * 1448,
             initial_ssthresh: None,
             max_cwnd: None,

@@ -66,6 +66,7 @@ use crate::rto::RttEstimator;
 use crate::scoreboard::{Scoreboard, EVER_RETRANS, SACKED};
 use crate::segment::{Flags, SackBlock, Segment, TcpOptions, MAX_SACK_BLOCKS};
 use crate::seq::{to_wire, unwrap};
+use crate::sndbuf::{SndBuf, SndBufKind};
 use crate::spurious::{
     self, AckView, Decision, Detector, MissCause, NewData, Response, ResponseCtx, RtoView, Saved,
 };
@@ -238,6 +239,8 @@ pub struct Connection {
 
     /// Pacing (`pacing.rs`), when this connection paces.
     pacer: Option<Box<Pacer>>,
+    /// Linux's send buffer and its writer (`snd_buf_model = "linux"`, `sndbuf.rs`).
+    sndbuf: Option<Box<SndBuf>>,
     /// The controller sets cwnd itself (Linux's `.cong_control`).
     cc_owns: bool,
 
@@ -345,8 +348,11 @@ impl Connection {
         if cfg.estimates_rate() {
             sb.enable_rate();
         }
+        let sndbuf = (cfg.snd_buf_model == SndBufKind::Linux)
+            .then(|| Box::new(SndBuf::new(cfg.snd_buf, mss, cc.sndbuf_expand())));
         Connection {
             pacer: cfg.paces().then(Box::default),
+            sndbuf,
             cc_owns,
             cc,
             ack_cc,
@@ -478,6 +484,15 @@ impl Connection {
     /// (u64::MAX = an unlimited source). May be raised later.
     pub fn app_supply(&mut self, total: u64) {
         debug_assert!(total >= self.app_supply);
+        if let Some(s) = self.sndbuf.as_ref() {
+            // A writer that is not waiting for buffer space writes at once.
+            let idle = !s.nospace && self.state == State::Established;
+            self.app_supply = total;
+            if idle {
+                self.app_write();
+            }
+            return;
+        }
         if total > self.app_supply && self.sb.rate().is_some() {
             self.check_app_limited();
         }
@@ -789,6 +804,9 @@ impl Connection {
 
     /// How far new data may be taken: app supply and send buffer.
     fn avail_end(&self) -> u64 {
+        if let Some(s) = &self.sndbuf {
+            return (1 + self.data_end_total()).min(s.write_end());
+        }
         let by_buf = self.snd_una.max(1) + self.cfg.snd_buf;
         (1 + self.data_end_total()).min(by_buf)
     }
@@ -995,6 +1013,11 @@ impl Connection {
         if let Some(seg) = self.next_data_segment(now) {
             return Some(seg);
         }
+        if self.sndbuf_wakeup() {
+            if let Some(seg) = self.next_data_segment(now) {
+                return Some(seg);
+            }
+        }
         if let Some(seg) = self.maybe_fin(now) {
             return Some(seg);
         }
@@ -1184,6 +1207,12 @@ impl Connection {
             self.fin_sent_at = now;
             self.snd_max += 1;
             self.fin_wait_transition();
+        }
+        if self.sndbuf.is_some() {
+            let segs = self.tso_segs();
+            if let Some(s) = self.sndbuf.as_mut() {
+                s.on_transmit(start, end, now, segs);
+            }
         }
         let flags = self.data_flags(end);
         let mut seg = self.base_segment(flags, start, len as u32, now);
@@ -1618,6 +1647,9 @@ impl Connection {
         // RFC 9293 §3.7.1: without an MSS option assume 536.
         let peer_mss = o.mss.map_or(536, |m| m as u64);
         self.mss = (self.cfg.mss as u64).min(peer_mss).max(1);
+        if let Some(s) = self.sndbuf.as_mut() {
+            s.set_mss_clamp(peer_mss);
+        }
         self.ccs.mss = self.mss;
         if self.cfg.initial_window < self.mss {
             self.ccs.cwnd = self.mss;
@@ -1707,6 +1739,15 @@ impl Connection {
             w.on_established(now, self.stats.bytes_read);
         }
         self.rate_on_established(now);
+        if self.sndbuf.is_some() {
+            // tcp_init_buffer_space -> tcp_sndbuf_expand; connect() returns and
+            // the application writes.
+            let cwnd = self.ccs.cwnd / self.mss.max(1);
+            if let Some(s) = self.sndbuf.as_mut() {
+                s.expand(cwnd, self.cfg.dupthresh as u64);
+            }
+            self.app_write();
+        }
         self.push_event(Event::Established);
     }
 
@@ -1786,6 +1827,9 @@ impl Connection {
     }
 
     fn process_ack(&mut self, seg: &Segment, now: Time) {
+        if let Some(s) = self.sndbuf.as_mut() {
+            s.on_ack_arrival();
+        }
         let ack = unwrap(self.iss, seg.ack, self.snd_una);
         if ack > self.snd_max {
             // RFC 9293 §3.10.7.4: ACK of data not yet sent: drop, send an ACK.
@@ -1858,6 +1902,9 @@ impl Connection {
                     }
                 }
                 let (n, orig, newest, oldest) = self.sb.sack(l.max(ack), r);
+                if let Some(s) = self.sndbuf.as_mut() {
+                    s.on_sack(l.max(ack), r);
+                }
                 newly_sacked += n;
                 sack_last = sack_last.max(newest);
                 if let Some(t) = oldest {
@@ -1895,6 +1942,9 @@ impl Connection {
         if ack > self.snd_una {
             // ---- new data acknowledged ----
             let sum = self.sb.ack_to(ack);
+            if let Some(s) = self.sndbuf.as_mut() {
+                s.on_ack(ack);
+            }
             acked_bytes = sum.bytes;
             let prev_una = self.snd_una;
             self.snd_una = ack;
@@ -2768,6 +2818,79 @@ impl Connection {
             let mut tp = self.tcp_view(now);
             self.cc.init(&mut self.ccs, &mut tp);
             self.sync_cc(&tp);
+        }
+    }
+
+    /// The sending application's writes (`snd_buf_model = "linux"`): one
+    /// `send()` after another while the socket is writable and it has data,
+    /// each starting with `tcp_rate_check_app_limited` (`tcp_sendmsg_locked`).
+    /// It sleeps (`SOCK_NOSPACE`) when the socket is not writable or a write
+    /// was cut short.
+    fn app_write(&mut self) {
+        let limit = 1 + self.data_end_total();
+        loop {
+            let Some(s) = self.sndbuf.as_mut() else {
+                return;
+            };
+            if s.write_end() >= limit {
+                s.nospace = false;
+                return;
+            }
+            if !s.writeable() {
+                s.nospace = true;
+                return;
+            }
+            if self.sb.rate().is_some() {
+                self.check_app_limited();
+            }
+            let (mss, wnd) = (self.mss, self.snd_wnd);
+            let Some(s) = self.sndbuf.as_mut() else {
+                return;
+            };
+            s.note_window(wnd);
+            if s.sendmsg(limit, mss) < crate::sndbuf::APP_WRITE && s.nospace {
+                return;
+            }
+        }
+    }
+
+    /// `tcp_check_space` after an ACK (once its transmissions are out, as
+    /// `tcp_data_snd_check` runs first): if it freed buffers while the writer
+    /// sleeps, `tcp_new_space` expands the buffer when cwnd is not full
+    /// (`tcp_should_expand_sndbuf`) and wakes the writer if the socket is
+    /// writable (`sk_stream_write_space`). True if it wrote.
+    fn sndbuf_wakeup(&mut self) -> bool {
+        let in_flight = self.pkts(self.sb.pipe());
+        let cwnd = self.ccs.cwnd / self.mss.max(1);
+        let reordering = self.cfg.dupthresh as u64;
+        let Some(s) = self.sndbuf.as_mut() else {
+            return false;
+        };
+        if !s.take_wakeup() {
+            return false;
+        }
+        if in_flight < cwnd {
+            s.expand(cwnd, reordering);
+        }
+        if !s.writeable() {
+            return false;
+        }
+        let before = s.write_end();
+        self.app_write();
+        self.sndbuf.as_ref().is_some_and(|s| s.write_end() > before)
+    }
+
+    /// `tcp_tso_segs`: segments per transmitted skb (the pacer's autosizing,
+    /// else a whole `sk_gso_max_size`).
+    fn tso_segs(&self) -> u64 {
+        let m = self.rtt.min_rtt();
+        match &self.pacer {
+            Some(p) => p.tso_segs(
+                self.mss,
+                self.cc.min_tso_segs(),
+                (m != Time::MAX).then_some(m),
+            ),
+            None => (65_536 / self.mss.max(1)).max(1),
         }
     }
 

@@ -30,6 +30,7 @@ pub mod rto;
 pub mod scoreboard;
 pub mod segment;
 pub mod seq;
+pub mod sndbuf;
 pub mod spurious;
 pub mod wire;
 

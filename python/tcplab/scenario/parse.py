@@ -98,6 +98,8 @@ TCP_STACKS: Final[dict[str, dict[str, object]]] = {
         # rcv_buf is tcp_rmem[2] (kernel default 6 MiB), tcp_rmem[1] = 131072.
         "rcv_window": "linux",
         "rcv_buf": "6MiB",
+        # Linux's send-buffer accounting (snd_buf_model = "linux", sndbuf.rs) is not part of
+        # the stack yet: measured against the kernel it overshoots (docs/linux-stack.md, "BBR").
         # The sender's send path in time (tcp_write_xmit -> dev_hard_start_xmit, software
         # GSO): measured with validation/linux/burst_capture.py (validation/linux/README.md).
         "xmit_time": {"first": "18.8us", "gso": "3.6us", "gap": "1.3us"},
@@ -264,6 +266,7 @@ _FLOW_KEYS: Final = (
     "ssthresh_from",
     "rcv_window",
     "rcv_scaling_ratio",
+    "snd_buf_model",
     "pacing",
     "xmit_time",
     "ecn",
@@ -978,6 +981,13 @@ def _tcp(t: _Table) -> dict[str, Any]:
         # "passive" accepts only (tcp_ecn = 2, Linux's default), false never. Only when set, so
         # configurations without it stay as they were.
         out["ecn"] = _ecn(t.raw("ecn"), t.at("ecn"))
+    # The send buffer: "fixed" (snd_buf payload bytes) or "linux" (sndbuf.rs: truesize units,
+    # snd_buf = tcp_wmem[2], a writer woken on writability). Only when set, so configurations
+    # without it stay as they were.
+    if "snd_buf_model" in t:
+        out["snd_buf_model"] = t.get_choice(
+            "snd_buf_model", registry.names("snd_buf_models"), "send-buffer model", "fixed"
+        )
     # The advertised window: "fixed" (all free rcv_buf) or "linux" (rcv_window.rs).
     out["rcv_window"] = t.get_choice(
         "rcv_window", registry.names("rcv_windows"), "receive-window model", "fixed"

@@ -840,6 +840,12 @@ impl CongestionControl for Bbr {
     fn min_tso_segs(&self) -> u32 {
         self.min_tso() as u32
     }
+
+    /// `bbr_sndbuf_expand`: "Provision 3 * cwnd since BBR may slow-start even
+    /// during recovery."
+    fn sndbuf_expand(&self) -> u64 {
+        3
+    }
 }
 
 #[cfg(test)]

@@ -358,6 +358,12 @@ pub trait CongestionControl: Send {
     fn min_tso_segs(&self) -> u32 {
         crate::pacing::MIN_TSO_SEGS
     }
+
+    /// Linux's `.sndbuf_expand`: cwnds of send buffer `tcp_sndbuf_expand`
+    /// makes room for (2 without one).
+    fn sndbuf_expand(&self) -> u64 {
+        2
+    }
 }
 
 /// Build a congestion controller by kind.
