@@ -307,13 +307,10 @@ def _parser(command: str | None = None) -> argparse.ArgumentParser:
     mod.set_defaults(func=_cmd_model)
 
     from tcplab.analyze.cli import add_parser as add_analyze
+    from tcplab.analyze.cli import add_trace_parser
 
     add_analyze(sub)
-    if not isinstance(sub, _OneCommand) or sub.command == "trace":
-        # tracefile imports numpy (about a fifth of a `run`'s start-up): only for its command
-        from tcplab.analyze.tracefile import add_parser as add_trace
-
-        add_trace(sub)
+    add_trace_parser(sub)
     if isinstance(sub, _OneCommand) and not sub.built:
         return _parser()
     return parser
