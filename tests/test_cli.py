@@ -72,6 +72,41 @@ def test_error_in_a_subprocess_has_no_traceback(bad_scenario: Path, module: str)
     assert proc.stderr.rstrip().endswith("flows[0].mss: must be between 64 and 65495 (got 10)")
 
 
+_EXIT_PROGRAM = """
+import atexit, pathlib, sys, threading, time
+from tcplab.cli import _exit
+marker = pathlib.Path(sys.argv[3])
+atexit.register(lambda: marker.write_text(marker.read_text() + "atexit ran"))
+print("buffered")  # a pipe's stdout is block-buffered: still in the buffer
+print("to stderr", end="", file=sys.stderr)
+if sys.argv[1] == "thread":
+    threading.Thread(target=lambda: (time.sleep(0.3), marker.write_text("thread done, "))).start()
+_exit(int(sys.argv[2]))
+"""
+
+
+@pytest.mark.parametrize("case", ["alone", "thread"])
+def test_the_command_exits_as_the_interpreter_would(case: str, tmp_path: Path) -> None:
+    # `tcplab` skips the interpreter's teardown: the status, the buffered output, a running
+    # thread's work and the atexit handlers (after the threads) must be as after a normal exit.
+    marker = tmp_path / "marker"
+    marker.write_text("")
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}  # buffered stdout
+    proc = subprocess.run(
+        [sys.executable, "-c", _EXIT_PROGRAM, case, "7", str(marker)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert proc.returncode == 7
+    assert proc.stdout == "buffered\n"
+    assert proc.stderr == "to stderr"
+    thread = "thread done, " if case == "thread" else ""
+    assert marker.read_text() == thread + "atexit ran"
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [

@@ -10,11 +10,15 @@ Besides the layers: no import circle between modules (inside a wing too), no pri
 (``_x``) imported from or looked up in another module, and no module but ``__main__`` imports
 ``cli``. The checker is tried on a small package with one of each fault
 (:func:`test_the_lint_finds_each_fault`), so a lint that stopped looking would fail.
+
+And start-up: building the command line and a ``run --json`` import none of the heavy
+libraries (numpy, pyarrow, pandas, ...), checked in a fresh interpreter.
 """
 
 from __future__ import annotations
 
 import ast
+import tempfile
 import textwrap
 from collections.abc import Iterator
 from pathlib import Path
@@ -273,3 +277,46 @@ def test_the_lint_finds_each_fault(tmp_path: Path, files: dict[str, str], fault:
     assert lint(tmp_path / "clean" / "tcplab", "tcplab", layers) == []
     faults = lint(root, "tcplab", layers)
     assert any(fault in f for f in faults), faults
+
+
+#: Modules a command that draws, tabulates or distributes nothing must not import: each adds tens
+#: of milliseconds to every start (numpy alone about a fifth of a short ``tcplab run``).
+HEAVY = ("numpy", "pandas", "pyarrow", "polars", "matplotlib", "dask", "distributed", "tqdm")
+
+_IMPORTED_BY = """
+import sys
+from tcplab.cli import main
+try:
+    main(sys.argv[1:])
+except SystemExit:
+    pass
+print(" ".join(sorted(m for m in sys.modules if m.split(".")[0] in {heavy!r})), file=sys.stderr)
+"""
+
+
+def _heavy_imports(*args: str) -> list[str]:
+    """The heavy modules a ``tcplab ARGS`` process had imported when it ended."""
+    import subprocess
+    import sys
+
+    code = _IMPORTED_BY.format(heavy=set(HEAVY))
+    proc = subprocess.run(
+        [sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=120
+    )
+    return proc.stderr.strip().splitlines()[-1].split() if proc.stderr.strip() else []
+
+
+@pytest.mark.parametrize("args", [("--help",), ("run", "--help"), ("trace", "--help")])
+def test_building_the_command_line_imports_nothing_heavy(args: tuple[str, ...]) -> None:
+    # ``--help`` builds every command's parser: a wing's parser must not import its workers.
+    assert _heavy_imports(*args) == []
+
+
+@pytest.mark.core
+def test_run_json_imports_nothing_heavy() -> None:
+    # The summary needs no table: a ``run --json`` imports no numpy, pyarrow, pandas, ...
+    args = ("run", "p2p-bulk", "--set", "duration=2s", "--json", "--quiet")
+    assert _heavy_imports(*args) == []
+    # and the check can fail: a run that writes Parquet tables imports pyarrow
+    with tempfile.TemporaryDirectory() as out:
+        assert "pyarrow" in _heavy_imports(*args, "--out", out)

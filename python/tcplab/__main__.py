@@ -1,7 +1,5 @@
 """``python -m tcplab`` is the ``tcplab`` command."""
 
-import sys
+from tcplab.cli import command
 
-from tcplab.cli import main
-
-sys.exit(main())
+command()

@@ -49,6 +49,7 @@
 //! timestamps come from its own clock (`ts_offset`, anchored by the driver).
 
 use crate::cc::hystart::Phase as HyPhase;
+use std::cell::Cell;
 use std::collections::VecDeque;
 
 use crate::ack_cc::AckRatioController;
@@ -174,6 +175,8 @@ pub struct Connection {
     ts_ok: bool,
     ts_recent: u32,
     ts_offset: u32,
+    /// The timestamp clock's last tick asked: (its start, now / g), see `ts_now`.
+    ts_tick: Cell<(Time, u64)>,
     last_ack_sent: u64,
 
     // ---- receive side ----
@@ -394,6 +397,7 @@ impl Connection {
             ts_ok: false,
             ts_recent: 0,
             ts_offset,
+            ts_tick: Cell::new((0, 0)),
             last_ack_sent: 0,
             irs: 0,
             reasm: Reassembly::new(0),
@@ -811,8 +815,21 @@ impl Connection {
         (1 + self.data_end_total()).min(by_buf)
     }
 
+    /// TSval at `now` (RFC 7323 §5.4: a clock ticking every `ts_granularity`).
     fn ts_now(&self, now: Time) -> u32 {
-        ((now / self.cfg.ts_granularity) as u32).wrapping_add(self.ts_offset)
+        // now / g, without the division while `now` stays in the last tick
+        // asked (every segment of one event, and the ACK that follows): a
+        // 64-bit division is one instruction but tens of cycles.
+        let g = self.cfg.ts_granularity;
+        let (start, ticks) = self.ts_tick.get();
+        let ticks = if now >= start && now - start < g {
+            ticks
+        } else {
+            let t = now / g;
+            self.ts_tick.set((t * g, t));
+            t
+        };
+        (ticks as u32).wrapping_add(self.ts_offset)
     }
 
     fn rcv_window(&self) -> u64 {
@@ -939,6 +956,8 @@ impl Connection {
         seg
     }
 
+    #[cold]
+    #[inline(never)]
     fn syn_segment(&mut self, now: Time) -> Segment {
         let is_synack = self.state == State::SynRcvd;
         let flags = if is_synack {
@@ -1257,6 +1276,8 @@ impl Connection {
     /// RFC 8985 §7.3: the PTO expired. Send one new segment if the
     /// receiver's window allows (regardless of cwnd), else retransmit the
     /// highest-sequence segment; remember TLP.end_seq and re-arm the RTO.
+    #[cold]
+    #[inline(never)]
     fn send_tlp_probe(&mut self, now: Time) -> Option<Segment> {
         if self.rec.tlp.end_seq.is_some() || self.rec.in_recovery || self.rec.after_rto {
             return None;
@@ -1292,6 +1313,8 @@ impl Connection {
         Some(seg)
     }
 
+    #[cold]
+    #[inline(never)]
     fn retransmit(&mut self, i: usize, reason: RtxReason, now: Time) -> Segment {
         let s = *self.sb.get(i).unwrap();
         self.on_data_sent(s.len(), now);
@@ -1751,6 +1774,8 @@ impl Connection {
         self.push_event(Event::Established);
     }
 
+    #[cold]
+    #[inline(never)]
     fn enter_closed(&mut self, sent_rst: bool) {
         let was_open = self.state != State::Closed;
         self.state = State::Closed;
@@ -1929,7 +1954,9 @@ impl Connection {
             && self.sb.iter().take_while(|s| s.end <= ack).any(|s| {
                 !s.has(EVER_RETRANS) && !s.has(SACKED) && s.start < self.saved.snd_max_at_rto
             });
-        let is_dup_early = ack == self.snd_una
+        // (Only the detectors below read it: not evaluated for every ACK without one.)
+        let is_dup_early = (self.detector.is_some() || self.fr_detector.is_some())
+            && ack == self.snd_una
             && !self.sb.is_empty()
             && seg.payload_len == 0
             && !seg.flags.syn()
@@ -2241,6 +2268,8 @@ impl Connection {
 
     /// tcp_enter_cwr() / tcp_init_cwnd_reduction(): ssthresh from the
     /// congestion control as for a loss, PRR from the prior cwnd.
+    #[cold]
+    #[inline(never)]
     fn enter_cwr(&mut self, now: Time) {
         let basis = self.loss_basis(self.sb.outstanding());
         self.ccs.ssthresh = self.cc.ssthresh_on_ece(&self.ccs, basis, now);
@@ -2354,6 +2383,8 @@ impl Connection {
 
     /// RFC 8985 §7.4.2: the tail loss probe repaired a loss: respond as to
     /// a loss (Linux: CWR, cwnd = ssthresh at once).
+    #[cold]
+    #[inline(never)]
     fn on_tlp_repaired(&mut self, now: Time) {
         let flight = self.sb.outstanding();
         let basis = self.loss_basis(flight);
@@ -2369,6 +2400,8 @@ impl Connection {
     }
 
     /// Act on a detector's decision about timeout `id`.
+    #[cold]
+    #[inline(never)]
     fn apply_decision(&mut self, id: u32, d: Decision, acked: u64) {
         // The verdict covers every timeout of the episode up to `id`.
         let ids = self.episode_first_id.min(id)..=self.timeout_count.saturating_sub(1).max(id);
@@ -2437,6 +2470,8 @@ impl Connection {
 
     /// A fast retransmit was declared spurious: count it and run the
     /// `spurious_fr_response`.
+    #[cold]
+    #[inline(never)]
     fn on_spurious_fr(&mut self, id: u32, acked: u64) {
         self.stats.spurious_fr_detected += 1;
         let undone = spurious::respond_fr(
@@ -2481,6 +2516,8 @@ impl Connection {
 
     /// Fast recovery starts; `delivered` is the DeliveredData of the ACK
     /// (or timer) that started it, for the first PRR step.
+    #[cold]
+    #[inline(never)]
     fn enter_recovery(&mut self, now: Time, delivered: u64) {
         // RFC 5681 §3.2 step 2 (and RFC 6675 §5 step 4.2): data sent by
         // Limited Transmit is not counted in FlightSize here.
@@ -2983,6 +3020,41 @@ impl Connection {
             let min_tso = cc.min_tso_segs();
             let segs = p.tso_segs(mss, min_tso, (m != Time::MAX).then_some(m));
             p.on_sent(len, now, segs);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_timestamp_clock_is_now_over_its_granularity_whatever_the_order_asked() {
+        // `ts_now` skips the division inside the last tick asked: the same
+        // value as the division for times forward, backward, at tick edges
+        // and far apart.
+        for g in [1, 7, crate::NS_PER_MS, 1_000_003] {
+            let cfg = Config {
+                ts_granularity: g,
+                ..Config::default()
+            };
+            let c = Connection::client(cfg, 1, 2, 100, 0xFFFF_FF00);
+            let mut x: u64 = 99;
+            let mut t: u64 = 0;
+            for k in 0..20_000u64 {
+                x = x
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                t = match k % 5 {
+                    0 => t + (x >> 40) % (3 * g), // forward, often in the same tick
+                    1 => t / g * g + g - 1,       // a tick's last ns
+                    2 => (t / g + 1) * g,         // the next tick's first
+                    3 => t.saturating_sub((x >> 44) % (2 * g)), // backward
+                    _ => (x >> 1) % (u64::MAX / 2), // anywhere
+                };
+                let want = ((t / g) as u32).wrapping_add(0xFFFF_FF00);
+                assert_eq!(c.ts_now(t), want, "g {g} t {t}");
+            }
         }
     }
 }

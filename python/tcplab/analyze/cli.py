@@ -1,15 +1,19 @@
-"""``tcplab analyze``: TCP trace analysis of pcap/pcapng captures, the command. The analysis is
-in :mod:`tcplab.analyze.capture`, the figures in :mod:`tcplab.analyze.plots`; see
-``docs/analyze.md``."""
+"""The analysis wing's commands. ``tcplab analyze``: TCP trace analysis of pcap/pcapng captures;
+the analysis is in :mod:`tcplab.analyze.capture`, the figures in :mod:`tcplab.analyze.plots`; see
+``docs/analyze.md``. ``tcplab trace``: capacity trace files, the work in
+:mod:`tcplab.analyze.tracefile`; see ``docs/traces.md``."""
 
 from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
-__all__ = ["add_parser", "cmd_analyze"]
+from tcplab.scenario.trace import TRACE_FORMATS
+
+__all__ = ["add_parser", "add_trace_parser", "cmd_analyze", "cmd_trace"]
 
 
 def add_parser(sub: Any) -> None:
@@ -85,4 +89,72 @@ def cmd_analyze(args: argparse.Namespace) -> int:
         for f in draw_all(res, out or Path(".")):
             if not args.json:
                 print(f"wrote {f}")
+    return 0
+
+
+def add_trace_parser(sub: Any) -> None:
+    """Register the ``trace`` subcommand on the CLI's subparsers."""
+    p = sub.add_parser(
+        "trace",
+        help="capacity trace files: stats, plot, convert, synth",
+        description='Capacity trace files for kind = "trace" hops (docs/traces.md), read by '
+        "the simulator's own loader.",
+    )
+    cmds = p.add_subparsers(dest="trace_command", required=True, metavar="COMMAND")
+    st = cmds.add_parser("stats", help="duration, mean and per-second rates, outages")
+    pl = cmds.add_parser("plot", help="draw the capacity over time (PNG)")
+    cv = cmds.add_parser("convert", help="convert between the mahimahi and csv formats")
+    for c in (st, pl, cv):
+        c.add_argument("file", metavar="FILE")
+        c.add_argument("--format", choices=TRACE_FORMATS, default="mahimahi", help="of FILE")
+    st.add_argument("--outage", type=float, default=0.5, help="outage gap, s (default 0.5)")
+    st.add_argument("--json", action="store_true", help="print one JSON object")
+    pl.add_argument("-o", "--out", metavar="PNG", help="default: FILE.png")
+    cv.add_argument("-o", "--out", metavar="FILE", required=True)
+    cv.add_argument("--to", choices=TRACE_FORMATS, required=True)
+    sy = cmds.add_parser("synth", help="generate a Mahimahi trace (a random walk of the rate)")
+    sy.add_argument("-o", "--out", metavar="FILE", required=True)
+    sy.add_argument("--seconds", type=int, default=60)
+    sy.add_argument("--peak", type=float, default=20.0, help="highest rate, Mbit/s")
+    sy.add_argument("--seed", type=int, default=1)
+    p.set_defaults(func=cmd_trace)
+
+
+def cmd_trace(args: argparse.Namespace) -> int:
+    """``tcplab trace stats|plot|convert|synth`` (docs/traces.md)."""
+    # Imported here, not at the top: tracefile imports numpy, and every ``tcplab`` command
+    # builds this command's parser.
+    from tcplab.analyze import tracefile
+
+    cmd = args.trace_command
+    if cmd == "synth":
+        if args.seconds < 1 or args.peak <= 0:
+            raise ValueError("synth: --seconds must be >= 1 and --peak > 0")
+        tracefile.write(
+            tracefile.synth(args.seconds, args.peak * 1e6, args.seed), args.out, "mahimahi"
+        )
+        return 0
+    tr = tracefile.load(args.file, args.format)
+    if cmd == "stats":
+        s = tracefile.stats(tr, int(args.outage * 1e9))
+        if args.json:
+            print(json.dumps(s))
+            return 0
+        r = s["per_second_mbps"]
+        print(f"{args.file}: {s['duration_s']:.3f} s, {s['timestamps']} timestamps")
+        print(f"  mean {s['mean_mbps']:.3f} Mbit/s")
+        print(
+            "  per second (Mbit/s): "
+            + ", ".join(f"{k} {v:.2f}" for k, v in r.items()).replace("p0 ", "min ")
+        )
+        print(
+            f"  outages (gaps >= {s['outage_threshold_s']:g} s): {s['outages']}, "
+            f"{s['outage_total_s']:.2f} s in all, longest {s['outage_longest_s']:.2f} s"
+        )
+    elif cmd == "plot":
+        out = args.out or f"{args.file}.png"
+        tracefile.plot(tr, out, Path(args.file).name)
+        print(out, file=sys.stderr)
+    else:
+        tracefile.write(tr, args.out, args.to)
     return 0

@@ -1,4 +1,5 @@
-"""Capacity trace files (docs/traces.md): ``tcplab trace stats|plot|convert|synth``.
+"""Capacity trace files (docs/traces.md): loading, statistics, conversion, synthesis and plots;
+the ``tcplab trace stats|plot|convert|synth`` command is in :mod:`tcplab.analyze.cli`.
 
 Files are read by the simulator's own loader (``_core.trace_load``), so what these tools
 report is what a ``kind = "trace"`` hop replays. Rates count IP bytes of full-size (1500-byte)
@@ -7,16 +8,12 @@ datagrams: a Mahimahi opportunity (1504 bytes as ``mm-link`` counts them) carrie
 
 from __future__ import annotations
 
-import argparse
-import json
 import os
-import sys
 from pathlib import Path
 from typing import Any, NamedTuple
 
 import numpy as np
 
-FORMATS = ("mahimahi", "csv")
 MAHIMAHI_OPPORTUNITY = 1504
 DATAGRAM = 1500
 
@@ -179,64 +176,3 @@ def plot(tr: Trace, out: str | Path, title: str) -> None:
     fig.tight_layout()
     fig.savefig(out, dpi=120)
     plt.close(fig)
-
-
-def add_parser(sub: Any) -> None:
-    """Register ``tcplab trace`` on the CLI's subparsers."""
-    p = sub.add_parser(
-        "trace",
-        help="capacity trace files: stats, plot, convert, synth",
-        description='Capacity trace files for kind = "trace" hops (docs/traces.md), read by '
-        "the simulator's own loader.",
-    )
-    cmds = p.add_subparsers(dest="trace_command", required=True, metavar="COMMAND")
-    st = cmds.add_parser("stats", help="duration, mean and per-second rates, outages")
-    pl = cmds.add_parser("plot", help="draw the capacity over time (PNG)")
-    cv = cmds.add_parser("convert", help="convert between the mahimahi and csv formats")
-    for c in (st, pl, cv):
-        c.add_argument("file", metavar="FILE")
-        c.add_argument("--format", choices=FORMATS, default="mahimahi", help="of FILE")
-    st.add_argument("--outage", type=float, default=0.5, help="outage gap, s (default 0.5)")
-    st.add_argument("--json", action="store_true", help="print one JSON object")
-    pl.add_argument("-o", "--out", metavar="PNG", help="default: FILE.png")
-    cv.add_argument("-o", "--out", metavar="FILE", required=True)
-    cv.add_argument("--to", choices=FORMATS, required=True)
-    sy = cmds.add_parser("synth", help="generate a Mahimahi trace (a random walk of the rate)")
-    sy.add_argument("-o", "--out", metavar="FILE", required=True)
-    sy.add_argument("--seconds", type=int, default=60)
-    sy.add_argument("--peak", type=float, default=20.0, help="highest rate, Mbit/s")
-    sy.add_argument("--seed", type=int, default=1)
-    p.set_defaults(func=_cmd_trace)
-
-
-def _cmd_trace(args: argparse.Namespace) -> int:
-    cmd = args.trace_command
-    if cmd == "synth":
-        if args.seconds < 1 or args.peak <= 0:
-            raise ValueError("synth: --seconds must be >= 1 and --peak > 0")
-        write(synth(args.seconds, args.peak * 1e6, args.seed), args.out, "mahimahi")
-        return 0
-    tr = load(args.file, args.format)
-    if cmd == "stats":
-        s = stats(tr, int(args.outage * 1e9))
-        if args.json:
-            print(json.dumps(s))
-            return 0
-        r = s["per_second_mbps"]
-        print(f"{args.file}: {s['duration_s']:.3f} s, {s['timestamps']} timestamps")
-        print(f"  mean {s['mean_mbps']:.3f} Mbit/s")
-        print(
-            "  per second (Mbit/s): "
-            + ", ".join(f"{k} {v:.2f}" for k, v in r.items()).replace("p0 ", "min ")
-        )
-        print(
-            f"  outages (gaps >= {s['outage_threshold_s']:g} s): {s['outages']}, "
-            f"{s['outage_total_s']:.2f} s in all, longest {s['outage_longest_s']:.2f} s"
-        )
-    elif cmd == "plot":
-        out = args.out or f"{args.file}.png"
-        plot(tr, out, Path(args.file).name)
-        print(out, file=sys.stderr)
-    else:
-        write(tr, args.out, args.to)
-    return 0
