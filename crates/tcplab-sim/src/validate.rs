@@ -283,6 +283,24 @@ fn check_retries(key: &str, n: u32) -> Result<u32, String> {
     }
 }
 
+/// `parsed`, the value of `field` read as one of its kinds, or the one-line
+/// error that names the field, what it selects, the value given and the
+/// choices (listed only when the value is unknown).
+fn known<T>(
+    parsed: Option<T>,
+    field: &str,
+    what: &str,
+    value: &str,
+    choices: impl FnOnce() -> String,
+) -> Result<T, String> {
+    parsed.ok_or_else(|| {
+        format!(
+            "{field}: unknown {what} {value:?} (choose from {})",
+            choices()
+        )
+    })
+}
+
 pub fn tcp_config(t: &TcpConfigJson) -> Result<Config, String> {
     if let Some(x) = &t.xmit_time {
         for (key, ns) in [("first", x.first_ns), ("gso", x.gso_ns), ("gap", x.gap_ns)] {
@@ -293,13 +311,13 @@ pub fn tcp_config(t: &TcpConfigJson) -> Result<Config, String> {
             }
         }
     }
-    let mut cc = CcKind::parse(&t.cc).ok_or_else(|| {
-        format!(
-            "cc: unknown congestion control {:?} (choose from {})",
-            t.cc,
-            tcplab_tcp::cc::names_where(|_| true, ", ")
-        )
-    })?;
+    let mut cc = known(
+        CcKind::parse(&t.cc),
+        "cc",
+        "congestion control",
+        &t.cc,
+        || tcplab_tcp::cc::names_where(|_| true, ", "),
+    )?;
     let targets = || tcplab_tcp::cc::names_where(|e| e.target_rate, "\" or \"");
     match (cc.entry.target_rate, t.qos_target_bps) {
         (true, None) => {
@@ -368,82 +386,80 @@ pub fn tcp_config(t: &TcpConfigJson) -> Result<Config, String> {
             queue_threshold: a.queue_threshold,
             max_ratio: a.max_ratio,
         }),
-        spurious_detection: DetectorKind::parse(&t.spurious_detection).ok_or_else(|| {
-            format!(
-                "spurious_detection: unknown spurious-timeout detector {:?} (choose from {})",
-                t.spurious_detection,
-                DetectorKind::NAMES.join(", ")
-            )
-        })?,
-        spurious_response: ResponseKind::parse(&t.spurious_response).ok_or_else(|| {
-            format!(
-                "spurious_response: unknown spurious-timeout response {:?} (choose from {})",
-                t.spurious_response,
-                ResponseKind::NAMES.join(", ")
-            )
-        })?,
-        spurious_fr: DetectorKind::parse(&t.spurious_fr)
-            .filter(|d| d.judges_fast_retransmits())
-            .ok_or_else(|| {
-                format!(
-                    "spurious_fr: unknown spurious-fast-retransmit detector {:?} (choose from {})",
-                    t.spurious_fr,
-                    DetectorKind::FR_NAMES.join(", ")
-                )
-            })?,
-        spurious_fr_response: FrResponseKind::parse(&t.spurious_fr_response).ok_or_else(|| {
-            format!(
-                "spurious_fr_response: unknown spurious-fast-retransmit response {:?} (choose from {})",
-                t.spurious_fr_response,
-                FrResponseKind::NAMES.join(", ")
-            )
-        })?,
+        spurious_detection: known(
+            DetectorKind::parse(&t.spurious_detection),
+            "spurious_detection",
+            "spurious-timeout detector",
+            &t.spurious_detection,
+            || DetectorKind::NAMES.join(", "),
+        )?,
+        spurious_response: known(
+            ResponseKind::parse(&t.spurious_response),
+            "spurious_response",
+            "spurious-timeout response",
+            &t.spurious_response,
+            || ResponseKind::NAMES.join(", "),
+        )?,
+        spurious_fr: known(
+            DetectorKind::parse(&t.spurious_fr).filter(|d| d.judges_fast_retransmits()),
+            "spurious_fr",
+            "spurious-fast-retransmit detector",
+            &t.spurious_fr,
+            || DetectorKind::FR_NAMES.join(", "),
+        )?,
+        spurious_fr_response: known(
+            FrResponseKind::parse(&t.spurious_fr_response),
+            "spurious_fr_response",
+            "spurious-fast-retransmit response",
+            &t.spurious_fr_response,
+            || FrResponseKind::NAMES.join(", "),
+        )?,
         read_rate_bps: t.read_rate_bps,
-        recovery_cwnd: RecoveryCwnd::parse(&t.recovery_cwnd).ok_or_else(|| {
-            format!(
-                "recovery_cwnd: unknown fast-recovery cwnd reduction {:?} (choose from {})",
-                t.recovery_cwnd,
-                RecoveryCwnd::NAMES.join(", ")
-            )
-        })?,
-        loss_detection: LossDetection::parse(&t.loss_detection).ok_or_else(|| {
-            format!(
-                "loss_detection: unknown loss detection {:?} (choose from {})",
-                t.loss_detection,
-                LossDetection::NAMES.join(", ")
-            )
-        })?,
+        recovery_cwnd: known(
+            RecoveryCwnd::parse(&t.recovery_cwnd),
+            "recovery_cwnd",
+            "fast-recovery cwnd reduction",
+            &t.recovery_cwnd,
+            || RecoveryCwnd::NAMES.join(", "),
+        )?,
+        loss_detection: known(
+            LossDetection::parse(&t.loss_detection),
+            "loss_detection",
+            "loss detection",
+            &t.loss_detection,
+            || LossDetection::NAMES.join(", "),
+        )?,
         tlp: t.tlp,
-        ssthresh_from: SsthreshFrom::parse(&t.ssthresh_from).ok_or_else(|| {
-            format!(
-                "ssthresh_from: unknown multiplicative-decrease basis {:?} (choose from {})",
-                t.ssthresh_from,
-                SsthreshFrom::NAMES.join(", ")
-            )
-        })?,
-        rcv_window: RcvWindowKind::parse(&t.rcv_window).ok_or_else(|| {
-            format!(
-                "rcv_window: unknown receive-window model {:?} (choose from {})",
-                t.rcv_window,
-                RcvWindowKind::NAMES.join(", ")
-            )
-        })?,
+        ssthresh_from: known(
+            SsthreshFrom::parse(&t.ssthresh_from),
+            "ssthresh_from",
+            "multiplicative-decrease basis",
+            &t.ssthresh_from,
+            || SsthreshFrom::NAMES.join(", "),
+        )?,
+        rcv_window: known(
+            RcvWindowKind::parse(&t.rcv_window),
+            "rcv_window",
+            "receive-window model",
+            &t.rcv_window,
+            || RcvWindowKind::NAMES.join(", "),
+        )?,
         rcv_scaling_ratio: t.rcv_scaling_ratio,
-        snd_buf_model: tcplab_tcp::sndbuf::SndBufKind::parse(&t.snd_buf_model).ok_or_else(|| {
-            format!(
-                "snd_buf_model: unknown send-buffer model {:?} (choose from {})",
-                t.snd_buf_model,
-                tcplab_tcp::sndbuf::SndBufKind::NAMES.join(", ")
-            )
-        })?,
+        snd_buf_model: known(
+            tcplab_tcp::sndbuf::SndBufKind::parse(&t.snd_buf_model),
+            "snd_buf_model",
+            "send-buffer model",
+            &t.snd_buf_model,
+            || tcplab_tcp::sndbuf::SndBufKind::NAMES.join(", "),
+        )?,
         pacing: t.pacing,
-        ecn: tcplab_tcp::ecn::EcnMode::parse(&t.ecn).ok_or_else(|| {
-            format!(
-                "ecn: unknown ECN mode {:?} (choose from {})",
-                t.ecn,
-                tcplab_tcp::ecn::EcnMode::NAMES.join(", ")
-            )
-        })?,
+        ecn: known(
+            tcplab_tcp::ecn::EcnMode::parse(&t.ecn),
+            "ecn",
+            "ECN mode",
+            &t.ecn,
+            || tcplab_tcp::ecn::EcnMode::NAMES.join(", "),
+        )?,
         mss_option_rfc6691: false,
     };
     cfg.validate()?;
