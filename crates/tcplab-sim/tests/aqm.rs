@@ -3,10 +3,9 @@
 
 use tcplab_sim::config::*;
 use tcplab_sim::queue::AqmConfig;
-use tcplab_sim::{Output, Sim};
 
 mod common;
-pub use common::linux_tcp;
+pub use common::{linux_tcp, run_checked};
 
 const MS: u64 = 1_000_000;
 
@@ -119,18 +118,7 @@ pub fn mix(
             spill_dir: None,
         },
     };
-    tcplab_sim::validate::validate(&cfg).unwrap();
-    let out: Output = Sim::new(cfg).unwrap().run(None).unwrap();
-    let summary: serde_json::Value =
-        serde_json::from_str(&out.summary.as_ref().unwrap().to_json()).unwrap();
-    assert!(
-        summary["invariants"]["violations"]
-            .as_array()
-            .unwrap()
-            .is_empty(),
-        "{}",
-        summary["invariants"]
-    );
+    let (out, summary) = run_checked(cfg);
     // bytes delivered at each 5 s boundary, from the time series
     let at = |t: i64| {
         out.ts_t

@@ -6,6 +6,10 @@ use tcplab_sim::config::{
 };
 use tcplab_sim::{Sim, EVENT_KIND_NAMES};
 
+#[allow(dead_code)] // this file uses run_checked only
+mod common;
+use common::run_checked;
+
 fn cfg(detector: &str, seed: u64) -> SimConfig {
     let dir = |rate| RlcDirConfig {
         rate_bps: rate,
@@ -105,16 +109,7 @@ fn bulk_row(aqm: Option<&str>) -> serde_json::Value {
     c.flows[0].tcp.max_cwnd = None;
     c.flows[0].tcp.rcv_buf = 4 << 20;
     c.flows[0].app = AppConfig::Bulk { bytes: None };
-    tcplab_sim::validate::validate(&c).unwrap();
-    let out = Sim::new(c).unwrap().run(None).unwrap();
-    let s: serde_json::Value =
-        serde_json::from_str(&out.summary.as_ref().unwrap().to_json()).unwrap();
-    assert!(
-        s["invariants"]["violations"].as_array().unwrap().is_empty(),
-        "{}",
-        s["invariants"]
-    );
-    s["links"][0].clone()
+    run_checked(c).1["links"][0].clone()
 }
 
 #[test]

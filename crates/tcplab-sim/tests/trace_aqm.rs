@@ -8,10 +8,9 @@ use std::path::{Path, PathBuf};
 
 use tcplab_sim::config::*;
 use tcplab_sim::queue::AqmConfig;
-use tcplab_sim::Sim;
 
 mod common;
-use common::linux_tcp;
+use common::{linux_tcp, run_checked};
 
 const MS: u64 = 1_000_000;
 const S: u64 = 1_000_000_000;
@@ -69,17 +68,7 @@ fn config(trace: &Path, limit: u32, aqm: Option<AqmConfig>, secs: u64, ecn: bool
 }
 
 fn run(c: SimConfig) -> serde_json::Value {
-    tcplab_sim::validate::validate(&c).unwrap();
-    tcplab_sim::validate::files(&c).unwrap();
-    let out = Sim::new(c).unwrap().run(None).unwrap();
-    let s: serde_json::Value =
-        serde_json::from_str(&out.summary.as_ref().unwrap().to_json()).unwrap();
-    assert!(
-        s["invariants"]["violations"].as_array().unwrap().is_empty(),
-        "{}",
-        s["invariants"]
-    );
-    s
+    run_checked(c).1
 }
 
 fn down(s: &serde_json::Value) -> &serde_json::Value {

@@ -1,6 +1,7 @@
 //! Helpers the integration tests share.
 
-use tcplab_sim::config::TcpConfigJson;
+use tcplab_sim::config::{SimConfig, TcpConfigJson};
+use tcplab_sim::{Output, Sim};
 
 const MS: u64 = 1_000_000;
 
@@ -34,4 +35,24 @@ pub fn linux_tcp(ecn: bool) -> TcpConfigJson {
     t.ack.max_delay_ns = 40 * MS;
     t.ack.quickack = 16;
     t
+}
+
+/// Check `c` as the CLI does (fields, then the files it names), run it, assert
+/// that the run reports no invariant violation, and return the output with its
+/// summary as JSON.
+pub fn run_checked(c: SimConfig) -> (Output, serde_json::Value) {
+    tcplab_sim::validate::validate(&c).unwrap();
+    tcplab_sim::validate::files(&c).unwrap();
+    let out = Sim::new(c).unwrap().run(None).unwrap();
+    let summary: serde_json::Value =
+        serde_json::from_str(&out.summary.as_ref().unwrap().to_json()).unwrap();
+    assert!(
+        summary["invariants"]["violations"]
+            .as_array()
+            .unwrap()
+            .is_empty(),
+        "{}",
+        summary["invariants"]
+    );
+    (out, summary)
 }
