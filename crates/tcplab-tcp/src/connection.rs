@@ -2024,13 +2024,18 @@ impl Connection {
             if let Some(Some(r)) = linux_sample {
                 self.rtt.on_sample_linux(r, ack, self.snd_max);
             }
-            if rate_in.is_some() {
+            if rate_in.is_some() || (self.rec.in_recovery && self.cfg.hystart_linux) {
+                // tcp_clean_rtx_queue: ca_rtt_us is the newest SACKed
+                // segment's, else the newest cumulatively acked one's (no
+                // retransmission acked), else the TSecr sample.
                 ca_rtt = ca_rtt
                     .or(sum
                         .rtt_sent_at
                         .filter(|_| !sum.any_retransmitted)
                         .map(|t| now - t))
                     .or(sample.filter(|_| self.ts_ok));
+            }
+            if rate_in.is_some() {
                 // FLAG_ACK_MAYBE_DELAYED: one runt segment ACKed, nothing SACKed.
                 let delayed = sum.segments == 1 && sum.bytes < self.mss && sacked_before == 0;
                 if let Some(r) = self.sb.rate_mut() {
@@ -2044,17 +2049,7 @@ impl Connection {
             }
             if self.rec.in_recovery {
                 if self.cfg.hystart_linux {
-                    // tcp_clean_rtx_queue: ca_rtt_us is the newest SACKed
-                    // segment's, else the newest cumulatively acked one's
-                    // (no retransmission acked), else the TSecr sample.
-                    let rtt = sack_last
-                        .map(|t| now - t)
-                        .or(sum
-                            .rtt_sent_at
-                            .filter(|_| !sum.any_retransmitted)
-                            .map(|t| now - t))
-                        .or(sample.filter(|_| self.ts_ok));
-                    self.pkts_acked_in_recovery(rtt, now);
+                    self.pkts_acked_in_recovery(ca_rtt, now);
                 }
                 self.on_ack_in_recovery(ack, prev_una, acked_bytes, prior_flight, now);
             } else if !self.ecn.in_cwr() {
@@ -2105,7 +2100,7 @@ impl Connection {
         } else {
             acked_bytes = 0;
             if self.rec.in_recovery && self.cfg.hystart_linux {
-                self.pkts_acked_in_recovery(sack_last.map(|t| now - t), now);
+                self.pkts_acked_in_recovery(ca_rtt, now);
             }
             if let Some(t) = sack_first.filter(|_| self.rtt.is_linux()) {
                 // Linux takes an RTT sample from newly SACKed data on any ACK
