@@ -1881,6 +1881,16 @@ impl Connection {
             self.snd_wl1 = seg_seq;
             self.snd_wl2 = ack;
         }
+        // tcp_ack(): `if (!prior_packets) goto no_queue;`: nothing is
+        // outstanding and the ACK acknowledges nothing new, as on every
+        // segment a pure data receiver gets. The rest of this function
+        // would change nothing then (no sample, no scoreboard, no
+        // duplicate ACK, no congestion control): leave it out.
+        if ack == self.snd_una && self.sb.is_empty() && self.ack_changes_nothing(seg) {
+            // (What the full path takes and drops at its end.)
+            self.sb.take_delivered();
+            return;
+        }
 
         let rate_in = self.rate_begin_ack();
         // RFC 6937 §2 DeliveredData = change in snd.una + change in SACKd.
@@ -2259,6 +2269,23 @@ impl Connection {
         if let Some(rate_in) = rate_in {
             self.rate_end_ack(now, rate_in, ca_rtt);
         }
+    }
+
+    /// For an ACK of nothing new while nothing is outstanding: true when
+    /// the rest of `process_ack` would leave every state as it is: no SACK
+    /// blocks to read (a DSACK is counted), no spurious-retransmission
+    /// detector or RACK to show the ACK to, no TLP episode to close, no
+    /// ECN feedback to count, no recovery or CWR reduction to step.
+    #[inline]
+    fn ack_changes_nothing(&self, seg: &Segment) -> bool {
+        !(self.sack_ok && seg.options.sack_len > 0)
+            && self.detector.is_none()
+            && self.fr_detector.is_none()
+            && !(self.sack_ok && self.cfg.loss_detection == LossDetection::Rack)
+            && self.rec.tlp.end_seq.is_none()
+            && !self.ecn.ok()
+            && !self.ecn.in_cwr()
+            && !self.rec.in_recovery
     }
 
     /// tcp_enter_cwr() / tcp_init_cwnd_reduction(): ssthresh from the
@@ -2892,6 +2919,12 @@ impl Connection {
     /// (`tcp_should_expand_sndbuf`) and wakes the writer if the socket is
     /// writable (`sk_stream_write_space`). True if it wrote.
     fn sndbuf_wakeup(&mut self) -> bool {
+        // Without a send-buffer model (most connections) nothing sleeps:
+        // return before the two divisions below (this runs on every
+        // `poll_transmit` that finds nothing else to send).
+        if self.sndbuf.is_none() {
+            return false;
+        }
         let in_flight = self.pkts(self.sb.pipe());
         let cwnd = self.ccs.cwnd / self.mss.max(1);
         let reordering = self.cfg.dupthresh as u64;
