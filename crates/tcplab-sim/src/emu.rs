@@ -919,8 +919,7 @@ impl Emu {
             && !self
                 .eng
                 .q
-                .heap
-                .iter()
+                .pending()
                 .any(|e| matches!(e.ev, Ev::Arrive(_)))
             && self.eng.immediate.is_empty()
             && self.hops.iter().all(|h| h.held() == 0)

@@ -50,6 +50,7 @@ pub struct Packet {
     pub feedback: Option<tcplab_tcp::cc::TransitFeedback>,
 }
 
+#[derive(Clone, Copy)]
 pub(crate) enum Ev {
     /// A packet (index into the packet slab) reaches its next hop or endpoint.
     Arrive(u32),
@@ -154,36 +155,82 @@ impl Slab {
     }
 }
 
+/// The events to come, earliest first (FIFO on ties: every key is unique).
+///
+/// Most events schedule one new event while they run (a link releasing a
+/// packet re-arms its timer for the next). `take_due` therefore hands out
+/// the earliest entry without removing it: the next `push` overwrites it in
+/// place and sifts it down once (`BinaryHeap::peek_mut`), instead of a pop
+/// (sift to the bottom and back up) followed by a push (sift up). The keys
+/// are unique, so the entries, and the order they come out in, are the
+/// same as with a pop and a push.
 #[derive(Default)]
 pub(crate) struct EventQueue {
-    /// `Sim::run` pops it directly; `Sim::finish` counts what is left.
-    pub(crate) heap: BinaryHeap<Entry>,
+    heap: BinaryHeap<Entry>,
     seq: u64,
+    /// The top entry was handed out by `take_due` and is no longer pending.
+    spent: bool,
 }
 
 impl EventQueue {
     #[inline]
     pub(crate) fn push(&mut self, at: Time, ev: Ev) {
         self.seq += 1;
-        self.heap.push(Entry {
+        let e = Entry {
             key: ((at as u128) << 64) | self.seq as u128,
             ev,
-        });
+        };
+        if self.spent {
+            self.spent = false;
+            if let Some(mut top) = self.heap.peek_mut() {
+                *top = e;
+                return;
+            }
+        }
+        self.heap.push(e);
+    }
+
+    /// Remove the entry `take_due` handed out, if it is still there.
+    #[inline]
+    fn settle(&mut self) {
+        if self.spent {
+            self.spent = false;
+            self.heap.pop();
+        }
     }
 
     /// When the earliest event is due (a real-time driver sleeps until then).
     #[inline]
     pub(crate) fn next_at(&self) -> Option<Time> {
-        self.heap.peek().map(|e| e.at())
+        self.pending().next().map(|e| e.at())
     }
 
     /// Take the earliest event if it is due at or before `until`.
     #[inline]
     pub(crate) fn pop_due(&mut self, until: Time) -> Option<(Time, Ev)> {
-        if self.heap.peek()?.at() > until {
+        let e = self.take_due(until);
+        self.settle();
+        e
+    }
+
+    /// `pop_due` for the simulator's loop: the entry is left in place for
+    /// the next `push` to overwrite (see the type's comment).
+    #[inline]
+    pub(crate) fn take_due(&mut self, until: Time) -> Option<(Time, Ev)> {
+        self.settle();
+        let top = self.heap.peek()?;
+        if top.at() > until {
             return None;
         }
-        self.heap.pop().map(|e| (e.at(), e.ev))
+        self.spent = true;
+        Some((top.at(), top.ev))
+    }
+
+    /// The events still pending, in no particular order (the entry handed
+    /// out last is no longer one of them).
+    pub(crate) fn pending(&self) -> impl Iterator<Item = &Entry> {
+        // The heap's first slot is its top, the entry `take_due` hands out.
+        self.heap.as_slice()[self.spent as usize..].iter()
     }
 }
 

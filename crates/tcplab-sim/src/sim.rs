@@ -257,12 +257,7 @@ impl Sim {
     pub fn run(mut self, progress: Option<Progress>) -> Result<Output, String> {
         let end = self.cfg.duration_ns;
         let mut progress = progress;
-        while let Some(top) = self.eng.q.heap.peek() {
-            if top.at() > end {
-                break;
-            }
-            let e = self.eng.q.heap.pop().unwrap();
-            let (at, ev) = (e.at(), e.ev);
+        while let Some((at, ev)) = self.eng.q.take_due(end) {
             if at < self.now {
                 // Cannot happen with bounded settings and saturating sums;
                 // a wrapped time would otherwise run silently backwards.
@@ -1121,7 +1116,7 @@ impl Sim {
     fn finish(mut self) -> Result<Output, String> {
         let end = self.now;
         let mut in_flight = 0u64;
-        for e in self.eng.q.heap.iter() {
+        for e in self.eng.q.pending() {
             if matches!(e.ev, Ev::Arrive(_)) {
                 in_flight += 1;
             }

@@ -1107,7 +1107,8 @@ impl Connection {
         }
         let pipe = self.sb.pipe();
         let mut cwnd = self.ccs.cwnd;
-        if (!self.sack_ok || self.cfg.limited_transmit_sack)
+        if self.rec.dupacks > 0
+            && (!self.sack_ok || self.cfg.limited_transmit_sack)
             && !self.rec.in_recovery
             && self.cfg.limited_transmit
         {
@@ -2787,7 +2788,19 @@ impl Connection {
         }
     }
 
+    /// After every segment: the close steps, when there are any to take.
+    #[inline]
     fn maybe_finish(&mut self) {
+        if self.fin_acked
+            || (matches!(self.state, State::Closed | State::TimeWait) && !self.closed_reported)
+        {
+            self.finish_steps();
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn finish_steps(&mut self) {
         if self.fin_acked {
             self.state = match self.state {
                 State::FinWait1 => State::FinWait2,
