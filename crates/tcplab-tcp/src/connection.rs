@@ -1078,6 +1078,23 @@ impl Connection {
         if !self.can_send_data_state() {
             return None;
         }
+        // Nothing in flight, nothing to retransmit or probe, no new data
+        // (a pure receiver's every poll, an application-limited sender's):
+        // every rule below finds nothing (an empty scoreboard's pipe is 0,
+        // and no pacing timer is armed while nothing could be sent), so
+        // only their verdict on cwnd is left to record.
+        if self.sb.is_empty()
+            && self.force_rtx.is_none()
+            && !self.rec.tlp_pending
+            && self.frto_new_allow == 0
+            && !self.rec.in_recovery
+            && !self.rec.after_rto
+            && self.sb.lost_bytes() == 0
+            && self.new_data_len().is_none()
+        {
+            self.cwnd_limited = self.sb.pipe() + self.mss > self.send_cwnd();
+            return None;
+        }
         // Forced retransmission: fast retransmit (RFC 5681 §3.2 step 2),
         // timeout (RFC 6298 §5.4), NewReno partial ACK (RFC 6582 §3.2 step 5).
         if self.pace_blocked(now) {
@@ -1106,17 +1123,7 @@ impl Connection {
             self.frto_new_allow = 0;
         }
         let pipe = self.sb.pipe();
-        let mut cwnd = self.ccs.cwnd;
-        if self.rec.dupacks > 0
-            && (!self.sack_ok || self.cfg.limited_transmit_sack)
-            && !self.rec.in_recovery
-            && self.cfg.limited_transmit
-        {
-            // RFC 3042: on the first two dupacks, allow new data beyond cwnd
-            // (with SACK only when asked: on top of RFC 6675's pipe, which
-            // already falls by each SACKed segment).
-            cwnd += self.rec.dupacks.min(2) as u64 * self.mss;
-        }
+        let cwnd = self.send_cwnd();
         if pipe + self.mss > cwnd {
             // RFC 6675 §5 step (C): send only while cwnd − pipe ≥ 1 SMSS.
             self.cwnd_limited = true;
@@ -1164,6 +1171,23 @@ impl Connection {
         }
         self.cwnd_limited = false;
         None
+    }
+
+    /// The congestion window the sending rules compare the pipe with.
+    #[inline]
+    fn send_cwnd(&self) -> u64 {
+        let mut cwnd = self.ccs.cwnd;
+        if self.rec.dupacks > 0
+            && (!self.sack_ok || self.cfg.limited_transmit_sack)
+            && !self.rec.in_recovery
+            && self.cfg.limited_transmit
+        {
+            // RFC 3042: on the first two dupacks, allow new data beyond cwnd
+            // (with SACK only when asked: on top of RFC 6675's pipe, which
+            // already falls by each SACKed segment).
+            cwnd += self.rec.dupacks.min(2) as u64 * self.mss;
+        }
+        cwnd
     }
 
     /// Length of the next new segment, if one may be sent now (app supply,
@@ -1456,7 +1480,22 @@ impl Connection {
 
     /// Arm or disarm the persist timer. The interval is the RTO (RFC 6298)
     /// doubled per unanswered probe, capped at the profile maximum.
+    #[inline]
     fn update_persist(&mut self, now: Time) {
+        // An open window with no persist state (after every poll that sends
+        // nothing): nothing to arm or clear.
+        if self.snd_wnd != 0
+            && self.persist_deadline.is_none()
+            && self.persist_backoff == 0
+            && !self.probe_pending
+        {
+            return;
+        }
+        self.update_persist_stalled(now);
+    }
+
+    #[inline(never)]
+    fn update_persist_stalled(&mut self, now: Time) {
         if !self.zero_window_stalled() {
             self.persist_deadline = None;
             self.persist_backoff = 0;
