@@ -916,11 +916,7 @@ impl Emu {
     /// still on the path: the emulation may end.
     pub fn endpoint_done(&self) -> bool {
         self.endpoint.as_ref().is_some_and(|e| e.done())
-            && !self
-                .eng
-                .q
-                .pending()
-                .any(|e| matches!(e.ev, Ev::Arrive(_)))
+            && !self.eng.q.pending().any(|e| matches!(e.ev, Ev::Arrive(_)))
             && self.eng.immediate.is_empty()
             && self.hops.iter().all(|h| h.held() == 0)
     }
