@@ -377,6 +377,7 @@ impl Sim {
     }
 
     /// Data segments a middlebox absorbed (`Ctx::absorb`).
+    #[inline(never)]
     fn log_absorbed(&mut self) {
         for k in 0..self.eng.absorbed_data.len() {
             let (flow, conn, sent_at) = self.eng.absorbed_data[k];
@@ -387,6 +388,7 @@ impl Sim {
 
     /// Send the packets hop `hi` created: each continues from `hi`'s position
     /// on its flow's route in its direction.
+    #[inline(never)]
     fn route_emitted(&mut self, hi: usize) {
         for k in 0..self.eng.emitted.len() {
             let (mut p, at) = self.eng.emitted[k];
@@ -425,6 +427,7 @@ impl Sim {
     }
 
     /// Count and log the drops a component reported.
+    #[inline(never)]
     fn log_drops(&mut self, hi: usize) {
         for i in 0..self.eng.drops.len() {
             let (p, kind) = self.eng.drops[i];
@@ -584,28 +587,15 @@ impl Sim {
             if read > 0 {
                 f.agg.last_delivery = now;
                 let delivered = pair.rcv.stats().bytes_delivered;
-                // Invariant: the receiver never delivers bytes that did not arrive.
-                if delivered > pair.coverage.prefix() {
-                    self.violations.push(format!(
-                        "flow {fi} conn {}: receiver delivered {delivered} bytes but only {} arrived in sequence",
-                        pair.id,
-                        pair.coverage.prefix()
-                    ));
-                }
-                let sent = pair.snd.snd_max().saturating_sub(1);
-                if delivered > sent {
-                    self.violations.push(format!(
-                        "flow {fi} conn {}: delivered {delivered} > sent {sent}",
-                        pair.id
-                    ));
+                // Invariants: the receiver never delivers bytes that did not
+                // arrive, were not sent or were not written.
+                if delivered > pair.coverage.prefix()
+                    || delivered > pair.snd.snd_max().saturating_sub(1)
+                    || pair.size.is_some_and(|sz| delivered > sz)
+                {
+                    Self::delivery_violations(&mut self.violations, fi, pair, delivered);
                 }
                 if let Some(sz) = pair.size {
-                    if delivered > sz {
-                        self.violations.push(format!(
-                            "flow {fi} conn {}: delivered {delivered} > written {sz}",
-                            pair.id
-                        ));
-                    }
                     if pair.rcv.stats().bytes_read == sz && pair.done_at.is_none() {
                         pair.done_at = Some(now);
                         let id = pair.id;
@@ -699,6 +689,38 @@ impl Sim {
         let rcv_done = matches!(pair.rcv.state(), State::Closed | State::TimeWait);
         if snd_done && rcv_done {
             self.retire(fi, ci);
+        }
+    }
+
+    /// The delivery invariants `service` found broken, one message each
+    /// (out of line: the messages' formatting stays off the packet path).
+    #[cold]
+    #[inline(never)]
+    fn delivery_violations(
+        violations: &mut Vec<String>,
+        fi: usize,
+        pair: &ConnPair,
+        delivered: u64,
+    ) {
+        if delivered > pair.coverage.prefix() {
+            violations.push(format!(
+                "flow {fi} conn {}: receiver delivered {delivered} bytes but only {} arrived in sequence",
+                pair.id,
+                pair.coverage.prefix()
+            ));
+        }
+        let sent = pair.snd.snd_max().saturating_sub(1);
+        if delivered > sent {
+            violations.push(format!(
+                "flow {fi} conn {}: delivered {delivered} > sent {sent}",
+                pair.id
+            ));
+        }
+        if let Some(sz) = pair.size.filter(|&sz| delivered > sz) {
+            violations.push(format!(
+                "flow {fi} conn {}: delivered {delivered} > written {sz}",
+                pair.id
+            ));
         }
     }
 
@@ -810,6 +832,7 @@ impl Sim {
     /// previous segment plus `gap`, so segments never overtake each other.
     /// At a tail-drop queue of one or two packets these microseconds decide
     /// which packet finds the queue full (validation/linux/README.md).
+    #[inline(never)]
     fn transmit_host(&mut self, fi: usize, ci: usize, x: XmitTimeJson) {
         let now = self.now;
         let Sim {
@@ -842,6 +865,7 @@ impl Sim {
         }
     }
 
+    #[inline(never)]
     fn record_event(&mut self, fi: usize, ci: usize, side: Side, e: Event) {
         let now = self.now;
         let f = &mut self.flows[fi];
@@ -862,6 +886,7 @@ impl Sim {
         );
     }
 
+    #[inline(never)]
     fn schedule_next_conn(&mut self, fi: usize) {
         let now = self.now;
         let f = &mut self.flows[fi];
@@ -977,6 +1002,7 @@ impl Sim {
         }
     }
 
+    #[inline(never)]
     fn retire(&mut self, fi: usize, ci: usize) {
         let f = &mut self.flows[fi];
         let pair = f.conns.remove(ci);

@@ -850,6 +850,7 @@ impl Connection {
 
     /// Earliest deadline of the retransmission, delayed-ACK and persist
     /// timers and of a rate-limited read.
+    #[inline]
     pub fn poll_timeout(&self) -> Option<Time> {
         // Called after every input. A plain fold over the four options: an
         // array iterator with flatten().min() did not optimise to this
