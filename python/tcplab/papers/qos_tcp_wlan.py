@@ -202,7 +202,11 @@ def measure_handover(s: dict[str, Any], cfg: dict[str, Any]) -> dict[str, Any]:
     t_edge = (w0["t_ns"] + (w1["t_ns"] - w0["t_ns"]) * FADE_M[0] / (w1["x"] - w0["x"])) * 1e-9
     near1 = (t > 5.0) & (t <= min(t_edge, t_ho))
     ap1 = [*list(range(n_ap1)), mobile]
-    fair_near1 = float(rates[ap1][:, near1].sum(axis=0).mean() / len(ap1))
+    # (NaN when the walk starts before 5 s, leaving no 1-s bin in that window)
+    has_near1 = bool(near1.any())
+    fair_near1 = (
+        float(rates[ap1][:, near1].sum(axis=0).mean() / len(ap1)) if has_near1 else float("nan")
+    )
     found = unhappy(t[after], rates[ap2][:, after], fraction=0.1, min_s=5.0)
     # Mechanism: how full AP2's queue is (share of the TCP ACKs it drops), and how the terminal
     # re-entered: first new delivery after re-association, timeouts after it (and how many were
@@ -239,7 +243,7 @@ def measure_handover(s: dict[str, Any], cfg: dict[str, Any]) -> dict[str, Any]:
         # The paper's "does not get in" (§4.1.3, §4.2): below the unhappy level (10 % of the
         # fair share) on average over the whole time after the handover, not only for 5 s.
         "mobile_starved": mob_after < 0.1 * fair_after,
-        "mobile_near_ap1_bps": float(rates[mobile, near1].mean()),
+        "mobile_near_ap1_bps": float(rates[mobile, near1].mean()) if has_near1 else float("nan"),
         "fair_share_near_ap1_bps": fair_near1,
         "mobile_total_bps": float(rates[mobile].mean()),
         "fair_share_after_bps": fair_after,
