@@ -581,7 +581,7 @@ def distance(report: Report, jobs: int | None, st: dict[str, Any]) -> None:
         unit="m",
         note=f"testbed channel; the distance term's onset ({FADE_M[0]:g} m, total loss at "
         f"{FADE_M[1]:g} m) was taken from this observation, so it is a calibration; with retry "
-        "limit 5 a frame is lost only after 6 failed attempts, so the throughput falls well "
+        "limit 5 a frame is lost only after 5 failed attempts, so the throughput falls well "
         "after the onset",
         estimate=True,
     )
