@@ -1865,13 +1865,9 @@ impl Connection {
         if ack < self.snd_una {
             return; // old ACK
         }
-        // ---- ECN (ecn.rs): ECE in the Open state starts a CWR reduction ----
-        if self
-            .ecn
-            .on_ack_ece(seg, !self.rec.in_recovery && !self.rec.after_rto)
-        {
-            self.enter_cwr(now);
-        }
+        // ---- ECN (ecn.rs): whether this ACK echoes congestion (FLAG_ECE);
+        // what it does is decided below, in tcp_fastretrans_alert()'s order ----
+        let ece = self.ecn.on_ack_ece(seg);
         let seg_seq = unwrap(self.irs, seg.seq, self.reasm.rcv_nxt);
         let wnd = (seg.window as u64) << self.snd_wscale;
         let window_changed = wnd != self.snd_wnd;
@@ -2047,12 +2043,19 @@ impl Connection {
             if self.rec.after_rto && self.sb.lost_bytes() == 0 {
                 self.rec.after_rto = false;
             }
+            // tcp_fastretrans_alert() step D: the CWR state ends once
+            // something above high_seq is acknowledged.
+            self.cwr_try_end();
+            // Step E, tcp_try_to_open(): an ECE in the Open state will enter
+            // CWR on this ACK (below), and tcp_cong_control() then reduces
+            // instead of growing.
+            let cwr_next = ece && self.may_enter_cwr();
             if self.rec.in_recovery {
                 if self.cfg.hystart_linux {
                     self.pkts_acked_in_recovery(ca_rtt, now);
                 }
                 self.on_ack_in_recovery(ack, prev_una, acked_bytes, prior_flight, now);
-            } else if !self.ecn.in_cwr() {
+            } else if !self.ecn.in_cwr() && !cwr_next {
                 // (tcp_cong_control: no growth during a CWR reduction.)
                 let info = AckInfo {
                     now,
@@ -2253,6 +2256,15 @@ impl Connection {
         if prr_step && self.rec.in_recovery {
             self.prr_step(delivered_data);
         }
+        // tcp_fastretrans_alert() step E, tcp_try_to_open() →
+        // tcp_enter_cwr(): an ECE in the Open state, when this ACK started no
+        // loss recovery, starts a reduction (after the congestion control saw
+        // the ACK, as tcp_in_ack_event() runs first). Once per window: not
+        // while one runs, but the ACK that ended the last one (step D above)
+        // may start the next.
+        if ece && self.may_enter_cwr() {
+            self.enter_cwr(now);
+        }
         if self.ecn.in_cwr() {
             self.cwr_step(delivered_data);
         }
@@ -2271,20 +2283,29 @@ impl Connection {
         self.ecn.start_cwr(self.snd_max, self.ccs.cwnd);
     }
 
-    /// tcp_cwnd_reduction() on an ACK in CWR (cwnd = pipe + sndcnt), and
-    /// tcp_end_cwnd_reduction() once snd_una is past high_seq: cwnd =
-    /// ssthresh.
-    fn cwr_step(&mut self, delivered: u64) {
-        let (pipe, ssthresh, mss) = (self.sb.pipe(), self.ccs.ssthresh, self.mss);
+    /// tcp_enter_cwr(): only from the Open (or Disorder) state, not during
+    /// loss recovery, after a timeout or in an earlier reduction.
+    fn may_enter_cwr(&self) -> bool {
+        !self.rec.in_recovery && !self.rec.after_rto && !self.ecn.in_cwr()
+    }
+
+    /// tcp_fastretrans_alert() step D for the CWR state: "CWR is to be held
+    /// something *above* high_seq is ACKed", then tcp_end_cwnd_reduction():
+    /// cwnd = ssthresh.
+    fn cwr_try_end(&mut self) {
         if self
             .ecn
             .cwr_mut()
             .is_some_and(|c| self.snd_una > c.high_seq)
         {
             self.ecn.end_cwr();
-            self.ccs.cwnd = ssthresh.max(mss);
-            return;
+            self.ccs.cwnd = self.ccs.ssthresh.max(self.mss);
         }
+    }
+
+    /// tcp_cwnd_reduction() on an ACK in CWR: cwnd = pipe + sndcnt.
+    fn cwr_step(&mut self, delivered: u64) {
+        let (pipe, ssthresh, mss) = (self.sb.pipe(), self.ccs.ssthresh, self.mss);
         let Some(c) = self.ecn.cwr_mut() else { return };
         if delivered > 0 {
             let sndcnt = c.prr.on_ack(delivered, pipe, ssthresh, mss);

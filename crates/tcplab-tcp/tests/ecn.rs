@@ -1,0 +1,147 @@
+//! The RFC 3168 sender's CWR reduction, driven ACK by ACK (sans-IO: the test
+//! carries every segment between the two endpoints itself and chooses which
+//! data segments arrive CE-marked).
+
+use tcplab_tcp::ecn::{EcnMode, CE};
+use tcplab_tcp::{Config, Connection, Flags, Segment, Time, NS_PER_MS};
+
+const ONE_WAY: Time = 20 * NS_PER_MS;
+
+fn ecn_cfg() -> Config {
+    Config {
+        mss: 1000,
+        initial_window: 10_000,
+        ecn: EcnMode::On,
+        ..Config::default()
+    }
+}
+
+/// Every segment `c` has to send now.
+fn drain(c: &mut Connection, now: Time) -> Vec<Segment> {
+    std::iter::from_fn(|| c.poll_transmit(now)).collect()
+}
+
+/// A (data sender) and B after the handshake, at time `now`.
+fn established() -> (Connection, Connection, Time) {
+    let (mut a, mut b) = (
+        Connection::client(ecn_cfg(), 40000, 5001, 1_000, 0),
+        Connection::server(ecn_cfg(), 5001, 40000, 9_000, 0),
+    );
+    let mut now = 0;
+    for s in drain(&mut a, now) {
+        b.handle_segment(&s, now + ONE_WAY);
+    }
+    now += ONE_WAY;
+    for s in drain(&mut b, now) {
+        a.handle_segment(&s, now + ONE_WAY);
+    }
+    now += ONE_WAY;
+    assert!(a.ecn_ok(), "ECN negotiated");
+    (a, b, now)
+}
+
+/// One round trip: A's data reaches B one way later (`ce` picks the
+/// segments that arrive CE-marked); B's ACKs, its delayed ACK included, go
+/// back to A one by one, and `on_ack(A, ack)` runs after each.
+fn round(
+    a: &mut Connection,
+    b: &mut Connection,
+    now: &mut Time,
+    ce: &mut dyn FnMut(&Segment) -> bool,
+    on_ack: &mut dyn FnMut(&Connection, &Segment),
+) {
+    let data = drain(a, *now);
+    *now += ONE_WAY;
+    let mut acks = Vec::new();
+    for mut s in data {
+        if s.payload_len > 0 && ce(&s) {
+            s.ecn = CE;
+        }
+        b.handle_segment(&s, *now);
+        acks.extend(drain(b, *now));
+    }
+    if let Some(t) = b.poll_timeout().filter(|&t| t <= *now + 200 * NS_PER_MS) {
+        b.handle_timeout(t);
+        acks.extend(drain(b, t));
+    }
+    *now += ONE_WAY;
+    for s in acks {
+        a.handle_segment(&s, *now);
+        on_ack(a, &s);
+    }
+}
+
+/// RFC 3168 §6.1.2 reacts to ECE at most once per window of data, and
+/// Linux's `tcp_fastretrans_alert()` ends the CWR state first (step D,
+/// once something above `high_seq` is acknowledged: `tcp_end_cwnd_reduction`)
+/// and then lets the same ACK's ECE start the next one (step E,
+/// `tcp_try_to_open()` → `tcp_enter_cwr()`). Here the segment that carries
+/// CWR, the first one above `high_seq`, is CE-marked itself, so the ACK
+/// that ends the first reduction carries ECE: the second reduction starts
+/// on that ACK, from cwnd = the first reduction's ssthresh.
+#[test]
+fn an_ece_on_the_ack_that_ends_a_reduction_starts_the_next() {
+    let (mut a, mut b, mut now) = established();
+    a.app_supply(10_000_000);
+    // Round 1: the third segment of the initial window arrives CE.
+    let mut n = 0;
+    let mut first_ssthresh = 0;
+    round(
+        &mut a,
+        &mut b,
+        &mut now,
+        &mut |_| {
+            n += 1;
+            n == 3
+        },
+        &mut |a, ack| {
+            if ack.flags.contains(Flags::ECE) && first_ssthresh == 0 {
+                first_ssthresh = a.ssthresh();
+            }
+        },
+    );
+    // Every later ACK of the window echoed ECE too, but one window reduces once.
+    assert_eq!(a.ecn_stats().cwr_reductions, 1);
+    assert!(a.ecn_stats().ece_received > 1);
+    assert!(first_ssthresh > 0 && first_ssthresh < u64::MAX / 8);
+    // Round 2: the segment carrying CWR arrives CE as well.
+    let mut cwr_seq = None;
+    let mut seen = Vec::new();
+    round(
+        &mut a,
+        &mut b,
+        &mut now,
+        &mut |s| {
+            let cwr = s.flags.contains(Flags::CWR);
+            if cwr {
+                cwr_seq = Some(s.seq);
+            }
+            cwr
+        },
+        &mut |a, ack| {
+            seen.push((
+                ack.flags.contains(Flags::ECE),
+                a.ecn_stats().cwr_reductions,
+                a.ssthresh(),
+                ack.ack,
+            ))
+        },
+    );
+    let cwr_seq = cwr_seq.expect("CWR sent on new data");
+    // The ACKs below the CWR segment still belong to the first reduction;
+    // the first one above its start ends it, carries ECE and starts the
+    // second at once.
+    let k = seen
+        .iter()
+        .position(|s| (s.3.wrapping_sub(cwr_seq) as i32) > 0)
+        .expect("the CWR segment acknowledged");
+    assert!(
+        seen[k].0,
+        "the ACK that ends the first reduction carries ECE"
+    );
+    assert!(seen[..k].iter().all(|s| s.1 == 1), "{seen:?}");
+    assert_eq!(seen[k].1, 2, "the second reduction starts on it: {seen:?}");
+    // RFC stack (ssthresh from FlightSize): the second ssthresh is below the first.
+    assert!(seen[k].2 < first_ssthresh, "{seen:?} {first_ssthresh}");
+    assert_eq!(a.ecn_stats().cwr_reductions, 2, "once per window");
+}
