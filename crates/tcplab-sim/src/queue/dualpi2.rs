@@ -644,9 +644,22 @@ mod tests {
         assert_eq!(d.prob, 0);
     }
 
+    /// `n` L4S packets enqueued at 0 into a DualPI2 with `c`, then every one
+    /// dequeued at `at`: their ECN fields, and the step marks.
+    fn l4s_burst(c: DualPi2Config, n: u32, at: Time) -> (Vec<u8>, u64) {
+        let mut d = DualPi2::new(&c, Limit::Packets(10_000), Rng::stream(3, "burst"));
+        let mut out = QOut::default();
+        for i in 0..n {
+            d.enqueue(pkt(i, ECT1, 0), 0, &mut out);
+        }
+        let got = (0..n).map(|_| d.dequeue(at, &mut out).unwrap().ecn);
+        (got.collect(), d.step_marks)
+    }
+
     /// skb_apply_step(): with `min_qlen_step` = 2 the step applies only to an
     /// L4S packet that found at least two packets in the L-queue; the first
-    /// two of a burst are never step-marked however long they wait.
+    /// two of a burst are never step-marked however long they wait (here
+    /// 5 ms, above the 1 ms step; p' is still 0).
     #[test]
     fn min_qlen_step_spares_packets_that_found_a_short_l_queue() {
         for (min_qlen, want) in [(0, vec![CE, CE, CE, CE]), (2, vec![ECT1, ECT1, CE, CE])] {
@@ -654,20 +667,9 @@ mod tests {
                 min_qlen_step: min_qlen,
                 ..cfg()
             };
-            let mut d = DualPi2::new(&c, Limit::Packets(10_000), Rng::stream(3, "m"));
-            let mut out = QOut::default();
-            for i in 0..4 {
-                d.enqueue(pkt(i, ECT1, 0), 0, &mut out);
-            }
-            // Each waited 5 ms, above the 1 ms step; p' is still 0.
-            let got: Vec<u8> = (0..4)
-                .map(|_| d.dequeue(5 * MS, &mut out).unwrap().ecn)
-                .collect();
+            let (got, marks) = l4s_burst(c, 4, 5 * MS);
             assert_eq!(got, want, "min_qlen_step {min_qlen}");
-            assert_eq!(
-                d.step_marks,
-                want.iter().filter(|&&e| e == CE).count() as u64
-            );
+            assert_eq!(marks, want.iter().filter(|&&e| e == CE).count() as u64);
         }
     }
 
@@ -680,16 +682,10 @@ mod tests {
             step_threshold_packets: Some(2),
             ..cfg()
         };
-        let mut d = DualPi2::new(&c, Limit::Packets(10_000), Rng::stream(4, "p"));
-        let mut out = QOut::default();
-        for i in 0..5 {
-            d.enqueue(pkt(i, ECT1, 0), 0, &mut out);
-        }
         // At dequeue 4, 3, 2, 1, 0 packets stay behind: "> 2" marks the first two.
-        let got: Vec<u8> = (0..5)
-            .map(|_| d.dequeue(0, &mut out).unwrap().ecn)
-            .collect();
+        let (got, marks) = l4s_burst(c, 5, 0);
         assert_eq!(got, vec![CE, CE, ECT1, ECT1, ECT1]);
+        assert_eq!(marks, 2);
     }
 
     /// Overload (k·p' > 1): the L-queue drops with p'² as the C-queue
