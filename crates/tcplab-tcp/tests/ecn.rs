@@ -145,3 +145,73 @@ fn an_ece_on_the_ack_that_ends_a_reduction_starts_the_next() {
     assert!(seen[k].2 < first_ssthresh, "{seen:?} {first_ssthresh}");
     assert_eq!(a.ecn_stats().cwr_reductions, 2, "once per window");
 }
+
+/// The window a sender holds against CE marks spread evenly at rate `p`
+/// (each data segment marked with probability p, one round trip per
+/// round, no queue): mean cwnd in segments over rounds 500..1500.
+fn window_under_marks(cc: &str, p: f64) -> f64 {
+    let cfg = Config {
+        cc: tcplab_tcp::CcKind::parse(cc).unwrap(),
+        initial_ssthresh: Some(20_000),
+        rcv_buf: 50_000_000,
+        snd_buf: 50_000_000,
+        ..ecn_cfg()
+    };
+    let (mut a, mut b) = (
+        Connection::client(cfg.clone(), 40000, 5001, 1_000, 0),
+        Connection::server(cfg, 5001, 40000, 9_000, 0),
+    );
+    let mut now = 0;
+    for s in drain(&mut a, now) {
+        b.handle_segment(&s, now + ONE_WAY);
+    }
+    now += ONE_WAY;
+    for s in drain(&mut b, now) {
+        a.handle_segment(&s, now + ONE_WAY);
+    }
+    now += ONE_WAY;
+    a.app_supply(u64::MAX / 4);
+    let mut x: u64 = 12345;
+    let (mut sum, mut n) = (0.0, 0.0);
+    for r in 0..1500 {
+        round(
+            &mut a,
+            &mut b,
+            &mut now,
+            &mut |_| {
+                x = x
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                ((x >> 11) as f64 / (1u64 << 53) as f64) < p
+            },
+            &mut |_, _| {},
+        );
+        if r >= 500 {
+            sum += a.cwnd() as f64 / 1000.0;
+            n += 1.0;
+        }
+    }
+    sum / n
+}
+
+/// The response functions RFC 9332 §2.1 couples, measured on the senders
+/// themselves (no queue): with marks spread evenly a Reno sender with
+/// delayed ACKs holds W ≈ 0.9/√p (the model's 1.22/√p counts a segment of
+/// growth per round trip, delayed ACKs give less), and DCTCP, whose alpha
+/// stays above the 16/1024 floor here (it falls from 1 and never sees a
+/// window without marks), holds W ≈ 1/p (the model's 2/p grows during the
+/// reduction's round trip, which Linux's CWR state does not).
+#[test]
+fn reno_and_dctcp_answer_spread_marks_in_the_coupled_shapes() {
+    for (p, pc) in [(0.02, 4e-4), (0.04, 1e-3)] {
+        let w = window_under_marks("dctcp", p);
+        eprintln!("dctcp p {p}: W {w:.1}, W·p {:.2}", w * p);
+        assert!((0.8..1.4).contains(&(w * p)), "dctcp p {p}: W {w:.1}");
+        let w = window_under_marks("reno", pc);
+        eprintln!("reno p {pc}: W {w:.1}, W·√p {:.2}", w * pc.sqrt());
+        assert!(
+            (0.7..1.1).contains(&(w * pc.sqrt())),
+            "reno p {pc}: W {w:.1}"
+        );
+    }
+}
