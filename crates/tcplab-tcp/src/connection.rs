@@ -201,6 +201,9 @@ pub struct Connection {
     ack_policy: AckPolicy,
     /// ECN (RFC 3168, `ecn.rs`).
     ecn: Ecn,
+    /// A scalable receiver's delayed ACK that a CE change found pending, to
+    /// be sent first: its RCV.NXT and its ECE (`dctcp_ece_ack_update()`).
+    prior_ack: Option<(u64, bool)>,
     /// Receiver-side ACK congestion control (RFC 3449 §4.3), if configured.
     ack_cc: Option<AckRatioController>,
     ack_pending: bool,
@@ -412,6 +415,7 @@ impl Connection {
             probe_pending: false,
             peer_fin: None,
             ack_pending: false,
+            prior_ack: None,
             syn_pending: false,
             rst_pending: false,
             newly_read: 0,
@@ -1028,6 +1032,9 @@ impl Connection {
                 return None;
             }
             _ => {}
+        }
+        if let Some((ack, ece)) = self.prior_ack.take() {
+            return Some(self.prior_state_ack(ack, ece, now));
         }
         if let Some(seg) = self.next_data_segment(now) {
             return Some(seg);
@@ -2283,6 +2290,25 @@ impl Connection {
         self.ecn.start_cwr(self.snd_max, self.ccs.cwnd);
     }
 
+    /// dctcp_ece_ack_update()'s `__tcp_send_ack(sk, *prior_rcv_nxt)`: the
+    /// held delayed ACK, for RCV.NXT `ack` as it was before the segment that
+    /// changed the CE state and with the prior state's ECE; the ACK for that
+    /// segment stays due.
+    #[cold]
+    #[inline(never)]
+    fn prior_state_ack(&mut self, ack: u64, ece: bool, now: Time) -> Segment {
+        let mut seg = self.base_segment(Flags::ACK, self.snd_max, 0, now);
+        seg.ack = to_wire(self.irs, ack);
+        seg.flags = if ece {
+            seg.flags | Flags::ECE
+        } else {
+            Flags(seg.flags.0 & !Flags::ECE.0)
+        };
+        self.last_ack_sent = ack;
+        self.ack_pending = true;
+        seg
+    }
+
     /// tcp_enter_cwr(): only from the Open (or Disorder) state, not during
     /// loss recovery, after a timeout or in an earlier reduction.
     fn may_enter_cwr(&self) -> bool {
@@ -2707,6 +2733,7 @@ impl Connection {
         let start = unwrap(self.irs, seg.seq, self.reasm.rcv_nxt);
         let end = start + seg.payload_len as u64;
         let mut urgent = false;
+        let rcv_nxt_before = self.reasm.rcv_nxt;
         if seg.payload_len > 0 {
             // RFC 9293 §3.10.7.4: accept what fits in the window.
             let right = self.reasm.rcv_nxt + self.rcv_window();
@@ -2725,6 +2752,15 @@ impl Connection {
                 self.read_all(now);
             }
             urgent = out.out_of_order || out.filled_hole || out.duplicate || end_in < end;
+            // dctcp_ece_ack_update(): a scalable receiver whose CE state
+            // changes while a delayed ACK is held sends that ACK first, with
+            // the prior state and the prior RCV.NXT (`__tcp_send_ack(sk,
+            // prior_rcv_nxt)`), then the immediate one below.
+            if let Some(prior) = self.ecn.scalable_ce_change(seg) {
+                if self.ack_policy.deadline().is_some() && !self.ack_pending {
+                    self.prior_ack = Some((rcv_nxt_before, prior));
+                }
+            }
             // ECN: the first CE is acknowledged at once (tcp_ecn_check_ce).
             urgent |= self.ecn.on_rcv_data(seg);
         }

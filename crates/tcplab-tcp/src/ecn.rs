@@ -172,9 +172,9 @@ impl Ecn {
         }
         if self.scalable {
             // RFC 8257 §3.2, dctcp_ece_ack_update(): ECE mirrors the CE state
-            // of the latest data segment; a change is acknowledged at once.
-            // (Linux first sends a delayed ACK still pending with the prior
-            // state; here the immediate ACK covers those segments too.)
+            // of the latest data segment; a change is acknowledged at once
+            // (a delayed ACK still held goes first with the prior state:
+            // the connection's `prior_state_ack`).
             let ce = seg.ecn == CE;
             self.stats.ce_received += ce as u64;
             let changed = ce != self.ce_state;
@@ -194,6 +194,12 @@ impl Ecn {
             }
         }
         false
+    }
+
+    /// dctcp_ece_ack_update(): if `seg` changes a scalable receiver's CE
+    /// state, the state before it.
+    pub fn scalable_ce_change(&self, seg: &Segment) -> Option<bool> {
+        (self.ok && self.scalable && (seg.ecn == CE) != self.ce_state).then_some(self.ce_state)
     }
 
     /// An ACK arrived (tcp_ecn_rcv_ecn_echo): does it echo congestion
