@@ -70,8 +70,9 @@ def test_every_kind_gives_the_core_struct_fields() -> None:
         a = _config(_scenario(kind))["hops"][0]["fwd"]["aqm"]
         want = _struct_fields(*structs[kind]) if kind in structs else set()
         assert set(a) - {"kind"} == want, kind
-        # one TOML key per field (times and sizes lose their unit suffix)
-        keys = {re.sub(r"_(ns|bytes)$", "", f) for f in want}
+        # one TOML key per field (times and sizes lose their unit suffix; DualPI2's
+        # step_threshold is a time or a number of packets)
+        keys = {re.sub(r"_(ns|bytes|packets)$", "", f) for f in want}
         assert keys == set(DEFAULTS[kind]), kind
 
 
@@ -97,6 +98,9 @@ def test_every_kind_gives_the_core_struct_fields() -> None:
         ({"kind": "dualpi2", "alpha": 0.001}, "path[0].aqm.alpha: must be between 1/256 and"),
         ({"kind": "dualpi2", "coupling": 0}, "path[0].aqm.coupling: must be between 1 and 255"),
         ({"kind": "dualpi2", "c_protection": 101}, "path[0].aqm.c_protection: must be between"),
+        ({"kind": "dualpi2", "min_qlen_step": -1}, "path[0].aqm.min_qlen_step: must be between"),
+        ({"kind": "dualpi2", "step_threshold": -1}, "path[0].aqm.step_threshold: must be between"),
+        ({"kind": "dualpi2", "step_threshold": "2"}, "path[0].aqm.step_threshold: must be a time"),
     ],
 )
 def test_bad_parameters_get_one_line_field_errors(aqm: Any, message: str) -> None:

@@ -56,6 +56,7 @@ BASE: dict[str, Any] = {
 
 
 MS = 1_000_000
+U32 = 2**32 - 1
 
 
 def _aqm_full(kind: str, **over: Any) -> dict[str, Any]:
@@ -96,6 +97,8 @@ def _aqm_full(kind: str, **over: Any) -> dict[str, Any]:
             "alpha": 0.16,
             "beta": 3.2,
             "step_threshold_ns": MS,
+            "step_threshold_packets": None,
+            "min_qlen_step": 0,
             "coupling": 2,
             "c_protection": 10,
             "drop_overload": True,
@@ -133,6 +136,10 @@ AQM_CASES: list[tuple[Any, Any]] = [
     ({"kind": "dualpi2", "target": "0s"}, _aqm_full("dualpi2", target_ns=0)),
     ({"kind": "dualpi2", "tupdate": "999ns"}, _aqm_full("dualpi2", tupdate_ns=999)),
     ({"kind": "dualpi2", "step_threshold": "0s"}, _aqm_full("dualpi2", step_threshold_ns=0)),
+    ({"kind": "dualpi2", "step_threshold": 2}, _aqm_full("dualpi2", step_threshold_packets=2)),
+    ({"kind": "dualpi2", "step_threshold": 0}, _aqm_full("dualpi2", step_threshold_packets=0)),
+    ({"kind": "dualpi2", "min_qlen_step": 2}, _aqm_full("dualpi2", min_qlen_step=2)),
+    ({"kind": "dualpi2", "min_qlen_step": U32}, _aqm_full("dualpi2", min_qlen_step=U32)),
     ({"kind": "dualpi2", "alpha": 1 / 512}, _aqm_full("dualpi2", alpha=1 / 512)),
     ({"kind": "dualpi2", "beta": 0.001}, _aqm_full("dualpi2", beta=0.001)),
     ({"kind": "dualpi2", "coupling": 256}, _aqm_full("dualpi2", coupling=256)),

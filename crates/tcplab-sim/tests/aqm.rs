@@ -317,3 +317,46 @@ fn dualpi2_serves_dctcp_in_the_l_queue_below_its_step() {
     assert_eq!(l4s.flow()["retransmitted_segments"], 0);
     assert!(total >= 0.85 * 100e6, "{total}");
 }
+
+/// At 10 Mbit/s one 1500-byte packet takes 1.2 ms to serialise, longer than
+/// the 1 ms step: with Linux's default `min_qlen_step = 0` every packet
+/// queued behind another is step-marked, and two DCTCP flows (50 ms one
+/// way) collapse to a few segments of cwnd. `skb_apply_step()`'s minimum
+/// L-queue length (RFC 9332 A.1's threshold in packets) spares the second
+/// packet of each two-segment burst, and the flows grow: eight times the
+/// goodput here (a 1 ms step is still well below the 100 ms path's
+/// window, so they do not fill the link; docs/aqm.md).
+#[test]
+fn min_qlen_step_keeps_dctcp_from_collapsing_on_a_slow_link() {
+    let total = |r: &Run| -> f64 {
+        (0..2)
+            .map(|i| r.summary["flows"][i]["goodput_bps"].as_f64().unwrap())
+            .sum()
+    };
+    let run = |a: &str| {
+        mix(
+            Some(aqm(a)),
+            vec![dctcp(), dctcp()],
+            20,
+            10_000_000,
+            50 * MS,
+        )
+    };
+    let default = run(r#"{"kind": "dualpi2"}"#);
+    let spared = run(r#"{"kind": "dualpi2", "min_qlen_step": 2}"#);
+    eprintln!(
+        "10 Mbit/s 2×dctcp: default {:.0} bit/s {}, min_qlen_step 2 {:.0} bit/s {}",
+        total(&default),
+        default.fwd(),
+        total(&spared),
+        spared.fwd()
+    );
+    assert!(total(&default) < 0.1 * 10e6, "{}", total(&default));
+    assert!(
+        total(&spared) >= 5.0 * total(&default),
+        "{}",
+        total(&spared)
+    );
+    assert!(total(&spared) >= 0.3 * 10e6, "{}", total(&spared));
+    assert_eq!(spared.fwd()["drops_aqm"], 0);
+}

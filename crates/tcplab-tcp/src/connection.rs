@@ -201,6 +201,9 @@ pub struct Connection {
     ack_policy: AckPolicy,
     /// ECN (RFC 3168, `ecn.rs`).
     ecn: Ecn,
+    /// A scalable receiver's delayed ACK that a CE change found pending, to
+    /// be sent first: its RCV.NXT and its ECE (`dctcp_ece_ack_update()`).
+    prior_ack: Option<(u64, bool)>,
     /// Receiver-side ACK congestion control (RFC 3449 §4.3), if configured.
     ack_cc: Option<AckRatioController>,
     ack_pending: bool,
@@ -412,6 +415,7 @@ impl Connection {
             probe_pending: false,
             peer_fin: None,
             ack_pending: false,
+            prior_ack: None,
             syn_pending: false,
             rst_pending: false,
             newly_read: 0,
@@ -1029,6 +1033,9 @@ impl Connection {
                 return None;
             }
             _ => {}
+        }
+        if let Some((ack, ece)) = self.prior_ack.take() {
+            return Some(self.prior_state_ack(ack, ece, now));
         }
         if let Some(seg) = self.next_data_segment(now) {
             return Some(seg);
@@ -1906,13 +1913,9 @@ impl Connection {
         if ack < self.snd_una {
             return; // old ACK
         }
-        // ---- ECN (ecn.rs): ECE in the Open state starts a CWR reduction ----
-        if self
-            .ecn
-            .on_ack_ece(seg, !self.rec.in_recovery && !self.rec.after_rto)
-        {
-            self.enter_cwr(now);
-        }
+        // ---- ECN (ecn.rs): whether this ACK echoes congestion (FLAG_ECE);
+        // what it does is decided below, in tcp_fastretrans_alert()'s order ----
+        let ece = self.ecn.on_ack_ece(seg);
         let seg_seq = unwrap(self.irs, seg.seq, self.reasm.rcv_nxt);
         let wnd = (seg.window as u64) << self.snd_wscale;
         let window_changed = wnd != self.snd_wnd;
@@ -2098,12 +2101,19 @@ impl Connection {
             if self.rec.after_rto && self.sb.lost_bytes() == 0 {
                 self.rec.after_rto = false;
             }
+            // tcp_fastretrans_alert() step D: the CWR state ends once
+            // something above high_seq is acknowledged.
+            self.cwr_try_end();
+            // Step E, tcp_try_to_open(): an ECE in the Open state will enter
+            // CWR on this ACK (below), and tcp_cong_control() then reduces
+            // instead of growing.
+            let cwr_next = ece && self.may_enter_cwr();
             if self.rec.in_recovery {
                 if self.cfg.hystart_linux {
                     self.pkts_acked_in_recovery(ca_rtt, now);
                 }
                 self.on_ack_in_recovery(ack, prev_una, acked_bytes, prior_flight, now);
-            } else if !self.ecn.in_cwr() {
+            } else if !self.ecn.in_cwr() && !cwr_next {
                 // (tcp_cong_control: no growth during a CWR reduction.)
                 let info = AckInfo {
                     now,
@@ -2304,6 +2314,15 @@ impl Connection {
         if prr_step && self.rec.in_recovery {
             self.prr_step(delivered_data);
         }
+        // tcp_fastretrans_alert() step E, tcp_try_to_open() →
+        // tcp_enter_cwr(): an ECE in the Open state, when this ACK started no
+        // loss recovery, starts a reduction (after the congestion control saw
+        // the ACK, as tcp_in_ack_event() runs first). Once per window: not
+        // while one runs, but the ACK that ended the last one (step D above)
+        // may start the next.
+        if ece && self.may_enter_cwr() {
+            self.enter_cwr(now);
+        }
         if self.ecn.in_cwr() {
             self.cwr_step(delivered_data);
         }
@@ -2339,20 +2358,48 @@ impl Connection {
         self.ecn.start_cwr(self.snd_max, self.ccs.cwnd);
     }
 
-    /// tcp_cwnd_reduction() on an ACK in CWR (cwnd = pipe + sndcnt), and
-    /// tcp_end_cwnd_reduction() once snd_una is past high_seq: cwnd =
-    /// ssthresh.
-    fn cwr_step(&mut self, delivered: u64) {
-        let (pipe, ssthresh, mss) = (self.sb.pipe(), self.ccs.ssthresh, self.mss);
+    /// dctcp_ece_ack_update()'s `__tcp_send_ack(sk, *prior_rcv_nxt)`: the
+    /// held delayed ACK, for RCV.NXT `ack` as it was before the segment that
+    /// changed the CE state and with the prior state's ECE; the ACK for that
+    /// segment stays due.
+    #[cold]
+    #[inline(never)]
+    fn prior_state_ack(&mut self, ack: u64, ece: bool, now: Time) -> Segment {
+        let mut seg = self.base_segment(Flags::ACK, self.snd_max, 0, now);
+        seg.ack = to_wire(self.irs, ack);
+        seg.flags = if ece {
+            seg.flags | Flags::ECE
+        } else {
+            Flags(seg.flags.0 & !Flags::ECE.0)
+        };
+        self.last_ack_sent = ack;
+        self.ack_pending = true;
+        seg
+    }
+
+    /// tcp_enter_cwr(): only from the Open (or Disorder) state, not during
+    /// loss recovery, after a timeout or in an earlier reduction.
+    fn may_enter_cwr(&self) -> bool {
+        !self.rec.in_recovery && !self.rec.after_rto && !self.ecn.in_cwr()
+    }
+
+    /// tcp_fastretrans_alert() step D for the CWR state: "CWR is to be held
+    /// something *above* high_seq is ACKed", then tcp_end_cwnd_reduction():
+    /// cwnd = ssthresh.
+    fn cwr_try_end(&mut self) {
         if self
             .ecn
             .cwr_mut()
             .is_some_and(|c| self.snd_una > c.high_seq)
         {
             self.ecn.end_cwr();
-            self.ccs.cwnd = ssthresh.max(mss);
-            return;
+            self.ccs.cwnd = self.ccs.ssthresh.max(self.mss);
         }
+    }
+
+    /// tcp_cwnd_reduction() on an ACK in CWR: cwnd = pipe + sndcnt.
+    fn cwr_step(&mut self, delivered: u64) {
+        let (pipe, ssthresh, mss) = (self.sb.pipe(), self.ccs.ssthresh, self.mss);
         let Some(c) = self.ecn.cwr_mut() else { return };
         if delivered > 0 {
             let sndcnt = c.prr.on_ack(delivered, pipe, ssthresh, mss);
@@ -2754,6 +2801,7 @@ impl Connection {
         let start = unwrap(self.irs, seg.seq, self.reasm.rcv_nxt);
         let end = start + seg.payload_len as u64;
         let mut urgent = false;
+        let rcv_nxt_before = self.reasm.rcv_nxt;
         if seg.payload_len > 0 {
             // RFC 9293 §3.10.7.4: accept what fits in the window.
             let right = self.reasm.rcv_nxt + self.rcv_window();
@@ -2772,6 +2820,15 @@ impl Connection {
                 self.read_all(now);
             }
             urgent = out.out_of_order || out.filled_hole || out.duplicate || end_in < end;
+            // dctcp_ece_ack_update(): a scalable receiver whose CE state
+            // changes while a delayed ACK is held sends that ACK first, with
+            // the prior state and the prior RCV.NXT (`__tcp_send_ack(sk,
+            // prior_rcv_nxt)`), then the immediate one below.
+            if let Some(prior) = self.ecn.scalable_ce_change(seg) {
+                if self.ack_policy.deadline().is_some() && !self.ack_pending {
+                    self.prior_ack = Some((rcv_nxt_before, prior));
+                }
+            }
             // ECN: the first CE is acknowledged at once (tcp_ecn_check_ce).
             urgent |= self.ecn.on_rcv_data(seg);
         }

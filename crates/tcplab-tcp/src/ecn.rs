@@ -172,9 +172,9 @@ impl Ecn {
         }
         if self.scalable {
             // RFC 8257 §3.2, dctcp_ece_ack_update(): ECE mirrors the CE state
-            // of the latest data segment; a change is acknowledged at once.
-            // (Linux first sends a delayed ACK still pending with the prior
-            // state; here the immediate ACK covers those segments too.)
+            // of the latest data segment; a change is acknowledged at once
+            // (a delayed ACK still held goes first with the prior state:
+            // the connection's `prior_state_ack`).
             let ce = seg.ecn == CE;
             self.stats.ce_received += ce as u64;
             let changed = ce != self.ce_state;
@@ -196,15 +196,24 @@ impl Ecn {
         false
     }
 
-    /// An ACK arrived (tcp_ecn_rcv_ecn_echo): does it start a CWR
-    /// reduction? Only in the Open state: not during loss recovery or an
-    /// earlier reduction (`can_reduce`), at most once per window.
-    pub fn on_ack_ece(&mut self, seg: &Segment, can_reduce: bool) -> bool {
+    /// dctcp_ece_ack_update(): if `seg` changes a scalable receiver's CE
+    /// state, the state before it.
+    pub fn scalable_ce_change(&self, seg: &Segment) -> Option<bool> {
+        (self.ok && self.scalable && (seg.ecn == CE) != self.ce_state).then_some(self.ce_state)
+    }
+
+    /// An ACK arrived (tcp_ecn_rcv_ecn_echo): does it echo congestion
+    /// (FLAG_ECE)? The connection decides what that does, in
+    /// tcp_fastretrans_alert()'s order: a running reduction ends first when
+    /// the ACK is above its `high_seq`, then an ECE in the Open state
+    /// starts one (`tcp_try_to_open()` → `tcp_enter_cwr()`), so at most one
+    /// per window.
+    pub fn on_ack_ece(&mut self, seg: &Segment) -> bool {
         if !(self.ok && seg.flags.contains(Flags::ECE) && !seg.flags.syn()) {
             return false;
         }
         self.stats.ece_received += 1;
-        can_reduce && self.cwr.is_none()
+        true
     }
 
     /// tcp_enter_cwr() / tcp_init_cwnd_reduction(): the reduction runs until
@@ -332,16 +341,21 @@ mod tests {
     }
 
     #[test]
-    fn sender_reduces_once_and_sends_cwr_on_new_data_only() {
+    fn sender_sees_ece_and_sends_cwr_on_new_data_only() {
         let mut s = negotiated();
         let ece = Segment {
             flags: Flags::ACK | Flags::ECE,
             ..Default::default()
         };
-        assert!(s.on_ack_ece(&ece, true));
+        assert!(s.on_ack_ece(&ece));
+        assert!(!s.on_ack_ece(&Segment {
+            flags: Flags::ACK,
+            ..Default::default()
+        }));
         s.start_cwr(100_000, 50_000);
-        // Further ECEs in the same window do not reduce again.
-        assert!(!s.on_ack_ece(&ece, true));
+        assert!(s.in_cwr());
+        // (Once per window is the connection's: it starts no reduction while
+        // one runs; tests/ecn.rs.)
         let mut d = Segment::default();
         s.on_send_new_data(&mut d);
         assert_eq!(d.ecn, ECT0);
@@ -350,15 +364,15 @@ mod tests {
         s.on_send_new_data(&mut d2);
         assert!(!d2.flags.contains(Flags::CWR));
         assert!(s.end_cwr());
-        assert!(s.on_ack_ece(&ece, true));
-        // Not while loss recovery runs.
-        assert!(!s.on_ack_ece(&ece, false));
+        assert!(!s.in_cwr());
+        assert_eq!(s.stats.ece_received, 1);
+        assert_eq!(s.stats.cwr_reductions, 1);
         // Without negotiation nothing is ECT and ECE means nothing.
         let mut off = Ecn::new(EcnMode::Passive);
         let mut d = Segment::default();
         off.on_send_new_data(&mut d);
         assert_eq!(d.ecn, NOT_ECT);
-        assert!(!off.on_ack_ece(&ece, true));
+        assert!(!off.on_ack_ece(&ece));
     }
 
     /// RFC 8257 §3.2 (dctcp_ece_ack_update()): a scalable endpoint sends

@@ -58,13 +58,16 @@ DEFAULTS: Final[dict[str, dict[str, object]]] = {
         "harddrop": False,
     },
     # dualpi2_reset_default(): target 15 ms, tupdate 16 ms, alpha 0.16 Hz, beta 3.2 Hz, step
-    # threshold 1 ms, coupling k = 2, C-queue weight 10 %, drop on overload, decide at dequeue.
+    # threshold 1 ms (a time; a whole number is packets of L-queue), the step applied whatever
+    # the L-queue's length (min_qlen_step 0), coupling k = 2, C-queue weight 10 %, drop on
+    # overload, decide at dequeue.
     "dualpi2": {
         "target": "15ms",
         "tupdate": "16ms",
         "alpha": 0.16,
         "beta": 3.2,
         "step_threshold": "1ms",
+        "min_qlen_step": 0,
         "coupling": 2,
         "c_protection": 10,
         "drop_overload": True,
@@ -178,7 +181,15 @@ def _dualpi2(t: Table, d: dict[str, object], time: Callable[[str], int]) -> dict
         "target_ns": time("target"),
         "tupdate_ns": time("tupdate"),
     }
-    step = time("step_threshold")
+    # tc's `step_thresh 1ms` or `step_thresh 2p`: a time is the sojourn, a whole number the
+    # L-queue's length in packets (step_in_packets); the time then keeps its default.
+    step_raw = raw("step_threshold")
+    step_packets = None
+    if isinstance(step_raw, int) and not isinstance(step_raw, bool):
+        step_packets = _count(step_raw, t.at("step_threshold"))
+        step = parse_time(d["step_threshold"], t.at("step_threshold"))
+    else:
+        step = time("step_threshold")
     for key in ("alpha", "beta"):
         v = as_number(raw(key), t.at(key))
         top = _ALPHA_BETA_MAX / 256
@@ -187,6 +198,8 @@ def _dualpi2(t: Table, d: dict[str, object], time: Callable[[str], int]) -> dict
             raise field_error(t.at(key), f"must be between 1/256 and {top:.0f} Hz (got {_num(v)})")
         out[key] = float(v)
     out["step_threshold_ns"] = step
+    out["step_threshold_packets"] = step_packets
+    out["min_qlen_step"] = _count(raw("min_qlen_step"), t.at("min_qlen_step"))
     coupling = _count(raw("coupling"), t.at("coupling"))
     if not 1 <= coupling <= 255:
         raise field_error(t.at("coupling"), f"must be between 1 and 255 (got {coupling})")

@@ -9,8 +9,12 @@
 //! - the C-queue drops (or marks) with p_C = p'² (two random rolls), the
 //!   L-queue marks with the coupled p_CL = k·p' (§2.1, `must_drop`,
 //!   `dualpi2_classic_marking`, `dualpi2_scalable_marking`), and an L4S
-//!   packet whose sojourn exceeds the step threshold is marked at dequeue
-//!   (the native L4S AQM, §2.4 and A.1, `do_step_aqm`);
+//!   packet whose sojourn (or, with the threshold in packets, the L-queue's
+//!   length) exceeds the step threshold is marked at dequeue (the native L4S
+//!   AQM, §2.4 and A.1, `do_step_aqm`), if the L-queue held at least
+//!   `min_qlen_step` packets when it arrived (`skb_apply_step`, A.1's
+//!   minimum threshold in packets for links where one packet's
+//!   serialisation exceeds the step);
 //! - when k·p' ≥ 1 (overload) the L-queue drops with p_C like the
 //!   C-queue (§4.2.1, `drop_overload`);
 //! - a weighted round robin with credit keeps the L-queue's priority from
@@ -90,6 +94,14 @@ pub struct DualPi2Config {
     /// The L-queue's step threshold on sojourn, ns (1 ms).
     #[serde(default = "default_step")]
     pub step_threshold_ns: u64,
+    /// The step threshold on the L-queue's length in packets instead
+    /// (`step_in_packets`, tc's `step_thresh Np`); none: on sojourn.
+    #[serde(default)]
+    pub step_threshold_packets: Option<u32>,
+    /// The step applies to an L4S packet only if the L-queue held at least
+    /// this many packets when it arrived (`min_qlen_step`, 0: always).
+    #[serde(default)]
+    pub min_qlen_step: u32,
     /// Coupling factor k (2).
     #[serde(default = "default_coupling")]
     pub coupling: u32,
@@ -175,7 +187,13 @@ pub struct DualPi2 {
     tupdate: Time,
     alpha: u32,
     beta: u32,
-    step_thresh: Time,
+    /// The step threshold: ns of sojourn, or packets with `step_in_packets`.
+    step_thresh: u64,
+    step_in_packets: bool,
+    min_qlen_step: u32,
+    /// Per L-queue packet, in the same order: whether the step applies to
+    /// it (`dualpi2_skb_cb->apply_step`, decided at enqueue).
+    l_step: VecDeque<bool>,
     coupling: u32,
     drop_overload: bool,
     drop_early: bool,
@@ -211,7 +229,12 @@ impl DualPi2 {
             tupdate: c.tupdate_ns,
             alpha: scale_alpha_beta(per_256(c.alpha)),
             beta: scale_alpha_beta(per_256(c.beta)),
-            step_thresh: c.step_threshold_ns,
+            step_thresh: c
+                .step_threshold_packets
+                .map_or(c.step_threshold_ns, u64::from),
+            step_in_packets: c.step_threshold_packets.is_some(),
+            min_qlen_step: c.min_qlen_step,
+            l_step: VecDeque::new(),
             coupling: c.coupling,
             drop_overload: c.drop_overload,
             drop_early: c.drop_early,
@@ -341,28 +364,42 @@ impl DualPi2 {
     }
 
     /// sch_dualpi2.c: dequeue_packet() — the next packet by the weighted
-    /// round robin (the L-queue first unless the C-queue has credit), and
-    /// the credit change it will make if it is sent.
-    fn dequeue_packet(&mut self) -> Option<(QPkt, Class, i32)> {
+    /// round robin (the L-queue first unless the C-queue has credit), the
+    /// credit change it will make if it is sent, and whether the step
+    /// applies to it.
+    fn dequeue_packet(&mut self) -> Option<(QPkt, Class, i32, bool)> {
         let (l_len, c_len) = (self.l.len(), self.c.len());
-        let (p, class, change) = if l_len > 0 && (c_len == 0 || self.credit <= 0) {
+        let (p, class, change, step) = if l_len > 0 && (c_len == 0 || self.credit <= 0) {
             let p = self.l.pop_front()?;
-            (p, Class::L4s, if c_len > 0 { self.wc } else { 0 })
+            let step = self.l_step.pop_front().unwrap_or(true);
+            (p, Class::L4s, if c_len > 0 { self.wc } else { 0 }, step)
         } else if c_len > 0 {
             let p = self.c.pop_front()?;
-            (p, Class::Classic, if l_len > 0 { -self.wl } else { 0 })
+            (
+                p,
+                Class::Classic,
+                if l_len > 0 { -self.wl } else { 0 },
+                false,
+            )
         } else {
             self.credit = self.credit_init;
             return None;
         };
         self.backlog -= p.bytes as u64;
-        Some((p, class, change * p.bytes as i32))
+        Some((p, class, change * p.bytes as i32, step))
     }
 
-    /// sch_dualpi2.c: do_step_aqm() — an L4S packet that waited longer than
-    /// the step threshold is marked (a Not-ECT one dropped: true).
-    fn step_aqm(&mut self, p: &mut QPkt, now: Time) -> bool {
-        if now - p.enq > self.step_thresh {
+    /// sch_dualpi2.c: do_step_aqm() — an L4S packet the step applies to
+    /// (`apply_step`) that waited longer than the step threshold, or that
+    /// leaves more than the threshold's packets behind it in the L-queue
+    /// (`step_in_packets`), is marked (a Not-ECT one dropped: true).
+    fn step_aqm(&mut self, p: &mut QPkt, apply_step: bool, now: Time) -> bool {
+        let qdelay = if self.step_in_packets {
+            self.l.len() as u64
+        } else {
+            now - p.enq
+        };
+        if apply_step && qdelay > self.step_thresh {
             if p.ecn == NOT_ECT {
                 return true;
             }
@@ -399,7 +436,12 @@ impl Qdisc for DualPi2 {
         }
         self.backlog += p.bytes as u64;
         match class {
-            Class::L4s => self.l.push_back(p),
+            Class::L4s => {
+                // skb_apply_step(): the L-queue's length before this packet.
+                self.l_step
+                    .push_back(self.l.len() >= self.min_qlen_step as usize);
+                self.l.push_back(p)
+            }
             Class::Classic => self.c.push_back(p),
         }
     }
@@ -407,13 +449,13 @@ impl Qdisc for DualPi2 {
     /// sch_dualpi2.c: dualpi2_qdisc_dequeue().
     fn dequeue(&mut self, now: Time, out: &mut QOut) -> Option<QPkt> {
         self.catch_up(now);
-        while let Some((mut p, class, change)) = self.dequeue_packet() {
+        while let Some((mut p, class, change, step)) = self.dequeue_packet() {
             if !self.drop_early && self.must_drop(&mut p, class, self.backlog) {
                 self.stats.drops_aqm += 1;
                 out.dropped.push((p, QDrop::Aqm));
                 continue;
             }
-            if class == Class::L4s && self.step_aqm(&mut p, now) {
+            if class == Class::L4s && self.step_aqm(&mut p, step, now) {
                 self.stats.drops_aqm += 1;
                 out.dropped.push((p, QDrop::Aqm));
                 continue;
@@ -472,6 +514,8 @@ mod tests {
         );
         assert_eq!((c.coupling, c.c_protection), (2, 10));
         assert!(c.drop_overload && !c.drop_early);
+        // Step on sojourn, applied whatever the L-queue's length.
+        assert_eq!((c.step_threshold_packets, c.min_qlen_step), (None, 0));
         // dualpi2_reset_default(): alpha 41/256 Hz and beta 819/256 Hz.
         assert_eq!((per_256(c.alpha), per_256(c.beta)), (41, 819));
         let d = q();
@@ -598,6 +642,50 @@ mod tests {
         assert_eq!(d.dequeue(MS + 1, &mut out).unwrap().ecn, CE);
         assert_eq!((d.step_marks, d.stats().ecn_marks), (1, 1));
         assert_eq!(d.prob, 0);
+    }
+
+    /// `n` L4S packets enqueued at 0 into a DualPI2 with `c`, then every one
+    /// dequeued at `at`: their ECN fields, and the step marks.
+    fn l4s_burst(c: DualPi2Config, n: u32, at: Time) -> (Vec<u8>, u64) {
+        let mut d = DualPi2::new(&c, Limit::Packets(10_000), Rng::stream(3, "burst"));
+        let mut out = QOut::default();
+        for i in 0..n {
+            d.enqueue(pkt(i, ECT1, 0), 0, &mut out);
+        }
+        let got = (0..n).map(|_| d.dequeue(at, &mut out).unwrap().ecn);
+        (got.collect(), d.step_marks)
+    }
+
+    /// skb_apply_step(): with `min_qlen_step` = 2 the step applies only to an
+    /// L4S packet that found at least two packets in the L-queue; the first
+    /// two of a burst are never step-marked however long they wait (here
+    /// 5 ms, above the 1 ms step; p' is still 0).
+    #[test]
+    fn min_qlen_step_spares_packets_that_found_a_short_l_queue() {
+        for (min_qlen, want) in [(0, vec![CE, CE, CE, CE]), (2, vec![ECT1, ECT1, CE, CE])] {
+            let c = DualPi2Config {
+                min_qlen_step: min_qlen,
+                ..cfg()
+            };
+            let (got, marks) = l4s_burst(c, 4, 5 * MS);
+            assert_eq!(got, want, "min_qlen_step {min_qlen}");
+            assert_eq!(marks, want.iter().filter(|&&e| e == CE).count() as u64);
+        }
+    }
+
+    /// do_step_aqm() with the threshold in packets (`step_in_packets`): a
+    /// packet is marked when more than the threshold's packets stay behind
+    /// it in the L-queue, however short its sojourn.
+    #[test]
+    fn a_step_threshold_in_packets_counts_the_l_queue() {
+        let c = DualPi2Config {
+            step_threshold_packets: Some(2),
+            ..cfg()
+        };
+        // At dequeue 4, 3, 2, 1, 0 packets stay behind: "> 2" marks the first two.
+        let (got, marks) = l4s_burst(c, 5, 0);
+        assert_eq!(got, vec![CE, CE, ECT1, ECT1, ECT1]);
+        assert_eq!(marks, 2);
     }
 
     /// Overload (k·p' > 1): the L-queue drops with p'² as the C-queue

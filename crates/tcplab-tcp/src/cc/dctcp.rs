@@ -176,6 +176,43 @@ mod tests {
         assert_eq!(d.ssthresh_on_ece(&st(1000), 0, 0), 2000);
     }
 
+    /// dctcp_update_alpha()'s fixed point: `alpha -= min_not_zero(alpha,
+    /// alpha >> 4)` takes all of an alpha below 16/1024 away, so once alpha
+    /// has fallen that low (after a spell without marks) a window only
+    /// leaves g·F in it: with F = 10 % per window alpha stays at 6/1024
+    /// (F/16), not the EWMA's 102/1024, until a window with F ≥ 1/4 lifts
+    /// it to 16 or more. The reduction is then cwnd·F/32. Linux's
+    /// arithmetic, kept as it is (docs/aqm.md: why DCTCP out-competes
+    /// CUBIC under DualPI2).
+    #[test]
+    fn a_small_alpha_is_replaced_by_g_f_each_window() {
+        let mut d = Dctcp::default();
+        // Windows of ten 1000-byte ACKs, `marked` of them with ECE.
+        d.on_ecn_ack(0, false, 0, 10_000);
+        let mut una = 0;
+        let mut window = |d: &mut Dctcp, marked: u64| {
+            for k in 0..10 {
+                una += 1000;
+                d.on_ecn_ack(1000, k < marked, una, una + 10_000);
+            }
+        };
+        for _ in 0..100 {
+            window(&mut d, 0);
+        }
+        assert_eq!(d.alpha, 0);
+        for _ in 0..200 {
+            window(&mut d, 1);
+            assert_eq!(d.alpha, 6, "(0.1 << 6) = 6, every window");
+        }
+        // One window with F = 0.3: 19 ≥ 16, and the EWMA works again.
+        window(&mut d, 3);
+        assert_eq!(d.alpha, 19);
+        for _ in 0..200 {
+            window(&mut d, 1);
+        }
+        assert!((90..=110).contains(&d.alpha), "{}", d.alpha);
+    }
+
     /// No marks: alpha decays by 1/16 per window to 0 (min_not_zero: the
     /// last steps take it to 0 instead of stalling).
     #[test]
