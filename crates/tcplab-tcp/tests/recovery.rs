@@ -200,6 +200,54 @@ fn prr_spreads_the_reduction() {
     assert_eq!((to_imm, to_prr), (0, 0));
 }
 
+/// Linux's `tcp_cwnd_reduction` (`prr-linux`) after a burst loss that takes
+/// pipe below ssthresh: an ACK that only SACKs sends what it delivered, as
+/// PRR-CRB; the slow-start bound's extra segment comes only with an ACK that
+/// advanced snd.una without a new loss. So while the ACKs only SACK (the
+/// first round trip of the recovery) it sends as CRB does, and fewer than
+/// RFC 6937's slow-start bound, which adds a segment on every ACK.
+#[test]
+fn prr_linux_adds_a_segment_only_when_snd_una_advances() {
+    // 60 segments lost from a flight of 98 (congestion avoidance from 90
+    // segments on): pipe falls far below the new ssthresh (49) in recovery.
+    const K: u64 = 1 + 1_000_000;
+    let sent_in_recovery = |bound: PrrBound| {
+        let mut c = cfg();
+        c.initial_ssthresh = Some(90_000);
+        c.recovery_cwnd = RecoveryCwnd::Prr(bound);
+        let mut n = Net::new(c.clone(), c);
+        n.a.app_supply(2_000_000);
+        n.a.close();
+        n.drop = Box::new(|s, prior| s.a_to_b && (K..K + 60_000).contains(&s.off) && prior == 0);
+        n.run_until(60 * NS_PER_S);
+        assert_eq!(n.b.stats().bytes_delivered, 2_000_000);
+        let t0 = n
+            .events_a
+            .iter()
+            .find_map(|(t, e)| matches!(e, Event::EnterRecovery { .. }).then_some(*t))
+            .unwrap();
+        let exit = n
+            .events_a
+            .iter()
+            .find_map(|(t, e)| matches!(e, Event::ExitRecovery { .. }).then_some(*t))
+            .unwrap();
+        // The first round trip of the recovery (40 ms): no retransmission is
+        // acknowledged yet, the ACKs only SACK.
+        let rtt1 = t0 + 40 * NS_PER_MS;
+        assert!(rtt1 < exit);
+        let sent = n.data_sent().filter(|s| s.t >= t0 && s.t < rtt1).count();
+        (sent, n.a.stats().timeouts)
+    };
+    let (crb, to_crb) = sent_in_recovery(PrrBound::Crb);
+    let (linux, to_linux) = sent_in_recovery(PrrBound::Linux);
+    let (ssrb, to_ssrb) = sent_in_recovery(PrrBound::Ssrb);
+    assert!(
+        crb == linux && linux < ssrb,
+        "CRB {crb}, Linux {linux}, SSRB {ssrb}"
+    );
+    assert_eq!((to_crb, to_linux, to_ssrb), (0, 0, 0));
+}
+
 /// The segment at offset 50 001 and its fast retransmission are lost, so an
 /// RTO recovers it: (time from the fast retransmission to the timeout, the
 /// RTO when it fired).
