@@ -2261,7 +2261,7 @@ impl Connection {
             self.prr_step(delivered_data, grow);
         }
         if self.ecn.in_cwr() {
-            self.cwr_step(delivered_data);
+            self.cwr_step(delivered_data, grow);
         }
         if let Some(rate_in) = rate_in {
             self.rate_end_ack(now, rate_in, ca_rtt);
@@ -2275,13 +2275,18 @@ impl Connection {
     fn enter_cwr(&mut self, now: Time) {
         let basis = self.loss_basis(self.sb.outstanding());
         self.ccs.ssthresh = self.cc.ssthresh_on_ece(&self.ccs, basis, now);
-        self.ecn.start_cwr(self.snd_max, self.ccs.cwnd);
+        // Linux's reduction bound when the flow runs Linux's PRR, else the RFC's.
+        let bound = match self.cfg.recovery_cwnd {
+            RecoveryCwnd::Prr(PrrBound::Linux) => PrrBound::Linux,
+            _ => PrrBound::Ssrb,
+        };
+        self.ecn.start_cwr(self.snd_max, self.ccs.cwnd, bound);
     }
 
     /// tcp_cwnd_reduction() on an ACK in CWR (cwnd = pipe + sndcnt), and
     /// tcp_end_cwnd_reduction() once snd_una is past high_seq: cwnd =
     /// ssthresh.
-    fn cwr_step(&mut self, delivered: u64) {
+    fn cwr_step(&mut self, delivered: u64, grow: bool) {
         let (pipe, ssthresh, mss) = (self.sb.pipe(), self.ccs.ssthresh, self.mss);
         if self
             .ecn
@@ -2294,7 +2299,7 @@ impl Connection {
         }
         let Some(c) = self.ecn.cwr_mut() else { return };
         if delivered > 0 {
-            let sndcnt = c.prr.on_ack(delivered, pipe, ssthresh, mss, false);
+            let sndcnt = c.prr.on_ack(delivered, pipe, ssthresh, mss, grow);
             // Force one segment out when nothing was sent yet.
             let sndcnt = if c.prr.prr_out() == 0 {
                 sndcnt.max(mss)

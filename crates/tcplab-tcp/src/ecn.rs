@@ -209,11 +209,12 @@ impl Ecn {
 
     /// tcp_enter_cwr() / tcp_init_cwnd_reduction(): the reduction runs until
     /// everything sent so far (`snd_max`) is acknowledged; PRR from the
-    /// prior cwnd.
-    pub fn start_cwr(&mut self, snd_max: u64, prior_cwnd: u64) {
+    /// prior cwnd, with the flow's reduction bound (`tcp_cwnd_reduction`
+    /// serves both CWR and loss recovery).
+    pub fn start_cwr(&mut self, snd_max: u64, prior_cwnd: u64, bound: PrrBound) {
         self.cwr = Some(Cwr {
             high_seq: snd_max,
-            prr: Prr::start(PrrBound::Ssrb, prior_cwnd),
+            prr: Prr::start(bound, prior_cwnd),
         });
         self.stats.cwr_reductions += 1;
         self.queue_cwr();
@@ -339,7 +340,7 @@ mod tests {
             ..Default::default()
         };
         assert!(s.on_ack_ece(&ece, true));
-        s.start_cwr(100_000, 50_000);
+        s.start_cwr(100_000, 50_000, PrrBound::Ssrb);
         // Further ECEs in the same window do not reduce again.
         assert!(!s.on_ack_ece(&ece, true));
         let mut d = Segment::default();

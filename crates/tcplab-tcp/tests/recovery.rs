@@ -31,6 +31,25 @@ fn run(c: Config, drop: harness::Dropper) -> Net {
     n
 }
 
+/// The first fast recovery of `n`: when it started, its recovery point and
+/// when it ended.
+fn first_recovery(n: &Net) -> (u64, u64, u64) {
+    let (t0, recover) = n
+        .events_a
+        .iter()
+        .find_map(|(t, e)| match e {
+            Event::EnterRecovery { recover, .. } => Some((*t, *recover)),
+            _ => None,
+        })
+        .unwrap();
+    let exit = n
+        .events_a
+        .iter()
+        .find_map(|(t, e)| matches!(e, Event::ExitRecovery { .. }).then_some(*t))
+        .unwrap();
+    (t0, recover, exit)
+}
+
 fn tlps(n: &Net, kind: u8) -> usize {
     n.count_a(|e| matches!(e, Event::Tlp { kind: k, .. } if *k == kind))
 }
@@ -161,19 +180,7 @@ fn prr_spreads_the_reduction() {
     const K: u64 = 1 + 100 * 1000;
     let sent_in_first_half = |c: Config| {
         let n = run(c, Box::new(|s, prior| s.a_to_b && s.off == K && prior == 0));
-        let (t0, recover) = n
-            .events_a
-            .iter()
-            .find_map(|(t, e)| match e {
-                Event::EnterRecovery { recover, .. } => Some((*t, *recover)),
-                _ => None,
-            })
-            .unwrap();
-        let exit = n
-            .events_a
-            .iter()
-            .find_map(|(t, e)| matches!(e, Event::ExitRecovery { .. }).then_some(*t))
-            .unwrap();
+        let (t0, recover, exit) = first_recovery(&n);
         let half = t0 + (exit - t0) / 2;
         let new_first_half = n
             .data_sent()
@@ -221,16 +228,7 @@ fn prr_linux_adds_a_segment_only_when_snd_una_advances() {
         n.drop = Box::new(|s, prior| s.a_to_b && (K..K + 60_000).contains(&s.off) && prior == 0);
         n.run_until(60 * NS_PER_S);
         assert_eq!(n.b.stats().bytes_delivered, 2_000_000);
-        let t0 = n
-            .events_a
-            .iter()
-            .find_map(|(t, e)| matches!(e, Event::EnterRecovery { .. }).then_some(*t))
-            .unwrap();
-        let exit = n
-            .events_a
-            .iter()
-            .find_map(|(t, e)| matches!(e, Event::ExitRecovery { .. }).then_some(*t))
-            .unwrap();
+        let (t0, _, exit) = first_recovery(&n);
         // The first round trip of the recovery (40 ms): no retransmission is
         // acknowledged yet, the ACKs only SACK.
         let rtt1 = t0 + 40 * NS_PER_MS;
