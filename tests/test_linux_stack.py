@@ -36,7 +36,7 @@ def test_defaults_are_todays_behaviour() -> None:
 def test_linux_stack_sets_every_default_in_one_word() -> None:
     t = _tcp(stack="linux")
     assert t["cc"] == "cubic" and t["hystart_linux"] is True and t["hystart"] is False
-    assert (t["recovery_cwnd"], t["loss_detection"], t["tlp"]) == ("prr", "rack", True)
+    assert (t["recovery_cwnd"], t["loss_detection"], t["tlp"]) == ("prr-linux", "rack", True)
     assert (t["ssthresh_from"], t["abc_l"], t["ca_at_ssthresh"]) == ("cwnd", 2, True)
     assert (t["spurious_detection"], t["spurious_fr"], t["spurious_fr_response"]) == (
         "frto-linux",

@@ -3,6 +3,7 @@
     sudo python validation/linux/burst_capture.py [--queue 21] [--rtt-ms 100] [--seconds 15]
                                                   [--rate-mbps 10] [--cc cubic|reno]
                                                   [--gso-max-segs N] [--busy N] [--out DIR]
+                                                  [--loss P]
 
 Runs one cubic (or ``--cc``) bulk transfer over the matrix's link (10 Mbit/s, RTT and DropTail
 queue as given) through ``tcplab emu`` between two Linux stacks. In the sender's namespace a raw
@@ -24,6 +25,9 @@ the socket builds skbs of at most N segments (1: no GSO skbs, hence no ``tcp_tso
 and one segment per ``tcp_transmit_skb``). The emulator also writes a capture of the link
 (``emu/link0-both.pcap``: data when the link starts to send it, ACKs when the receiver sent
 them), the receiver's side of the transfer.
+
+``--loss P`` drops data segments at random with probability P on the link (the path's
+``down.loss``, as ``validate``'s ``loss``).
 
 ``--busy N`` runs N busy loops beside the transfer (a loaded machine; mind others on a shared
 one). Needs root, TUN and iproute2. validation/linux/README.md ("Every remaining miss") quotes
@@ -243,13 +247,17 @@ def main(argv: list[str] | None = None) -> int:
     )
     ap.add_argument("--busy", type=int, default=0, help="busy loops beside the transfer")
     ap.add_argument("--out", type=Path, default=None, help="keep the files here")
+    ap.add_argument("--loss", type=float, default=0.0, help="random loss of data segments")
     a = ap.parse_args(argv)
     if not 1 <= a.seconds <= 20:
         ap.error(f"--seconds: must be in 1..20 (got {a.seconds:g})")
+    if not 0 <= a.loss < 1:
+        ap.error(f"--loss: must be in [0, 1) (got {a.loss:g})")
     out = a.out or Path(tempfile.mkdtemp(prefix="burst-"))
     out.mkdir(parents=True, exist_ok=True)
     path = (
         f'[[path]]\nrate = "{a.rate_mbps:g}Mbps"\ndelay = "{a.rtt_ms / 2:g}ms"\nqueue = {a.queue}\n'
+        + (f"down = {{ loss = {a.loss!r} }}\n" if a.loss else "")
     )
     (out / "path.toml").write_text(path, encoding="utf-8")
     (out / "sender.py").write_text(SENDER, encoding="utf-8")

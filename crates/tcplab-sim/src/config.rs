@@ -553,7 +553,8 @@ pub struct TcpConfigJson {
     /// The receiving application's read rate, bit/s (None: reads at once).
     #[serde(default)]
     pub read_rate_bps: Option<u64>,
-    /// cwnd in fast recovery: "immediate" | "prr" | "prr-crb" (RFC 6937).
+    /// cwnd in fast recovery: "immediate" | "prr" | "prr-crb" (RFC 6937) |
+    /// "prr-linux" (Linux's tcp_cwnd_reduction).
     #[serde(default = "default_recovery_cwnd")]
     pub recovery_cwnd: String,
     /// Loss detection in SACK recovery: "dupthresh" | "rack" (RFC 8985 §6).

@@ -62,7 +62,9 @@ use crate::give_up::{GiveUp, GiveUpKind, WriteTimeout};
 use crate::pacing::Pacer;
 use crate::rcv_window::{advmss, LinuxRcvWindow, RcvWindowKind};
 use crate::reasm::Reassembly;
-use crate::recovery::{CaState, LossDetection, Prr, RecoveryCwnd, RecoveryState, Tlp, TlpAck};
+use crate::recovery::{
+    CaState, LossDetection, Prr, PrrBound, RecoveryCwnd, RecoveryState, Tlp, TlpAck,
+};
 use crate::rto::RttEstimator;
 use crate::scoreboard::{Scoreboard, EVER_RETRANS, SACKED};
 use crate::segment::{Flags, SackBlock, Segment, TcpOptions, MAX_SACK_BLOCKS};
@@ -1457,7 +1459,7 @@ impl Connection {
             if self.rack_may_enter_recovery() {
                 // As Linux's tcp_rack_reo_timeout: one segment's worth of
                 // delivery for the PRR step.
-                self.enter_recovery(now, self.mss);
+                self.enter_recovery(now, self.mss, false);
             }
         }
         if let Some((t, chunk)) = self.read_busy {
@@ -1937,6 +1939,8 @@ impl Connection {
         }
 
         let rate_in = self.rate_begin_ack();
+        // Segments marked lost before this ACK (tcp_ack's `lost = tp->lost`).
+        let lost_before = self.sb.lost_events();
         // RFC 6937 §2 DeliveredData = change in snd.una + change in SACKd.
         let sacked_before = self.sb.sacked_bytes();
         let una_before = self.snd_una;
@@ -2295,6 +2299,9 @@ impl Connection {
         } else if self.sack_ok && newly_sacked > 0 {
             self.sb.mark_lost(self.cfg.dupthresh, self.mss);
         }
+        // tcp_cwnd_reduction's condition for its extra segment:
+        // FLAG_SND_UNA_ADVANCED and no segment newly marked lost.
+        let grow = self.snd_una > una_before && self.sb.lost_events() == lost_before;
         if !self.rec.in_recovery && !self.sb.is_empty() {
             let trigger = if rack {
                 // Linux tcp_time_to_recover with RACK: any segment marked lost.
@@ -2305,14 +2312,14 @@ impl Connection {
             // RFC 6582 §3.2 step 1 / RFC 6675 §5.1: not before SND.UNA passes
             // the previous recovery point.
             if trigger && self.snd_una >= self.rec.recover {
-                self.enter_recovery(now, delivered_data);
+                self.enter_recovery(now, delivered_data, grow);
                 prr_step = false;
             }
         }
 
         // ---- PRR (recovery/prr.rs): cwnd for this ACK during SACK recovery ----
         if prr_step && self.rec.in_recovery {
-            self.prr_step(delivered_data);
+            self.prr_step(delivered_data, grow);
         }
         // tcp_fastretrans_alert() step E, tcp_try_to_open() →
         // tcp_enter_cwr(): an ECE in the Open state, when this ACK started no
@@ -2324,7 +2331,7 @@ impl Connection {
             self.enter_cwr(now);
         }
         if self.ecn.in_cwr() {
-            self.cwr_step(delivered_data);
+            self.cwr_step(delivered_data, grow);
         }
         if let Some(rate_in) = rate_in {
             self.rate_end_ack(now, rate_in, ca_rtt);
@@ -2355,7 +2362,12 @@ impl Connection {
     fn enter_cwr(&mut self, now: Time) {
         let basis = self.loss_basis(self.sb.outstanding());
         self.ccs.ssthresh = self.cc.ssthresh_on_ece(&self.ccs, basis, now);
-        self.ecn.start_cwr(self.snd_max, self.ccs.cwnd);
+        // Linux's reduction bound when the flow runs Linux's PRR, else the RFC's.
+        let bound = match self.cfg.recovery_cwnd {
+            RecoveryCwnd::Prr(PrrBound::Linux) => PrrBound::Linux,
+            _ => PrrBound::Ssrb,
+        };
+        self.ecn.start_cwr(self.snd_max, self.ccs.cwnd, bound);
     }
 
     /// dctcp_ece_ack_update()'s `__tcp_send_ack(sk, *prior_rcv_nxt)`: the
@@ -2398,11 +2410,11 @@ impl Connection {
     }
 
     /// tcp_cwnd_reduction() on an ACK in CWR: cwnd = pipe + sndcnt.
-    fn cwr_step(&mut self, delivered: u64) {
+    fn cwr_step(&mut self, delivered: u64, grow: bool) {
         let (pipe, ssthresh, mss) = (self.sb.pipe(), self.ccs.ssthresh, self.mss);
         let Some(c) = self.ecn.cwr_mut() else { return };
         if delivered > 0 {
-            let sndcnt = c.prr.on_ack(delivered, pipe, ssthresh, mss);
+            let sndcnt = c.prr.on_ack(delivered, pipe, ssthresh, mss, grow);
             // Force one segment out when nothing was sent yet.
             let sndcnt = if c.prr.prr_out() == 0 {
                 sndcnt.max(mss)
@@ -2425,13 +2437,18 @@ impl Connection {
 
     /// RFC 6937 §3, on an ACK during SACK recovery with PRR: sndcnt from
     /// DeliveredData and pipe; cwnd = pipe + sndcnt (Linux tcp_cwnd_reduction).
-    fn prr_step(&mut self, delivered: u64) {
+    /// `grow`: the ACK advanced snd.una and marked nothing newly lost.
+    fn prr_step(&mut self, delivered: u64, grow: bool) {
         if self.rec.recovery_kind != RecoveryKind::Sack {
             return;
         }
         if let Some(p) = self.rec.prr.as_mut() {
+            // tcp_cwnd_reduction: `if (newly_acked_sacked <= 0) return;`
+            if delivered == 0 && p.bound() == PrrBound::Linux {
+                return;
+            }
             let pipe = self.sb.pipe();
-            let sndcnt = p.on_ack(delivered, pipe, self.ccs.ssthresh, self.mss);
+            let sndcnt = p.on_ack(delivered, pipe, self.ccs.ssthresh, self.mss, grow);
             self.ccs.cwnd = pipe + sndcnt;
         }
     }
@@ -2625,10 +2642,11 @@ impl Connection {
     }
 
     /// Fast recovery starts; `delivered` is the DeliveredData of the ACK
-    /// (or timer) that started it, for the first PRR step.
+    /// (or timer) that started it, for the first PRR step (`grow` as in
+    /// [`Self::prr_step`]).
     #[cold]
     #[inline(never)]
-    fn enter_recovery(&mut self, now: Time, delivered: u64) {
+    fn enter_recovery(&mut self, now: Time, delivered: u64, grow: bool) {
         // RFC 5681 §3.2 step 2 (and RFC 6675 §5 step 4.2): data sent by
         // Limited Transmit is not counted in FlightSize here.
         let flight = self.sb.outstanding().saturating_sub(self.rec.lt_bytes);
@@ -2676,10 +2694,16 @@ impl Connection {
         if self.sack_ok {
             self.rec.recovery_kind = RecoveryKind::Sack;
             if let RecoveryCwnd::Prr(bound) = self.cfg.recovery_cwnd {
-                // RFC 6937 §3: RecoverFS = snd.nxt − snd.una, then the step
-                // for the ACK that started recovery.
-                self.rec.prr = Some(Prr::start(bound, self.sb.outstanding()));
-                self.prr_step(delivered);
+                // RFC 6937 §3: RecoverFS = snd.nxt − snd.una (Linux's
+                // tcp_init_cwnd_reduction: prior_cwnd, the cwnd before the
+                // reduction), then the step for the ACK that started recovery.
+                let recover_fs = if bound == PrrBound::Linux {
+                    self.fr_saved.cwnd
+                } else {
+                    self.sb.outstanding()
+                };
+                self.rec.prr = Some(Prr::start(bound, recover_fs));
+                self.prr_step(delivered, grow);
             } else {
                 // RFC 6675 §5 step 4.2: cwnd = ssthresh.
                 self.ccs.cwnd = ssthresh;

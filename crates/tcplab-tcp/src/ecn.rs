@@ -218,11 +218,12 @@ impl Ecn {
 
     /// tcp_enter_cwr() / tcp_init_cwnd_reduction(): the reduction runs until
     /// everything sent so far (`snd_max`) is acknowledged; PRR from the
-    /// prior cwnd.
-    pub fn start_cwr(&mut self, snd_max: u64, prior_cwnd: u64) {
+    /// prior cwnd, with the flow's reduction bound (`tcp_cwnd_reduction`
+    /// serves both CWR and loss recovery).
+    pub fn start_cwr(&mut self, snd_max: u64, prior_cwnd: u64, bound: PrrBound) {
         self.cwr = Some(Cwr {
             high_seq: snd_max,
-            prr: Prr::start(PrrBound::Ssrb, prior_cwnd),
+            prr: Prr::start(bound, prior_cwnd),
         });
         self.stats.cwr_reductions += 1;
         self.queue_cwr();
@@ -352,7 +353,7 @@ mod tests {
             flags: Flags::ACK,
             ..Default::default()
         }));
-        s.start_cwr(100_000, 50_000);
+        s.start_cwr(100_000, 50_000, PrrBound::Ssrb);
         assert!(s.in_cwr());
         // (Once per window is the connection's: it starts no reduction while
         // one runs; tests/ecn.rs.)

@@ -31,6 +31,25 @@ fn run(c: Config, drop: harness::Dropper) -> Net {
     n
 }
 
+/// The first fast recovery of `n`: when it started, its recovery point and
+/// when it ended.
+fn first_recovery(n: &Net) -> (u64, u64, u64) {
+    let (t0, recover) = n
+        .events_a
+        .iter()
+        .find_map(|(t, e)| match e {
+            Event::EnterRecovery { recover, .. } => Some((*t, *recover)),
+            _ => None,
+        })
+        .unwrap();
+    let exit = n
+        .events_a
+        .iter()
+        .find_map(|(t, e)| matches!(e, Event::ExitRecovery { .. }).then_some(*t))
+        .unwrap();
+    (t0, recover, exit)
+}
+
 fn tlps(n: &Net, kind: u8) -> usize {
     n.count_a(|e| matches!(e, Event::Tlp { kind: k, .. } if *k == kind))
 }
@@ -161,19 +180,7 @@ fn prr_spreads_the_reduction() {
     const K: u64 = 1 + 100 * 1000;
     let sent_in_first_half = |c: Config| {
         let n = run(c, Box::new(|s, prior| s.a_to_b && s.off == K && prior == 0));
-        let (t0, recover) = n
-            .events_a
-            .iter()
-            .find_map(|(t, e)| match e {
-                Event::EnterRecovery { recover, .. } => Some((*t, *recover)),
-                _ => None,
-            })
-            .unwrap();
-        let exit = n
-            .events_a
-            .iter()
-            .find_map(|(t, e)| matches!(e, Event::ExitRecovery { .. }).then_some(*t))
-            .unwrap();
+        let (t0, recover, exit) = first_recovery(&n);
         let half = t0 + (exit - t0) / 2;
         let new_first_half = n
             .data_sent()
@@ -198,6 +205,45 @@ fn prr_spreads_the_reduction() {
     assert!(prr >= 5, "PRR sends during the first half ({prr})");
     assert_eq!(cw_imm, cw_prr);
     assert_eq!((to_imm, to_prr), (0, 0));
+}
+
+/// Linux's `tcp_cwnd_reduction` (`prr-linux`) after a burst loss that takes
+/// pipe below ssthresh: an ACK that only SACKs sends what it delivered, as
+/// PRR-CRB; the slow-start bound's extra segment comes only with an ACK that
+/// advanced snd.una without a new loss. So while the ACKs only SACK (the
+/// first round trip of the recovery) it sends as CRB does, and fewer than
+/// RFC 6937's slow-start bound, which adds a segment on every ACK.
+#[test]
+fn prr_linux_adds_a_segment_only_when_snd_una_advances() {
+    // 60 segments lost from a flight of 98 (congestion avoidance from 90
+    // segments on): pipe falls far below the new ssthresh (49) in recovery.
+    const K: u64 = 1 + 1_000_000;
+    let sent_in_recovery = |bound: PrrBound| {
+        let mut c = cfg();
+        c.initial_ssthresh = Some(90_000);
+        c.recovery_cwnd = RecoveryCwnd::Prr(bound);
+        let mut n = Net::new(c.clone(), c);
+        n.a.app_supply(2_000_000);
+        n.a.close();
+        n.drop = Box::new(|s, prior| s.a_to_b && (K..K + 60_000).contains(&s.off) && prior == 0);
+        n.run_until(60 * NS_PER_S);
+        assert_eq!(n.b.stats().bytes_delivered, 2_000_000);
+        let (t0, _, exit) = first_recovery(&n);
+        // The first round trip of the recovery (40 ms): no retransmission is
+        // acknowledged yet, the ACKs only SACK.
+        let rtt1 = t0 + 40 * NS_PER_MS;
+        assert!(rtt1 < exit);
+        let sent = n.data_sent().filter(|s| s.t >= t0 && s.t < rtt1).count();
+        (sent, n.a.stats().timeouts)
+    };
+    let (crb, to_crb) = sent_in_recovery(PrrBound::Crb);
+    let (linux, to_linux) = sent_in_recovery(PrrBound::Linux);
+    let (ssrb, to_ssrb) = sent_in_recovery(PrrBound::Ssrb);
+    assert!(
+        crb == linux && linux < ssrb,
+        "CRB {crb}, Linux {linux}, SSRB {ssrb}"
+    );
+    assert_eq!((to_crb, to_linux, to_ssrb), (0, 0, 0));
 }
 
 /// The segment at offset 50 001 and its fast retransmission are lost, so an

@@ -80,7 +80,9 @@ TCP_STACKS: Final[dict[str, dict[str, object]]] = {
         "ca_at_ssthresh": True,  # tcp_in_slow_start: cwnd < ssthresh
         "abc_l": 2,  # tcp_slow_start: every acknowledged segment counts
         "dupthresh": 3,  # net.ipv4.tcp_reordering = 3
-        "recovery_cwnd": "prr",  # tcp_cwnd_reduction: PRR-SSRB (RFC 6937)
+        # tcp_cwnd_reduction: PRR, its extra segment only on an ACK that advanced snd.una
+        # without a new loss (Linux 5.19 on), RecoverFS = prior_cwnd (recovery/prr.rs).
+        "recovery_cwnd": "prr-linux",
         "loss_detection": "rack",  # net.ipv4.tcp_recovery = 1 (RACK)
         "tlp": True,  # net.ipv4.tcp_early_retrans = 3 (TLP)
         "spurious_detection": "frto-linux",  # net.ipv4.tcp_frto = 2

@@ -109,12 +109,14 @@ pub enum RecoveryCwnd {
 }
 
 impl RecoveryCwnd {
-    pub const NAMES: [&'static str; 3] = ["immediate", "prr", "prr-crb"];
+    pub const NAMES: [&'static str; 4] = ["immediate", "prr", "prr-crb", "prr-linux"];
     pub fn parse(s: &str) -> Option<RecoveryCwnd> {
         match s {
             "immediate" => Some(RecoveryCwnd::Immediate),
             "prr" | "prr-ssrb" => Some(RecoveryCwnd::Prr(PrrBound::Ssrb)),
             "prr-crb" => Some(RecoveryCwnd::Prr(PrrBound::Crb)),
+            // Linux's tcp_cwnd_reduction (recovery/prr.rs).
+            "prr-linux" => Some(RecoveryCwnd::Prr(PrrBound::Linux)),
             _ => None,
         }
     }

@@ -12,6 +12,13 @@
 //! rounded up to whole segments (as Linux, which counts packets), so that a
 //! sender that only sends full-sized segments sends one on every other ACK
 //! of a halving, as in RFC 6937 §3.1's example.
+//!
+//! [`PrrBound::Linux`] is Linux's `tcp_cwnd_reduction` as it is since 5.19
+//! ("tcp: PRR uses CRB mode by default and SS mode conditionally"): once
+//! pipe ≤ ssthresh it sends what was delivered, and the slow-start bound's
+//! extra segment only on an ACK that advanced snd.una and marked nothing
+//! newly lost; RecoverFS is the cwnd before the reduction (`prior_cwnd`),
+//! and an ACK that delivered nothing leaves cwnd alone.
 
 /// RFC 6937 §3: the two Reduction Bounds used once pipe ≤ ssthresh.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -21,14 +28,19 @@ pub enum PrrBound {
     Ssrb,
     /// Conservative Reduction Bound: strictly packet conserving.
     Crb,
+    /// Linux's `tcp_cwnd_reduction`: conservative, with the slow-start
+    /// bound's extra segment only on an ACK that advanced snd.una and marked
+    /// nothing newly lost (`FLAG_SND_UNA_ADVANCED && !newly_lost`).
+    Linux,
 }
 
 impl PrrBound {
-    pub const NAMES: [&'static str; 2] = ["ssrb", "crb"];
+    pub const NAMES: [&'static str; 3] = ["ssrb", "crb", "linux"];
     pub fn parse(s: &str) -> Option<PrrBound> {
         match s {
             "ssrb" => Some(PrrBound::Ssrb),
             "crb" => Some(PrrBound::Crb),
+            "linux" => Some(PrrBound::Linux),
             _ => None,
         }
     }
@@ -81,10 +93,24 @@ impl Prr {
         self.prr_out
     }
 
+    /// The bound this episode runs.
+    pub fn bound(&self) -> PrrBound {
+        self.bound
+    }
+
     /// RFC 6937 §3, on every ACK during recovery: `delivered` is
     /// DeliveredData (change in snd.una + signed change in SACKed bytes),
-    /// `pipe` the RFC 6675 pipe after the ACK. Returns sndcnt in bytes.
-    pub fn on_ack(&mut self, delivered: u64, pipe: u64, ssthresh: u64, mss: u64) -> u64 {
+    /// `pipe` the RFC 6675 pipe after the ACK; `grow` whether the ACK
+    /// advanced snd.una without marking a segment newly lost (read by
+    /// [`PrrBound::Linux`] only). Returns sndcnt in bytes.
+    pub fn on_ack(
+        &mut self,
+        delivered: u64,
+        pipe: u64,
+        ssthresh: u64,
+        mss: u64,
+        grow: bool,
+    ) -> u64 {
         let mss = mss.max(1);
         // prr_delivered += DeliveredData
         self.prr_delivered += delivered;
@@ -108,6 +134,17 @@ impl Prr {
                         (banked + mss, PrrStep::Banked)
                     } else {
                         (delivered + mss, PrrStep::Delivered)
+                    }
+                }
+                // tcp_cwnd_reduction: sndcnt = max(prr_delivered - prr_out,
+                // newly_acked_sacked); if (FLAG_SND_UNA_ADVANCED &&
+                // !newly_lost) sndcnt++.
+                PrrBound::Linux => {
+                    let extra = if grow { mss } else { 0 };
+                    if banked >= delivered {
+                        (banked + extra, PrrStep::Banked)
+                    } else {
+                        (delivered + extra, PrrStep::Delivered)
                     }
                 }
             };
@@ -170,7 +207,7 @@ mod tests {
             let lost_now = lost.len() as u64;
             let p = prr.get_or_insert_with(|| Prr::start(bound, n * MSS));
             let pipe = outstanding - sacked - lost_now + retrans_out;
-            let sndcnt = p.on_ack(MSS, pipe * MSS, ssthresh_segs * MSS, MSS);
+            let sndcnt = p.on_ack(MSS, pipe * MSS, ssthresh_segs * MSS, MSS, false);
             let sent = sndcnt / MSS;
             p.on_sent(sent * MSS);
             // Retransmissions first (lost segments), then new data.
@@ -231,6 +268,30 @@ mod tests {
         assert_eq!(ssrb[2].3, PrrStep::Delivered);
     }
 
+    /// Linux's `tcp_cwnd_reduction` on the RFC's burst-loss example: ACKs
+    /// that only SACK (snd.una stays) send what they deliver, as PRR-CRB
+    /// (pipe 4, 4, 4); the slow-start bound's extra segment comes only with
+    /// an ACK that advanced snd.una and marked nothing newly lost.
+    #[test]
+    fn linux_bound_adds_a_segment_only_when_snd_una_advanced_without_loss() {
+        let lost: Vec<u64> = (0..15).collect();
+        let linux = walk(20, &lost, 10, PrrBound::Linux);
+        assert_eq!(
+            linux.iter().map(|r| (r.0, r.1, r.2)).collect::<Vec<_>>(),
+            vec![(17, 4, 1), (18, 4, 1), (19, 4, 1)]
+        );
+        let mut p = Prr::start(PrrBound::Linux, 20 * MSS);
+        // pipe 4 of ssthresh 10, one segment delivered, snd.una advanced.
+        assert_eq!(p.on_ack(MSS, 4 * MSS, 10 * MSS, MSS, true), 2 * MSS);
+        p.on_sent(2 * MSS);
+        // The same without the advance (or with a new loss): one.
+        assert_eq!(p.on_ack(MSS, 5 * MSS, 10 * MSS, MSS, false), MSS);
+        p.on_sent(MSS);
+        // Never past ssthresh: pipe 9 leaves room for one.
+        assert_eq!(p.on_ack(2 * MSS, 9 * MSS, 10 * MSS, MSS, true), MSS);
+        assert_eq!(p.last_step, PrrStep::Ssthresh);
+    }
+
     /// RFC 6937 §4: with a small loss PRR converges to exactly ssthresh;
     /// CUBIC's β = 0.7 (ssthresh 14 of 20) sends on 7 of every 10 ACKs.
     #[test]
@@ -239,7 +300,7 @@ mod tests {
         let mut sent = 0;
         for k in 1..=10u64 {
             // pipe stays above ssthresh for these ACKs
-            let s = p.on_ack(MSS, 19 * MSS, 14 * MSS, MSS);
+            let s = p.on_ack(MSS, 19 * MSS, 14 * MSS, MSS, false);
             p.on_sent(s);
             sent += s;
             assert_eq!(sent, (k * 14).div_ceil(20) * MSS);
@@ -254,11 +315,11 @@ mod tests {
         // most up to ssthresh − pipe.
         let mut p = Prr::start(PrrBound::Crb, 10 * MSS);
         for _ in 0..4 {
-            p.on_ack(MSS, 9 * MSS, 5 * MSS, MSS); // nothing sent
+            p.on_ack(MSS, 9 * MSS, 5 * MSS, MSS, false); // nothing sent
         }
         // pipe fell to 2 segments: CRB may send what was delivered (5), but
         // only up to ssthresh − pipe = 3.
-        let s = p.on_ack(MSS, 2 * MSS, 5 * MSS, MSS);
+        let s = p.on_ack(MSS, 2 * MSS, 5 * MSS, MSS, false);
         assert_eq!(s, 3 * MSS);
         assert_eq!(p.last_step, PrrStep::Ssthresh);
     }
