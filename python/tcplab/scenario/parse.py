@@ -267,6 +267,7 @@ _FLOW_KEYS: Final = (
     "rcv_window",
     "rcv_scaling_ratio",
     "snd_buf_model",
+    "tso_model",
     "pacing",
     "xmit_time",
     "ecn",
@@ -987,6 +988,12 @@ def _tcp(t: _Table) -> dict[str, Any]:
     if "snd_buf_model" in t:
         out["snd_buf_model"] = t.get_choice(
             "snd_buf_model", registry.names("snd_buf_models"), "send-buffer model", "fixed"
+        )
+    # How new data is cut into skbs and held back: "none" or "linux" (tso.rs:
+    # tcp_write_xmit's skbs, tcp_tso_should_defer). Only when set, as snd_buf_model.
+    if "tso_model" in t:
+        out["tso_model"] = t.get_choice(
+            "tso_model", registry.names("tso_models"), "transmit-path model", "none"
         )
     # The advertised window: "fixed" (all free rcv_buf) or "linux" (rcv_window.rs).
     out["rcv_window"] = t.get_choice(
