@@ -1232,6 +1232,13 @@ impl Connection {
     }
 
     fn send_new(&mut self, len: u64, now: Time) -> Segment {
+        // __tcp_transmit_skb: "Force a PSH flag on all (GSO) packets to
+        // expedite GRO flush at receiver" (tcp_skb_pcount(skb) > 1); GSO
+        // leaves it on the skb's last segment (tcp_gso_segment).
+        let gso_push = self
+            .tso
+            .as_deref()
+            .is_some_and(|t| t.in_skb(now) && t.skb_segs() > 1 && t.last_of_skb());
         self.on_data_sent(len, now);
         let start = self.snd_max;
         let end = start + len;
@@ -1250,7 +1257,10 @@ impl Connection {
                 s.on_transmit(start, end, now, segs);
             }
         }
-        let flags = self.data_flags(end);
+        let mut flags = self.data_flags(end);
+        if gso_push {
+            flags |= Flags::PSH;
+        }
         let mut seg = self.base_segment(flags, start, len as u32, now);
         self.ecn.on_send_new_data(&mut seg);
         self.stats.data_segments_sent += 1;
@@ -2759,7 +2769,13 @@ impl Connection {
             }
         }
         let full = seg.payload_len as u64 >= self.mss;
-        if self.ack_policy.on_data(now, full, urgent) == AckNow::Yes {
+        // tcp_measure_rcv_mss: a full-sized segment with PSH "is likely the end
+        // of an application write" and sets ICSK_ACK_PUSHED; tcp_cleanup_rbuf
+        // then ACKs at once when the application has read everything (not in
+        // ping-pong mode), without waiting for a second segment.
+        let pushed =
+            self.tso.is_some() && full && seg.flags.contains(Flags::PSH) && self.app_unread == 0;
+        if self.ack_policy.on_data(now, full, urgent) == AckNow::Yes || pushed {
             self.ack_pending = true;
         }
     }

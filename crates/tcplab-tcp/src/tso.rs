@@ -248,6 +248,11 @@ impl Tso {
         self.skb_segs
     }
 
+    /// Is the next segment the last of the current skb?
+    pub fn last_of_skb(&self) -> bool {
+        self.skb_left == 1
+    }
+
     /// A data segment left at `now` (of the current skb, or a retransmission).
     pub fn on_segment(&mut self, now: Time) {
         self.last_xmit = self.last_xmit.max(now);
