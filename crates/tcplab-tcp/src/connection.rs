@@ -1797,6 +1797,9 @@ impl Connection {
             w.on_established(now, self.stats.bytes_read);
         }
         self.rate_on_established(now);
+        // tcp_ack of the SYN-ACK (or of the handshake's last ACK) ends in
+        // tcp_cong_control, so the first skbs are sized from the handshake RTT.
+        self.tso_update_rate();
         if self.sndbuf.is_some() {
             // tcp_init_buffer_space -> tcp_sndbuf_expand; connect() returns and
             // the application writes.
@@ -2294,14 +2297,20 @@ impl Connection {
         if let Some(rate_in) = rate_in {
             self.rate_end_ack(now, rate_in, ca_rtt);
         }
-        if self.pacer.is_none() && self.tso.is_some() {
-            // tcp_cong_control -> tcp_update_pacing_rate: sk_pacing_rate is
-            // kept for tcp_tso_autosize whether or not the flow paces.
-            let (mss, cwnd, ssthresh) = (self.mss, self.ccs.cwnd, self.ccs.ssthresh);
-            let (packets_out, srtt) = (self.sb.len() as u64, self.rtt.srtt());
-            if let Some(t) = self.tso.as_mut() {
-                t.rate.update_linux(mss, cwnd, ssthresh, packets_out, srtt);
-            }
+        self.tso_update_rate();
+    }
+
+    /// `tcp_cong_control` -> `tcp_update_pacing_rate` for a flow that does not
+    /// pace (`tso_model = "linux"`): Linux keeps `sk_pacing_rate` for
+    /// `tcp_tso_autosize` whether or not the flow paces.
+    fn tso_update_rate(&mut self) {
+        if self.pacer.is_some() {
+            return;
+        }
+        let (mss, cwnd, ssthresh) = (self.mss, self.ccs.cwnd, self.ccs.ssthresh);
+        let (packets_out, srtt) = (self.sb.len() as u64, self.rtt.srtt());
+        if let Some(t) = self.tso.as_mut() {
+            t.rate.update_linux(mss, cwnd, ssthresh, packets_out, srtt);
         }
     }
 
