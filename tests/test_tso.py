@@ -1,6 +1,7 @@
 """``tso_model``: Linux's transmit path (skbs of ``tcp_tso_autosize`` segments,
-``tcp_tso_should_defer``) is a flow key, checked on both sides; a flow with it delivers every
-byte, and on a link where ACKs come close together it sends differently from one without it."""
+``tcp_tso_should_defer``, PSH on every multi-segment skb and the receiver's immediate ACK of it)
+is a flow key, checked on both sides and part of ``stack = "linux"``; a flow with it delivers
+every byte, and on a shallow queue it bursts, and so loses, differently from one without it."""
 
 from __future__ import annotations
 
@@ -29,9 +30,10 @@ def _tcp(**keys: object) -> dict[str, object]:
     return parse_scenario(_scenario(**keys), "<test>").to_config()["flows"][0]["tcp"]
 
 
-def test_key_is_checked_and_absent_unless_set() -> None:
-    assert "tso_model" not in _tcp()
-    assert _tcp(tso_model="linux")["tso_model"] == "linux"
+def test_key_is_checked_and_part_of_the_linux_stack() -> None:
+    assert _tcp()["tso_model"] == "linux", "stack = linux"
+    assert "tso_model" not in _tcp(stack="rfc"), "absent unless set or in the stack"
+    assert _tcp(stack="rfc", tso_model="linux")["tso_model"] == "linux"
     assert _tcp(tso_model="none")["tso_model"] == "none"
     with pytest.raises(ScenarioError, match=r"tso_model.*none.*linux"):
         _tcp(tso_model="bsd")

@@ -100,6 +100,10 @@ TCP_STACKS: Final[dict[str, dict[str, object]]] = {
         "rcv_buf": "6MiB",
         # Linux's send-buffer accounting (snd_buf_model = "linux", sndbuf.rs) is not part of
         # the stack yet: measured against the kernel it overshoots (docs/linux-stack.md, "BBR").
+        # The transmit path (tso.rs): skbs of tcp_tso_autosize segments, tcp_cwnd_test,
+        # tcp_tso_should_defer, PSH on every multi-segment skb and the receiver's immediate ACK
+        # of a full-sized PSH segment (tcp_measure_rcv_mss).
+        "tso_model": "linux",
         # The sender's send path in time (tcp_write_xmit -> dev_hard_start_xmit, software
         # GSO): measured with validation/linux/burst_capture.py (validation/linux/README.md).
         "xmit_time": {"first": "18.8us", "gso": "3.6us", "gap": "1.3us"},
