@@ -3082,12 +3082,14 @@ impl Connection {
             self.cc.on_tx_start(&mut self.ccs, &mut tp);
             self.sync_cc(&tp);
         }
-        let segs = self.skb_segs(now);
+        if self.pacer.is_some() {
+            let segs = self.skb_segs(now);
+            if let Some(p) = self.pacer.as_mut() {
+                p.on_sent(len, now, segs);
+            }
+        }
         if let Some(t) = self.tso.as_mut() {
             t.on_segment(now);
-        }
-        if let Some(p) = self.pacer.as_mut() {
-            p.on_sent(len, now, segs);
         }
     }
 
