@@ -1004,9 +1004,10 @@ def test_config_matches_config_rs() -> None:
                 variant("LossConfig", link[direction]["loss"])
         for flow in config["flows"]:
             assert set(flow) == fields("FlowConfig")
-            # `pacing`, `xmit_time` and `snd_buf_model` only when set (absent: as the congestion
-            # control needs; instant hosts; a payload-counted send buffer)
-            optional = {"pacing", "xmit_time", "snd_buf_model"}
+            # `pacing`, `xmit_time`, `snd_buf_model` and `tso_model` only when set (absent: as
+            # the congestion control needs; instant hosts; a payload-counted send buffer; no
+            # skbs)
+            optional = {"pacing", "xmit_time", "snd_buf_model", "tso_model"}
             assert set(flow["tcp"]) - optional == fields("TcpConfigJson") - optional - unset
             assert set(flow["tcp"]["rto"]) == fields("RtoConfigJson")
             assert set(flow["tcp"]["ack"]) == fields("AckConfigJson")

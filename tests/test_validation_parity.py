@@ -228,6 +228,7 @@ def _knobs() -> list[Knob]:
         flow("recovery_cwnd", _choice(names("recovery_cwnds")))
         flow("loss_detection", _choice(names("loss_detections")))
         flow("ssthresh_from", _choice(names("ssthresh_from")))
+        flow("tso_model", _choice(names("tso_models")))
         for key in ("sack", "dsack", "timestamps", "tlp"):
             flow(key, st.one_of(st.booleans(), st.just(Wrong("yes"))))
         for key in ("abc_l", "dupthresh"):

@@ -502,6 +502,10 @@ pub struct TcpConfigJson {
     /// snd_buf = tcp_wmem[2], a writer woken on writability).
     #[serde(default = "default_snd_buf_model")]
     pub snd_buf_model: String,
+    /// How new data is cut into skbs and held back: "none" (as cwnd allows) or
+    /// "linux" (tcp_write_xmit's skbs and tcp_tso_should_defer).
+    #[serde(default = "default_tso_model")]
+    pub tso_model: String,
     /// Initial window in bytes (Python resolves "N segments" to N·MSS).
     pub initial_window_bytes: u64,
     /// Initial ssthresh in bytes; None = "arbitrarily high" (RFC 5681 §3.1).
@@ -613,6 +617,10 @@ fn default_rcv_window() -> String {
 
 fn default_snd_buf_model() -> String {
     "fixed".into()
+}
+
+fn default_tso_model() -> String {
+    "none".into()
 }
 
 fn default_rcv_scaling_ratio() -> u32 {
@@ -859,6 +867,7 @@ impl Default for TcpConfigJson {
             rcv_buf: 4 << 20,
             snd_buf: 4 << 20,
             snd_buf_model: default_snd_buf_model(),
+            tso_model: default_tso_model(),
             initial_window_bytes: 10 * 1448,
             initial_ssthresh: None,
             max_cwnd: None,

@@ -452,6 +452,13 @@ pub fn tcp_config(t: &TcpConfigJson) -> Result<Config, String> {
             &t.snd_buf_model,
             || tcplab_tcp::sndbuf::SndBufKind::NAMES.join(", "),
         )?,
+        tso_model: known(
+            tcplab_tcp::tso::TsoKind::parse(&t.tso_model),
+            "tso_model",
+            "transmit-path model",
+            &t.tso_model,
+            || tcplab_tcp::tso::TsoKind::NAMES.join(", "),
+        )?,
         pacing: t.pacing,
         ecn: known(
             tcplab_tcp::ecn::EcnMode::parse(&t.ecn),

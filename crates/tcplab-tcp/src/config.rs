@@ -265,6 +265,9 @@ pub struct Config {
     /// that never runs dry (`Fixed`), or Linux's `sk_wmem_queued`/`sk_sndbuf`
     /// with a writer woken on writability (`Linux`, `sndbuf.rs`).
     pub snd_buf_model: crate::sndbuf::SndBufKind,
+    /// How new data is cut into skbs and held back: segment by segment as
+    /// cwnd allows (`None`), or Linux's `tcp_write_xmit` (`Linux`, `tso.rs`).
+    pub tso_model: crate::tso::TsoKind,
     /// Initial congestion window in bytes.
     pub initial_window: u64,
     /// Initial ssthresh (None = arbitrarily high, RFC 5681 §3.1).
@@ -361,6 +364,7 @@ impl Default for Config {
             rcv_buf: 4 << 20,
             snd_buf: 4 << 20,
             snd_buf_model: crate::sndbuf::SndBufKind::Fixed,
+            tso_model: crate::tso::TsoKind::None,
             initial_window: 10 * 1448,
             initial_ssthresh: None,
             max_cwnd: None,

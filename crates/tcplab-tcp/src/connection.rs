@@ -73,6 +73,7 @@ use crate::sndbuf::{SndBuf, SndBufKind};
 use crate::spurious::{
     self, AckView, Decision, Detector, MissCause, NewData, Response, ResponseCtx, RtoView, Saved,
 };
+use crate::tso::{SendHead, Tso, TsoKind};
 use crate::Time;
 
 /// RFC 5681 §3.2 / RFC 6675 §5: DupThresh.
@@ -249,6 +250,8 @@ pub struct Connection {
     pacer: Option<Box<Pacer>>,
     /// Linux's send buffer and its writer (`snd_buf_model = "linux"`, `sndbuf.rs`).
     sndbuf: Option<Box<SndBuf>>,
+    /// Linux's skbs and `tcp_tso_should_defer` (`tso_model = "linux"`, `tso.rs`).
+    tso: Option<Box<Tso>>,
     /// The controller sets cwnd itself (Linux's `.cong_control`).
     cc_owns: bool,
 
@@ -361,6 +364,7 @@ impl Connection {
         Connection {
             pacer: cfg.paces().then(Box::default),
             sndbuf,
+            tso: (cfg.tso_model == TsoKind::Linux).then(Box::default),
             cc_owns,
             cc,
             ack_cc,
@@ -494,6 +498,10 @@ impl Connection {
     /// (u64::MAX = an unlimited source). May be raised later.
     pub fn app_supply(&mut self, total: u64) {
         debug_assert!(total >= self.app_supply);
+        if let Some(t) = self.tso.as_mut() {
+            // tcp_sendmsg_locked ends in tcp_push -> tcp_write_xmit.
+            t.rearm();
+        }
         if let Some(s) = self.sndbuf.as_ref() {
             // A writer that is not waiting for buffer space writes at once.
             let idle = !s.nospace && self.state == State::Established;
@@ -722,6 +730,10 @@ impl Connection {
     }
     pub fn in_recovery(&self) -> bool {
         self.rec.in_recovery
+    }
+    /// Skbs `tcp_tso_should_defer` held back (`tso_model = "linux"`).
+    pub fn tso_deferrals(&self) -> Option<u64> {
+        self.tso.as_ref().map(|t| t.deferrals)
     }
     /// The sender's recovery state in Linux's terms (`tcp_ca_state`).
     pub fn ca_state(&self) -> CaState {
@@ -1161,6 +1173,11 @@ impl Connection {
         }
         // Rule 2: new data, if the receiver's window allows.
         if let Some(len) = self.new_data_len() {
+            if self.tso.is_some() && self.tso_defers(now) {
+                // tcp_write_xmit: break with is_cwnd_limited (or rwnd) set.
+                self.cwnd_limited = true;
+                return None;
+            }
             if self.rec.dupacks > 0 && !self.rec.in_recovery {
                 self.rec.lt_bytes += len;
             }
@@ -1250,6 +1267,13 @@ impl Connection {
     }
 
     fn send_new(&mut self, len: u64, now: Time) -> Segment {
+        // __tcp_transmit_skb: "Force a PSH flag on all (GSO) packets to
+        // expedite GRO flush at receiver" (tcp_skb_pcount(skb) > 1); GSO
+        // leaves it on the skb's last segment (tcp_gso_segment).
+        let gso_push = self
+            .tso
+            .as_deref()
+            .is_some_and(|t| t.in_skb(now) && t.skb_segs() > 1 && t.last_of_skb());
         self.on_data_sent(len, now);
         let start = self.snd_max;
         let end = start + len;
@@ -1263,12 +1287,15 @@ impl Connection {
             self.fin_wait_transition();
         }
         if self.sndbuf.is_some() {
-            let segs = self.tso_segs();
+            let segs = self.skb_segs(now);
             if let Some(s) = self.sndbuf.as_mut() {
                 s.on_transmit(start, end, now, segs);
             }
         }
-        let flags = self.data_flags(end);
+        let mut flags = self.data_flags(end);
+        if gso_push {
+            flags |= Flags::PSH;
+        }
         let mut seg = self.base_segment(flags, start, len as u32, now);
         self.ecn.on_send_new_data(&mut seg);
         self.stats.data_segments_sent += 1;
@@ -1432,7 +1459,11 @@ impl Connection {
     pub fn handle_timeout(&mut self, now: Time) {
         if let Some(p) = self.pacer.as_mut() {
             // tcp_pace_kick: the pacing gap is over; the driver polls again.
-            p.on_timer(now);
+            if p.on_timer(now) {
+                if let Some(t) = self.tso.as_mut() {
+                    t.rearm();
+                }
+            }
         }
         if self.ack_policy.deadline().is_some_and(|d| d <= now) {
             // RFC 5681 §4.2: the delayed-ACK timer expired.
@@ -1707,6 +1738,10 @@ impl Connection {
     // ------------------------------------------------------------------
 
     pub fn handle_segment(&mut self, seg: &Segment, now: Time) {
+        if let Some(t) = self.tso.as_mut() {
+            // tcp_ack -> tcp_data_snd_check -> tcp_write_xmit.
+            t.rearm();
+        }
         match self.state {
             State::Closed => {}
             State::Listen => self.on_listen(seg, now),
@@ -1812,6 +1847,9 @@ impl Connection {
             w.on_established(now, self.stats.bytes_read);
         }
         self.rate_on_established(now);
+        // tcp_ack of the SYN-ACK (or of the handshake's last ACK) ends in
+        // tcp_cong_control, so the first skbs are sized from the handshake RTT.
+        self.tso_update_rate();
         if self.sndbuf.is_some() {
             // tcp_init_buffer_space -> tcp_sndbuf_expand; connect() returns and
             // the application writes.
@@ -2335,6 +2373,21 @@ impl Connection {
         }
         if let Some(rate_in) = rate_in {
             self.rate_end_ack(now, rate_in, ca_rtt);
+        }
+        self.tso_update_rate();
+    }
+
+    /// `tcp_cong_control` -> `tcp_update_pacing_rate` for a flow that does not
+    /// pace (`tso_model = "linux"`): Linux keeps `sk_pacing_rate` for
+    /// `tcp_tso_autosize` whether or not the flow paces.
+    fn tso_update_rate(&mut self) {
+        if self.pacer.is_some() {
+            return;
+        }
+        let (mss, cwnd, ssthresh) = (self.mss, self.ccs.cwnd, self.ccs.ssthresh);
+        let (packets_out, srtt) = (self.sb.len() as u64, self.rtt.srtt());
+        if let Some(t) = self.tso.as_mut() {
+            t.rate.update_linux(mss, cwnd, ssthresh, packets_out, srtt);
         }
     }
 
@@ -2874,7 +2927,13 @@ impl Connection {
             }
         }
         let full = seg.payload_len as u64 >= self.mss;
-        if self.ack_policy.on_data(now, full, urgent) == AckNow::Yes {
+        // tcp_measure_rcv_mss: a full-sized segment with PSH "is likely the end
+        // of an application write" and sets ICSK_ACK_PUSHED; tcp_cleanup_rbuf
+        // then ACKs at once when the application has read everything (not in
+        // ping-pong mode), without waiting for a second segment.
+        let pushed =
+            self.tso.is_some() && full && seg.flags.contains(Flags::PSH) && self.app_unread == 0;
+        if self.ack_policy.on_data(now, full, urgent) == AckNow::Yes || pushed {
             self.ack_pending = true;
         }
     }
@@ -3041,7 +3100,14 @@ impl Connection {
                 return;
             };
             s.note_window(wnd);
-            if s.sendmsg(limit, mss) < crate::sndbuf::APP_WRITE && s.nospace {
+            let copied = s.sendmsg(limit, mss);
+            if copied > 0 {
+                if let Some(t) = self.tso.as_mut() {
+                    t.rearm();
+                }
+            }
+            if copied < crate::sndbuf::APP_WRITE && self.sndbuf.as_ref().is_some_and(|s| s.nospace)
+            {
                 return;
             }
         }
@@ -3089,7 +3155,14 @@ impl Connection {
                 self.cc.min_tso_segs(),
                 (m != Time::MAX).then_some(m),
             ),
-            None => (65_536 / self.mss.max(1)).max(1),
+            None => match self.tso.as_deref() {
+                Some(t) => t.rate.tso_segs(
+                    self.mss,
+                    self.cc.min_tso_segs(),
+                    (m != Time::MAX).then_some(m),
+                ),
+                None => (65_536 / self.mss.max(1)).max(1),
+            },
         }
     }
 
@@ -3176,13 +3249,94 @@ impl Connection {
             self.cc.on_tx_start(&mut self.ccs, &mut tp);
             self.sync_cc(&tp);
         }
-        let m = self.rtt.min_rtt();
-        let (mss, cc) = (self.mss, &self.cc);
-        if let Some(p) = self.pacer.as_mut() {
-            let min_tso = cc.min_tso_segs();
-            let segs = p.tso_segs(mss, min_tso, (m != Time::MAX).then_some(m));
-            p.on_sent(len, now, segs);
+        if self.pacer.is_some() {
+            let segs = self.skb_segs(now);
+            if let Some(p) = self.pacer.as_mut() {
+                p.on_sent(len, now, segs);
+            }
         }
+        if let Some(t) = self.tso.as_mut() {
+            t.on_segment(now);
+        }
+    }
+
+    /// Segments of the skb a transmission at `now` starts: the one
+    /// `tcp_write_xmit` cut (`tso_model = "linux"`), else `tcp_tso_segs`.
+    fn skb_segs(&self, now: Time) -> u64 {
+        match self.tso.as_deref() {
+            Some(t) if t.in_skb(now) => t.skb_segs(),
+            _ => self.tso_segs(),
+        }
+    }
+
+    /// `tcp_write_xmit` before new data (`tso_model = "linux"`): inside an
+    /// skb started at `now` its next segment goes; otherwise the send head skb
+    /// is held back if `tcp_tso_should_defer` says so (true), or a new skb is
+    /// cut to `tcp_cwnd_test`'s quota (`tcp_mss_split_point`).
+    fn tso_defers(&mut self, now: Time) -> bool {
+        match self.tso.as_deref() {
+            None => return false,
+            Some(t) if t.in_skb(now) => return false,
+            // Deferred: nothing runs tcp_write_xmit again until an ACK, a
+            // write or the pacing timer.
+            Some(t) if t.deferred() => return true,
+            Some(_) => {}
+        }
+        let mss = self.mss.max(1);
+        let max_segs = self.tso_segs();
+        let avail = self.avail_end();
+        let (skb_end, skb_is_tail) = match self.sndbuf.as_deref() {
+            Some(s) => {
+                let (end, tail) = s.send_head(self.snd_max);
+                (end.min(avail), tail || end >= avail)
+            }
+            None => {
+                // The application writes size-goal skbs (tcp_sendmsg_locked).
+                let t = self.tso.as_deref().map_or(0, |t| t.max_window);
+                let goal = Tso::size_goal(mss, t.max(self.snd_wnd));
+                let end = 1 + ((self.snd_max - 1) / goal + 1) * goal;
+                (end.min(avail), end >= avail)
+            }
+        };
+        let in_flight = self.pkts(self.sb.pipe());
+        let cwnd_pkts = self.ccs.cwnd / mss;
+        let head = SendHead {
+            now,
+            mss,
+            in_recovery_or_loss: matches!(self.ca_state(), CaState::Recovery | CaState::Loss),
+            wstamp: match self.pacer.as_deref() {
+                Some(p) => p.wstamp(),
+                None => self.tso.as_deref().map_or(0, |t| t.last_xmit),
+            },
+            in_flight,
+            cwnd_pkts,
+            send_win: (self.snd_una + self.snd_wnd).saturating_sub(self.snd_max),
+            snd_wnd: self.snd_wnd,
+            max_segs,
+            skb_len: skb_end.saturating_sub(self.snd_max),
+            skb_is_tail,
+            skb_fin: self.app_close && skb_end == 1 + self.data_end_total(),
+            head_sent_at: self.sb.front().map(|s| s.sent_at),
+            srtt: self.rtt.srtt(),
+        };
+        let snd_wnd = self.snd_wnd;
+        let Some(t) = self.tso.as_mut() else {
+            return false;
+        };
+        t.max_window = t.max_window.max(snd_wnd);
+        // tcp_write_xmit: tcp_tso_should_defer only for an skb of more than
+        // one segment (tcp_init_tso_segs); one segment goes to tcp_nagle_test,
+        // which the sender's SWS rule stands for here.
+        if head.skb_len > mss && head.should_defer() {
+            t.on_defer();
+            return true;
+        }
+        let quota = crate::tso::cwnd_quota(cwnd_pkts, in_flight)
+            .min(max_segs)
+            .max(1);
+        let bytes = head.split_point(quota, false);
+        t.start_skb(now, bytes.div_ceil(mss));
+        false
     }
 }
 

@@ -32,6 +32,7 @@ pub mod segment;
 pub mod seq;
 pub mod sndbuf;
 pub mod spurious;
+pub mod tso;
 pub mod wire;
 
 pub use config::{AckPolicyConfig, CcKind, Config, RtoProfile, RttEstimatorKind};

@@ -28,13 +28,6 @@ use crate::Time;
 /// `net.ipv4.tcp_pacing_ss_ratio` and `tcp_pacing_ca_ratio` (percent).
 pub const PACING_SS_RATIO: u64 = 200;
 pub const PACING_CA_RATIO: u64 = 120;
-/// `sk_pacing_shift` (10: bursts of about 1 ms at the pacing rate).
-const PACING_SHIFT: u32 = 10;
-/// `sk_gso_max_size` (`GSO_LEGACY_MAX_SIZE`) and `net.ipv4.tcp_tso_rtt_log`.
-const GSO_MAX_SIZE: u64 = 65_536;
-const TSO_RTT_LOG: u32 = 9;
-/// `sk_gso_max_segs` (`GSO_MAX_SEGS`).
-const GSO_MAX_SEGS: u64 = 65_535;
 /// `net.ipv4.tcp_min_tso_segs`, for controllers without `.min_tso_segs`.
 pub const MIN_TSO_SEGS: u32 = 2;
 
@@ -103,19 +96,7 @@ impl Pacer {
     /// `tcp_tso_autosize` with the controller's `min_tso_segs`: segments per
     /// skb at the current rate (`min_rtt`: `tcp_min_rtt`, None before a sample).
     pub fn tso_segs(&self, mss: u64, min_tso_segs: u32, min_rtt: Option<Time>) -> u64 {
-        let Some(rate) = self.rate else {
-            // Unlimited rate: sk_pacing_rate >> 10 exceeds the GSO limit.
-            return (GSO_MAX_SIZE / mss.max(1)).clamp(min_tso_segs as u64, GSO_MAX_SEGS);
-        };
-        let mut bytes = rate >> PACING_SHIFT;
-        let r = min_rtt.map_or(u64::MAX, |m| (m / 1_000) >> TSO_RTT_LOG);
-        if r < 32 {
-            bytes += GSO_MAX_SIZE >> r;
-        }
-        let bytes = bytes.min(GSO_MAX_SIZE);
-        (bytes / mss.max(1))
-            .max(min_tso_segs as u64)
-            .min(GSO_MAX_SEGS)
+        crate::tso::autosize(self.rate, mss, min_tso_segs, min_rtt)
     }
 
     /// `tcp_pacing_check`: may a transmission start at `now`? Inside a burst

@@ -60,8 +60,6 @@ pub const SKB_EMPTY_TRUESIZE: u64 = MAX_TCP_HEADER + SKB_STRUCT + SKB_SHINFO;
 pub const TCP_WMEM_DEFAULT: u64 = 16_384;
 /// `TCP_INIT_CWND`.
 const TCP_INIT_CWND: u64 = 10;
-/// `sk_gso_max_size` (`GSO_LEGACY_MAX_SIZE`).
-const GSO_MAX_SIZE: u64 = 65_536;
 /// Bytes the sending application offers per `send()` (the testbed's sender:
 /// 64 KiB).
 pub const APP_WRITE: u64 = 65_536;
@@ -197,16 +195,19 @@ impl SndBuf {
         }
     }
 
-    /// `tcp_xmit_size_goal`: whole segments up to `sk_gso_max_size - 1 -
-    /// MAX_TCP_HEADER`, bounded by half the peer's largest window
-    /// (`tcp_bound_to_half_wnd`).
+    /// `tcp_xmit_size_goal` (`tso.rs`).
     fn size_goal(mss: u64, max_window: u64) -> u64 {
-        let mut goal = GSO_MAX_SIZE - 1 - MAX_TCP_HEADER;
-        if max_window > 536 {
-            goal = goal.min(max_window / 2);
+        crate::tso::Tso::size_goal(mss, max_window)
+    }
+
+    /// The unsent skb holding offset `at`: its end, and whether it is the
+    /// write queue's tail (`tcp_write_queue_tail`).
+    pub fn send_head(&self, at: u64) -> (u64, bool) {
+        let i = self.skbs.partition_point(|&b| b <= at);
+        match self.skbs.get(i) {
+            Some(&b) => (b, false),
+            None => (self.end, true),
         }
-        let mss = mss.max(1);
-        (goal / mss).max(1) * mss
     }
 
     /// One `send()` of up to `APP_WRITE` bytes, the application's data ending

@@ -102,6 +102,10 @@ TCP_STACKS: Final[dict[str, dict[str, object]]] = {
         "rcv_buf": "6MiB",
         # Linux's send-buffer accounting (snd_buf_model = "linux", sndbuf.rs) is not part of
         # the stack yet: measured against the kernel it overshoots (docs/linux-stack.md, "BBR").
+        # The transmit path (tso.rs): skbs of tcp_tso_autosize segments, tcp_cwnd_test,
+        # tcp_tso_should_defer, PSH on every multi-segment skb and the receiver's immediate ACK
+        # of a full-sized PSH segment (tcp_measure_rcv_mss).
+        "tso_model": "linux",
         # The sender's send path in time (tcp_write_xmit -> dev_hard_start_xmit, software
         # GSO): measured with validation/linux/burst_capture.py (validation/linux/README.md).
         "xmit_time": {"first": "18.8us", "gso": "3.6us", "gap": "1.3us"},
@@ -269,6 +273,7 @@ _FLOW_KEYS: Final = (
     "rcv_window",
     "rcv_scaling_ratio",
     "snd_buf_model",
+    "tso_model",
     "pacing",
     "xmit_time",
     "ecn",
@@ -989,6 +994,12 @@ def _tcp(t: _Table) -> dict[str, Any]:
     if "snd_buf_model" in t:
         out["snd_buf_model"] = t.get_choice(
             "snd_buf_model", registry.names("snd_buf_models"), "send-buffer model", "fixed"
+        )
+    # How new data is cut into skbs and held back: "none" or "linux" (tso.rs:
+    # tcp_write_xmit's skbs, tcp_tso_should_defer). Only when set, as snd_buf_model.
+    if "tso_model" in t:
+        out["tso_model"] = t.get_choice(
+            "tso_model", registry.names("tso_models"), "transmit-path model", "none"
         )
     # The advertised window: "fixed" (all free rcv_buf) or "linux" (rcv_window.rs).
     out["rcv_window"] = t.get_choice(
