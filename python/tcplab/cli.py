@@ -608,6 +608,8 @@ def _render_emu(s: dict[str, Any]) -> str:
             f"{f['retransmitted_segments']} retransmitted, {f['timeouts']} timeouts "
             f"({f['spurious_timeouts']} spurious, {f['spurious_detected']} detected)"
         )
+        # why a connection stopped short (it gave up), as `tcplab run` notes it
+        tail += "".join(f"\nnote: {n}" for n in ep.get("notes") or [])
     return f"{links}\n\n{conns}\n\n{tail}"
 
 

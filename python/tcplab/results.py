@@ -408,12 +408,17 @@ class RunResult:
 
     def _arrow_table(self, name: str) -> pa.Table | None:
         """One table as Arrow, or None if the run has no such table (an untraced run's trace
-        tables); a trace table read back from its file is read now, once."""
+        tables); a trace table read back from its file is read now, once. Only this table is
+        built: the others (a long run's segment trace) are not read for it."""
         import pyarrow.parquet as pq
 
         if name in self._trace_files:
             self._arrow[name] = pq.read_table(self._trace_files.pop(name))
-        return self._arrow.get(name)
+        if "_arrow" in self.__dict__:
+            return self._arrow.get(name)
+        if name in TRACE_TABLES:
+            return self._trace_table(name) if self._has_trace else None
+        return self._table(name)
 
     @property
     def _has_trace(self) -> bool:
@@ -581,7 +586,9 @@ class RunResult:
     # -- pandas -------------------------------------------------------------------------------
 
     def _pandas(self, name: str) -> pd.DataFrame:
-        return self._arrow[name].to_pandas()
+        table = self._arrow_table(name)
+        assert table is not None, name
+        return table.to_pandas()
 
     @cached_property
     def flows(self) -> pd.DataFrame:
