@@ -421,9 +421,11 @@ impl EventRow {
     }
 }
 
-/// The trace tables that spill (`Output::append_spill`).
+/// The tables that spill (`Output::append_spill`).
 #[derive(Clone, Copy)]
 enum Table {
+    Timeseries,
+    Events,
     Segments,
     Queues,
 }
@@ -569,15 +571,6 @@ impl Output {
     }
 
     fn spill_events(&mut self) {
-        let Some(dir) = self.spill_dir.clone() else {
-            return;
-        };
-        if self.ev_spill.is_none() {
-            match Spill::create(&dir, ".events.spill") {
-                Ok(s) => self.ev_spill = Some(s),
-                Err(e) => return self.spill_failed(".events.spill", e),
-            }
-        }
         let n = self.ev_t.len();
         let mut buf = Vec::with_capacity(n * EV_RECORD as usize);
         for i in 0..n {
@@ -592,8 +585,8 @@ impl Output {
             buf.push(self.ev_detected[i] as u8);
             buf.extend_from_slice(&self.ev_value[i].to_le_bytes());
         }
-        if let Err(e) = self.ev_spill.as_mut().unwrap().append(&buf, n) {
-            return self.spill_failed(".events.spill", e);
+        if !self.append_spill(Table::Events, &buf, n) {
+            return;
         }
         self.ev_t.clear();
         self.ev_flow.clear();
@@ -608,15 +601,6 @@ impl Output {
     }
 
     fn spill_timeseries(&mut self) {
-        let Some(dir) = self.spill_dir.clone() else {
-            return;
-        };
-        if self.ts_spill.is_none() {
-            match Spill::create(&dir, ".timeseries.spill") {
-                Ok(s) => self.ts_spill = Some(s),
-                Err(e) => return self.spill_failed(".timeseries.spill", e),
-            }
-        }
         let n = self.ts_t.len();
         let mut buf = Vec::with_capacity(n * TS_RECORD as usize);
         for i in 0..n {
@@ -635,8 +619,8 @@ impl Output {
                 buf.extend_from_slice(&self.ts_delivery_rate[i].to_le_bytes());
             }
         }
-        if let Err(e) = self.ts_spill.as_mut().unwrap().append(&buf, n) {
-            return self.spill_failed(".timeseries.spill", e);
+        if !self.append_spill(Table::Timeseries, &buf, n) {
+            return;
         }
         self.ts_flow.clear();
         self.ts_conn.clear();
@@ -699,13 +683,15 @@ impl Output {
         }
     }
 
-    /// Append `rows` records to a trace table's spill file (created on first
-    /// use); false (and the run fails) if that cannot be done.
+    /// Append `rows` records to a table's spill file (created on first use);
+    /// false (and the run fails) if that cannot be done.
     fn append_spill(&mut self, table: Table, buf: &[u8], rows: usize) -> bool {
         let Some(dir) = self.spill_dir.clone() else {
             return false;
         };
         let (slot, name) = match table {
+            Table::Timeseries => (&mut self.ts_spill, ".timeseries.spill"),
+            Table::Events => (&mut self.ev_spill, ".events.spill"),
             Table::Segments => (&mut self.seg_spill, ".segments.spill"),
             Table::Queues => (&mut self.q_spill, ".queues.spill"),
         };
