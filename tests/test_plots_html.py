@@ -216,7 +216,7 @@ def test_a_long_run_takes_no_more_memory_to_record_and_draw_than_a_short_one(
     durations twice after a warm-up (the lower peak of each counts), with large blocks given
     back to the system when freed (``MALLOC_MMAP_THRESHOLD_``), so the peak is what the code
     held rather than what the allocator kept. 9x the trace (84k -> 756k rows) took about
-    90 MB more when the simulator and the figures held the whole trace; now 10 to 21 MB, a
+    65 to 92 MB more when the simulator and the figures held the whole trace; now 10 to 21 MB, a
     step that does not grow further (24x the trace, 2M rows, is no more)."""
     env = {**os.environ, "MALLOC_MMAP_THRESHOLD_": "65536"}
     proc = subprocess.run(
