@@ -548,6 +548,30 @@ def test_an_unanswered_handshake_gives_up_and_says_why() -> None:
         assert r.summary["flows"][0]["segments_sent"] == n + 1
 
 
+def test_the_emu_summary_says_why_an_endpoint_connection_stopped() -> None:
+    """An endpoint connection that gave up had a `reset` row but no line in the printed
+    summary; the endpoint's `notes` (endpoint.rs) are now printed as `tcplab run` prints its."""
+    from tcplab.cli import _render_emu
+
+    note = (
+        "conn 0: the tcplab client gave up at 7.000 s after 2 timeout retransmissions of its "
+        "SYN (rto.syn_retries = 2); 0 bytes received, 0 bytes of its own acknowledged"
+    )
+    flow = {
+        "connections": 1, "bytes_delivered": 0, "goodput_bps": 0.0, "retransmitted_segments": 2,
+        "timeouts": 2, "spurious_timeouts": 0, "spurious_detected": 0,
+    }  # fmt: skip
+    summary = {
+        "links": [],
+        "connections": [],
+        "emulator": {
+            "lateness_us": dict.fromkeys(("mean", "p50", "p99", "p999", "max", "packets"), 0)
+        },
+        "endpoint": {"role": "client", "cc": "newreno", "flows": [flow], "notes": [note]},
+    }
+    assert f"\nnote: {note}" in _render_emu(summary)
+
+
 def test_the_cli_says_why_nothing_was_delivered(capsys: pytest.CaptureFixture[str]) -> None:
     """The notes were only in summary.json: `tcplab run` (table or --json) showed a flow that
     delivered nothing without saying why."""

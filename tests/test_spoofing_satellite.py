@@ -60,6 +60,10 @@ def test_satellite_preset_and_pep_defaults() -> None:
         "rto_max_ns": 60_000_000_000,
         "series_interval_ns": 100_000_000,
         "spurious_detection": "none",
+        # when its own connection gives up: the rfc6298 profile's, as a flow's defaults
+        "syn_retries": 7,
+        "synack_retries": 7,
+        "retries2": 15,
     }
     _, pep, _ = hops_of('spurious_detection = "frto"')
     assert pep["spurious_detection"] == "frto"

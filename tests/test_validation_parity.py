@@ -385,6 +385,23 @@ def _knobs() -> list[Knob]:
 
         knobs.append(Knob(f"path[1].{key}", values, pep, pep_core, _wrong_type))
 
+    for key in ("syn_retries", "synack_retries", "retries2"):
+
+        def pep_retries(d: dict[str, Any], v: Any, key: str = key) -> None:
+            d["path"][1][key] = v
+
+        def pep_retries_core(c: dict[str, Any], v: Any, key: str = key) -> None:
+            c["hops"][1][key] = v
+
+        knobs.append(
+            Knob(
+                f"path[1].{key}",
+                st.sampled_from([0, 1, 6, 127, 128]),
+                pep_retries,
+                pep_retries_core,
+            )
+        )
+
     def aqm(d: dict[str, Any], v: Any) -> None:
         d["path"][0]["aqm"] = v[0]
 

@@ -13,7 +13,9 @@ import json
 import math
 import os
 import sys
+import tempfile
 from collections.abc import Callable, Sequence
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -386,23 +388,27 @@ def _cmd_run(args: argparse.Namespace) -> int:
         raise ScenarioError('--out: must name a directory (got "")')
     scenario = _scenario_for(args)
     progress = not args.quiet and sys.stderr.isatty()
-    try:
-        # Without --out (or --plot) only the summary is printed: no time series or event log.
-        tables = args.out is not None or bool(args.plot)
-        result = run(
-            scenario,
-            seed=args.seed,
-            out=args.out,
-            progress=progress,
-            tables=tables,
-            trace=args.plot,
-            command=args.argv,
-        )
-    except InvariantError as err:
-        if err.result is not None and args.json:
-            print(json.dumps(err.result.report()))
-        raise
-    figures = cli_plot.after_run(args, result)
+    # --plot without --out streams the tables to a scratch directory, not memory.
+    plot_only = bool(args.plot) and args.out is None
+    with tempfile.TemporaryDirectory(prefix="tcplab-") if plot_only else nullcontext() as scratch:
+        try:
+            # Without --out (or --plot) only the summary is printed: no time series or event log.
+            tables = args.out is not None or bool(args.plot)
+            result = run(
+                scenario,
+                seed=args.seed,
+                out=args.out,
+                progress=progress,
+                tables=tables,
+                trace=args.plot,
+                command=args.argv,
+                scratch=scratch,
+            )
+        except InvariantError as err:
+            if err.result is not None and args.json:
+                print(json.dumps(err.result.report()))
+            raise
+        figures = cli_plot.after_run(args, result)
     if args.json:
         print(json.dumps(result.report()))
     elif not args.quiet:
@@ -602,6 +608,8 @@ def _render_emu(s: dict[str, Any]) -> str:
             f"{f['retransmitted_segments']} retransmitted, {f['timeouts']} timeouts "
             f"({f['spurious_timeouts']} spurious, {f['spurious_detected']} detected)"
         )
+        # why a connection stopped short (it gave up), as `tcplab run` notes it
+        tail += "".join(f"\nnote: {n}" for n in ep.get("notes") or [])
     return f"{links}\n\n{conns}\n\n{tail}"
 
 

@@ -79,11 +79,13 @@ REPORT_FIELDS = ("events", "packets", "sim_time_s")
 _PARQUET_OPTIONS: dict[str, Any] = {"compression": "zstd", "compression_level": 3}
 
 
-def write_parquet(table: pa.Table, path: str | os.PathLike[str]) -> None:
+def write_parquet(
+    table: pa.Table, path: str | os.PathLike[str], row_group_size: int | None = None
+) -> None:
     """Write ``table`` as Parquet with tcplab's options (the bytes depend only on the data)."""
     import pyarrow.parquet as pq
 
-    pq.write_table(table, path, **_PARQUET_OPTIONS)
+    pq.write_table(table, path, row_group_size=row_group_size, **_PARQUET_OPTIONS)
 
 
 def _check_columns(columns: Mapping[str, Any], table: str, expected: tuple[str, ...]) -> None:
@@ -188,11 +190,15 @@ def _categorical(codes: np.ndarray, categories: list[str], column: str) -> pa.Di
 #: Rows per Parquet row group (Arrow's default): a spilled table is written in groups of this
 #: size, so its file is the one an in-memory table of the same rows gives.
 ROW_GROUP = 1 << 20
+#: Rows per Parquet row group of the trace tables (``segments``, ``queues``): a figure reads
+#: them a row group at a time, so a long run's trace is drawn in pieces of this size.
+TRACE_ROW_GROUP = 1 << 16
 #: Rows the simulator holds before it spills a table (``output.rs``: ``SPILL_ROWS``).
 _SPILL_ROWS = 1 << 16
 
 #: Record layouts of the files a long run spills its tables to (``output.rs``: ``TS_RECORD``,
-#: ``EV_RECORD``): packed little-endian, in the tables' column order.
+#: ``EV_RECORD``): packed little-endian, in the tables' column order. (The segment trace and
+#: queue samples, below,
 _SPILL_DTYPES: dict[str, list[tuple[str, str]]] = {
     "timeseries": [
         ("flow", "<u4"),
@@ -219,6 +225,19 @@ _SPILL_DTYPES: dict[str, list[tuple[str, str]]] = {
         ("value", "<f8"),
     ],
 }
+#: ``SEG_RECORD``, ``Q_RECORD``) hold the trace tables' raw columns the same way.
+_SPILL_DTYPES["segments"] = [
+    ("t_ns", "<i8"),
+    ("flow", "<u4"),
+    ("conn", "<u4"),
+    ("kind", "<u1"),
+    ("seq", "<u8"),
+    ("len", "<u4"),
+    ("sent_ns", "<i8"),
+]
+_SPILL_DTYPES["queues"] = [("t_ns", "<i8"), ("hop", "<u4"), ("dir", "<u1"), ("packets", "<u8")]
+#: Rows per piece when a table is read in pieces (:meth:`RunResult.batches`).
+BATCH_ROWS = 1 << 16
 #: The time series' rate columns, in runs that have them (``Output::ts_rates``).
 _SPILL_RATE_DTYPES: list[tuple[str, str]] = [
     ("pacing_rate_bps", "<u8"),
@@ -272,6 +291,8 @@ class RunResult:
         #: Tables whose first rows the simulator spilled to a file: name → (path, rows).
         self._spilled: dict[str, tuple[str, int]] = dict(raw.get("spilled", {})) if raw else {}
         self._written: Path | None = None
+        #: Trace tables in Parquet files not read yet (a run read back with :meth:`read`).
+        self._trace_files: dict[str, Path] = {}
         if timeseries is not None:
             self._timeseries = dict(timeseries)
         if events is not None:
@@ -289,8 +310,14 @@ class RunResult:
     def traced(self) -> bool:
         """Whether the run recorded the segment trace and queue samples (``trace=True``)."""
         if self._raw is None and "_arrow" in self.__dict__:
-            return "segments" in self.__dict__["_arrow"]
+            return "segments" in self._trace_files or "segments" in self.__dict__["_arrow"]
         return bool(self.config and self.config.get("trace"))
+
+    @property
+    def spilled(self) -> bool:
+        """Whether the simulator spilled a table to a file (:meth:`write` turns it into Parquet;
+        until then the table cannot be read)."""
+        return bool(self._spilled)
 
     @classmethod
     def read(cls, out_dir: str | os.PathLike[str]) -> RunResult:
@@ -304,11 +331,16 @@ class RunResult:
             raise FileNotFoundError(f"{out}: no summary.json (not a `tcplab run --out` directory)")
         summary = json.loads(summary_path.read_text("utf-8"))
         tables = {}
+        trace_files = {}
         for name in (*TABLES, *TRACE_TABLES):
             path = out / f"{name}.parquet"
-            if path.is_file():
+            if name in TRACE_TABLES:
+                # read when asked for (or in pieces, batches()): a long run's trace is large
+                if path.is_file():
+                    trace_files[name] = path
+            elif path.is_file():
                 tables[name] = pq.read_table(path)
-            elif name in TABLES:
+            else:
                 raise FileNotFoundError(f"{path}: missing (written by `tcplab run --out`)")
         result = cls(
             summary,
@@ -320,6 +352,7 @@ class RunResult:
             seed=int(summary.get("seed", 0)),
         )
         result.__dict__["_arrow"] = tables
+        result._trace_files = trace_files
         return result
 
     @classmethod
@@ -370,8 +403,22 @@ class RunResult:
     def _arrow(self) -> dict[str, pa.Table]:
         tables = {name: self._table(name) for name in TABLES}
         if self._has_trace:
-            tables.update(self._trace_tables())
+            tables.update({name: self._trace_table(name) for name in TRACE_TABLES})
         return tables
+
+    def _arrow_table(self, name: str) -> pa.Table | None:
+        """One table as Arrow, or None if the run has no such table (an untraced run's trace
+        tables); a trace table read back from its file is read now, once. Only this table is
+        built: the others (a long run's segment trace) are not read for it."""
+        import pyarrow.parquet as pq
+
+        if name in self._trace_files:
+            self._arrow[name] = pq.read_table(self._trace_files.pop(name))
+        if "_arrow" in self.__dict__:
+            return self._arrow.get(name)
+        if name in TRACE_TABLES:
+            return self._trace_table(name) if self._has_trace else None
+        return self._table(name)
 
     @property
     def _has_trace(self) -> bool:
@@ -385,30 +432,77 @@ class RunResult:
         if name in ("flows", "links", "cross"):
             return _rows_table(self.summary.get(name, []))
         if name in self._spilled:
-            # A spilled table is read back from the Parquet file write() made of it.
-            import pyarrow.parquet as pq
-
-            if self._written is None:
-                raise RuntimeError(f"{name}: a spilled table is read after write()")
-            return pq.read_table(self._written / f"{name}.parquet", memory_map=True)
+            return self._read_spilled(name)
         if name == "timeseries":
             return pa.table(self._timeseries)
         return events_table(self._events, self.event_kinds, self.reasons)
 
+    def _read_spilled(self, name: str) -> pa.Table:
+        """A spilled table, read back from the Parquet file write() made of it."""
+        import pyarrow.parquet as pq
+
+        if self._written is None:
+            raise RuntimeError(f"{name}: a spilled table is read after write()")
+        return pq.read_table(self._written / f"{name}.parquet", memory_map=True)
+
+    def _file(self, name: str) -> Path | None:
+        """The Parquet file table ``name`` is to be read from, if it is not in memory."""
+        if name in self._trace_files:
+            return self._trace_files[name]
+        if name in self._spilled and self._written is not None:
+            return self._written / f"{name}.parquet"
+        return None
+
+    def batches(self, name: str, columns: list[str] | None = None) -> Iterator[pd.DataFrame]:
+        """Table ``name`` (``columns`` of it) in pieces of at most :data:`BATCH_ROWS` rows, in
+        order, as pandas DataFrames: a table on disk (a long run's trace) is read piece by
+        piece, never whole. Raises ValueError if the run has no such table."""
+        path = self._file(name)
+        if path is not None:
+            import pyarrow.parquet as pq
+
+            # without pre-buffering, which would read ahead the whole file's column chunks
+            with pq.ParquetFile(path, pre_buffer=False) as f:
+                for batch in f.iter_batches(
+                    batch_size=BATCH_ROWS, columns=columns, use_threads=False
+                ):
+                    yield batch.to_pandas()
+            return
+        table = self._arrow_table(name)
+        if table is None:
+            raise ValueError(f"no {name} table in this run")
+        if columns is not None:
+            table = table.select(columns)
+        for batch in table.to_batches(max_chunksize=BATCH_ROWS):
+            yield batch.to_pandas()
+
+    def _held(self, name: str) -> dict[str, np.ndarray]:
+        """The rows of table ``name`` the simulator still held in memory (after its spill)."""
+        if name == "timeseries":
+            return self._timeseries
+        if name == "events":
+            return self._events
+        assert self._raw is not None
+        expected = SEGMENT_COLUMNS if name == "segments" else QUEUE_COLUMNS
+        return decode_columns(self._raw[name], name, expected)
+
     def _chunks(self, name: str) -> Iterator[dict[str, np.ndarray]]:
-        """A spilled table in pieces of :data:`ROW_GROUP` rows: the rows in its spill file,
-        then those the simulator still held in memory."""
+        """A spilled table in pieces of one Parquet row group (:func:`_row_group`): the rows in
+        its spill file, then those the simulator still held in memory."""
         import numpy as np
 
         path, spilled = self._spilled[name]
-        held = self._timeseries if name == "timeseries" else self._events
+        held = self._held(name)
         layout = _SPILL_DTYPES[name]
         if name == "timeseries" and "pacing_rate_bps" in held:
             layout = layout + _SPILL_RATE_DTYPES  # output.rs: the rate columns follow
+        if name == "queues" and "delay_ns" in held:
+            layout = [*layout, ("delay_ns", "<i8")]  # output.rs: a managed queue's delay
         dtype = np.dtype(layout)
         total = spilled + len(next(iter(held.values())))
-        for start in range(0, total, ROW_GROUP):
-            stop = min(start + ROW_GROUP, total)
+        group = _row_group(name)
+        for start in range(0, total, group):
+            stop = min(start + group, total)
             cols = {c: np.empty(stop - start, dtype=a.dtype) for c, a in held.items()}
             pos = 0
             # From the file in slices of SPILL_ROWS records, so a row group's columns are the
@@ -434,27 +528,37 @@ class RunResult:
             for chunk in self._chunks(name):
                 if name == "timeseries":
                     table = pa.table(chunk)
-                else:
+                elif name == "events":
                     table = events_table(chunk, self.event_kinds, self.reasons)
+                else:
+                    table = self._trace_columns(name, chunk)
                 if writer is None:
                     writer = pq.ParquetWriter(path, table.schema, **_PARQUET_OPTIONS)
-                writer.write_table(table, row_group_size=ROW_GROUP)
+                writer.write_table(table, row_group_size=_row_group(name))
         finally:
             if writer is not None:
                 writer.close()
 
-    def _trace_tables(self) -> dict[str, pa.Table]:
-        """``segments`` (``kind`` categorical) and ``queues`` (``dir`` categorical, ``link``
-        the hop's name) from a traced run."""
+    def _trace_table(self, name: str) -> pa.Table:
+        """``segments`` or ``queues`` of a traced run (read back from its Parquet file if
+        the simulator spilled it)."""
+        if name in self._spilled:
+            return self._read_spilled(name)
+        return self._trace_columns(name, self._held(name))
+
+    def _trace_columns(self, name: str, cols: Mapping[str, np.ndarray]) -> pa.Table:
+        """``segments`` (``kind`` categorical) or ``queues`` (``dir`` categorical, ``link``
+        the hop's name) from raw columns."""
         import numpy as np
         import pyarrow as pa
 
         assert self._raw is not None
-        seg = decode_columns(self._raw["segments"], "segments", SEGMENT_COLUMNS)
-        kinds = list(self._raw["segment_kinds"])
-        seg_cols: dict[str, Any] = dict(seg)
-        seg_cols["kind"] = _categorical(seg["kind"], kinds, "kind")
-        q = decode_columns(self._raw["queues"], "queues", QUEUE_COLUMNS)
+        if name == "segments":
+            seg_cols: dict[str, Any] = dict(cols)
+            kinds = list(self._raw["segment_kinds"])
+            seg_cols["kind"] = _categorical(cols["kind"], kinds, "kind")
+            return pa.table(seg_cols)
+        q = cols
         hop_names = [str(h.get("name", i)) for i, h in enumerate((self.config or {})["hops"])]
         names = np.array(hop_names, dtype=object)
         q_cols: dict[str, Any] = {
@@ -470,17 +574,21 @@ class RunResult:
             # Runs with a managed queue (`aqm`): its queueing delay; null for the others.
             d = q["delay_ns"]
             q_cols["delay_ms"] = pa.array(d / 1e6, pa.float64(), mask=d < 0)
-        return {"segments": pa.table(seg_cols), "queues": pa.table(q_cols)}
+        return pa.table(q_cols)
 
     def to_arrow(self) -> dict[str, pa.Table]:
         """``{"flows", "links", "cross", "timeseries", "events"}`` (and ``"segments"``,
         ``"queues"`` for a traced run) → pyarrow Tables."""
+        for name in TRACE_TABLES:
+            self._arrow_table(name)
         return dict(self._arrow)
 
     # -- pandas -------------------------------------------------------------------------------
 
     def _pandas(self, name: str) -> pd.DataFrame:
-        return self._arrow[name].to_pandas()
+        table = self._arrow_table(name)
+        assert table is not None, name
+        return table.to_pandas()
 
     @cached_property
     def flows(self) -> pd.DataFrame:
@@ -505,16 +613,18 @@ class RunResult:
     @cached_property
     def segments(self) -> pd.DataFrame:
         """The segment trace (a traced run only; see the module docstring)."""
-        if "segments" not in self._arrow:
+        table = self._arrow_table("segments")
+        if table is None:
             raise ValueError("no segment trace: run with trace=True (tcplab run --plot)")
-        return self._pandas("segments")
+        return table.to_pandas()
 
     @cached_property
     def queues(self) -> pd.DataFrame:
         """Queue samples per hop and direction (a traced run only)."""
-        if "queues" not in self._arrow:
+        table = self._arrow_table("queues")
+        if table is None:
             raise ValueError("no queue samples: run with trace=True (tcplab run --plot)")
-        return self._pandas("queues")
+        return table.to_pandas()
 
     def plot(
         self,
@@ -538,7 +648,7 @@ class RunResult:
             import polars as pl
         except ImportError as err:
             raise ImportError("to_polars() needs polars: pip install 'tcplab[polars]'") from err
-        return {name: pl.from_arrow(table) for name, table in self._arrow.items()}  # type: ignore[misc]
+        return {name: pl.from_arrow(table) for name, table in self.to_arrow().items()}  # type: ignore[misc]
 
     # -- reports and files ----------------------------------------------------------------------
 
@@ -569,14 +679,14 @@ class RunResult:
         out.mkdir(parents=True, exist_ok=True)
         paths = []
         try:
-            trace = self._trace_tables() if self._has_trace else {}
+            trace = TRACE_TABLES if self._has_trace else ()
             for name in (*TABLES, *trace):
                 path = out / f"{name}.parquet"
                 tmp = out / f".{name}.parquet.tmp"
                 if name in self._spilled:
                     self._write_spilled(name, tmp)
                 elif name in trace:
-                    write_parquet(trace[name], tmp)
+                    write_parquet(self._trace_table(name), tmp, TRACE_ROW_GROUP)
                 else:
                     write_parquet(self._table(name), tmp)
                 os.replace(tmp, path)
@@ -603,6 +713,12 @@ class RunResult:
         """Delete the files the simulator spilled tables to (after :meth:`write`)."""
         for path, _ in self._spilled.values():
             Path(path).unlink(missing_ok=True)
+
+
+def _row_group(name: str) -> int:
+    """Rows per Parquet row group of table ``name`` (whether or not it was spilled, so a
+    spilled table's file is the one the same rows in memory give)."""
+    return TRACE_ROW_GROUP if name in TRACE_TABLES else ROW_GROUP
 
 
 def _relative_to(path: str, out: Path) -> str:

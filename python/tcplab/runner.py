@@ -144,6 +144,7 @@ def run(
     tables: bool = True,
     trace: bool = False,
     command: Sequence[str] | None = None,
+    scratch: str | os.PathLike[str] | None = None,
 ) -> RunResult:
     """Run ``scenario`` (a :class:`Scenario`, a TOML path, a built-in name; None = p2p-bulk).
 
@@ -162,6 +163,10 @@ def run(
     ``trace=True`` also records every data segment, ACK and SACK block and samples each hop's
     queue (the ``segments`` and ``queues`` tables, which :meth:`RunResult.plot` draws); it
     changes no other output.
+
+    ``scratch`` (without ``out``): a directory (the caller's, to remove) the tables stream to
+    and are read back from in pieces (:meth:`RunResult.batches`), instead of being held in
+    memory; ``tcplab run --plot`` without ``--out`` draws a long run's figures this way.
 
     An invalid configuration raises :class:`ScenarioError` naming the scenario's source. An
     interrupted run (KeyboardInterrupt, or SIGTERM under the CLI) renames its pcap files to
@@ -193,9 +198,10 @@ def run(
                 f"{err.strerror or err}"
             ) from None
     record: dict[str, Any] = {"timeseries": tables, "events": tables}
-    if out is not None:
+    spill = out if out is not None else scratch if tables else None
+    if spill is not None:
         # Long tables stream to files in the output directory (output.rs, SPILL_ROWS).
-        record["spill_dir"] = str(Path(out))
+        record["spill_dir"] = str(Path(spill))
     bar = _ProgressBar(scenario.name) if progress is True else None
     callback = bar if bar is not None else (progress if callable(progress) else None)
     start = time.perf_counter()
@@ -209,9 +215,9 @@ def run(
         raise InvariantError([str(err)]) from err
     except BaseException:
         _mark_incomplete(config)
-        if out is not None:
+        if spill is not None:
             for name in _SPILL_FILES:
-                (Path(out) / name).unlink(missing_ok=True)
+                (Path(spill) / name).unlink(missing_ok=True)
         raise
     finally:
         if bar is not None:
@@ -225,6 +231,8 @@ def run(
         if out is not None:
             result.provenance = provenance(scenario, config["seed"], core, command)
             result.write(out)
+        elif spill is not None and result.spilled:
+            result.write(spill)  # the spilled tables become Parquet there, read in pieces
     except BaseException:
         # The simulator renamed its captures into place when it finished; the outputs around
         # them are not complete (no summary.json), so neither are they.
@@ -239,7 +247,7 @@ def run(
 
 
 #: The files the simulator spills long tables to (output.rs).
-_SPILL_FILES = (".timeseries.spill", ".events.spill")
+_SPILL_FILES = (".timeseries.spill", ".events.spill", ".segments.spill", ".queues.spill")
 
 
 def provenance(

@@ -129,12 +129,9 @@ fn run<'py>(
     col(py, &ev, "value", "<f8", &out.ev_value)?;
     d.set_item("events", ev)?;
     // Rows spilled to files before the ones above (`Record::spill_dir`).
-    let (ts_spill, ev_spill) = out.spilled();
     let spilled = PyDict::new(py);
-    for (name, s) in [("timeseries", ts_spill), ("events", ev_spill)] {
-        if let Some(s) = s {
-            spilled.set_item(name, (s.path, s.rows))?;
-        }
+    for (name, s) in out.spilled() {
+        spilled.set_item(name, (s.path, s.rows))?;
     }
     d.set_item("spilled", spilled)?;
     // The segment trace and queue samples (empty unless the config sets `trace`).

@@ -153,6 +153,14 @@ pub struct PepConfig {
     /// them the detector never declares a timeout spurious.
     #[serde(default = "default_spurious_detection")]
     pub spurious_detection: String,
+    /// When the PEP's own connection toward the receiver gives up
+    /// (`give_up.rs`; RFC 6298's profile by default, as a flow's `rto`).
+    #[serde(default = "default_syn_retries")]
+    pub syn_retries: u32,
+    #[serde(default = "default_synack_retries")]
+    pub synack_retries: u32,
+    #[serde(default = "default_retries2")]
+    pub retries2: u32,
 }
 
 /// Drops the listed data segments (1-based count of payload-carrying

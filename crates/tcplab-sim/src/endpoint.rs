@@ -721,12 +721,29 @@ impl Endpoint {
             Role::Server(_) => "server",
             Role::Client { .. } => "client",
         };
+        // Why a connection stopped short, as a simulated run's `invariants.notes` say it
+        // (give_up.rs); its `reset` row (reason 2) is in the events.
+        let notes: Vec<String> = self
+            .conns
+            .iter()
+            .filter_map(|c| {
+                let g = c.tcp.gave_up()?;
+                Some(format!(
+                    "conn {}: the tcplab {role} {}; {} bytes received, {} bytes of its own acknowledged",
+                    c.id,
+                    g.describe(),
+                    c.tcp.stats().bytes_read,
+                    c.tcp.data_acked()
+                ))
+            })
+            .collect();
         let j = serde_json::json!({
             "role": role,
             "addr": Ipv4Addr::from(self.addr).to_string(),
             "port": self.port,
             "cc": self.tcp.cc.name(),
             "stray_segments": self.stray,
+            "notes": notes,
             "flows": [flow],
             "connections": conns,
             "events": {

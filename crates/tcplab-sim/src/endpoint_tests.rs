@@ -887,3 +887,29 @@ fn an_mss_that_does_not_fit_the_mtu_is_refused() {
         "flows[0].tcp.mss: 1460 bytes and 52 of headers exceed the MTU 1500"
     );
 }
+
+#[test]
+fn a_connection_that_gives_up_is_named_in_the_notes() {
+    // The server never answers the client's SYN: after `syn_retries`
+    // retransmissions the client gives up (give_up.rs), and the endpoint's
+    // summary says so as a simulated run's notes do, besides its `reset` row.
+    let mut s = Script::client(|c| c.flows[0].tcp.rto.syn_retries = 2);
+    s.run(30_000 * MS);
+    let syns = s.recv().iter().filter(|g| g.seg.flags.syn()).count();
+    assert_eq!(syns, 3, "the SYN and 2 retransmissions");
+    let sum = s.finish();
+    let notes = sum["endpoint"]["notes"].as_array().unwrap();
+    assert_eq!(notes.len(), 1, "{notes:?}");
+    assert_eq!(
+        notes[0],
+        "conn 0: the tcplab client gave up at 7.000 s after 2 timeout retransmissions of its SYN \
+         (rto.syn_retries = 2); 0 bytes received, 0 bytes of its own acknowledged"
+    );
+    let ev = &sum["endpoint"]["events"];
+    let reset = EventKind::Reset as u8;
+    let rows: Vec<usize> = (0..ev["kind"].as_array().unwrap().len())
+        .filter(|&i| ev["kind"][i] == reset)
+        .collect();
+    assert_eq!(rows.len(), 1);
+    assert_eq!(ev["reason"][rows[0]], 2);
+}

@@ -321,6 +321,12 @@ pub const TS_RECORD: u64 = 72;
 /// Bytes of one spilled event row: t i64, flow u32, conn u32, kind u8,
 /// seq u64, len u32, reason u8, spurious i8, detected i8, value f64.
 pub const EV_RECORD: u64 = 40;
+/// Bytes of one spilled segment-trace row: t i64, flow u32, conn u32, kind
+/// u8, seq u64, len u32, sent i64.
+pub const SEG_RECORD: u64 = 37;
+/// Bytes of one spilled queue sample: t i64, hop u32, dir u8, packets u64;
+/// with a managed queue (`Output::q_managed`) its delay i64 follows.
+pub const Q_RECORD: u64 = 21;
 const EV_SPURIOUS_AT: u64 = 30;
 const EV_DETECTED_AT: u64 = 31;
 
@@ -415,6 +421,15 @@ impl EventRow {
     }
 }
 
+/// The tables that spill (`Output::append_spill`).
+#[derive(Clone, Copy)]
+enum Table {
+    Timeseries,
+    Events,
+    Segments,
+    Queues,
+}
+
 /// Where a spilled table is: the file and how many of the table's rows it
 /// holds (they come before the rows still in memory).
 #[derive(Debug, Clone)]
@@ -485,6 +500,8 @@ pub struct Output {
     memory_rows: usize,
     ts_spill: Option<Spill>,
     ev_spill: Option<Spill>,
+    seg_spill: Option<Spill>,
+    q_spill: Option<Spill>,
     /// The first error writing a spill file (the run fails with it).
     pub spill_error: Option<String>,
 }
@@ -505,15 +522,25 @@ impl Output {
         }
     }
 
-    /// The spilled part of the time series and of the events, if any.
-    pub fn spilled(&self) -> (Option<Spilled>, Option<Spilled>) {
-        let f = |s: &Option<Spill>| {
-            s.as_ref().map(|s| Spilled {
-                path: s.path.clone(),
-                rows: s.rows,
+    /// The spilled part of each table that has one: (table name, where).
+    pub fn spilled(&self) -> Vec<(&'static str, Spilled)> {
+        [
+            ("timeseries", &self.ts_spill),
+            ("events", &self.ev_spill),
+            ("segments", &self.seg_spill),
+            ("queues", &self.q_spill),
+        ]
+        .into_iter()
+        .filter_map(|(name, s)| {
+            s.as_ref().map(|s| {
+                let w = Spilled {
+                    path: s.path.clone(),
+                    rows: s.rows,
+                };
+                (name, w)
             })
-        };
-        (f(&self.ts_spill), f(&self.ev_spill))
+        })
+        .collect()
     }
 
     fn over_cap(&mut self, table: &str) {
@@ -544,15 +571,6 @@ impl Output {
     }
 
     fn spill_events(&mut self) {
-        let Some(dir) = self.spill_dir.clone() else {
-            return;
-        };
-        if self.ev_spill.is_none() {
-            match Spill::create(&dir, ".events.spill") {
-                Ok(s) => self.ev_spill = Some(s),
-                Err(e) => return self.spill_failed(".events.spill", e),
-            }
-        }
         let n = self.ev_t.len();
         let mut buf = Vec::with_capacity(n * EV_RECORD as usize);
         for i in 0..n {
@@ -567,8 +585,8 @@ impl Output {
             buf.push(self.ev_detected[i] as u8);
             buf.extend_from_slice(&self.ev_value[i].to_le_bytes());
         }
-        if let Err(e) = self.ev_spill.as_mut().unwrap().append(&buf, n) {
-            return self.spill_failed(".events.spill", e);
+        if !self.append_spill(Table::Events, &buf, n) {
+            return;
         }
         self.ev_t.clear();
         self.ev_flow.clear();
@@ -583,15 +601,6 @@ impl Output {
     }
 
     fn spill_timeseries(&mut self) {
-        let Some(dir) = self.spill_dir.clone() else {
-            return;
-        };
-        if self.ts_spill.is_none() {
-            match Spill::create(&dir, ".timeseries.spill") {
-                Ok(s) => self.ts_spill = Some(s),
-                Err(e) => return self.spill_failed(".timeseries.spill", e),
-            }
-        }
         let n = self.ts_t.len();
         let mut buf = Vec::with_capacity(n * TS_RECORD as usize);
         for i in 0..n {
@@ -610,8 +619,8 @@ impl Output {
                 buf.extend_from_slice(&self.ts_delivery_rate[i].to_le_bytes());
             }
         }
-        if let Err(e) = self.ts_spill.as_mut().unwrap().append(&buf, n) {
-            return self.spill_failed(".timeseries.spill", e);
+        if !self.append_spill(Table::Timeseries, &buf, n) {
+            return;
         }
         self.ts_flow.clear();
         self.ts_conn.clear();
@@ -625,6 +634,81 @@ impl Output {
         self.ts_delivered.clear();
         self.ts_pacing_rate.clear();
         self.ts_delivery_rate.clear();
+    }
+
+    /// The segment trace's rows to `.segments.spill` (`SEG_RECORD`).
+    fn spill_segments(&mut self) {
+        let n = self.seg_t.len();
+        let mut buf = Vec::with_capacity(n * SEG_RECORD as usize);
+        for i in 0..n {
+            buf.extend_from_slice(&self.seg_t[i].to_le_bytes());
+            buf.extend_from_slice(&self.seg_flow[i].to_le_bytes());
+            buf.extend_from_slice(&self.seg_conn[i].to_le_bytes());
+            buf.push(self.seg_kind[i]);
+            buf.extend_from_slice(&self.seg_seq[i].to_le_bytes());
+            buf.extend_from_slice(&self.seg_len[i].to_le_bytes());
+            buf.extend_from_slice(&self.seg_sent[i].to_le_bytes());
+        }
+        if self.append_spill(Table::Segments, &buf, n) {
+            self.seg_t.clear();
+            self.seg_flow.clear();
+            self.seg_conn.clear();
+            self.seg_kind.clear();
+            self.seg_seq.clear();
+            self.seg_len.clear();
+            self.seg_sent.clear();
+        }
+    }
+
+    /// The queue samples to `.queues.spill` (`Q_RECORD`, and the delay of a
+    /// managed queue).
+    fn spill_queues(&mut self) {
+        let n = self.q_t.len();
+        let mut buf = Vec::with_capacity(n * (Q_RECORD as usize + 8));
+        for i in 0..n {
+            buf.extend_from_slice(&self.q_t[i].to_le_bytes());
+            buf.extend_from_slice(&self.q_hop[i].to_le_bytes());
+            buf.push(self.q_dir[i]);
+            buf.extend_from_slice(&self.q_packets[i].to_le_bytes());
+            if self.q_managed {
+                buf.extend_from_slice(&self.q_delay[i].to_le_bytes());
+            }
+        }
+        if self.append_spill(Table::Queues, &buf, n) {
+            self.q_t.clear();
+            self.q_hop.clear();
+            self.q_dir.clear();
+            self.q_packets.clear();
+            self.q_delay.clear();
+        }
+    }
+
+    /// Append `rows` records to a table's spill file (created on first use);
+    /// false (and the run fails) if that cannot be done.
+    fn append_spill(&mut self, table: Table, buf: &[u8], rows: usize) -> bool {
+        let Some(dir) = self.spill_dir.clone() else {
+            return false;
+        };
+        let (slot, name) = match table {
+            Table::Timeseries => (&mut self.ts_spill, ".timeseries.spill"),
+            Table::Events => (&mut self.ev_spill, ".events.spill"),
+            Table::Segments => (&mut self.seg_spill, ".segments.spill"),
+            Table::Queues => (&mut self.q_spill, ".queues.spill"),
+        };
+        if slot.is_none() {
+            match Spill::create(&dir, name) {
+                Ok(s) => *slot = Some(s),
+                Err(e) => {
+                    self.spill_failed(name, e);
+                    return false;
+                }
+            }
+        }
+        if let Err(e) = slot.as_mut().unwrap().append(buf, rows) {
+            self.spill_failed(name, e);
+            return false;
+        }
+        true
     }
 
     fn ev_spilled(&self) -> usize {
@@ -731,6 +815,11 @@ impl Output {
         len: u32,
         sent: Time,
     ) {
+        if self.seg_t.len() >= SPILL_ROWS && self.spill_dir.is_some() {
+            self.spill_segments();
+        } else if self.seg_t.len() >= self.memory_rows {
+            return self.over_cap("segments");
+        }
         self.seg_t.push(t as i64);
         self.seg_flow.push(flow);
         self.seg_conn.push(conn);
@@ -743,6 +832,11 @@ impl Output {
     /// Append a queue sample (packets waiting or in service; the managed
     /// queue's delay, `Component::queue_delay`).
     pub fn queue(&mut self, t: Time, hop: u32, dir: u8, packets: u64, delay: Option<Time>) {
+        if self.q_t.len() >= SPILL_ROWS && self.spill_dir.is_some() {
+            self.spill_queues();
+        } else if self.q_t.len() >= self.memory_rows {
+            return self.over_cap("queues");
+        }
         self.q_t.push(t as i64);
         self.q_hop.push(hop);
         self.q_dir.push(dir);
@@ -867,14 +961,51 @@ mod tests {
         o.set_detected(rows[SPILL_ROWS + 2], 0);
         assert_eq!((o.spurious(rows[3]), o.detected(rows[3])), (1, -1));
         assert_eq!(o.detected(rows[SPILL_ROWS + 2]), 0);
-        let (_, spilled) = o.spilled();
-        let s = spilled.unwrap();
+        let spilled = o.spilled();
+        let (name, s) = spilled[0].clone();
+        assert_eq!(name, "events");
         assert_eq!(s.rows, SPILL_ROWS as u64);
         let bytes = std::fs::read(&s.path).unwrap();
         assert_eq!(bytes.len() as u64, SPILL_ROWS as u64 * EV_RECORD);
         let r3 = &bytes[3 * EV_RECORD as usize..4 * EV_RECORD as usize];
         assert_eq!(i64::from_le_bytes(r3[..8].try_into().unwrap()), 3);
         assert_eq!(r3[EV_SPURIOUS_AT as usize], 1);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn the_segment_trace_and_queue_samples_spill_and_stay_bounded() {
+        let dir = std::env::temp_dir().join(format!("tcplab-seg-spill-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut o = Output::new(true, true, Some(dir.to_string_lossy().into_owned()));
+        o.q_managed = true;
+        let n = 3 * SPILL_ROWS as u64 + 5;
+        for i in 0..n {
+            o.segment(i, 1, 2, SegmentKind::Arrive, 1000 + i, 1448, i / 2);
+            o.queue(i, 0, 1, i, Some(7));
+            // what is held in memory never exceeds one spill's worth
+            assert!(o.seg_t.len() <= SPILL_ROWS && o.q_t.len() <= SPILL_ROWS);
+        }
+        let spilled = o.spilled();
+        let names: Vec<&str> = spilled.iter().map(|(n, _)| *n).collect();
+        assert_eq!(names, ["segments", "queues"]);
+        let seg = std::fs::read(&spilled[0].1.path).unwrap();
+        assert_eq!(spilled[0].1.rows + o.seg_t.len() as u64, n);
+        assert_eq!(seg.len() as u64, spilled[0].1.rows * SEG_RECORD);
+        // row 5: t, flow, conn, kind, seq, len, sent
+        let r = &seg[5 * SEG_RECORD as usize..6 * SEG_RECORD as usize];
+        assert_eq!(i64::from_le_bytes(r[..8].try_into().unwrap()), 5);
+        assert_eq!(u32::from_le_bytes(r[8..12].try_into().unwrap()), 1);
+        assert_eq!(u32::from_le_bytes(r[12..16].try_into().unwrap()), 2);
+        assert_eq!(r[16], SegmentKind::Arrive as u8);
+        assert_eq!(u64::from_le_bytes(r[17..25].try_into().unwrap()), 1005);
+        assert_eq!(u32::from_le_bytes(r[25..29].try_into().unwrap()), 1448);
+        assert_eq!(i64::from_le_bytes(r[29..37].try_into().unwrap()), 2);
+        let q = std::fs::read(&spilled[1].1.path).unwrap();
+        assert_eq!(q.len() as u64, spilled[1].1.rows * (Q_RECORD + 8));
+        let r = &q[5 * (Q_RECORD + 8) as usize..];
+        assert_eq!(u64::from_le_bytes(r[13..21].try_into().unwrap()), 5);
+        assert_eq!(i64::from_le_bytes(r[21..29].try_into().unwrap()), 7);
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

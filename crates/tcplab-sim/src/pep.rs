@@ -140,6 +140,14 @@ pub fn check_config(c: &PepConfig) -> Result<(), String> {
     if c.rto_initial_ns < c.rto_min_ns || c.rto_initial_ns > c.rto_max_ns {
         return Err("rto_initial: must be between rto_min and rto_max".into());
     }
+    // The give-up limits, as a flow's (validate.rs: check_retries).
+    for (key, n) in [
+        ("syn_retries", c.syn_retries),
+        ("synack_retries", c.synack_retries),
+        ("retries2", c.retries2),
+    ] {
+        crate::validate::check_count(key, n)?;
+    }
     Ok(())
 }
 
@@ -380,7 +388,9 @@ impl Pep {
                 max_backoff: 16,
                 restart_on_rtx: false,
                 estimator: tcplab_tcp::RttEstimatorKind::Rfc6298,
-                ..RtoProfile::RFC6298
+                syn_retries: self.cfg.syn_retries,
+                synack_retries: self.cfg.synack_retries,
+                retries2: self.cfg.retries2,
             },
             spurious_detection: DetectorKind::parse(&self.cfg.spurious_detection)
                 .expect("validated"),
@@ -1005,6 +1015,9 @@ mod tests {
             rto_max_ns: 60_000 * NS_PER_MS,
             series_interval_ns: NS_PER_MS,
             spurious_detection: "none".into(),
+            syn_retries: 7,
+            synack_retries: 7,
+            retries2: 15,
         }
     }
 
@@ -1222,6 +1235,36 @@ mod tests {
         assert!(fast.iter().any(|p| p.seg.seq == ISS + 1 + 3 * MSS));
         // The sender never saw any of this: no pseudo-ACK beyond the 6 for its data.
         assert_eq!(pep.stats.pseudo_acks, 6);
+    }
+
+    #[test]
+    fn the_relays_give_up_limit_is_the_peps_own() {
+        // The receiver never answers the PEP's data: the relay retransmits
+        // on timeouts (1 s, 2 s, 4 s, ...) until its `retries2` says stop
+        // (give_up.rs: 2 → 1.4 s in Linux's model, reached at the second
+        // timeout), and then sends nothing more.
+        let timeouts = |retries2: u32| {
+            let mut pep = Pep::new(&PepConfig {
+                retries2,
+                ..cfg(100_000)
+            });
+            let mut h = Harness::default();
+            open(&mut h, &mut pep, false);
+            h.send(&mut pep, data(0), 10);
+            for s in 1..=40 {
+                h.fire(&mut pep, s * 1_000 * NS_PER_MS + 10);
+            }
+            pep.stats.local_timeouts
+        };
+        assert_eq!(timeouts(2), 1);
+        assert!(timeouts(15) >= 4, "{}", timeouts(15));
+        assert_eq!(
+            check_config(&PepConfig {
+                synack_retries: 0,
+                ..cfg(100_000)
+            }),
+            Err("synack_retries: must be between 1 and 127 (got 0)".to_string())
+        );
     }
 
     /// An ACK from the receiver acknowledging `n` data bytes, with SACK

@@ -1173,13 +1173,9 @@ impl Sim {
                     if let Some(g) = conn.gave_up() {
                         // The data is not delivered, and this is why (give_up.rs).
                         notes.push(format!(
-                            "flow {fi} conn {}: the {side} gave up at {:.3} s after {} timeout retransmissions of {} (rto.{} = {}); {} bytes delivered",
+                            "flow {fi} conn {}: the {side} {}; {} bytes delivered",
                             pair.id,
-                            g.at as f64 * 1e-9,
-                            g.retransmissions,
-                            g.what.what(),
-                            g.what.setting(),
-                            g.limit,
+                            g.describe(),
                             pair.rcv.stats().bytes_read
                         ));
                     }

@@ -276,10 +276,16 @@ pub fn files(c: &SimConfig) -> Result<(), String> {
 /// The give-up counts (`give_up.rs`): at least one retransmission, at most
 /// Linux's `MAX_TCP_SYNCNT` (127) for every count alike.
 fn check_retries(key: &str, n: u32) -> Result<u32, String> {
+    check_count(&format!("rto.{key}"), n)
+}
+
+/// A give-up count (`syn_retries`, `synack_retries`, `retries2`): 1 … 127,
+/// Linux's MAX_TCP_SYNCNT applied to every count alike.
+pub(crate) fn check_count(field: &str, n: u32) -> Result<u32, String> {
     if (1..=127).contains(&n) {
         Ok(n)
     } else {
-        Err(format!("rto.{key}: must be between 1 and 127 (got {n})"))
+        Err(format!("{field}: must be between 1 and 127 (got {n})"))
     }
 }
 

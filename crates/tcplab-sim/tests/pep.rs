@@ -41,6 +41,9 @@ fn pep(buffer: u64) -> HopConfig {
         rto_max_ns: 60_000 * MS,
         series_interval_ns: 100 * MS,
         spurious_detection: "none".into(),
+        syn_retries: 7,
+        synack_retries: 7,
+        retries2: 15,
     })
 }
 

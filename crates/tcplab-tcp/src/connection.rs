@@ -58,7 +58,7 @@ use crate::cc::{new_cc_with, AckInfo, CcState, CongestionControl, TcpView, Trans
 use crate::config::{Config, SsthreshFrom};
 use crate::ecn::{Ecn, EcnStats};
 use crate::events::{Event, RecoveryKind, RtxReason};
-use crate::give_up::{GiveUp, GiveUpKind, WriteTimeout};
+use crate::give_up::{GiveUp, GiveUpKind, ProbesOut, WriteTimeout};
 use crate::pacing::Pacer;
 use crate::rcv_window::{advmss, LinuxRcvWindow, RcvWindowKind};
 use crate::reasm::Reassembly;
@@ -162,6 +162,8 @@ pub struct Connection {
     syn_retransmitted: bool,
     /// Retransmissions counted toward giving up (`give_up.rs`).
     write_timeout: WriteTimeout,
+    /// Zero-window probes since the last acceptable ACK (`give_up.rs`).
+    probes_out: ProbesOut,
     /// Set once the connection gave up retransmitting.
     gave_up: Option<GiveUp>,
     /// Retransmit this sequence number next, regardless of cwnd
@@ -397,6 +399,7 @@ impl Connection {
             syn_sent_at: 0,
             syn_retransmitted: false,
             write_timeout: WriteTimeout::default(),
+            probes_out: ProbesOut::default(),
             gave_up: None,
             force_rtx: None,
             rec: RecoveryState::default(),
@@ -1502,6 +1505,13 @@ impl Connection {
             // RFC 9293 §3.8.6.1 / RFC 1122 §4.2.2.17: the persist timer
             // expired; probe the zero window, back off like the RTO.
             self.persist_deadline = None;
+            // tcp_probe_timer(): after retries2 probes without an ACK, give up.
+            let retries2 = self.rtt.profile().retries2;
+            if self.probes_out.expired(retries2) {
+                let n = self.probes_out.count();
+                self.give_up(GiveUpKind::Probe, n, retries2, now);
+                return;
+            }
             self.probe_pending = true;
             self.persist_backoff = (self.persist_backoff + 1).min(self.cfg.rto.max_backoff);
         }
@@ -1552,10 +1562,10 @@ impl Connection {
     /// tcp_write_timeout() -> tcp_write_err() -> tcp_done(): stop
     /// retransmitting and close without a RST; the driver reads why from
     /// `gave_up()`.
-    fn give_up(&mut self, what: GiveUpKind, limit: u32, now: Time) {
+    fn give_up(&mut self, what: GiveUpKind, retransmissions: u32, limit: u32, now: Time) {
         self.gave_up = Some(GiveUp {
             what,
-            retransmissions: self.write_timeout.retransmits(),
+            retransmissions,
             limit,
             at: now,
         });
@@ -1572,7 +1582,7 @@ impl Connection {
         self.sb = Scoreboard::default();
         self.push_event(Event::GaveUp {
             what,
-            retransmissions: self.write_timeout.retransmits(),
+            retransmissions,
         });
     }
 
@@ -1593,7 +1603,8 @@ impl Connection {
                     (GiveUpKind::SynAck, p.synack_retries)
                 };
                 if self.write_timeout.syn_expired(limit) {
-                    self.give_up(what, limit, now);
+                    let n = self.write_timeout.retransmits();
+                    self.give_up(what, n, limit, now);
                     return;
                 }
                 // RFC 6298 §5.5/5.6 for the SYN; §5.7 fallback applies on establishment.
@@ -1622,7 +1633,8 @@ impl Connection {
         if (!self.sb.is_empty() || (self.fin_sent && !self.fin_acked))
             && self.write_timeout.expired(now, sent_at, p.retries2)
         {
-            self.give_up(GiveUpKind::Data, p.retries2, now);
+            let n = self.write_timeout.retransmits();
+            self.give_up(GiveUpKind::Data, n, p.retries2, now);
             return;
         }
         if self.sb.is_empty() {
@@ -1953,6 +1965,8 @@ impl Connection {
         if ack < self.snd_una {
             return; // old ACK
         }
+        // tcp_ack(): an acceptable ACK, a zero-window probe's answer included.
+        self.probes_out.on_ack();
         // ---- ECN (ecn.rs): whether this ACK echoes congestion (FLAG_ECE);
         // what it does is decided below, in tcp_fastretrans_alert()'s order ----
         let ece = self.ecn.on_ack_ece(seg);

@@ -15,6 +15,14 @@
 //!   own RTO, sets the time, as in Linux: a connection with a 1 ms RTO does
 //!   not give up after 16 ms. An acknowledgment of new data starts afresh.
 //!
+//! - A sender whose zero-window probes go unanswered gives up when the
+//!   persist timer expires after `retries2` of them in a row
+//!   (`tcp_probe_timer()`: `icsk_probes_out >= max_probes`, `max_probes` =
+//!   `net.ipv4.tcp_retries2`). Any acceptable ACK resets the count
+//!   (`tcp_ack()`), so a receiver that answers the probes keeps the
+//!   connection open however long its window stays closed (RFC 1122
+//!   §4.2.2.17).
+//!
 //! A connection that gives up sends nothing more (no RST: `tcp_write_err()`
 //! → `tcp_done()`) and reports why ([`GiveUp`]).
 
@@ -38,6 +46,20 @@ pub struct GiveUp {
     pub at: Time,
 }
 
+impl GiveUp {
+    /// For a run's notes: "gave up at 183.000 s after 7 timeout
+    /// retransmissions of its SYN (rto.syn_retries = 7)".
+    pub fn describe(&self) -> String {
+        format!(
+            "gave up at {:.3} s after {} (rto.{} = {})",
+            self.at as f64 * 1e-9,
+            self.what.counted(self.retransmissions),
+            self.what.setting(),
+            self.limit
+        )
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum GiveUpKind {
     /// The SYN of an active open.
@@ -46,6 +68,8 @@ pub enum GiveUpKind {
     SynAck,
     /// Data or a FIN of a synchronized connection.
     Data,
+    /// Zero-window probes (the persist timer).
+    Probe,
 }
 
 impl GiveUpKind {
@@ -54,7 +78,7 @@ impl GiveUpKind {
         match self {
             GiveUpKind::Syn => "syn_retries",
             GiveUpKind::SynAck => "synack_retries",
-            GiveUpKind::Data => "retries2",
+            GiveUpKind::Data | GiveUpKind::Probe => "retries2",
         }
     }
 
@@ -64,6 +88,16 @@ impl GiveUpKind {
             GiveUpKind::Syn => "its SYN",
             GiveUpKind::SynAck => "its SYN-ACK",
             GiveUpKind::Data => "unacknowledged data",
+            GiveUpKind::Probe => "zero-window probes",
+        }
+    }
+
+    /// `n` of them, for a message: "7 timeout retransmissions of its SYN",
+    /// "15 unanswered zero-window probes".
+    pub fn counted(self, n: u32) -> String {
+        match self {
+            GiveUpKind::Probe => format!("{n} unanswered {}", self.what()),
+            _ => format!("{n} timeout retransmissions of {}", self.what()),
         }
     }
 }
@@ -133,6 +167,34 @@ impl WriteTimeout {
     }
 }
 
+/// tcp_timer.c: `tcp_probe_timer()`. Zero-window probes sent since the
+/// last acceptable ACK (`icsk_probes_out`, counted by `tcp_send_probe0()`).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ProbesOut(u32);
+
+impl ProbesOut {
+    /// The persist timer expired: true when the connection gives up
+    /// instead of probing again (`icsk_probes_out >= max_probes`).
+    pub fn expired(&mut self, retries2: u32) -> bool {
+        if self.0 >= retries2 {
+            return true;
+        }
+        self.0 += 1;
+        false
+    }
+
+    /// An acceptable ACK arrived (`tcp_ack()`: `icsk_probes_out = 0`), a
+    /// probe's answer included.
+    pub fn on_ack(&mut self) {
+        self.0 = 0;
+    }
+
+    /// Probes sent since the last ACK.
+    pub fn count(&self) -> u32 {
+        self.0
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -162,6 +224,28 @@ mod tests {
         }
         assert!(w.syn_expired(6));
         assert_eq!(w.retransmits(), 6);
+    }
+
+    #[test]
+    fn unanswered_probes_give_up_and_an_answer_starts_again() {
+        let mut p = ProbesOut::default();
+        for _ in 0..15 {
+            assert!(!p.expired(15));
+        }
+        p.on_ack();
+        for _ in 0..15 {
+            assert!(!p.expired(15));
+        }
+        assert!(p.expired(15));
+        assert_eq!(p.count(), 15);
+        assert_eq!(
+            GiveUpKind::Probe.counted(15),
+            "15 unanswered zero-window probes"
+        );
+        assert_eq!(
+            GiveUpKind::Syn.counted(7),
+            "7 timeout retransmissions of its SYN"
+        );
     }
 
     #[test]

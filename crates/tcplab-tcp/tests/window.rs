@@ -5,7 +5,7 @@
 mod harness;
 
 use harness::{cfg, Net};
-use tcplab_tcp::{Config, Event, NS_PER_MS, NS_PER_S};
+use tcplab_tcp::{Config, Event, GiveUpKind, NS_PER_MS, NS_PER_S};
 
 fn slow_reader(rate_bps: u64, rcv_buf: u64) -> Config {
     Config {
@@ -147,4 +147,69 @@ fn zero_read_rate_is_rejected() {
         ..cfg()
     };
     assert_eq!(c.validate().unwrap_err(), "read_rate: must be > 0 (got 0)");
+}
+
+#[test]
+fn unanswered_zero_window_probes_give_up_answered_ones_never_do() {
+    // tcp_probe_timer(): the sender gives up when the persist timer expires
+    // after `retries2` probes in a row that no ACK answered; an answered
+    // probe resets the count (tcp_ack()), so a receiver that answers keeps
+    // the connection open however long its window stays closed (RFC 1122
+    // §4.2.2.17).
+    let sender = |retries2| {
+        let mut c = cfg();
+        c.rto.retries2 = retries2;
+        c
+    };
+    let closed = |retries2| {
+        let mut n = Net::new(
+            sender(retries2),
+            Config {
+                rcv_buf: 20_000,
+                ..cfg()
+            },
+        );
+        n.b.set_reader_paused(true, 0);
+        bulk(&mut n, 100_000);
+        n.run_until(2 * NS_PER_S);
+        assert_eq!(n.b.stats().bytes_delivered, 20_000);
+        n
+    };
+    // Answered: 3 allowed, far more probes sent, the connection stays.
+    let mut n = closed(3);
+    n.run_until(300 * NS_PER_S);
+    assert!(
+        n.a.stats().window_probes > 6,
+        "{}",
+        n.a.stats().window_probes
+    );
+    assert!(n.a.gave_up().is_none());
+    // Unanswered: every ACK from B is lost from now on.
+    let mut n = closed(3);
+    let probes_before = n.a.stats().window_probes;
+    n.drop = Box::new(|s, _| !s.a_to_b);
+    n.run_until(300 * NS_PER_S);
+    let g = n.a.gave_up().expect("gave up");
+    assert_eq!(g.what, GiveUpKind::Probe);
+    assert_eq!((g.retransmissions, g.limit), (3, 3));
+    assert_eq!(n.a.stats().window_probes - probes_before, 3);
+    assert_eq!(
+        n.count_a(|e| matches!(
+            e,
+            Event::GaveUp {
+                what: GiveUpKind::Probe,
+                ..
+            }
+        )),
+        1
+    );
+    // nothing is sent after giving up
+    let last = n
+        .sent
+        .iter()
+        .filter(|s| s.a_to_b)
+        .map(|s| s.t)
+        .max()
+        .unwrap();
+    assert!(last <= g.at, "{last} > {}", g.at);
 }

@@ -16,7 +16,10 @@ Per link (hop): ``link-<name>.png``: queue occupancy per direction (a traced run
 drops by cause and direction.
 
 Long runs are drawn from per-pixel-column minima and maxima (:func:`decimate`), so a 24-hour run
-draws as fast as a one-minute run and still shows every excursion.
+draws as fast as a one-minute run and still shows every excursion. The segment trace is read in
+pieces (:meth:`RunResult.batches`) and reduced as it is read: the overview keeps per time bin the
+lowest and highest byte of each kind of mark, the zoomed panels only the rows inside their
+windows, so the memory a figure takes does not grow with the run's length.
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -99,28 +102,84 @@ def unnecessary_retransmissions(
     when none did (or for a SYN/FIN, ``seq`` 0); and the time (ns) that earlier copy first
     arrived (-1 where none). Needs the segment trace (``arrive`` rows carry when their copy was
     sent)."""
+    truth = _Truth(events)
+    truth.add(segments)
+    return truth.result()
+
+
+class _Truth:
+    """:func:`unnecessary_retransmissions` over a segment trace read in pieces: each piece's
+    ``arrive`` rows are matched to the retransmissions whose first byte they carry (by binary
+    search on the retransmissions' offsets, per connection), keeping the earliest arrival of a
+    copy sent before each retransmission."""
+
+    def __init__(self, events: pd.DataFrame) -> None:
+        import numpy as np
+
+        rtx = events[events["kind"] == "retransmit"]
+        self.n = len(rtx)
+        self.first = np.full(self.n, np.iinfo(np.int64).max, dtype=np.int64)
+        key = _conn_key(rtx["flow"].to_numpy(), rtx["conn"].to_numpy())
+        seq = rtx["seq"].to_numpy().astype(np.uint64)
+        t = rtx["t_ns"].to_numpy().astype(np.int64)
+        judged = seq != 0  # a SYN or FIN (offset 0) is not judged
+        #: per connection: the row numbers of its judged retransmissions, by offset
+        self.by_conn: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+        rows = np.flatnonzero(judged)
+        order = rows[np.lexsort((seq[rows], key[rows]))]
+        if len(order):
+            keys = key[order]
+            starts = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]])
+            for a, b in zip(starts, np.r_[starts[1:], len(order)], strict=True):
+                idx = order[a:b]
+                self.by_conn[int(keys[a])] = (seq[idx], t[idx], idx)
+
+    def add(self, segments: pd.DataFrame) -> None:
+        """Match one piece of the segment trace."""
+        import numpy as np
+
+        if not self.by_conn:
+            return
+        arr = segments[segments["kind"] == "arrive"]
+        if arr.empty:
+            return
+        key = _conn_key(arr["flow"].to_numpy(), arr["conn"].to_numpy())
+        s = arr["seq"].to_numpy().astype(np.uint64)
+        e = s + arr["len"].to_numpy().astype(np.uint64)
+        sent = arr["sent_ns"].to_numpy().astype(np.int64)
+        t = arr["t_ns"].to_numpy().astype(np.int64)
+        for k in np.unique(key):
+            found = self.by_conn.get(int(k))
+            if found is None:
+                continue
+            rseq, rt, rows = found
+            m = np.flatnonzero(key == k)
+            # the retransmissions whose first byte this copy carries: rseq in [s, e)
+            lo = np.searchsorted(rseq, s[m], side="left")
+            hi = np.searchsorted(rseq, e[m], side="left")
+            counts = hi - lo
+            total = int(counts.sum())
+            if total == 0:
+                continue
+            a = np.repeat(m, counts)
+            j = np.repeat(lo, counts) + (
+                np.arange(total) - np.repeat(np.cumsum(counts) - counts, counts)
+            )
+            earlier = sent[a] < rt[j]  # this copy left before the retransmission
+            np.minimum.at(self.first, rows[j[earlier]], t[a[earlier]])
+
+    def result(self) -> tuple[np.ndarray, np.ndarray]:
+        import numpy as np
+
+        out = self.first != np.iinfo(np.int64).max
+        return out, np.where(out, self.first, -1)
+
+
+def _conn_key(flow: np.ndarray, conn: np.ndarray) -> np.ndarray:
+    """One integer per (flow, connection)."""
     import numpy as np
 
-    rtx = events[events["kind"] == "retransmit"]
-    out = np.zeros(len(rtx), dtype=bool)
-    first = np.full(len(rtx), -1, dtype=np.int64)
-    arr = segments[segments["kind"] == "arrive"]
-    if arr.empty or rtx.empty:
-        return out, first
-    groups = {key: g for key, g in arr.groupby(["flow", "conn"], observed=True)}
-    for i, (flow, conn, seq, t) in enumerate(
-        zip(rtx["flow"], rtx["conn"], rtx["seq"], rtx["t_ns"], strict=True)
-    ):
-        g = groups.get((flow, conn))
-        if g is None or seq == 0:
-            continue
-        s = g["seq"].to_numpy()
-        e = s + g["len"].to_numpy()
-        earlier = (s <= seq) & (seq < e) & (g["sent_ns"].to_numpy() < t)
-        if np.any(earlier):
-            out[i] = True
-            first[i] = int(g["t_ns"].to_numpy()[earlier].min())
-    return out, first
+    return (flow.astype(np.uint64) << np.uint64(32)) | conn.astype(np.uint64)
 
 
 def _si_bytes(max_bytes: float) -> tuple[float, str]:
@@ -201,71 +260,261 @@ class _Flow:
     name: str
     events: pd.DataFrame
     timeseries: pd.DataFrame
-    segments: pd.DataFrame | None
     unnecessary: np.ndarray | None  # per retransmit row of ``events``
     first_arrival: np.ndarray | None  # ns the earlier copy arrived, per retransmit row
+    #: A traced run: the overview graph's reduced marks, and the segment rows inside the
+    #: zoomed panels' windows (:func:`_read_trace`).
+    overview: _TseqData | None = None
+    zoomed: list[pd.DataFrame] = field(default_factory=list)
 
 
 # -- time-sequence graph ------------------------------------------------------------------------
 
 
-def _draw_tseq(
-    ax: Axes,
-    fl: _Flow,
-    t0: float,
-    t1: float,
-    tdiv: float,
-    *,
-    detail: bool,
-    annotate: bool,
-) -> tuple[float, str]:
-    """Draw flow ``fl``'s time-sequence graph between ``t0`` and ``t1`` seconds on ``ax``;
-    returns the y divisor and unit used. ``detail``: one mark per segment (zoomed views)."""
+class _Marks:
+    """Vertical marks (time, lowest byte, highest byte) of one kind for a graph over ``t0..t1``
+    seconds: kept one by one up to ``limit`` marks; beyond that folded into :data:`BINS` equal
+    slices of time, each drawn as one mark from the lowest byte to the highest any mark in it
+    covers (``limit`` None: never folded). ``quantum`` > 0 instead keeps, per slice, each
+    distinct range rounded out to multiples of it (SACK blocks: the holes between them stay
+    visible)."""
+
+    def __init__(self, t0: float, t1: float, limit: int | None, quantum: float = 0.0) -> None:
+        self.t0, self.t1, self.limit, self.quantum = t0, t1, limit, quantum
+        self.raw: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+        self.n = 0
+        self.lo: np.ndarray | None = None  # per bin, once folded
+        self.hi: np.ndarray | None = None
+        self.blocks: np.ndarray | None = None  # (bin, lo, hi) rows, once folded with a quantum
+
+    def add(self, x: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> None:
+        import numpy as np
+
+        if not len(x):
+            return
+        if self.lo is None and self.blocks is None:
+            self.raw.append((x, lo, hi))
+            self.n += len(x)
+            if self.limit is None or self.n <= self.limit:
+                return
+            x, lo, hi = (np.concatenate(c) for c in zip(*self.raw, strict=True))
+            self.raw = []
+            if self.quantum > 0:
+                self.blocks = np.empty((0, 3), dtype=np.int64)
+            else:
+                self.lo = np.full(BINS, np.inf)
+                self.hi = np.full(BINS, -np.inf)
+        b = self._bin(x)
+        if self.blocks is not None:
+            q = self.quantum
+            rows = np.stack([b, np.floor(lo / q), np.ceil(hi / q)], axis=1).astype(np.int64)
+            self.blocks = np.unique(np.concatenate([self.blocks, rows]), axis=0)
+        else:
+            assert self.lo is not None and self.hi is not None
+            np.minimum.at(self.lo, b, lo)
+            np.maximum.at(self.hi, b, hi)
+
+    def _bin(self, x: np.ndarray) -> np.ndarray:
+        import numpy as np
+
+        edges = np.linspace(self.t0, self.t1, BINS + 1)
+        return np.clip(np.searchsorted(edges, x, side="right") - 1, 0, BINS - 1)
+
+    def result(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(time, low, high) of the marks to draw."""
+        import numpy as np
+
+        edges = np.linspace(self.t0, self.t1, BINS + 1)
+        mid = (edges[:-1] + edges[1:]) / 2
+        if self.blocks is not None:
+            b = self.blocks
+            return mid[b[:, 0]], b[:, 1] * self.quantum, b[:, 2] * self.quantum
+        if self.lo is not None and self.hi is not None:
+            has = np.isfinite(self.lo)
+            return mid[has], self.lo[has], self.hi[has]
+        if not self.raw:
+            e = np.empty(0)
+            return e, e, e
+        x, lo, hi = (np.concatenate(c) for c in zip(*self.raw, strict=True))
+        return x, lo, hi
+
+
+class _Steps:
+    """Lines (one per key: a connection's cumulative ACK, a queue's length) for a graph over
+    ``t0..t1`` seconds: kept point by point while all keys together hold at most ``limit``
+    points (then drawn through :func:`decimate`, per key); beyond that folded into :data:`BINS`
+    slices of time per key, each kept as its first and last time and its lowest and highest
+    value, as :func:`decimate` draws them. ``limit`` None: every point as it is (zoomed
+    views)."""
+
+    def __init__(self, t0: float, t1: float, limit: int | None) -> None:
+        self.t0, self.t1, self.limit = t0, t1, limit
+        self.raw: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+        self.n = 0
+        #: once folded: columns key, bin, first x, last x, min y, max y (one row per key and bin)
+        self.folded: tuple[np.ndarray, ...] | None = None
+
+    def add(self, key: np.ndarray, x: np.ndarray, y: np.ndarray) -> None:
+        import numpy as np
+
+        if not len(x):
+            return
+        if self.folded is None:
+            self.raw.append((key, x, y))
+            self.n += len(x)
+            if self.limit is None or self.n <= self.limit:
+                return
+            key, x, y = (np.concatenate(c) for c in zip(*self.raw, strict=True))
+            self.raw = []
+            e = np.empty(0)
+            self.folded = (np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64), e, e, e, e)
+        edges = np.linspace(self.t0, self.t1, BINS + 1)
+        b = np.searchsorted(edges, x, side="right") - 1
+        # points before and after the window (a queue's samples are not cut to it) keep a
+        # slice of their own on each side, so the line still enters and leaves the window
+        b = np.where(x <= self.t1, np.clip(b, -1, BINS - 1), BINS)
+        y = y.astype(np.float64)
+        old = self.folded
+        self.folded = _fold_steps(
+            np.concatenate([old[0], key.astype(np.int64)]),
+            np.concatenate([old[1], b]),
+            np.concatenate([old[2], x]),
+            np.concatenate([old[3], x]),
+            np.concatenate([old[4], y]),
+            np.concatenate([old[5], y]),
+        )
+
+    def lines(self) -> list[tuple[int, np.ndarray, np.ndarray]]:
+        """(key, x, y) per key in key order, ready to draw."""
+        import numpy as np
+
+        out: list[tuple[int, np.ndarray, np.ndarray]] = []
+        if self.folded is None:
+            if not self.raw:
+                return out
+            key, x, y = (np.concatenate(c) for c in zip(*self.raw, strict=True))
+            for k in np.unique(key):
+                m = key == k
+                xs, ys = decimate(x[m], y[m]) if self.limit is not None else (x[m], y[m])
+                out.append((int(k), xs, ys))
+            return out
+        key, _, xf, xl, ymin, ymax = self.folded
+        for k in np.unique(key):
+            m = key == k
+            xs = np.empty(2 * int(m.sum()))
+            ys = np.empty_like(xs)
+            xs[0::2], xs[1::2] = xf[m], xl[m]
+            ys[0::2], ys[1::2] = ymin[m], ymax[m]
+            out.append((int(k), xs, ys))
+        return out
+
+
+def _fold_steps(*cols: np.ndarray) -> tuple[np.ndarray, ...]:
+    """Rows (key, bin, first x, last x, min y, max y) merged to one per key and bin, sorted."""
     import numpy as np
 
-    assert fl.segments is not None
-    seg = fl.segments
-    ts = seg["t_ns"].to_numpy() / 1e9
-    in_win = (ts >= t0) & (ts <= t1)
-    seg = seg[in_win]
-    ts = ts[in_win]
-    kind = seg["kind"].astype(str).to_numpy()
-    seq = seg["seq"].to_numpy().astype(np.float64)
-    ln = seg["len"].to_numpy().astype(np.float64)
-    conn = seg["conn"].to_numpy()
-    data = (kind == "send") | (kind == "arrive")
-    top = float(np.max(seq[data] + ln[data])) if np.any(data) else 1.0
+    key, b, xf, xl, ymin, ymax = cols
+    order = np.lexsort((xf, b, key))
+    key, b, xf, xl, ymin, ymax = (c[order] for c in cols)
+    starts = np.flatnonzero(np.r_[True, (key[1:] != key[:-1]) | (b[1:] != b[:-1])])
+    return (
+        key[starts],
+        b[starts],
+        np.minimum.reduceat(xf, starts),
+        np.maximum.reduceat(xl, starts),
+        np.minimum.reduceat(ymin, starts),
+        np.maximum.reduceat(ymax, starts),
+    )
+
+
+@dataclass
+class _TseqData:
+    """What a time-sequence graph draws over ``t0..t1`` seconds, reduced as the segment trace
+    is read (:meth:`add`, piece by piece): data segments sent and arrived, the cumulative ACK
+    per connection, SACK blocks, and the highest byte (the y scale). ``detail``: every mark as
+    it is (zoomed views)."""
+
+    t0: float
+    t1: float
+    detail: bool
+    send: _Marks
+    arrive: _Marks
+    sack: _Marks
+    ack: _Steps
+    top: float = 0.0
+
+    @classmethod
+    def new(cls, t0: float, t1: float, *, detail: bool, top: float = 0.0) -> _TseqData:
+        limit = None if detail else MAX_MARKS
+        # SACK blocks beyond MAX_MARKS: each distinct block per time slice, its edges rounded
+        # out to 1/4096 of the graph's height (finer than a pixel)
+        quantum = top / 4096 if top > 0 and not detail else 0.0
+        return cls(
+            t0,
+            t1,
+            detail,
+            send=_Marks(t0, t1, limit),
+            arrive=_Marks(t0, t1, limit),
+            sack=_Marks(t0, t1, limit if quantum > 0 else None, quantum),
+            ack=_Steps(t0, t1, None if detail else ACK_POINTS),
+        )
+
+    def add(self, seg: pd.DataFrame) -> None:
+        """One piece of a flow's segment trace (rows outside ``t0..t1`` are skipped)."""
+        import numpy as np
+
+        ts = seg["t_ns"].to_numpy() / 1e9
+        win = (ts >= self.t0) & (ts <= self.t1)
+        if not np.any(win):
+            return
+        ts = ts[win]
+        kind = seg["kind"].astype(str).to_numpy()[win]
+        seq = seg["seq"].to_numpy()[win].astype(np.float64)
+        hi = seq + seg["len"].to_numpy()[win].astype(np.float64)
+        send, arrive = kind == "send", kind == "arrive"
+        data = send | arrive
+        if np.any(data):
+            self.top = max(self.top, float(np.max(hi[data])))
+        self.send.add(ts[send], seq[send], hi[send])
+        self.arrive.add(ts[arrive], seq[arrive], hi[arrive])
+        ack = kind == "ack"
+        self.ack.add(seg["conn"].to_numpy()[win][ack], ts[ack], seq[ack])
+        sack = kind == "sack"
+        self.sack.add(ts[sack], seq[sack], hi[sack])
+
+
+#: Cumulative-ACK points kept one by one in an overview (all connections together); beyond,
+#: they are kept per time slice (:class:`_Steps`).
+ACK_POINTS = 1 << 14
+
+
+def _draw_tseq(
+    ax: Axes, fl: _Flow, d: _TseqData, tdiv: float, *, annotate: bool
+) -> tuple[float, str]:
+    """Draw flow ``fl``'s time-sequence graph from ``d`` on ``ax``; returns the y divisor and
+    unit used."""
+    import numpy as np
+
+    top = d.top if d.top > 0 else 1.0
+    detail = d.detail
     ydiv, yunit = _si_bytes(top)
     if detail:
         ydiv, yunit = (1e3, "kB") if top >= 1e4 else (1.0, "bytes")
 
-    def marks(sel: np.ndarray, colour: str, label: str, lw: float) -> None:
-        x, lo, hi = ts[sel], seq[sel], seq[sel] + ln[sel]
+    def marks(m: _Marks, colour: str, label: str, lw: float, **kw: Any) -> None:
+        x, lo, hi = m.result()
         if not len(x):
             return
-        if len(x) > MAX_MARKS and not detail:
-            # envelope per time bin: the lowest and highest byte drawn in that slice of time
-            edges = np.linspace(t0, t1, BINS + 1)
-            b = np.clip(np.searchsorted(edges, x, side="right") - 1, 0, BINS - 1)
-            order = np.argsort(b, kind="stable")
-            b, lo, hi = b[order], lo[order], hi[order]
-            starts = np.flatnonzero(np.r_[True, b[1:] != b[:-1]])
-            x = (edges[b[starts]] + edges[b[starts] + 1]) / 2
-            lo = np.minimum.reduceat(lo, starts)
-            hi = np.maximum.reduceat(hi, starts)
-        ax.vlines(x / tdiv, lo / ydiv, hi / ydiv, colors=colour, linewidth=lw, label=label)
+        ax.vlines(x / tdiv, lo / ydiv, hi / ydiv, colors=colour, linewidth=lw, label=label, **kw)
 
-    marks(kind == "send", C_SEND, "data sent (sender)", 1.4 if detail else 1.0)
-    marks(kind == "arrive", C_ARRIVE, "data arrived (receiver)", 0.9 if detail else 0.7)
+    marks(d.send, C_SEND, "data sent (sender)", 1.4 if detail else 1.0)
+    marks(d.arrive, C_ARRIVE, "data arrived (receiver)", 0.9 if detail else 0.7)
     # the cumulative-ACK line, broken between connections
-    ack = kind == "ack"
-    if np.any(ack):
-        xa, ya, ca = ts[ack], seq[ack], conn[ack]
+    lines = d.ack.lines()
+    if lines:
         xs: list[np.ndarray] = []
         ys: list[np.ndarray] = []
-        for c in np.unique(ca):
-            m = ca == c
-            x, y = decimate(xa[m], ya[m]) if not detail else (xa[m], ya[m])
+        for _, x, y in lines:
             xs += [x, np.array([np.nan])]
             ys += [y, np.array([np.nan])]
         ax.plot(
@@ -276,18 +525,8 @@ def _draw_tseq(
             linewidth=1.0,
             label="cumulative ACK (sender)",
         )
-    sack = kind == "sack"
-    if np.any(sack):
-        ax.vlines(
-            ts[sack] / tdiv,
-            seq[sack] / ydiv,
-            (seq[sack] + ln[sack]) / ydiv,
-            colors=C_SACK,
-            linewidth=3.0,
-            alpha=0.8,
-            label="SACK / DSACK block",
-        )
-    _draw_marks(ax, fl, t0, t1, tdiv, ydiv, annotate=annotate)
+    marks(d.sack, C_SACK, "SACK / DSACK block", 3.0, alpha=0.8)
+    _draw_marks(ax, fl, d.t0, d.t1, tdiv, ydiv, annotate=annotate)
     return ydiv, yunit
 
 
@@ -382,9 +621,10 @@ def _draw_marks(
 
 
 def _tseq(fl: _Flow, path: Path, t0: float, t1: float, scenario: str) -> Path:
+    assert fl.overview is not None
     tdiv, tunit = _time_unit(t1 - t0)
     fig, ax = figure(size=(11.0, 5.0))
-    _, yunit = _draw_tseq(ax, fl, t0, t1, tdiv, detail=False, annotate=False)
+    _, yunit = _draw_tseq(ax, fl, fl.overview, tdiv, annotate=False)
     ax.set_xlabel(f"time ({tunit})")
     ax.set_ylabel(f"sequence offset in the connection ({yunit})")
     nconn = fl.timeseries["conn"].nunique() if len(fl.timeseries) else 1
@@ -454,7 +694,10 @@ def _episodes_figure(fl: _Flow, path: Path, scenario: str, t0: float, t1: float)
     for k, (te, a, b) in enumerate(shown):
         ax = flat[k]
         tdiv, tunit = _time_unit(b - a)
-        _, yunit = _draw_tseq(ax, fl, a, b, tdiv, detail=True, annotate=True)
+        d = _TseqData.new(a, b, detail=True)
+        for piece in fl.zoomed:
+            d.add(piece)
+        _, yunit = _draw_tseq(ax, fl, d, tdiv, annotate=True)
         ax.set_xlim(a / tdiv, b / tdiv)
         ax.set_xlabel(f"time ({tunit})", fontsize=8)
         ax.set_ylabel(f"sequence offset ({yunit})", fontsize=8)
@@ -594,14 +837,44 @@ def _interval_text(t: np.ndarray) -> str:
 # -- links --------------------------------------------------------------------------------------
 
 
-def _queue_delay(axq: Axes, q: pd.DataFrame, tdiv: float) -> None:
+@dataclass
+class _Queues:
+    """The queue samples a run's link figures draw, reduced as they are read in pieces: per
+    hop and direction (key ``2 * hop + dir``), the queue length and, for a managed queue, its
+    delay."""
+
+    packets: dict[int, tuple[np.ndarray, np.ndarray]]
+    delay: dict[int, tuple[np.ndarray, np.ndarray]]
+    managed: bool
+
+    @classmethod
+    def read(cls, run: RunResult, t0: float, t1: float) -> _Queues:
+        import numpy as np
+
+        packets, delay = _Steps(t0, t1, ACK_POINTS), _Steps(t0, t1, ACK_POINTS)
+        managed = False
+        for q in run.batches("queues"):
+            managed = managed or "delay_ms" in q
+            key = 2 * q["hop"].to_numpy().astype(np.int64) + (q["dir"].astype(str) == "rev")
+            t = q["t_ns"].to_numpy() / 1e9
+            packets.add(key, t, q["packets"].to_numpy().astype(float))
+            if "delay_ms" in q:
+                has = q["delay_ms"].notna().to_numpy()
+                delay.add(key[has], t[has], q["delay_ms"].to_numpy()[has].astype(float))
+        return cls(
+            {k: (x, y) for k, x, y in packets.lines()},
+            {k: (x, y) for k, x, y in delay.lines()},
+            managed,
+        )
+
+
+def _queue_delay(axq: Axes, q: _Queues, hop: int, tdiv: float) -> None:
     """A managed queue's delay (the latest packet's sojourn) on a right-hand axis, dashed."""
     axd = axq.twinx()
-    for d, colour in (("fwd", C_SEND), ("rev", C_ACK)):
-        qd = q[(q["dir"].astype(str) == d) & q["delay_ms"].notna()]
-        if qd.empty:
+    for i, (d, colour) in enumerate((("fwd", C_SEND), ("rev", C_ACK))):
+        if 2 * hop + i not in q.delay:
             continue
-        x, y = decimate(qd["t_ns"].to_numpy() / 1e9, qd["delay_ms"].to_numpy().astype(float))
+        x, y = q.delay[2 * hop + i]
         label = f"queue delay, {d}"
         axd.plot(x / tdiv, y, color=colour, linewidth=0.8, linestyle="--", label=label)
         axq.plot([], [], color=colour, linewidth=0.8, linestyle="--", label=label)
@@ -616,25 +889,23 @@ def _link(
     path: Path,
     t0: float,
     t1: float,
-    queues: pd.DataFrame | None,
+    queues: _Queues | None,
 ) -> Path:
     import numpy as np
 
     tdiv, tunit = _time_unit(t1 - t0)
     fig, axes = figure(1, 2, size=(11.0, 2.8))
     axq, axd = axes
-    if queues is not None and not queues.empty:
-        q = queues[queues["hop"] == hop]
-        for d, colour in (("fwd", C_SEND), ("rev", C_ACK)):
-            qd = q[q["dir"].astype(str) == d]
-            if qd.empty:
+    if queues is not None and queues.packets:
+        for i, (d, colour) in enumerate((("fwd", C_SEND), ("rev", C_ACK))):
+            if 2 * hop + i not in queues.packets:
                 continue
-            x, y = decimate(qd["t_ns"].to_numpy() / 1e9, qd["packets"].to_numpy().astype(float))
+            x, y = queues.packets[2 * hop + i]
             label = "data direction (fwd)" if d == "fwd" else "ACK direction (rev)"
             axq.plot(x / tdiv, y, color=colour, linewidth=1.0, drawstyle="steps-post", label=label)
         axq.set_ylim(bottom=0)
-        if "delay_ms" in q and q["delay_ms"].notna().any():
-            _queue_delay(axq, q, tdiv)
+        if any(k // 2 == hop for k in queues.delay):
+            _queue_delay(axq, queues, hop, tdiv)
             # clear of the right-hand axis's ticks and label
             _legend_right(axq, bbox_to_anchor=(1.08, 1.0))
         else:
@@ -656,7 +927,7 @@ def _link(
     hops = (run.config or {}).get("hops") or []
     cfg = hops[hop] if hop < len(hops) else {}
     managed = any(isinstance(cfg.get(k), dict) and "aqm" in cfg[k] for k in ("fwd", "rev"))
-    managed = managed or (queues is not None and "delay_ms" in queues)
+    managed = managed or (queues is not None and queues.managed)
     # a managed queue's drops are the discipline's as well as the hard limit's
     at_queue = "queue (limit or AQM)" if managed else "queue full"
     for k, cause in (("drop_queue", at_queue), ("drop_loss", "lost on the link")):
@@ -730,25 +1001,32 @@ def plot_run(
         if unknown:
             raise ValueError(f"flow: no flow {unknown[0]} in this run (flows: {ids})")
         ids = list(flows)
-    segments = run.segments if run.traced else None
+    traced = run.traced
     events = run.events
-    truth = unnecessary_retransmissions(events, segments) if segments is not None else None
+    tops: dict[int, float] = {}
+    truth = _read_truth(run, events, ids, t0, t1, tops) if traced else None
     rtx_rows = np.flatnonzero(events["kind"].astype(str).to_numpy() == "retransmit")
     ts_all = run.timeseries
     paths: list[Path] = []
+    fls = []
     for fid in ids:
         mask = (events["flow"] == fid).to_numpy()
-        fl = _Flow(
-            id=fid,
-            name=str(flow_rows[ids.index(fid)]["name"]) if flows is None else _name(run, fid),
-            events=events[mask],
-            timeseries=ts_all[ts_all["flow"] == fid],
-            segments=None if segments is None else segments[segments["flow"] == fid],
-            unnecessary=None if truth is None else truth[0][mask[rtx_rows]],
-            first_arrival=None if truth is None else truth[1][mask[rtx_rows]],
+        fls.append(
+            _Flow(
+                id=fid,
+                name=str(flow_rows[ids.index(fid)]["name"]) if flows is None else _name(run, fid),
+                events=events[mask],
+                timeseries=ts_all[ts_all["flow"] == fid],
+                unnecessary=None if truth is None else truth[0][mask[rtx_rows]],
+                first_arrival=None if truth is None else truth[1][mask[rtx_rows]],
+            )
         )
+    if traced:
+        _read_trace(run, fls, t0, t1, tops)
+    for fl in fls:
+        fid = fl.id
         base = out / f"{prefix}flow{fid}"
-        if fl.segments is not None:
+        if fl.overview is not None:
             paths.append(_tseq(fl, Path(f"{base}-tseq.png"), t0, t1, run.scenario))
             ep = _episodes_figure(fl, Path(f"{base}-episodes.png"), run.scenario, t0, t1)
             if ep is not None:
@@ -756,11 +1034,70 @@ def plot_run(
         st = _state(fl, Path(f"{base}-state.png"), t0, t1, run.scenario)
         if st is not None:
             paths.append(st)
-    queues = run.queues if run.traced else None
+    queues = _Queues.read(run, t0, t1) if traced else None
     for hop, name in enumerate(_hop_names(run)):
         path = out / f"{prefix}link{hop}-{_slug(name)}.png"
         paths.append(_link(run, hop, name, path, t0, t1, queues))
     return paths
+
+
+def _read_truth(
+    run: RunResult,
+    events: pd.DataFrame,
+    ids: list[int],
+    t0: float,
+    t1: float,
+    tops: dict[int, float],
+) -> tuple[np.ndarray, np.ndarray]:
+    """First pass over the segment trace: :func:`unnecessary_retransmissions`, and into
+    ``tops`` each flow's highest byte sent or arrived within ``t0..t1`` (the overview's y
+    scale)."""
+    import numpy as np
+
+    truth = _Truth(events)
+    for seg in run.batches("segments"):
+        truth.add(seg)
+        ts = seg["t_ns"].to_numpy() / 1e9
+        kind = seg["kind"].astype(str).to_numpy()
+        data = ((kind == "send") | (kind == "arrive")) & (ts >= t0) & (ts <= t1)
+        if not np.any(data):
+            continue
+        hi = seg["seq"].to_numpy()[data].astype(np.float64) + seg["len"].to_numpy()[data]
+        flow = seg["flow"].to_numpy()[data]
+        for fid in ids:
+            m = flow == fid
+            if np.any(m):
+                tops[fid] = max(tops.get(fid, 0.0), float(hi[m].max()))
+    return truth.result()
+
+
+def _read_trace(
+    run: RunResult, fls: list[_Flow], t0: float, t1: float, tops: dict[int, float]
+) -> None:
+    """Second pass over the segment trace: each flow's overview graph (reduced to what the
+    figure can show, :class:`_TseqData`) and the rows inside its zoomed panels' windows."""
+    import numpy as np
+
+    windows: dict[int, list[tuple[float, float]]] = {}
+    for fl in fls:
+        fl.overview = _TseqData.new(t0, t1, detail=False, top=tops.get(fl.id, 0.0))
+        eps = [(a, b) for te, a, b in _episodes(fl) if t0 <= te <= t1][:MAX_EPISODES]
+        windows[fl.id] = eps
+    for seg in run.batches("segments"):
+        flow = seg["flow"].to_numpy()
+        ts = seg["t_ns"].to_numpy() / 1e9
+        for fl in fls:
+            m = flow == fl.id
+            if not np.any(m):
+                continue
+            mine = seg[m]
+            assert fl.overview is not None
+            fl.overview.add(mine)
+            inside = np.zeros(int(m.sum()), dtype=bool)
+            for a, b in windows[fl.id]:
+                inside |= (ts[m] >= a) & (ts[m] <= b)
+            if np.any(inside):
+                fl.zoomed.append(mine[inside])
 
 
 def _name(run: RunResult, fid: int) -> str:

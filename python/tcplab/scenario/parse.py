@@ -189,6 +189,9 @@ _PEP_KEYS: Final = (
     "rto_max",
     "series_interval",
     "spurious_detection",
+    "syn_retries",
+    "synack_retries",
+    "retries2",
 )
 _DROPPER_KEYS: Final = ("kind", "name", "data_segments")
 #: Defaults of a ``kind = "satellite"`` hop (a GEO link; Yagiu & Tanaka 2001 §3.2.2).
@@ -203,6 +206,10 @@ PEP_DEFAULTS: Final[dict[str, object]] = {
     "rto_max": "60s",
     "series_interval": "100ms",
     "spurious_detection": "none",
+    # when the PEP's own connection toward the receiver gives up: RFC 6298's profile's
+    "syn_retries": 7,
+    "synack_retries": 7,
+    "retries2": 15,
 }
 _HOST_KEYS: Final = (
     "kind",
@@ -654,6 +661,8 @@ def _pep(t: _Table, name: str) -> dict[str, Any]:
             "spurious-timeout detector",
             d["spurious_detection"],
         ),
+        # as a flow's rto.* (crates/tcplab-tcp/src/give_up.rs), 1 … 127
+        **{k: t.get_int(k, d[k], 1, 127) for k in ("syn_retries", "synack_retries", "retries2")},
     }
 
 
