@@ -44,7 +44,10 @@ def linux_flow(flow: dict[str, Any]) -> dict[str, Any]:
 
 @contextmanager
 def linux_flows(module: ModuleType) -> Iterator[None]:
-    """While active, the scenarios ``module`` parses get :func:`linux_flow` flows."""
+    """While active, the scenarios ``module`` parses get :func:`linux_flow` flows.
+
+    A builder may memoize its parsed scenarios (sto3g's ``_parsed``); those caches are emptied
+    on entry and exit, or the Linux build would get the paper's parse back from the cache."""
     orig: Callable[..., Any] = module.parse_scenario
 
     def patched(data: Any, *args: Any, **kw: Any) -> Any:
@@ -52,11 +55,18 @@ def linux_flows(module: ModuleType) -> Iterator[None]:
         data["flows"] = [linux_flow(f) for f in data.get("flows", [])]
         return orig(data, *args, **kw)
 
+    def clear_caches() -> None:
+        for v in vars(module).values():
+            if callable(getattr(v, "cache_clear", None)):
+                v.cache_clear()
+
+    clear_caches()
     module.parse_scenario = patched
     try:
         yield
     finally:
         module.parse_scenario = orig
+        clear_caches()
 
 
 def _both(module: ModuleType, build: Callable[[], list[dict[str, Any]]]) -> tuple[Any, Any]:
