@@ -2395,7 +2395,8 @@ impl Connection {
     /// pace (`tso_model = "linux"`): Linux keeps `sk_pacing_rate` for
     /// `tcp_tso_autosize` whether or not the flow paces.
     fn tso_update_rate(&mut self) {
-        if self.pacer.is_some() {
+        // (Every ACK ends here: most flows have no transmit-path model.)
+        if self.tso.is_none() || self.pacer.is_some() {
             return;
         }
         let (mss, cwnd, ssthresh) = (self.mss, self.ccs.cwnd, self.ccs.ssthresh);
@@ -3163,20 +3164,19 @@ impl Connection {
     /// else a whole `sk_gso_max_size`).
     fn tso_segs(&self) -> u64 {
         let m = self.rtt.min_rtt();
-        match &self.pacer {
+        // The pacing rate: the pacer's, or the one the transmit path keeps
+        // for a flow that does not pace.
+        let rate = self
+            .pacer
+            .as_deref()
+            .or_else(|| self.tso.as_deref().map(|t| &t.rate));
+        match rate {
             Some(p) => p.tso_segs(
                 self.mss,
                 self.cc.min_tso_segs(),
                 (m != Time::MAX).then_some(m),
             ),
-            None => match self.tso.as_deref() {
-                Some(t) => t.rate.tso_segs(
-                    self.mss,
-                    self.cc.min_tso_segs(),
-                    (m != Time::MAX).then_some(m),
-                ),
-                None => (65_536 / self.mss.max(1)).max(1),
-            },
+            None => (65_536 / self.mss.max(1)).max(1),
         }
     }
 
