@@ -610,6 +610,8 @@ def _render_emu(s: dict[str, Any]) -> str:
         )
         # why a connection stopped short (it gave up), as `tcplab run` notes it
         tail += "".join(f"\nnote: {n}" for n in ep.get("notes") or [])
+    # a hop's own connection that gave up (a PEP's toward the receiver)
+    tail += "".join(f"\nnote: {n}" for n in s.get("notes") or [])
     return f"{links}\n\n{conns}\n\n{tail}"
 
 

@@ -196,6 +196,12 @@ pub trait Component {
         Vec::new()
     }
 
+    /// Why bytes the component took on were not delivered (a PEP whose own
+    /// connection toward the receiver gave up), added to the run's notes.
+    fn notes(&self) -> Vec<String> {
+        Vec::new()
+    }
+
     /// Packets waiting or in service in direction `dir` at `now`, for
     /// components with a queue an endpoint host can observe (the local
     /// interface queue; used by receiver ACK congestion control).

@@ -1182,8 +1182,10 @@ impl Emu {
                 "packet conservation: {entered} entered != {left} left + {dropped} dropped + {absorbed} absorbed + {held} held + {in_flight} in flight"
             ));
         }
+        let mut notes = Vec::new();
         for h in &self.hops {
             self.violations.extend(h.violations());
+            notes.extend(h.notes());
         }
         let endpoint = match self.endpoint.take() {
             Some(ep) => {
@@ -1271,6 +1273,7 @@ impl Emu {
             "pcaps": self.eng.taps.paths,
             "endpoint": endpoint,
             "violations": self.violations,
+            "notes": notes,
         }))
     }
 }

@@ -896,6 +896,27 @@ impl Component for Pep {
             + self.stats.data_segments_sent
     }
 
+    fn notes(&self) -> Vec<String> {
+        // The relay's give-up (give_up.rs, `retries2` of this PEP): what it
+        // had acknowledged to the sender is not delivered, and this is why.
+        self.conns
+            .iter()
+            .filter_map(|c| {
+                let g = c.tx.as_ref()?.gave_up()?;
+                Some(format!(
+                    "pep: flow {} conn {}: its connection toward the receiver gave up at {:.3} s after {} ({} = {} on the PEP); it held {} bytes already acknowledged to the sender",
+                    c.flow,
+                    c.conn,
+                    g.at as f64 * 1e-9,
+                    g.what.counted(g.retransmissions),
+                    g.what.setting(),
+                    g.limit,
+                    c.held()
+                ))
+            })
+            .collect()
+    }
+
     fn violations(&self) -> Vec<String> {
         let mut v = self.violations.clone();
         for c in &self.conns {
@@ -1243,7 +1264,7 @@ mod tests {
         // on timeouts (1 s, 2 s, 4 s, ...) until its `retries2` says stop
         // (give_up.rs: 2 → 1.4 s in Linux's model, reached at the second
         // timeout), and then sends nothing more.
-        let timeouts = |retries2: u32| {
+        let run = |retries2: u32| {
             let mut pep = Pep::new(&PepConfig {
                 retries2,
                 ..cfg(100_000)
@@ -1254,10 +1275,27 @@ mod tests {
             for s in 1..=40 {
                 h.fire(&mut pep, s * 1_000 * NS_PER_MS + 10);
             }
-            pep.stats.local_timeouts
+            pep
         };
-        assert_eq!(timeouts(2), 1);
-        assert!(timeouts(15) >= 4, "{}", timeouts(15));
+        let gave_up = run(2);
+        assert_eq!(gave_up.stats.local_timeouts, 1);
+        // The run's notes say why the pseudo-acknowledged bytes never arrived.
+        let notes = gave_up.notes();
+        assert_eq!(notes.len(), 1, "{notes:?}");
+        assert!(
+            notes[0].starts_with("pep: flow 0 conn 0: its connection toward the receiver gave up at ")
+                && notes[0].contains("after 1 timeout retransmissions of unacknowledged data (retries2 = 2 on the PEP)")
+                && notes[0].ends_with(&format!("it held {} bytes already acknowledged to the sender", MSS)),
+            "{}",
+            notes[0]
+        );
+        let kept_on = run(15);
+        assert!(
+            kept_on.stats.local_timeouts >= 4,
+            "{}",
+            kept_on.stats.local_timeouts
+        );
+        assert!(kept_on.notes().is_empty(), "{:?}", kept_on.notes());
         assert_eq!(
             check_config(&PepConfig {
                 synack_retries: 0,

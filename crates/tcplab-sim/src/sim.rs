@@ -1195,6 +1195,9 @@ impl Sim {
                 }
             }
         }
+        for h in &self.hops {
+            notes.extend(h.notes());
+        }
         if let Some(e) = self.out.spill_error.take() {
             return Err(e);
         }

@@ -281,3 +281,37 @@ fn modern_hosts_and_downloads_through_the_pep() {
         assert_eq!(p["held_bytes_end"], 0);
     }
 }
+
+/// The satellite hop goes dark for good after 3 s: the PEP's own connection
+/// toward the receiver gives up after its `retries2` (give_up.rs), and the
+/// run's notes say why the bytes it had pseudo-acknowledged never arrived.
+#[test]
+fn a_pep_that_gives_up_is_in_the_runs_notes() {
+    let mut pep_cfg = pep(1 << 20);
+    if let HopConfig::Pep(p) = &mut pep_cfg {
+        p.retries2 = 3;
+    }
+    let mut sat = link("sat", 1_000_000, 270 * MS, LossConfig::None);
+    if let HopConfig::Link(l) = &mut sat {
+        l.fwd.outages_ns = vec![(3000 * MS, 1_000_000 * MS)];
+    }
+    let r = run(
+        vec![link("lan", 100_000_000, MS, LossConfig::None), pep_cfg, sat],
+        2_000_000,
+        60,
+        1,
+    );
+    assert_clean(&r.summary);
+    let notes: Vec<&str> = r.summary["invariants"]["notes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n.as_str().unwrap())
+        .collect();
+    assert!(
+        notes.iter().any(|n| n
+            .starts_with("pep: flow 0 conn 0: its connection toward the receiver gave up at ")
+            && n.contains("(retries2 = 3 on the PEP)")),
+        "{notes:?}"
+    );
+}
