@@ -97,17 +97,21 @@ def uplink_config(
     wired_bps: int = 100_000_000,
     wired_delay_ns: int = 500_000,
     fading: dict[str, float] | None = None,
+    errors_down: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """``n`` stations on one AP, each with one bulk TCP upload to the wired server. ``fading``:
-    every station's link fades on its own (:func:`handover_config`)."""
+    every station's link fades on its own; ``errors_down``: a loss model for the AP's frames to
+    every station (:func:`handover_config`)."""
     t = tcp_cfg or tcp()
     stations: list[dict[str, Any]] = [
         {"name": f"sta{i}", "flows": [i], "ap": 0, "errors": errors or {"kind": "none"}}
         for i in range(n)
     ]
-    if fading is not None:
-        for st in stations:
+    for st in stations:
+        if fading is not None:
             st["fading"] = _on_off(fading)
+        if errors_down is not None:
+            st["errors_down"] = dict(errors_down)
     return {
         "name": f"wlan-uplink-{n}",
         "duration_ns": int(duration_s * S),
@@ -182,6 +186,8 @@ def handover_config(
     * ``fading``: every station's link (background and moving) fades on its own, in *time*
       (``mean_gap_s`` between fades, ``mean_burst_ms`` per fade, both exponential, frame error
       ``loss`` during a fade, default 1): the stations' ``fading`` in the WLAN hop.
+    * ``down_errors``: a loss model for the AP's frames to every station (background and
+      moving), per attempt: the stations' ``errors_down`` (a downlink weaker than the uplink).
     * ``fade_m``: the moving terminal's distance term (``None``: off).
 
     ``cw_min`` (both channels): 15 is 802.11g in an ERP-only BSS (short slot); 31 is the value
