@@ -11,7 +11,8 @@ Four parts, one function per figure or table (:data:`SECTIONS`):
    AP2 with normal TCP or QoS-TCP, under the "simulator" channel (collisions only, retry limit 7)
    and the "testbed" channel (the devices' retry limit 5, the moving terminal's frame errors near
    the cell edge), and a grid of candidate testbed channels (per-station and cell-wide burst
-   errors, a weaker background station, CUBIC hosts, CWmin 31);
+   errors, each station's own fades in time, a weaker background station, a weak AP downlink,
+   CUBIC hosts, CWmin 31);
    the walk also stands for the outdoor Fig. 6, and ns-2's CWmin 31 gets its own simulator row.
 3. A 7th station joining 6 normal-TCP stations 30 s late, without a handover: a late normal TCP
    (§5: it becomes unhappy) and a late QoS-TCP (§6, Fig. 11: an incumbent becomes unhappy).
