@@ -66,6 +66,20 @@ def test_wlan_scenario_builds_one_station_per_flow() -> None:
             ),
             "path[0].aps[0].interference.loss: must be a probability",
         ),
+        (
+            lambda d: d["path"][0].update(
+                stations=[
+                    {"flows": list(range(7)), "fading": {"mean_gap": "0s", "mean_burst": "1ms"}}
+                ]
+            ),
+            "path[0].stations[0].fading.mean_gap:",
+        ),
+        (
+            lambda d: d["path"][0].update(
+                stations=[{"flows": list(range(7)), "errors_down": {"kind": "bernoulli", "p": 2}}]
+            ),
+            "path[0].stations[0].errors_down",
+        ),
     ],
 )
 def test_wlan_field_errors(change: Callable[[dict[str, Any]], object], message: str) -> None:
@@ -90,6 +104,20 @@ def test_interference_reaches_the_config() -> None:
         "mean_burst_ns": 200_000_000,
         "loss": 1.0,
     }
+
+
+def test_station_fading_and_downlink_errors_reach_the_config() -> None:
+    d = copy.deepcopy(BASE)
+    d["path"][0]["stations"] = [
+        {
+            "flows": list(range(7)),
+            "fading": {"mean_gap": "3s", "mean_burst": "50ms", "loss": 0.9},
+            "errors_down": {"kind": "bernoulli", "p": 0.1},
+        }
+    ]
+    sta = parse_scenario(d).config["hops"][0]["stations"][0]
+    assert sta["fading"] == {"mean_gap_ns": 3_000_000_000, "mean_burst_ns": 50_000_000, "loss": 0.9}
+    assert sta["errors_down"]["kind"] == "bernoulli" and sta["errors_down"]["p"] == 0.1
 
 
 def test_wlan_scenario_runs() -> None:

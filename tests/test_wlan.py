@@ -186,6 +186,30 @@ def test_handover_testbed_options_reach_the_cell() -> None:
     assert [r["frame_errors"] > 0 for r in quiet_rows] == [True, False, False]
 
 
+def test_station_fades_and_weak_downlink_reach_every_testbed_station() -> None:
+    # Testbed-only options: each station's own fades and the AP's frames to it failing.
+    kw: dict[str, Any] = {
+        "burst": {"p_gb": 0.0},
+        "fade_m": None,
+        "fading": {"mean_gap_s": 3.0, "mean_burst_ms": 50.0},
+        "down_errors": {"kind": "bernoulli", "p": 0.2},
+        "n_ap1": 1,
+        "n_ap2": 2,
+        "duration_s": 20.0,
+    }
+    sim = handover_config("newreno", channel="simulator", **kw)["hops"][0]["stations"]
+    assert all("fading" not in st and "errors_down" not in st for st in sim)
+    tb = handover_config("newreno", channel="testbed", **kw)
+    for st in tb["hops"][0]["stations"]:  # background stations and the terminal
+        assert st["fading"] == {"mean_gap_ns": 3 * 10**9, "mean_burst_ns": 50 * 10**6, "loss": 1.0}
+        assert st["errors_down"] == {"kind": "bernoulli", "p": 0.2}
+    s = run_config(tb)
+    rows = [r for r in s["links"] if r.get("kind") == "wlan"]
+    # about 20 s / 3.05 s fades per station; the APs' frames to the stations fail too
+    assert all(2 <= r["fades"] <= 16 for r in rows if r["role"] == "station"), rows
+    assert all(r["frame_errors"] > 0 for r in rows if r["role"] == "ap"), rows
+
+
 def test_paper_testbed_channel_is_the_devices_retry_limit_without_station_bursts() -> None:
     # The reproduction's testbed channel: retry limit 5 and no per-station burst chain, so the
     # background stations see no frame errors; the chain it carried before (a sensitivity row

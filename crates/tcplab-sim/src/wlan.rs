@@ -79,6 +79,22 @@
 //!   drawn interval by interval from its own random stream (independent of the traffic); the
 //!   AP's stats row counts the bursts started (`interference_bursts`). A modelling choice, not a
 //!   PHY model.
+//!
+//! ## A station's fading
+//! `stations[].fading` is the same on/off process in time, but for one station's link: while a
+//! fade lasts, every non-collided attempt to or from that station (its data frames and the AP's
+//! frames to it) is corrupted with probability `loss`; the other stations do not see it. It is
+//! the continuous-time two-state (Gilbert-Elliott) channel of a slowly fading indoor link, whose
+//! errors are correlated over tens of milliseconds: a fade longer than the retry ladder (five or
+//! seven attempts with their backoffs, a few ms) makes every attempt of a frame fail, so the frame
+//! is discarded at the retry limit (§9.2.4) and the fade discards the frames behind it too. Each
+//! station draws its schedule from its own stream; its stats row counts the fades (`fades`, only
+//! on stations that have fading).
+//!
+//! `stations[].errors_down` (a loss model per attempt, as `errors`) hits only the AP's frames to
+//! that station: a downlink weaker than the uplink, as when the AP transmits at reduced power
+//! and the stations at full power. The AP counts these frame errors, its retries and its
+//! discards at the retry limit; the station's own frames do not see them.
 
 use std::collections::VecDeque;
 
@@ -247,6 +263,13 @@ pub struct StationConfig {
     pub errors: LossConfig,
     #[serde(default)]
     pub distance_errors: Option<DistanceErrors>,
+    /// Fades of this station's link in time (module notes); none by default.
+    #[serde(default)]
+    pub fading: Option<Interference>,
+    /// Frame errors on the AP's frames to this station only, per attempt, on top of `errors`
+    /// (module notes: a weak downlink); none by default.
+    #[serde(default)]
+    pub errors_down: LossConfig,
 }
 
 #[derive(Debug, Clone, Copy, Deserialize)]
@@ -271,6 +294,17 @@ fn check_errors(e: &LossConfig, f: &str) -> Result<(), String> {
 }
 
 /// Structural checks of hop `i` (a `wlan`) against the whole configuration.
+/// An on/off process in time (cell interference, a station's fading): both means > 0.
+fn check_on_off(i: &Interference, fi: &str) -> Result<(), String> {
+    if i.mean_gap_ns == 0 || i.mean_burst_ns == 0 {
+        return Err(format!(
+            "{fi}: mean_gap and mean_burst must be > 0 ns (got {} and {})",
+            i.mean_gap_ns, i.mean_burst_ns
+        ));
+    }
+    crate::loss::check_prob(i.loss, &format!("{fi}.loss"))
+}
+
 pub fn validate(w: &WlanConfig, i: usize, c: &SimConfig) -> Result<(), String> {
     let f = format!("hops[{i}]");
     for (k, r) in [
@@ -338,20 +372,17 @@ pub fn validate(w: &WlanConfig, i: usize, c: &SimConfig) -> Result<(), String> {
     for (a, ap) in w.aps.iter().enumerate() {
         check_errors(&ap.errors, &format!("{f}.aps[{a}].errors"))?;
         if let Some(i) = ap.interference {
-            let fi = format!("{f}.aps[{a}].interference");
-            if i.mean_gap_ns == 0 || i.mean_burst_ns == 0 {
-                return Err(format!(
-                    "{fi}: mean_gap and mean_burst must be > 0 ns (got {} and {})",
-                    i.mean_gap_ns, i.mean_burst_ns
-                ));
-            }
-            crate::loss::check_prob(i.loss, &format!("{fi}.loss"))?;
+            check_on_off(&i, &format!("{f}.aps[{a}].interference"))?;
         }
     }
     let mut flow_owner = vec![None; c.flows.len()];
     let mut cross_owner = vec![None; c.cross.len()];
     for (s, st) in w.stations.iter().enumerate() {
         let sf = format!("{f}.stations[{s}]");
+        if let Some(i) = st.fading {
+            check_on_off(&i, &format!("{sf}.fading"))?;
+        }
+        check_errors(&st.errors_down, &format!("{sf}.errors_down"))?;
         if st.ap >= w.aps.len() {
             return Err(format!(
                 "{sf}.ap: AP {} does not exist ({} APs)",
@@ -600,15 +631,16 @@ struct IntfState {
 }
 
 impl IntfState {
-    fn new(cfg: Interference, seed: u64, idx: usize, a: usize) -> IntfState {
-        let mut sched = Rng::stream(seed, &format!("wlan/{idx}/interference/ap/{a}"));
+    /// `what`: the process's name in the random streams (`ap/{a}`, `fading/sta/{s}`).
+    fn new(cfg: Interference, seed: u64, idx: usize, what: &str) -> IntfState {
+        let mut sched = Rng::stream(seed, &format!("wlan/{idx}/interference/{what}"));
         let until = sched.exponential(cfg.mean_gap_ns as f64).ceil() as Time;
         IntfState {
             cfg,
             on: false,
             until,
             sched,
-            hit: Rng::stream(seed, &format!("wlan/{idx}/interference-hits/ap/{a}")),
+            hit: Rng::stream(seed, &format!("wlan/{idx}/interference-hits/{what}")),
             bursts: 0,
         }
     }
@@ -641,6 +673,9 @@ struct StaRt {
     err_rng: Rng,
     path: Vec<Waypoint>,
     dist_err: Option<DistanceErrors>,
+    fade: Option<IntfState>,
+    down_err: LossProcess,
+    down_rng: Rng,
     handovers: Vec<(Time, usize)>,
 }
 
@@ -745,6 +780,11 @@ impl WlanHop {
                 err_rng: Rng::stream(seed, &format!("wlan/{idx}/errors/sta/{s}")),
                 path: st.path.clone(),
                 dist_err: st.distance_errors,
+                fade: st
+                    .fading
+                    .map(|i| IntfState::new(i, seed, idx, &format!("fading/sta/{s}"))),
+                down_err: LossProcess::new(&st.errors_down),
+                down_rng: Rng::stream(seed, &format!("wlan/{idx}/errors-down/sta/{s}")),
                 handovers: Vec::new(),
             });
         }
@@ -780,7 +820,9 @@ impl WlanHop {
                 tx: Vec::with_capacity(n_sta + 1),
                 err: LossProcess::new(&ap.errors),
                 err_rng: Rng::stream(seed, &format!("wlan/{idx}/errors/ap/{a}")),
-                intf: ap.interference.map(|i| IntfState::new(i, seed, idx, a)),
+                intf: ap
+                    .interference
+                    .map(|i| IntfState::new(i, seed, idx, &format!("ap/{a}"))),
             })
             .collect();
         let ap_pos: Vec<(f64, f64)> = w.aps.iter().map(|a| (a.x, a.y)).collect();
@@ -931,15 +973,18 @@ impl WlanHop {
         ctx.timer(at, token(K_TX_START, c as u64, cell.gen));
     }
 
-    /// Frame error for an attempt to or from station `sta` (not collided).
-    fn frame_error(&mut self, sta: usize, now: Time) -> bool {
+    /// Frame error for an attempt to or from station `sta` (not collided); `down`: the AP's
+    /// frame to it.
+    fn frame_error(&mut self, sta: usize, now: Time, down: bool) -> bool {
         let ap_pos = self.ap_pos[self.nodes[sta].cell];
         let s = &mut self.stas[sta];
         let cell = &mut self.cells[self.nodes[sta].cell];
         let cell_hit = cell.err.lost(&mut cell.err_rng);
         let intf_hit = cell.intf.as_mut().is_some_and(|i| i.lost(now));
         let cell_hit = cell_hit || intf_hit;
-        let lost = s.err.lost(&mut s.err_rng) || cell_hit;
+        let fade_hit = s.fade.as_mut().is_some_and(|f| f.lost(now));
+        let down_hit = down && s.down_err.lost(&mut s.down_rng);
+        let lost = s.err.lost(&mut s.err_rng) || cell_hit || fade_hit || down_hit;
         if let Some(d) = s.dist_err {
             let (x, y) = position(&s.path, now).unwrap_or(ap_pos);
             let dist = ((x - ap_pos.0).powi(2) + (y - ap_pos.1).powi(2)).sqrt();
@@ -988,7 +1033,7 @@ impl WlanHop {
             if collided {
                 self.nodes[node].stats.collisions += 1;
                 e.1 = false;
-            } else if self.frame_error(dest, now) {
+            } else if self.frame_error(dest, now, node >= self.n_sta) {
                 self.nodes[node].stats.frame_errors += 1;
                 e.1 = false;
             } else {
@@ -1278,6 +1323,10 @@ impl Component for WlanHop {
                 if let Some(m) = &n.managed {
                     m.stats_into(&mut v);
                 }
+                // Only on a station that has fading, so other runs' rows stay as they were.
+                if let Some(f) = self.stas.get(i).and_then(|x| x.fade.as_ref()) {
+                    v["fades"] = f.bursts.into();
+                }
                 v
             })
             .collect()
@@ -1341,7 +1390,7 @@ mod tests {
             mean_burst_ns: 2_000_000,
             loss: 1.0,
         };
-        let mut a = IntfState::new(cfg, 3, 0, 1);
+        let mut a = IntfState::new(cfg, 3, 0, "ap/1");
         // Sample every 10 µs for 200 s: the share of time on is burst / (gap + burst) = 1/6,
         // and about 200 s / 12 ms bursts start.
         let step = 10_000;
@@ -1360,8 +1409,8 @@ mod tests {
         );
         // The schedule does not depend on how often it is queried, and loss 1 hits every frame
         // of a burst.
-        let mut b = IntfState::new(cfg, 3, 0, 1);
-        let mut c = IntfState::new(cfg, 3, 0, 1);
+        let mut b = IntfState::new(cfg, 3, 0, "ap/1");
+        let mut c = IntfState::new(cfg, 3, 0, "ap/1");
         for k in 0..200_000u64 {
             let t = k * 1_000_000;
             if k % 7 == 0 {
@@ -1373,7 +1422,7 @@ mod tests {
         }
         assert_eq!(b.bursts, c.bursts);
         // Another AP's stream gives another schedule.
-        let mut d = IntfState::new(cfg, 3, 0, 0);
+        let mut d = IntfState::new(cfg, 3, 0, "ap/0");
         d.on_at(200_000_000_000);
         assert_ne!(d.bursts, b.bursts);
     }

@@ -251,3 +251,88 @@ fn a_queue_discipline_with_moving_stations_is_refused() {
         "{e}"
     );
 }
+
+#[test]
+fn a_station_fade_hits_only_that_station() {
+    // Three saturated stations, retry limit 5; station 0's link fades (30 ms on average every
+    // 1 s, every attempt to or from it fails): it loses frames at the retry limit inside its
+    // fades, the other two see no frame error at all.
+    let mut cfg = saturated(3, 20);
+    cfg["hops"][0]["retry_limit"] = json!(5);
+    cfg["hops"][0]["stations"][0]["fading"] =
+        json!({"mean_gap_ns": 1_000_000_000u64, "mean_burst_ns": 30_000_000u64});
+    let s = run_json(&cfg.to_string(), None).unwrap().summary.unwrap();
+    let sta: Vec<_> = s.hops.iter().filter(|h| h["role"] == "station").collect();
+    let fades = sta[0]["fades"].as_u64().unwrap();
+    assert!((10..=32).contains(&fades), "{fades}");
+    assert!(sta[0]["frame_errors"].as_u64().unwrap() > 5 * fades);
+    assert!(sta[0]["drops_retry_data"].as_u64().unwrap() >= fades);
+    for other in &sta[1..] {
+        assert_eq!(other["frame_errors"].as_u64(), Some(0), "{other}");
+        // only a station with fading reports its fades
+        assert!(other.get("fades").is_none());
+    }
+    let mut bad = saturated(1, 1);
+    bad["hops"][0]["stations"][0]["fading"] =
+        json!({"mean_gap_ns": 1_000_000u64, "mean_burst_ns": 0});
+    let e = run_json(&bad.to_string(), None).unwrap_err();
+    assert!(e.starts_with("hops[0].stations[0].fading: mean_gap"), "{e}");
+}
+
+#[test]
+fn downlink_errors_hit_only_the_aps_frames_to_the_station() {
+    // One TCP upload: the AP's frames to the station (the TCP ACKs) fail with probability 0.5
+    // per attempt, the station's data frames never do.
+    let cfg = |down: serde_json::Value| {
+        json!({
+            "name": "down", "duration_ns": 3_000_000_000u64, "seed": 3, "sample_interval_ns": 0,
+            "hops": [{"kind": "wlan", "name": "cell", "retry_limit": 5, "aps": [{"name": "ap"}],
+                      "stations": [{"name": "s", "flows": [0], "errors_down": down}]},
+                     {"kind": "link", "name": "wired",
+                      "fwd": {"rate_bps": 100_000_000u64, "delay_ns": 500_000u64,
+                              "queue": {"kind": "packets", "limit": 1000}},
+                      "rev": {"rate_bps": 100_000_000u64, "delay_ns": 500_000u64,
+                              "queue": {"kind": "packets", "limit": 1000}}}],
+            "flows": [{"name": "up", "path": [0, 1], "start_ns": 0,
+                       "app": {"kind": "bulk", "bytes": null},
+                       "tcp": {"cc": "newreno", "sack": true, "dsack": true, "timestamps": false,
+                               "window_scaling": true, "mss": 1460, "rcv_buf": 1 << 20,
+                               "snd_buf": 1 << 20, "initial_window_bytes": 2920,
+                               "initial_ssthresh": null, "max_cwnd": null,
+                               "limited_transmit": true,
+                               "rto": {"initial_ns": 1_000_000_000u64, "min_ns": 200_000_000u64,
+                                       "max_ns": 120_000_000_000u64, "granularity_ns": 1_000_000u64,
+                                       "max_backoff": 16},
+                               "ack": {"every_n": 1, "max_delay_ns": 40_000_000u64,
+                                       "immediate_on_ooo": true, "quickack": 0}}}],
+            "cross": [],
+        })
+    };
+    let run = |down| {
+        run_json(&cfg(down).to_string(), None)
+            .unwrap()
+            .summary
+            .unwrap()
+    };
+    let s = run(json!({"kind": "bernoulli", "p": 0.5}));
+    let (sta, ap) = (&s.hops[0], &s.hops[1]);
+    assert_eq!(
+        (sta["role"].as_str(), ap["role"].as_str()),
+        (Some("station"), Some("ap"))
+    );
+    assert_eq!(sta["frame_errors"].as_u64(), Some(0), "{sta}");
+    let n = |k: &str| ap[k].as_u64().unwrap();
+    // of the attempts that did not collide
+    let share = n("frame_errors") as f64 / (n("attempts") - n("collisions")) as f64;
+    assert!((share - 0.5).abs() < 0.03, "{ap}");
+    // 0.5^5 of the ACK frames are discarded at the retry limit
+    assert!(ap["drops_retry_ack"].as_u64().unwrap() > 0, "{ap}");
+    let clean = run(json!({"kind": "none"}));
+    assert_eq!(clean.hops[1]["frame_errors"].as_u64(), Some(0));
+    let e = run_json(
+        &cfg(json!({"kind": "bernoulli", "p": 2.0})).to_string(),
+        None,
+    )
+    .unwrap_err();
+    assert!(e.starts_with("hops[0].stations[0].errors_down"), "{e}");
+}

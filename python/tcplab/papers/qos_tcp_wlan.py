@@ -11,7 +11,8 @@ Four parts, one function per figure or table (:data:`SECTIONS`):
    AP2 with normal TCP or QoS-TCP, under the "simulator" channel (collisions only, retry limit 7)
    and the "testbed" channel (the devices' retry limit 5, the moving terminal's frame errors near
    the cell edge), and a grid of candidate testbed channels (per-station and cell-wide burst
-   errors, a weaker background station, CUBIC hosts, CWmin 31);
+   errors, each station's own fades in time, a weaker background station, a weak AP downlink,
+   CUBIC hosts, CWmin 31);
    the walk also stands for the outdoor Fig. 6, and ns-2's CWmin 31 gets its own simulator row.
 3. A 7th station joining 6 normal-TCP stations 30 s late, without a handover: a late normal TCP
    (§5: it becomes unhappy) and a late QoS-TCP (§6, Fig. 11: an incumbent becomes unhappy).
@@ -364,6 +365,8 @@ def join_detail(
 
 _NO_STA = {"burst": {"p_gb": 0.0}}  # no per-station bursts
 _INTF = {"mean_gap_s": 10.0, "mean_burst_ms": 200.0}
+_FADES = {"mean_gap_s": 3.0, "mean_burst_ms": 50.0}  # each station's own fades
+_DOWN = {"kind": "bernoulli", "p": 0.2}  # the AP's frames to a station, per attempt
 
 #: Candidate testbed channels (label, normal TCP's congestion control, handover_config options).
 TESTBED_GRID: list[tuple[str, str, dict[str, Any]]] = [
@@ -395,6 +398,13 @@ TESTBED_GRID: list[tuple[str, str, dict[str, Any]]] = [
         {"cw_min": 31, "burst": STATION_BURSTS},
     ),
     ("CWmin 31, fade only", "newreno", {**_NO_STA, "cw_min": 31}),
+    # Each station's own fades in time (a Gilbert-Elliott channel per station link, errors
+    # correlated over tens of ms): a fade outlasts the retry ladder and discards that station's
+    # frames, the others carry on.
+    ("station fades 3 s / 50 ms, fade", "newreno", {**_NO_STA, "fading": _FADES}),
+    # The paper's AP transmitted at 10 % power (§4) and the stations' converters at full power:
+    # the AP's frames to the stations fail more often than theirs to it.
+    ("weak AP downlink (frame error 0.2), fade", "newreno", {**_NO_STA, "down_errors": _DOWN}),
     (
         "retry limit 7 + cell interference 10 s / 200 ms (diagnostic)",
         "newreno",
@@ -1143,7 +1153,32 @@ def grid(report: Report, jobs: int | None, st: dict[str, Any]) -> None:
     g = testbed_grid(seeds, jobs, TARGET_BPS, st["ho"], st["clean5"], sim31=st["sim31"])
     report.data["handover_testbed_grid"] = g
     n_repro = sum(r["reproduces"] for r in g.values())
-    st.update(grid=g, n_repro=n_repro)
+    # What the weak downlink does to the unfairness threshold (Q = 265, stations 5-7).
+    p = _params(report.quick)
+    down = unfairness_sweep(
+        [PAPER_AP_QUEUE],
+        [5, 6, 7],
+        p["seeds"],
+        jobs,
+        p["dur"],
+        p["meas"],
+        retry_limit=TESTBED_RETRY,
+        errors_down=_DOWN,
+    )[PAPER_AP_QUEUE]
+    down_unfair = {n: float(np.mean([r["unhappy"] > 0 for r in rows])) for n, rows in down.items()}
+    report.data["weak_downlink_unhappy_runs"] = down_unfair
+    # Both together, on the handover's seeds (4 seeds cannot tell this row from the regime).
+    h = handover_runs(
+        st["ho_seeds"],
+        jobs,
+        TARGET_BPS,
+        channels=("testbed",),
+        **{**_NO_STA, "down_errors": _DOWN, "fading": _FADES},
+    )
+    both = _grid_row(h)
+    both["tcp_starved"] = float(np.mean([r["mobile_starved"] for r in h[("testbed", "newreno")]]))
+    report.data["weak_downlink_and_station_fades"] = both
+    st.update(grid=g, n_repro=n_repro, down_unfair=down_unfair, down_fades=both)
     report.check(
         "testbed-channel candidates reproducing the testbed regime (rows of the grid)",
         Info("search over open settings, context"),
@@ -1290,7 +1325,16 @@ def discussion(report: Report, jobs: int | None, st: dict[str, Any]) -> None:
     gw = grid["CWmin 31 (b/g BSS), per-station bursts + fade"]
     gf = grid["CWmin 31, fade only"]
     gk = grid["weak AP2 station (frame error 0.2), fade"]
-    plain = [r for k, r in grid.items() if not k.startswith(("CUBIC", "CWmin", "retry limit 7"))]
+    gs = grid["station fades 3 s / 50 ms, fade"]
+    gd = grid["weak AP downlink (frame error 0.2), fade"]
+    gdf = st["down_fades"]
+    down_txt = ", ".join(f"{v:.2f}" for v in st["down_unfair"].values())
+    seeds = _params(report.quick)["seeds"]
+    plain = [
+        r
+        for k, r in grid.items()
+        if not k.startswith(("CUBIC", "CWmin", "retry limit 7", "weak AP downlink"))
+    ]
     lo_drop = min(r["ap2_ack_drop"] for r in plain)
     hi_drop = max(r["ap2_ack_drop"] for r in plain)
     hi_intf = max(
@@ -1462,7 +1506,28 @@ fair share). The paper text names neither CUBIC nor a b/g BSS, so the defaults a
 5, fade, CWmin 15) and the testbed regime stays only partly reproduced. What the rows do show is the
 paper's direction: where AP2 stays overloaded, the burst errors help QoS-TCP more than normal TCP
 (CWmin 31: QoS-TCP unhappy {gf["qos_unhappy"]:.0%} → {gw["qos_unhappy"]:.0%} with the bursts, normal
-TCP {gf["tcp_unhappy"]:.0%} → {gw["tcp_unhappy"]:.0%}). A measured detail against the paper's
+TCP {gf["tcp_unhappy"]:.0%} → {gw["tcp_unhappy"]:.0%}).
+
+*Each station's own fades, and a weak AP downlink (measured, rows of the grid).* Two more
+candidates from the paper's words: bursts that exceed the retry limit (§6), as each station's own
+fades in time (`stations[].fading` in the WLAN hop: a fade of 50 ms on average every 3 s per
+station, every attempt to or from that station failing while it lasts, so a fade outlasts the
+retry ladder and discards that station's frames while the others carry on), and the AP's
+transmit power of 10 % (§4) against full-power converters, as a weak downlink
+(`stations[].errors_down`: the AP's frames to every station fail with probability 0.2 per
+attempt). The fades unload AP2 as the other data losses do (ACK drop {gs["ap2_ack_drop"]:.2f};
+normal TCP unhappy {gs["tcp_unhappy"]:.0%}, QoS-TCP {gs["qos_unhappy"]:.0%}). The weak downlink
+keeps AP2 overloaded (ACK drop {gd["ap2_ack_drop"]:.2f}) but both terminals have unhappy
+stretches (normal TCP {gd["tcp_unhappy"]:.0%} of the seeds, QoS-TCP {gd["qos_unhappy"]:.0%}), and it
+makes small cells unfair: runs with an unhappy terminal at AP queue 265 with 5, 6, 7 stations
+{down_txt} ({len(seeds)} seeds each), where the paper's cell was fair up to 6. Both together
+({len(ho_seeds)} seeds): AP2 ACK drop {gdf["ap2_ack_drop"]:.2f}, normal TCP unhappy
+{gdf["tcp_unhappy"]:.0%} and kept out after the handover in {gdf["tcp_starved"]:.0%}, QoS-TCP
+unhappy {gdf["qos_unhappy"]:.0%}, ratio {gdf["ratio"]:.1f}x. Neither joins the testbed channel:
+the settings that keep AP2 overloaded put QoS-TCP through unhappy stretches with normal TCP, the
+settings that unload it let both in, and none keeps normal TCP out while QoS-TCP holds its share.
+
+A measured detail against the paper's
 picture of a late joiner with window 1 and no ssthresh advantage: the moving normal-TCP terminal
 keeps the ssthresh of its first timeout in the outage (half its pre-handover window, e.g. 34
 segments in one seed without the fade), so once one ACK gets through it slow-starts back almost as

@@ -16,6 +16,8 @@ retry_limit = 7         # dot11ShortRetryLimit
 flows = [0, 1]          # flow indices whose sender is on this station
 ap = 0
 errors = {kind = "bernoulli", p = 0.01}
+# errors_down = {...}   # a loss model for the AP's frames to this station only
+# fading = {mean_gap = "3s", mean_burst = "50ms", loss = 1.0}   # this station's fades in time
 path = [[0, 0.0, 1.0], [40, 20.0, 1.0]]   # waypoints: [time s, x m, y m]
 ```
 The WLAN hop must be the first ``[[path]]`` entry (the stations send uplink to the far end).
@@ -53,7 +55,17 @@ WLAN_KEYS: Final = (
     "stations",
 )
 _AP_KEYS: Final = ("name", "x", "y", "errors", "interference")
-_STA_KEYS: Final = ("name", "flows", "cross", "ap", "path", "errors", "distance_errors")
+_STA_KEYS: Final = (
+    "name",
+    "flows",
+    "cross",
+    "ap",
+    "path",
+    "errors",
+    "errors_down",
+    "distance_errors",
+    "fading",
+)
 _OFDM: Final = (6, 9, 12, 18, 24, 36, 48, 54)
 
 
@@ -132,17 +144,7 @@ def wlan_hop(hop: object, field: str, name: str) -> dict[str, Any]:
         if "errors" in at:
             ap["errors"] = _errors(at.raw("errors"), at.at("errors"))
         if "interference" in at:
-            it = _Table(
-                at.raw("interference"), at.at("interference"), ("mean_gap", "mean_burst", "loss")
-            )
-            loss = _number(it.raw("loss", 1.0), it.at("loss"), 0)
-            if loss > 1:
-                raise field_error(it.at("loss"), f"must be a probability ≤ 1 (got {show(loss)})")
-            ap["interference"] = {
-                "mean_gap_ns": it.get_time("mean_gap", positive=True),
-                "mean_burst_ns": it.get_time("mean_burst", positive=True),
-                "loss": loss,
-            }
+            ap["interference"] = _on_off(at.raw("interference"), at.at("interference"))
         aps.append(ap)
     out["aps"] = aps
     stations = []
@@ -156,6 +158,10 @@ def wlan_hop(hop: object, field: str, name: str) -> dict[str, Any]:
         }
         if "errors" in st:
             sta["errors"] = _errors(st.raw("errors"), st.at("errors"))
+        if "errors_down" in st:
+            sta["errors_down"] = _errors(st.raw("errors_down"), st.at("errors_down"))
+        if "fading" in st:
+            sta["fading"] = _on_off(st.raw("fading"), st.at("fading"))
         if "distance_errors" in st:
             dt = _Table(st.raw("distance_errors"), st.at("distance_errors"), ("d0", "d1"))
             d0 = _number(dt.raw("d0"), dt.at("d0"), 0)
@@ -182,6 +188,21 @@ def wlan_hop(hop: object, field: str, name: str) -> dict[str, Any]:
         rate = out.get("data_rate_bps", 54_000_000)
         out[key] = parse_aqm(t.raw(key), t.at(key), limit, rate)
     return out
+
+
+def _on_off(value: object, field: str) -> dict[str, Any]:
+    """An on/off process in time (an AP's ``interference``, a station's ``fading``)."""
+    from tcplab.scenario.fields import Table as _Table
+
+    it = _Table(value, field, ("mean_gap", "mean_burst", "loss"))
+    loss = _number(it.raw("loss", 1.0), it.at("loss"), 0)
+    if loss > 1:
+        raise field_error(it.at("loss"), f"must be a probability ≤ 1 (got {show(loss)})")
+    return {
+        "mean_gap_ns": it.get_time("mean_gap", positive=True),
+        "mean_burst_ns": it.get_time("mean_burst", positive=True),
+        "loss": loss,
+    }
 
 
 def _waypoints(value: object, field: str) -> list[dict[str, Any]]:

@@ -72,6 +72,16 @@ def _flow(i: int, name: str, start_ns: int, tcp_cfg: dict[str, Any]) -> dict[str
     }
 
 
+def _on_off(x: dict[str, float]) -> dict[str, Any]:
+    """An on/off process in time (``mean_gap_s``, ``mean_burst_ms``, ``loss`` default 1) as the
+    hop's ``interference``/``fading`` table."""
+    return {
+        "mean_gap_ns": int(x["mean_gap_s"] * S),
+        "mean_burst_ns": int(x["mean_burst_ms"] * MS),
+        "loss": float(x.get("loss", 1.0)),
+    }
+
+
 def uplink_config(
     n: int,
     *,
@@ -86,13 +96,22 @@ def uplink_config(
     sample_s: float = 0.5,
     wired_bps: int = 100_000_000,
     wired_delay_ns: int = 500_000,
+    fading: dict[str, float] | None = None,
+    errors_down: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """``n`` stations on one AP, each with one bulk TCP upload to the wired server."""
+    """``n`` stations on one AP, each with one bulk TCP upload to the wired server. ``fading``:
+    every station's link fades on its own; ``errors_down``: a loss model for the AP's frames to
+    every station (:func:`handover_config`)."""
     t = tcp_cfg or tcp()
-    stations = [
+    stations: list[dict[str, Any]] = [
         {"name": f"sta{i}", "flows": [i], "ap": 0, "errors": errors or {"kind": "none"}}
         for i in range(n)
     ]
+    for st in stations:
+        if fading is not None:
+            st["fading"] = _on_off(fading)
+        if errors_down is not None:
+            st["errors_down"] = dict(errors_down)
     return {
         "name": f"wlan-uplink-{n}",
         "duration_ns": int(duration_s * S),
@@ -135,6 +154,8 @@ def handover_config(
     cell_burst: dict[str, float] | None = None,
     interference: dict[str, float] | None = None,
     weak_p: float | None = None,
+    fading: dict[str, float] | None = None,
+    down_errors: dict[str, Any] | None = None,
     fade_m: tuple[float, float] | None = (5.0, 15.0),
     cw_min: int = 15,
     retry_limit: int | None = None,
@@ -162,6 +183,11 @@ def handover_config(
     * ``weak_p``: the first background station on AP2 has independent frame errors with this
       probability per attempt, in place of the per-station chain (the paper's §5:
       device-specific differences, a station with a slightly lower throughput from the start).
+    * ``fading``: every station's link (background and moving) fades on its own, in *time*
+      (``mean_gap_s`` between fades, ``mean_burst_ms`` per fade, both exponential, frame error
+      ``loss`` during a fade, default 1): the stations' ``fading`` in the WLAN hop.
+    * ``down_errors``: a loss model for the AP's frames to every station (background and
+      moving), per attempt: the stations' ``errors_down`` (a downlink weaker than the uplink).
     * ``fade_m``: the moving terminal's distance term (``None``: off).
 
     ``cw_min`` (both channels): 15 is 802.11g in an ERP-only BSS (short slot); 31 is the value
@@ -180,11 +206,12 @@ def handover_config(
         cell_errors = {"kind": "gilbert_elliott", **cell_burst}
     ap_extra: dict[str, Any] = {}
     if channel == "testbed" and interference is not None:
-        ap_extra["interference"] = {
-            "mean_gap_ns": int(interference["mean_gap_s"] * S),
-            "mean_burst_ns": int(interference["mean_burst_ms"] * MS),
-            "loss": float(interference.get("loss", 1.0)),
-        }
+        ap_extra["interference"] = _on_off(interference)
+    sta_extra: dict[str, Any] = {}
+    if channel == "testbed" and fading is not None:
+        sta_extra["fading"] = _on_off(fading)
+    if channel == "testbed" and down_errors is not None:
+        sta_extra["errors_down"] = dict(down_errors)
     retry = retry_limit if retry_limit is not None else (7 if channel == "simulator" else 5)
     stations = []
     flows = []
@@ -198,6 +225,7 @@ def handover_config(
                 "ap": ap,
                 "path": [{"t_ns": 0, "x": x, "y": 2.0}],
                 "errors": errors,
+                **sta_extra,
             }
         )
         if channel == "testbed" and weak_p is not None and i == n_ap1:
@@ -211,6 +239,7 @@ def handover_config(
     stations.append(
         {
             **mobile_extra,
+            **sta_extra,
             "name": "mobile",
             "flows": [k],
             "ap": 0,
