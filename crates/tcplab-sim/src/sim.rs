@@ -1319,21 +1319,27 @@ mod tests {
     /// `xmit_time` holds each segment in the sending host: a transfer takes
     /// longer by about the send path per round trip, and every byte still
     /// arrives once and in order (no segment overtakes another).
+    /// A 2 MB transfer over `example_p2p` (1 % loss) with the sender's
+    /// `xmit_time`: every byte delivered once and in order; its duration.
+    fn bulk_with_send_time(xmit: Option<XmitTimeJson>, seed: u64) -> f64 {
+        let mut c = example_p2p(60_000_000_000, 0.01);
+        c.seed = seed;
+        c.flows[0].app = AppConfig::Bulk {
+            bytes: Some(2_000_000),
+        };
+        c.flows[0].tcp.xmit_time = xmit;
+        let out = Sim::new(c).unwrap().run(None).unwrap();
+        let s = out.summary.unwrap();
+        assert!(s.violations.is_empty(), "{:?}", s.violations);
+        let f = &s.flows[0];
+        assert_eq!(f.bytes_delivered, 2_000_000);
+        f.duration_s
+    }
+
     #[test]
     fn host_send_time_delays_segments_in_order() {
-        let run = |xmit: Option<XmitTimeJson>| {
-            let mut c = example_p2p(60_000_000_000, 0.01);
-            c.flows[0].app = AppConfig::Bulk {
-                bytes: Some(2_000_000),
-            };
-            c.flows[0].tcp.xmit_time = xmit;
-            let out = Sim::new(c).unwrap().run(None).unwrap();
-            let s = out.summary.unwrap();
-            assert!(s.violations.is_empty(), "{:?}", s.violations);
-            let f = &s.flows[0];
-            assert_eq!(f.bytes_delivered, 2_000_000);
-            f.duration_s
-        };
+        let seed = example_p2p(1, 0.0).seed;
+        let run = |xmit: Option<XmitTimeJson>| bulk_with_send_time(xmit, seed);
         let instant = run(None);
         let held = run(Some(XmitTimeJson {
             first_ns: 1_000_000,
@@ -1351,23 +1357,13 @@ mod tests {
     #[test]
     fn host_send_time_jitter_is_seeded_and_keeps_order() {
         let run = |jitter_ns: u64, seed: u64| {
-            let mut c = example_p2p(60_000_000_000, 0.01);
-            c.seed = seed;
-            c.flows[0].app = AppConfig::Bulk {
-                bytes: Some(2_000_000),
-            };
-            c.flows[0].tcp.xmit_time = Some(XmitTimeJson {
+            let x = XmitTimeJson {
                 first_ns: 500_000,
                 gso_ns: 0,
                 gap_ns: 10_000,
                 jitter_ns,
-            });
-            let out = Sim::new(c).unwrap().run(None).unwrap();
-            let s = out.summary.unwrap();
-            assert!(s.violations.is_empty(), "{:?}", s.violations);
-            let f = &s.flows[0];
-            assert_eq!(f.bytes_delivered, 2_000_000);
-            f.duration_s
+            };
+            bulk_with_send_time(Some(x), seed)
         };
         let fixed = run(0, 7);
         let spread = run(1_000_000, 7);
