@@ -1316,9 +1316,6 @@ mod tests {
         );
     }
 
-    /// `xmit_time` holds each segment in the sending host: a transfer takes
-    /// longer by about the send path per round trip, and every byte still
-    /// arrives once and in order (no segment overtakes another).
     /// A 2 MB transfer over `example_p2p` (1 % loss) with the sender's
     /// `xmit_time`: every byte delivered once and in order; its duration.
     fn bulk_with_send_time(xmit: Option<XmitTimeJson>, seed: u64) -> f64 {
@@ -1336,6 +1333,9 @@ mod tests {
         f.duration_s
     }
 
+    /// `xmit_time` holds each segment in the sending host: a transfer takes
+    /// longer by about the send path per round trip, and every byte still
+    /// arrives once and in order (no segment overtakes another).
     #[test]
     fn host_send_time_delays_segments_in_order() {
         let seed = example_p2p(1, 0.0).seed;
