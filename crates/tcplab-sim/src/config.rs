@@ -601,14 +601,17 @@ pub struct TcpConfigJson {
 
 /// How long the sending host takes to put what one event (an ACK, a timer,
 /// the application) releases on the wire: `first_ns` to the first segment,
-/// `gso_ns` more when it releases several, `gap_ns` between them (sim.rs,
-/// `Sim::transmit_host`).
+/// `gso_ns` more when it releases several, `gap_ns` between them, and the
+/// time to the first segment spread uniformly over `jitter_ns` around
+/// `first_ns` (sim.rs, `Sim::transmit_host`).
 #[derive(Debug, Clone, Copy, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct XmitTimeJson {
     pub first_ns: u64,
     pub gso_ns: u64,
     pub gap_ns: u64,
+    #[serde(default)]
+    pub jitter_ns: u64,
 }
 
 /// The longest `xmit_time` term accepted (1 ms: a host's send path takes

@@ -54,6 +54,9 @@ struct FlowRt {
     conns: Vec<ConnPair>,
     next_conn: u32,
     rng: Rng,
+    /// The sending host's send-path jitter (`xmit_time.jitter`), its own
+    /// stream so other draws of the flow stay where they were.
+    host_rng: Rng,
     agg: FlowAgg,
     opened: u64,
     /// Receiver opens the connection (download) or sender (bulk upload).
@@ -163,6 +166,7 @@ impl Sim {
                 conns: Vec::with_capacity(2),
                 next_conn: 0,
                 rng: Rng::stream(seed, &format!("flow/{i}")),
+                host_rng: Rng::stream(seed, &format!("flow/{i}/host")),
                 agg: FlowAgg {
                     hystart: f.tcp.hystart,
                     ..FlowAgg::default()
@@ -831,7 +835,12 @@ impl Sim {
     /// apart. The host is one CPU's softirq: nothing leaves before the
     /// previous segment plus `gap`, so segments never overtake each other.
     /// At a tail-drop queue of one or two packets these microseconds decide
-    /// which packet finds the queue full (validation/linux/README.md).
+    /// which packet finds the queue full (validation/linux/README.md). The
+    /// softirq's time is not the same on every ACK (other work on the CPU,
+    /// cache state): with `jitter` each event's first segment leaves at a
+    /// time drawn uniformly over `first` ± jitter / 2, from the flow's own
+    /// stream, so such ties fall either way as on a real host instead of
+    /// always the same way.
     #[inline(never)]
     fn transmit_host(&mut self, fi: usize, ci: usize, x: XmitTimeJson) {
         let now = self.now;
@@ -844,7 +853,8 @@ impl Sim {
             ..
         } = self;
         let trace = cfg.trace;
-        let pair = &mut flows[fi].conns[ci];
+        let f = &mut flows[fi];
+        let pair = &mut f.conns[ci];
         while let Some(seg) = pair.snd.poll_transmit(now) {
             if seg.payload_len > 0 {
                 Self::data_sent(pair, out, trace, fi, now, &seg);
@@ -852,8 +862,20 @@ impl Sim {
             xmit_buf.push(tcp_packet(&mut eng.uid, fi, pair.id, Dir::Fwd, seg, now));
         }
         let n = xmit_buf.len() as u64;
+        if n == 0 {
+            return;
+        }
+        // The softirq's time varies from event to event (other work on the
+        // CPU, caches): uniform over `first` ± jitter / 2 (validation says
+        // jitter <= 2 first, so the offset stays >= 0).
+        let first_ns = if x.jitter_ns > 0 {
+            let u = (f.host_rng.uniform() * x.jitter_ns as f64) as u64;
+            x.first_ns.saturating_sub(x.jitter_ns / 2).saturating_add(u)
+        } else {
+            x.first_ns
+        };
         let first = now
-            .saturating_add(x.first_ns)
+            .saturating_add(first_ns)
             .saturating_add(if n > 1 { x.gso_ns } else { 0 });
         for (k, p) in xmit_buf.drain(..).enumerate() {
             let at = first
@@ -1297,31 +1319,59 @@ mod tests {
         );
     }
 
+    /// A 2 MB transfer over `example_p2p` (1 % loss) with the sender's
+    /// `xmit_time`: every byte delivered once and in order; its duration.
+    fn bulk_with_send_time(xmit: Option<XmitTimeJson>, seed: u64) -> f64 {
+        let mut c = example_p2p(60_000_000_000, 0.01);
+        c.seed = seed;
+        c.flows[0].app = AppConfig::Bulk {
+            bytes: Some(2_000_000),
+        };
+        c.flows[0].tcp.xmit_time = xmit;
+        let out = Sim::new(c).unwrap().run(None).unwrap();
+        let s = out.summary.unwrap();
+        assert!(s.violations.is_empty(), "{:?}", s.violations);
+        let f = &s.flows[0];
+        assert_eq!(f.bytes_delivered, 2_000_000);
+        f.duration_s
+    }
+
     /// `xmit_time` holds each segment in the sending host: a transfer takes
     /// longer by about the send path per round trip, and every byte still
     /// arrives once and in order (no segment overtakes another).
     #[test]
     fn host_send_time_delays_segments_in_order() {
-        let run = |xmit: Option<XmitTimeJson>| {
-            let mut c = example_p2p(60_000_000_000, 0.01);
-            c.flows[0].app = AppConfig::Bulk {
-                bytes: Some(2_000_000),
-            };
-            c.flows[0].tcp.xmit_time = xmit;
-            let out = Sim::new(c).unwrap().run(None).unwrap();
-            let s = out.summary.unwrap();
-            assert!(s.violations.is_empty(), "{:?}", s.violations);
-            let f = &s.flows[0];
-            assert_eq!(f.bytes_delivered, 2_000_000);
-            f.duration_s
-        };
+        let seed = example_p2p(1, 0.0).seed;
+        let run = |xmit: Option<XmitTimeJson>| bulk_with_send_time(xmit, seed);
         let instant = run(None);
         let held = run(Some(XmitTimeJson {
             first_ns: 1_000_000,
             gso_ns: 500_000,
             gap_ns: 100_000,
+            jitter_ns: 0,
         }));
         assert!(held > instant * 1.005, "{held} s vs {instant} s instant");
+    }
+
+    /// `xmit_time.jitter` spreads the time to each event's first segment:
+    /// a run with it is reproducible from its seed, differs from the run
+    /// without it, and still delivers every byte once and in order (the
+    /// spread never lets a segment overtake an earlier one).
+    #[test]
+    fn host_send_time_jitter_is_seeded_and_keeps_order() {
+        let run = |jitter_ns: u64, seed: u64| {
+            let x = XmitTimeJson {
+                first_ns: 500_000,
+                gso_ns: 0,
+                gap_ns: 10_000,
+                jitter_ns,
+            };
+            bulk_with_send_time(Some(x), seed)
+        };
+        let fixed = run(0, 7);
+        let spread = run(1_000_000, 7);
+        assert_eq!(spread, run(1_000_000, 7), "same seed, same run");
+        assert_ne!(spread, fixed, "the spread moves the segments");
     }
 
     /// The sampler runs only when its output is recorded: a summary-only

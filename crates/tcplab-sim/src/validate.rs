@@ -309,12 +309,24 @@ fn known<T>(
 
 pub fn tcp_config(t: &TcpConfigJson) -> Result<Config, String> {
     if let Some(x) = &t.xmit_time {
-        for (key, ns) in [("first", x.first_ns), ("gso", x.gso_ns), ("gap", x.gap_ns)] {
+        for (key, ns) in [
+            ("first", x.first_ns),
+            ("gso", x.gso_ns),
+            ("gap", x.gap_ns),
+            ("jitter", x.jitter_ns),
+        ] {
             if ns > crate::config::XMIT_TIME_MAX_NS {
                 return Err(format!(
                     "xmit_time.{key}: must be at most 1ms (got {ns} ns)"
                 ));
             }
+        }
+        // The spread is centred on `first`: it may not reach below zero.
+        if x.jitter_ns > 2 * x.first_ns {
+            return Err(format!(
+                "xmit_time.jitter: must be at most twice first ({} ns) (got {} ns)",
+                x.first_ns, x.jitter_ns
+            ));
         }
     }
     let mut cc = known(
