@@ -1384,6 +1384,12 @@ impl Connection {
         let s = *self.sb.get(i).unwrap();
         self.on_data_sent(s.len(), now);
         self.sb.on_retransmit(i, now);
+        if self.sndbuf.is_some() {
+            let segs = self.tso_segs();
+            if let Some(b) = self.sndbuf.as_mut() {
+                b.on_retransmit(s.start, s.end, now, segs);
+            }
+        }
         if let (true, Some(p)) = (self.rec.in_recovery, self.rec.prr.as_mut()) {
             // RFC 6937 §3: prr_out += (data sent).
             p.on_sent(s.len());

@@ -35,11 +35,15 @@
 //! `SOCK_QUEUE_SHRUNK` condition). Each `send()` starts with
 //! `tcp_rate_check_app_limited` (the connection's).
 //!
-//! Departures: retransmissions do not cut skbs (`tcp_retransmit_skb`'s
-//! `tcp_fragment` to the cwnd quota), `tcp_collapse_retrans` does not merge
-//! them, and a trimmed head skb gives back its payload bytes (Linux only
-//! whole page fragments). The skb count is kept as the start offsets of the
-//! skbs, in sequence order.
+//! - a retransmission cuts the lost skb after the segments sent
+//!   (`__tcp_retransmit_skb`: `tcp_fragment` to the cwnd quota, at most
+//!   `tcp_tso_segs`): the kernel retransmits mostly one-segment skbs in
+//!   recovery, each a new skb.
+//!
+//! Departures: `tcp_collapse_retrans` does not merge retransmitted skbs (it
+//! only merges what fits in one MSS, never full-sized segments), and a
+//! trimmed head skb gives back its payload bytes. The skb count is kept as
+//! the start offsets of the skbs, in sequence order.
 
 use crate::Time;
 use std::collections::VecDeque;
@@ -109,6 +113,11 @@ pub struct SndBuf {
     /// A boundary put at the end of the last transmitted segment, moved on
     /// while the burst goes on (`tso_fragment` cuts at the burst's end).
     split_at: Option<u64>,
+    /// The current retransmission burst (`tcp_xmit_retransmit_queue`): its
+    /// time, segments left, and the cut put after its last segment.
+    rtx_at: Time,
+    rtx_left: u64,
+    rtx_split_at: Option<u64>,
     /// `SOCK_NOSPACE`: the writer sleeps until the socket is writable.
     pub nospace: bool,
     /// An ACK arrived since the last `tcp_check_space`.
@@ -134,6 +143,9 @@ impl SndBuf {
             burst_at: 0,
             burst_left: 0,
             split_at: None,
+            rtx_at: 0,
+            rtx_left: 0,
+            rtx_split_at: None,
             nospace: false,
             acked: false,
             max_window: 0,
@@ -284,6 +296,24 @@ impl SndBuf {
         self.sent = self.sent.max(end);
     }
 
+    /// A retransmission of [start, end) leaves (`tcp_xmit_retransmit_queue`
+    /// → `__tcp_retransmit_skb`): a lost skb longer than what may be sent is
+    /// cut after it (`tcp_fragment` to `cur_mss * segs`, `segs` the cwnd
+    /// quota, at most `tcp_tso_segs`), so the retransmitted part is an skb of
+    /// its own. Segments sent at the same time right after each other, up to
+    /// `max_segs`, are one skb.
+    pub fn on_retransmit(&mut self, start: u64, end: u64, now: Time, max_segs: u64) {
+        let continues = self.rtx_left > 0 && self.rtx_at == now && self.rtx_split_at == Some(start);
+        if continues {
+            self.unsplit(start);
+        } else {
+            self.rtx_at = now;
+            self.rtx_left = max_segs.max(1);
+        }
+        self.rtx_left -= 1;
+        self.rtx_split_at = self.split(end).then_some(end);
+    }
+
     /// A SACK block [left, right) (`tcp_sacktag_walk`): cut at its edges
     /// (`tcp_match_skb_to_sack`), then every skb inside shifts into the first
     /// (`tcp_shift_skb_data`) and is freed.
@@ -430,6 +460,47 @@ mod tests {
         );
         s.on_ack(s.write_end());
         assert_eq!((s.skbs(), s.wmem_queued()), (0, 0));
+    }
+
+    #[test]
+    fn a_retransmission_cuts_the_lost_skb_after_what_it_sends() {
+        let mss = 1448;
+        let mut s = SndBuf::new(4 << 20, mss, 3);
+        s.expand(100, 3);
+        s.sendmsg(u64::MAX, mss);
+        // One skb of four segments leaves; segments 1-3 are lost, 4 is SACKed.
+        for k in 0..4 {
+            s.on_transmit(1 + k * mss, 1 + (k + 1) * mss, 0, 4);
+        }
+        s.on_sack(1 + 3 * mss, 1 + 4 * mss);
+        let before = s.skbs();
+        let queued = s.wmem_queued();
+        // A quota of one segment: the lost skb [1, 3 segments) is cut after it.
+        s.on_retransmit(1, 1 + mss, 1000, 4);
+        assert_eq!(s.skbs(), before + 1);
+        assert_eq!(s.wmem_queued(), queued + SKB_EMPTY_TRUESIZE);
+        assert_eq!(s.skbs[1], 1 + mss);
+        // Two more at one later time, one burst: one skb of two segments, the
+        // cut after the first moved to after the second.
+        s.on_retransmit(1 + mss, 1 + 2 * mss, 2000, 4);
+        s.on_retransmit(1 + 2 * mss, 1 + 3 * mss, 2000, 4);
+        assert_eq!(
+            &s.skbs.iter().copied().take(3).collect::<Vec<_>>()[..],
+            [1, 1 + mss, 1 + 3 * mss]
+        );
+        assert_eq!(s.skbs(), before + 1);
+        // A boundary that was there before (the SACKed skb's start) stays when
+        // the burst reaches it: two skbs retransmitted at once stay two.
+        let mut t = SndBuf::new(4 << 20, mss, 3);
+        t.expand(100, 3);
+        t.sendmsg(u64::MAX, mss);
+        t.on_transmit(1, 1 + mss, 0, 1);
+        t.on_transmit(1 + mss, 1 + 2 * mss, 1, 1);
+        let n = t.skbs();
+        t.on_retransmit(1, 1 + mss, 5000, 4);
+        t.on_retransmit(1 + mss, 1 + 2 * mss, 5000, 4);
+        assert_eq!(t.skbs(), n);
+        assert_eq!(t.skbs[1], 1 + mss);
     }
 
     #[test]
