@@ -193,3 +193,34 @@ def test_seeded_quick_draw_reports_both_stacks(tmp_path: Path) -> None:
     report = (out / "report.md").read_text()
     assert "seed 11" in report and "goodput error median / p90 / max" in report
     assert (out / "errors.png").stat().st_size > 10_000
+
+
+def test_report_says_whether_a_missed_cases_cis_overlap() -> None:
+    from tcplab.real.validate.run import goodput_cis_overlap, random_report
+
+    def case(i: int, lx: float, lx_ci: float, t: float, t_ci: float) -> dict:
+        errors = case_errors(_row(lx, t, 10, 10, 0, 0))
+        return {
+            "case": {"index": i, "spec": f"cc=reno,case={i}", "queue_bdp": 1.0},
+            "linux": {"goodput_bps": lx, "goodput_ci95_bps": lx_ci,
+                      "retransmitted_segments": 10.0, "rtos": 0.0},
+            "tcplab": {"linux": {"goodput_bps": t, "goodput_ci95_bps": t_ci,
+                                 "retransmitted_segments": 10.0, "rtos": 0.0,
+                                 "errors": errors}},
+        }  # fmt: skip
+
+    # +36 % with wide CIs (a few losses per run), +30 % with tight ones, and one within 10 %.
+    wide, tight, fine = case(0, 1.8e6, 0.7e6, 2.45e6, 0.8e6), case(1, 10e6, 0.1e6, 13e6, 0.1e6), \
+        case(2, 5e6, 0.1e6, 5.1e6, 0.1e6)  # fmt: skip
+    assert goodput_cis_overlap(wide, "linux") and not goodput_cis_overlap(tight, "linux")
+    cases = [wide, tight, fine]
+    res = {
+        "n": 3, "seed": 5, "space": "test", "reps": 5, "tcplab_seeds": [1000], "wall_s": 6.0,
+        "kernel": "k", "loadavg_start_end": [[1.0], [1.0]], "stacks": ["linux"], "cases": cases,
+        "summary": {"linux": summarise([c["tcplab"]["linux"]["errors"] for c in cases])},
+    }  # fmt: skip
+    report = random_report(res)
+    assert "In 1 of the 2 case(s) beyond 10 % goodput the 95 % CIs" in report, report
+    rows = [x for x in report.splitlines() if x.startswith("| 0 |") or x.startswith("| 1 |")]
+    assert "| 1.800 ± 0.700 / 2.450 ± 0.800 | +36.1% | yes |" in rows[0], rows[0]
+    assert "| +30.0% | no |" in rows[1], rows[1]

@@ -963,6 +963,15 @@ def run_random(
     return res
 
 
+def goodput_cis_overlap(case: dict[str, Any], stack: str) -> bool:
+    """Whether the 95 % CIs of Linux's and tcplab's mean goodput (over their runs) overlap in a
+    random draw's case: a reading aid for the report (how well the runs resolve the case), not
+    a target."""
+    lx, t = case["linux"], case["tcplab"][stack]
+    gap = abs(lx["goodput_bps"] - t["goodput_bps"])
+    return bool(gap <= lx["goodput_ci95_bps"] + t["goodput_ci95_bps"])
+
+
 def _pct(x: float) -> str:
     return "n/a" if math.isnan(x) else f"{100 * x:.1f} %"
 
@@ -1008,7 +1017,15 @@ def random_report(res: dict[str, Any]) -> str:
     ]
     for st, sm in res["summary"].items():
         met = ", ".join(f"{k} {'met' if v else 'missed'}" for k, v in sm["met"].items())
-        lines.append(f"- `--stack {st}`: {met}.")
+        beyond = [c for c in res["cases"] if not c["tcplab"][st]["errors"]["goodput_10"]]
+        resolved = sum(1 for c in beyond if not goodput_cis_overlap(c, st))
+        tail = (
+            f" In {len(beyond) - resolved} of the {len(beyond)} case(s) beyond 10 % goodput the "
+            "95 % CIs (over the runs) overlap: the runs do not separate the two means."
+            if beyond
+            else ""
+        )
+        lines.append(f"- `--stack {st}`: {met}.{tail}")
     lines += ["", "## Cases outside a target", ""]
     for st in res["stacks"]:
         bad = [
@@ -1024,16 +1041,17 @@ def random_report(res: dict[str, Any]) -> str:
         if not bad:
             continue
         lines += [
-            "| # | case (`--case`) | queue (BDP) | goodput Linux / tcplab (Mbit/s) | error "
-            "| retrans Linux / tcplab | RTOs Linux / tcplab |",
-            "|---|---|---|---|---|---|---|",
+            "| # | case (`--case`) | queue (BDP) | goodput Linux / tcplab (Mbit/s, ± 95 % CI) "
+            "| error | CIs overlap | retrans Linux / tcplab | RTOs Linux / tcplab |",
+            "|---|---|---|---|---|---|---|---|",
         ]
         for c in bad:
             t, lx, e = c["tcplab"][st], c["linux"], c["tcplab"][st]["errors"]
             lines.append(
                 f"| {c['case']['index']} | `{c['case']['spec']}` | {c['case']['queue_bdp']:.2f} "
-                f"| {lx['goodput_bps'] / 1e6:.3f} / {t['goodput_bps'] / 1e6:.3f} "
-                f"| {e['goodput_err']:+.1%} "
+                f"| {lx['goodput_bps'] / 1e6:.3f} ± {lx['goodput_ci95_bps'] / 1e6:.3f} / "
+                f"{t['goodput_bps'] / 1e6:.3f} ± {t['goodput_ci95_bps'] / 1e6:.3f} "
+                f"| {e['goodput_err']:+.1%} | {'yes' if goodput_cis_overlap(c, st) else 'no'} "
                 f"| {lx['retransmitted_segments']:.1f} / {t['retransmitted_segments']:.1f} "
                 f"| {lx['rtos']:.1f} / {t['rtos']:.1f} |"
             )
