@@ -224,3 +224,10 @@ def test_report_says_whether_a_missed_cases_cis_overlap() -> None:
     rows = [x for x in report.splitlines() if x.startswith("| 0 |") or x.startswith("| 1 |")]
     assert "| 1.800 ± 0.700 / 2.450 ± 0.800 | +36.1% | yes |" in rows[0], rows[0]
     assert "| +30.0% | no |" in rows[1], rows[1]
+    # A single run has no CI: the report says so instead of failing.
+    for c in cases:
+        c["linux"]["goodput_ci95_bps"] = None
+    assert goodput_cis_overlap(wide, "linux") is None
+    report = random_report(res)
+    assert "beyond 10 % goodput the 95 % CIs" not in report
+    assert "| 1.800 / 2.450 ± 0.800 | +36.1% | n/a (one run) |" in report, report

@@ -963,13 +963,20 @@ def run_random(
     return res
 
 
-def goodput_cis_overlap(case: dict[str, Any], stack: str) -> bool:
+def goodput_cis_overlap(case: dict[str, Any], stack: str) -> bool | None:
     """Whether the 95 % CIs of Linux's and tcplab's mean goodput (over their runs) overlap in a
     random draw's case: a reading aid for the report (how well the runs resolve the case), not
-    a target."""
+    a target. None when a side has no CI (a single run)."""
     lx, t = case["linux"], case["tcplab"][stack]
+    if lx["goodput_ci95_bps"] is None or t["goodput_ci95_bps"] is None:
+        return None
     gap = abs(lx["goodput_bps"] - t["goodput_bps"])
     return bool(gap <= lx["goodput_ci95_bps"] + t["goodput_ci95_bps"])
+
+
+def _with_ci(mean_bps: float, ci_bps: float | None) -> str:
+    """A goodput in Mbit/s with its 95 % CI when there is one."""
+    return f"{mean_bps / 1e6:.3f}" + ("" if ci_bps is None else f" ± {ci_bps / 1e6:.3f}")
 
 
 def _pct(x: float) -> str:
@@ -1018,11 +1025,11 @@ def random_report(res: dict[str, Any]) -> str:
     for st, sm in res["summary"].items():
         met = ", ".join(f"{k} {'met' if v else 'missed'}" for k, v in sm["met"].items())
         beyond = [c for c in res["cases"] if not c["tcplab"][st]["errors"]["goodput_10"]]
-        resolved = sum(1 for c in beyond if not goodput_cis_overlap(c, st))
+        known = [o for c in beyond if (o := goodput_cis_overlap(c, st)) is not None]
         tail = (
-            f" In {len(beyond) - resolved} of the {len(beyond)} case(s) beyond 10 % goodput the "
-            "95 % CIs (over the runs) overlap: the runs do not separate the two means."
-            if beyond
+            f" In {sum(known)} of the {len(known)} case(s) beyond 10 % goodput the 95 % CIs "
+            "(over the runs) overlap: the runs do not separate the two means."
+            if known
             else ""
         )
         lines.append(f"- `--stack {st}`: {met}.{tail}")
@@ -1045,13 +1052,14 @@ def random_report(res: dict[str, Any]) -> str:
             "| error | CIs overlap | retrans Linux / tcplab | RTOs Linux / tcplab |",
             "|---|---|---|---|---|---|---|---|",
         ]
+        overlap = {True: "yes", False: "no", None: "n/a (one run)"}
         for c in bad:
             t, lx, e = c["tcplab"][st], c["linux"], c["tcplab"][st]["errors"]
             lines.append(
                 f"| {c['case']['index']} | `{c['case']['spec']}` | {c['case']['queue_bdp']:.2f} "
-                f"| {lx['goodput_bps'] / 1e6:.3f} ± {lx['goodput_ci95_bps'] / 1e6:.3f} / "
-                f"{t['goodput_bps'] / 1e6:.3f} ± {t['goodput_ci95_bps'] / 1e6:.3f} "
-                f"| {e['goodput_err']:+.1%} | {'yes' if goodput_cis_overlap(c, st) else 'no'} "
+                f"| {_with_ci(lx['goodput_bps'], lx['goodput_ci95_bps'])} / "
+                f"{_with_ci(t['goodput_bps'], t['goodput_ci95_bps'])} "
+                f"| {e['goodput_err']:+.1%} | {overlap[goodput_cis_overlap(c, st)]} "
                 f"| {lx['retransmitted_segments']:.1f} / {t['retransmitted_segments']:.1f} "
                 f"| {lx['rtos']:.1f} / {t['rtos']:.1f} |"
             )
