@@ -293,7 +293,6 @@ fn check_errors(e: &LossConfig, f: &str) -> Result<(), String> {
     crate::loss::check(e, &format!("{f}.p"), f)
 }
 
-/// Structural checks of hop `i` (a `wlan`) against the whole configuration.
 /// An on/off process in time (cell interference, a station's fading): both means > 0.
 fn check_on_off(i: &Interference, fi: &str) -> Result<(), String> {
     if i.mean_gap_ns == 0 || i.mean_burst_ns == 0 {
@@ -305,6 +304,7 @@ fn check_on_off(i: &Interference, fi: &str) -> Result<(), String> {
     crate::loss::check_prob(i.loss, &format!("{fi}.loss"))
 }
 
+/// Structural checks of hop `i` (a `wlan`) against the whole configuration.
 pub fn validate(w: &WlanConfig, i: usize, c: &SimConfig) -> Result<(), String> {
     let f = format!("hops[{i}]");
     for (k, r) in [
