@@ -192,7 +192,7 @@ def test_station_fades_and_weak_downlink_reach_every_testbed_station() -> None:
         "burst": {"p_gb": 0.0},
         "fade_m": None,
         "fading": {"mean_gap_s": 3.0, "mean_burst_ms": 50.0},
-        "down_errors": {"kind": "bernoulli", "p": 0.2},
+        "errors_down": {"kind": "bernoulli", "p": 0.2},
         "n_ap1": 1,
         "n_ap2": 2,
         "duration_s": 20.0,

@@ -404,7 +404,7 @@ TESTBED_GRID: list[tuple[str, str, dict[str, Any]]] = [
     ("station fades 3 s / 50 ms, fade", "newreno", {**_NO_STA, "fading": _FADES}),
     # The paper's AP transmitted at 10 % power (§4) and the stations' converters at full power:
     # the AP's frames to the stations fail more often than theirs to it.
-    ("weak AP downlink (frame error 0.2), fade", "newreno", {**_NO_STA, "down_errors": _DOWN}),
+    ("weak AP downlink (frame error 0.2), fade", "newreno", {**_NO_STA, "errors_down": _DOWN}),
     (
         "retry limit 7 + cell interference 10 s / 200 ms (diagnostic)",
         "newreno",
@@ -1173,7 +1173,7 @@ def grid(report: Report, jobs: int | None, st: dict[str, Any]) -> None:
         jobs,
         TARGET_BPS,
         channels=("testbed",),
-        **{**_NO_STA, "down_errors": _DOWN, "fading": _FADES},
+        **{**_NO_STA, "errors_down": _DOWN, "fading": _FADES},
     )
     both = _grid_row(h)
     both["tcp_starved"] = float(np.mean([r["mobile_starved"] for r in h[("testbed", "newreno")]]))

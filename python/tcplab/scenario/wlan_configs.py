@@ -155,7 +155,7 @@ def handover_config(
     interference: dict[str, float] | None = None,
     weak_p: float | None = None,
     fading: dict[str, float] | None = None,
-    down_errors: dict[str, Any] | None = None,
+    errors_down: dict[str, Any] | None = None,
     fade_m: tuple[float, float] | None = (5.0, 15.0),
     cw_min: int = 15,
     retry_limit: int | None = None,
@@ -186,7 +186,7 @@ def handover_config(
     * ``fading``: every station's link (background and moving) fades on its own, in *time*
       (``mean_gap_s`` between fades, ``mean_burst_ms`` per fade, both exponential, frame error
       ``loss`` during a fade, default 1): the stations' ``fading`` in the WLAN hop.
-    * ``down_errors``: a loss model for the AP's frames to every station (background and
+    * ``errors_down``: a loss model for the AP's frames to every station (background and
       moving), per attempt: the stations' ``errors_down`` (a downlink weaker than the uplink).
     * ``fade_m``: the moving terminal's distance term (``None``: off).
 
@@ -210,8 +210,8 @@ def handover_config(
     sta_extra: dict[str, Any] = {}
     if channel == "testbed" and fading is not None:
         sta_extra["fading"] = _on_off(fading)
-    if channel == "testbed" and down_errors is not None:
-        sta_extra["errors_down"] = dict(down_errors)
+    if channel == "testbed" and errors_down is not None:
+        sta_extra["errors_down"] = dict(errors_down)
     retry = retry_limit if retry_limit is not None else (7 if channel == "simulator" else 5)
     stations = []
     flows = []
