@@ -252,3 +252,32 @@ def test_handover_runs_measure_each_configuration_once(monkeypatch: pytest.Monke
         assert again[key][0] is rows[0]
         for name, value in rows[0].items():
             np.testing.assert_array_equal(np.asarray(fresh[key][0][name]), np.asarray(value))
+
+
+def test_join_detail_changes_only_the_joiners_tcp(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The late joiner's own TCP settings (the paper's "window 1, no ssthresh advantage") reach
+    the joiner alone; the incumbents keep the hosts' defaults, and only the asked channel and
+    joiner run. The measurement is the joiner's share of a real (short) run."""
+    seen: list[dict[str, Any]] = []
+
+    def recorded(
+        cfgs: list[dict[str, Any]], jobs: int | None = None, columns: bool = False
+    ) -> list[dict[str, Any]]:
+        seen.extend(cfgs)
+        return run_configs(cfgs, jobs=jobs, columns=columns)
+
+    monkeypatch.setattr(paper, "run_configs", recorded)
+    w1 = {"initial_window_bytes": 1460, "initial_ssthresh": 2 * 1460}
+    out = paper.join_detail(
+        [1], 1, 4e6, n=3, join_s=2.0, channels=("testbed",), joiners=("newreno",), joiner_tcp=w1
+    )
+    assert list(out) == [("testbed", "newreno")] and len(seen) == 1
+    flows = seen[0]["flows"]
+    assert seen[0]["hops"][0]["retry_limit"] == paper.TESTBED_RETRY
+    assert flows[-1]["tcp"]["initial_window_bytes"] == 1460
+    assert flows[-1]["tcp"]["initial_ssthresh"] == 2 * 1460
+    assert flows[-1]["tcp"]["cc"] == "newreno"
+    for f in flows[:-1]:
+        assert f["tcp"]["initial_window_bytes"] == 2 * 1460
+        assert f["tcp"]["initial_ssthresh"] is None
+    assert out[("testbed", "newreno")][0]["joiner_share"] > 0
