@@ -350,6 +350,11 @@ impl Connection {
             let supported = cc.set_linux_arith(true);
             debug_assert!(supported, "cubic_linux set for a controller without it");
         }
+        if cfg.reno_linux {
+            // tcp_cong.c's Reno in whole packets (Config::validate allows it for reno/newreno).
+            let supported = cc.set_linux_arith(true);
+            debug_assert!(supported, "reno_linux set for a controller without it");
+        }
         let ack_cc = cfg
             .ack_cc
             .map(|a| AckRatioController::new(a, cfg.ack.every_n, cfg.rcv_buf, cfg.mss));
