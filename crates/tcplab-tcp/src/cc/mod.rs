@@ -167,7 +167,8 @@ impl CcState {
 #[derive(Clone, Copy, Debug, Default)]
 pub struct AckInfo {
     pub now: Time,
-    /// Bytes newly acknowledged (cumulatively).
+    /// Bytes newly acknowledged (cumulatively); with `reno = "linux"`, newly
+    /// delivered, SACKed bytes included (Linux's `acked_sacked`).
     pub acked: u64,
     /// RTT sample from this ACK, if Karn's rule allowed one.
     pub rtt: Option<Time>,

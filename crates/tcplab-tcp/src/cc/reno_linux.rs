@@ -10,6 +10,10 @@
 //! - **`tcp_cong_avoid_ai`**: one packet per cwnd packets acknowledged, from
 //!   the credit counter `snd_cwnd_cnt` (zeroed when a reduction starts,
 //!   `tcp_init_cwnd_reduction`, and at a timeout, `tcp_enter_loss`).
+//! - **What counts as acknowledged** (`tcp_cong_control(sk, ack,
+//!   acked_sacked, ...)`): the packets the ACK newly delivered, the ones it
+//!   newly SACKs included, on an ACK that advanced snd.una
+//!   (`tcp_may_raise_cwnd`); the connection passes that as `AckInfo::acked`.
 //!
 //! RFC 5681's arithmetic (`reno.rs`) is in bytes: FlightSize/2, or cwnd/2 with
 //! `ssthresh_from = "cwnd"`, can fall between whole segments (6.5 segments
