@@ -23,7 +23,7 @@
 
 use super::CcEntry;
 use super::cubic_linux::LinuxCubic;
-use super::reno_linux::{slow_start, PacketCount};
+use super::reno_linux::{after_slow_start, PacketCount};
 use super::hystart::HyStart;
 use super::hystart_linux::HyStartLinux;
 use super::slow_start::SlowStart;
@@ -180,14 +180,11 @@ impl Cubic {
     /// `tcp_cong_avoid_ai`. Counts whole packets; a partial packet's bytes carry over.
     fn on_ack_linux(&mut self, st: &mut CcState, ack: &AckInfo) {
         let mss = st.mss.max(1);
-        let mut pkts = self.linux_acked.packets(ack.acked, mss);
-        if st.in_slow_start() {
-            // tcp_slow_start: cwnd = min(cwnd + acked, ssthresh); the rest stays in `pkts`.
-            pkts = slow_start(st, pkts, self.ss.abc_l);
-            if pkts == 0 || st.in_slow_start() {
-                return;
-            }
-        }
+        // tcp_slow_start: cwnd = min(cwnd + acked, ssthresh); the rest goes on.
+        let Some(pkts) = after_slow_start(st, &mut self.linux_acked, ack.acked, self.ss.abc_l)
+        else {
+            return;
+        };
         let lc = self.linux.as_mut().expect("linux arithmetic");
         lc.update(st.cwnd / mss, pkts, ack.now);
         let add = lc.cong_avoid_ai(pkts);

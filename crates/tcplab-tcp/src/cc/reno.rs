@@ -5,7 +5,7 @@
 
 use super::CcEntry;
 use super::hystart::HyStart;
-use super::reno_linux::{reno_ssthresh, slow_start, AiCredit, PacketCount};
+use super::reno_linux::{after_slow_start, reno_ssthresh, AiCredit, PacketCount};
 use super::slow_start::SlowStart;
 use super::{half_flight, AckInfo, CcState, CongestionControl};
 use crate::Time;
@@ -40,13 +40,9 @@ impl CongestionControl for Reno {
         if let Some(l) = self.linux.as_mut() {
             // tcp_reno_cong_avoid (after its tcp_is_cwnd_limited check).
             let mss = st.mss.max(1);
-            let mut pkts = l.acked.packets(ack.acked, mss);
-            if st.in_slow_start() {
-                pkts = slow_start(st, pkts, self.ss.abc_l);
-                if pkts == 0 || st.in_slow_start() {
-                    return;
-                }
-            }
+            let Some(pkts) = after_slow_start(st, &mut l.acked, ack.acked, self.ss.abc_l) else {
+                return;
+            };
             let add = l.credit.add(st.cwnd / mss, pkts);
             st.cwnd = (st.cwnd + add * mss).min(st.max_cwnd);
             return;

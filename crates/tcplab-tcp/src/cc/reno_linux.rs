@@ -89,6 +89,25 @@ pub fn slow_start(st: &mut CcState, pkts: u64, abc_l: u64) -> u64 {
     pkts - used
 }
 
+/// An ACK of `bytes` in whole packets (`acked` carries the rest over) through
+/// `tcp_slow_start`: the packets left for congestion avoidance, or None when
+/// the ACK is used up or slow start goes on.
+pub fn after_slow_start(
+    st: &mut CcState,
+    acked: &mut PacketCount,
+    bytes: u64,
+    abc_l: u64,
+) -> Option<u64> {
+    let mut pkts = acked.packets(bytes, st.mss);
+    if st.in_slow_start() {
+        pkts = slow_start(st, pkts, abc_l);
+        if pkts == 0 || st.in_slow_start() {
+            return None;
+        }
+    }
+    Some(pkts)
+}
+
 /// `tcp_reno_ssthresh`: max(cwnd >> 1, 2) packets, for a window of
 /// `basis` bytes (cwnd, with `ssthresh_from = "cwnd"`); bytes.
 pub fn reno_ssthresh(basis: u64, mss: u64) -> u64 {
