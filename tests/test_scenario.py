@@ -146,6 +146,7 @@ P2P_CONFIG = {
                 "rcv_scaling_ratio": 158,
                 "hystart_linux": False,
                 "cubic_linux": False,
+                "reno_linux": False,
             },
             "app": {"kind": "bulk", "bytes": None},
         }

@@ -547,6 +547,9 @@ pub struct TcpConfigJson {
     /// CUBIC with Linux's tcp_cubic.c window arithmetic (cubic only).
     #[serde(default)]
     pub cubic_linux: bool,
+    /// Reno/NewReno with Linux's window arithmetic in whole packets (reno/newreno only).
+    #[serde(default)]
+    pub reno_linux: bool,
     /// Receiver-side ACK congestion control (RFC 3449 §4.3), None = off.
     #[serde(default)]
     pub ack_cc: Option<AckCcJson>,
@@ -910,6 +913,7 @@ impl Default for TcpConfigJson {
             hystart: false,
             hystart_linux: false,
             cubic_linux: false,
+            reno_linux: false,
             ack_cc: None,
             spurious_detection: default_spurious_detection(),
             spurious_response: default_spurious_response(),

@@ -81,6 +81,7 @@ pub fn registry_json() -> String {
                 "target_rate": e.target_rate, "loss_based": e.loss_based,
                 "hystart_linux": e.hystart_linux,
                 "cubic_linux": e.cubic_linux,
+                "reno_linux": e.reno_linux,
             })
         })
         .collect();

@@ -400,6 +400,7 @@ pub fn tcp_config(t: &TcpConfigJson) -> Result<Config, String> {
         hystart: t.hystart,
         hystart_linux: t.hystart_linux,
         cubic_linux: t.cubic_linux,
+        reno_linux: t.reno_linux,
         ack_cc: t.ack_cc.map(|a| tcplab_tcp::ack_cc::AckCcConfig {
             queue_threshold: a.queue_threshold,
             max_ratio: a.max_ratio,

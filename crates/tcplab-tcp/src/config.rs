@@ -302,6 +302,10 @@ pub struct Config {
     /// CUBIC with Linux's tcp_cubic.c window arithmetic (`cc/cubic_linux.rs`) instead of
     /// RFC 9438's (cubic only).
     pub cubic_linux: bool,
+    /// Reno with Linux's window arithmetic in whole packets (`cc/reno_linux.rs`:
+    /// `tcp_reno_ssthresh`, `tcp_slow_start`, `tcp_cong_avoid_ai`) instead of RFC 5681's in
+    /// bytes (reno/newreno only).
+    pub reno_linux: bool,
     /// Receiver-side ACK congestion control (RFC 3449 §4.3), if enabled.
     pub ack_cc: Option<crate::ack_cc::AckCcConfig>,
     /// Spurious-timeout detector (F-RTO, Eifel, DSACK) and response.
@@ -379,6 +383,7 @@ impl Default for Config {
             hystart: false,
             hystart_linux: false,
             cubic_linux: false,
+            reno_linux: false,
             ack_cc: None,
             spurious_detection: DetectorKind::None,
             spurious_response: ResponseKind::Eifel,
@@ -495,6 +500,12 @@ impl Config {
             return Err(format!(
                 "cubic: \"linux\" (tcp_cubic.c's arithmetic) applies to {} only",
                 names_where(|e| e.cubic_linux, "/")
+            ));
+        }
+        if self.reno_linux && !self.cc.entry.reno_linux {
+            return Err(format!(
+                "reno: \"linux\" (Linux's Reno arithmetic) applies to {} only",
+                names_where(|e| e.reno_linux, "/")
             ));
         }
         if self.hystart_linux && self.hystart {

@@ -350,6 +350,11 @@ impl Connection {
             let supported = cc.set_linux_arith(true);
             debug_assert!(supported, "cubic_linux set for a controller without it");
         }
+        if cfg.reno_linux {
+            // tcp_cong.c's Reno in whole packets (Config::validate allows it for reno/newreno).
+            let supported = cc.set_linux_arith(true);
+            debug_assert!(supported, "reno_linux set for a controller without it");
+        }
         let ack_cc = cfg
             .ack_cc
             .map(|a| AckRatioController::new(a, cfg.ack.every_n, cfg.rcv_buf, cfg.mss));
@@ -2177,9 +2182,22 @@ impl Connection {
                 self.on_ack_in_recovery(ack, prev_una, acked_bytes, prior_flight, now);
             } else if !self.ecn.in_cwr() && !cwr_next {
                 // (tcp_cong_control: no growth during a CWR reduction.)
+                // tcp_cong_control(sk, ack, delivered, ...) → tcp_reno_cong_avoid(sk, ack,
+                // acked_sacked): Linux's Reno grows by the packets this ACK newly
+                // delivered, SACKed ones included (tp->delivered - prior_delivered), on
+                // an ACK that advanced snd.una (tcp_may_raise_cwnd); RFC 5681/3465 count
+                // the bytes the cumulative ACK covers. (`cubic = "linux"` keeps the
+                // latter: measured neutral there, docs/linux-stack.md.)
+                let acked = if self.cfg.reno_linux {
+                    ((self.snd_una - una_before) as i128 + self.sb.sacked_bytes() as i128
+                        - sacked_before as i128)
+                        .max(0) as u64
+                } else {
+                    acked_bytes
+                };
                 let info = AckInfo {
                     now,
-                    acked: acked_bytes,
+                    acked,
                     rtt: sample,
                     min_rtt: (self.rtt.min_rtt() != Time::MAX).then(|| self.rtt.min_rtt()),
                     srtt: self.rtt.srtt(),

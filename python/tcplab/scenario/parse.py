@@ -92,6 +92,8 @@ TCP_STACKS: Final[dict[str, dict[str, object]]] = {
         "ssthresh_from": "cwnd",  # tcp_reno_ssthresh / bictcp_recalc_ssthresh use cwnd
         "hystart": "linux",  # tcp_cubic hystart = 1, hystart_detect = 3 (reno: ignored)
         "cubic": "linux",  # tcp_cubic.c's arithmetic (bictcp_update, tcp_friendliness = 1)
+        # tcp_cong.c's Reno in whole packets (tcp_reno_ssthresh, tcp_cong_avoid_ai).
+        "reno": "linux",
         # Delayed ACKs: TCP_DELACK_MIN 40 ms, every 2nd full segment, quick-ACK mode at the
         # start (TCP_MAX_QUICKACKS = 16) and at once for out-of-order data.
         "ack": {"every": 2, "max_delay": "40ms", "quickack": 16, "immediate_on_ooo": True},
@@ -262,6 +264,7 @@ _FLOW_KEYS: Final = (
     "abc_l",
     "hystart",
     "cubic",
+    "reno",
     "ack_cc",
     "app",
     "bytes",
@@ -957,6 +960,8 @@ def _tcp(t: _Table) -> dict[str, Any]:
         and (entry["hystart_linux"] or "hystart" in own_keys),
         # "linux": tcp_cubic.c's window arithmetic; "rfc9438" (default): RFC 9438's.
         "cubic_linux": _cubic(t, cc, entry["cubic_linux"], own_keys),
+        # "linux": tcp_cong.c's Reno in whole packets; "rfc5681" (default): bytes.
+        "reno_linux": _reno(t, cc, entry["reno_linux"], own_keys),
         "ack_cc": _ack_cc(t.raw("ack_cc", False), t.at("ack_cc")),
         "spurious_detection": t.get_choice(
             "spurious_detection",
@@ -1070,6 +1075,21 @@ def _cubic(t: _Table, cc: str, supported: bool, own_keys: Iterable[str]) -> bool
     if value == "linux" and not supported:
         if "cubic" in own_keys:
             raise field_error(t.at("cubic"), f'"linux" applies to cc = "cubic" only (got {cc})')
+        return False
+    return value == "linux"
+
+
+def _reno(t: _Table, cc: str, supported: bool, own_keys: Iterable[str]) -> bool:
+    """``reno = "rfc5681" | "linux"``: Reno's window arithmetic in bytes (RFC 5681) or in Linux's
+    whole packets (a stack's "linux" applies only when the flow's cc is reno or newreno; given by
+    the flow itself it requires one of them)."""
+    value = t.raw("reno", "rfc5681")
+    if value not in ("rfc5681", "linux"):
+        raise field_error(t.at("reno"), f'must be "rfc5681" or "linux" (got {show(value)})')
+    if value == "linux" and not supported:
+        if "reno" in own_keys:
+            names = "/".join(registry.cc_names(reno_linux=True))
+            raise field_error(t.at("reno"), f'"linux" applies to cc = {names} only (got {cc})')
         return False
     return value == "linux"
 

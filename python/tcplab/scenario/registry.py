@@ -49,7 +49,8 @@ def names(kind: str) -> tuple[str, ...]:
 
 def cc(name: str) -> dict[str, Any] | None:
     """The congestion control ``name``'s entry (``name``, ``params``, ``at_least``,
-    ``target_rate``, ``loss_based``, ``hystart_linux``, ``cubic_linux``), None if there is none."""
+    ``target_rate``, ``loss_based``, ``hystart_linux``, ``cubic_linux``, ``reno_linux``), None if
+    there is none."""
     return next((e for e in registry()["congestion_controls"] if e["name"] == name), None)
 
 

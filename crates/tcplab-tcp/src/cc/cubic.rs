@@ -23,6 +23,7 @@
 
 use super::CcEntry;
 use super::cubic_linux::LinuxCubic;
+use super::reno_linux::{after_slow_start, PacketCount};
 use super::hystart::HyStart;
 use super::hystart_linux::HyStartLinux;
 use super::slow_start::SlowStart;
@@ -92,7 +93,7 @@ pub struct Cubic {
     /// Linux's tcp_cubic.c window arithmetic instead of RFC 9438's (`cubic_linux.rs`), and
     /// the bytes acknowledged short of a whole packet (Linux counts packets).
     linux: Option<LinuxCubic>,
-    linux_acked_frac: u64,
+    linux_acked: PacketCount,
 }
 
 impl Default for Cubic {
@@ -112,7 +113,7 @@ impl Cubic {
             hystart_linux: None,
             newest_rtt: None,
             linux: None,
-            linux_acked_frac: 0,
+            linux_acked: PacketCount::default(),
         }
     }
 
@@ -179,20 +180,11 @@ impl Cubic {
     /// `tcp_cong_avoid_ai`. Counts whole packets; a partial packet's bytes carry over.
     fn on_ack_linux(&mut self, st: &mut CcState, ack: &AckInfo) {
         let mss = st.mss.max(1);
-        self.linux_acked_frac += ack.acked;
-        let mut pkts = self.linux_acked_frac / mss;
-        self.linux_acked_frac %= mss;
-        if st.in_slow_start() {
-            // tcp_slow_start: cwnd = min(cwnd + acked, ssthresh); the rest stays in `pkts`.
-            let n = pkts.min(self.ss.abc_l);
-            let new = (st.cwnd + n * mss).min(st.ssthresh).min(st.max_cwnd);
-            let used = (new - st.cwnd).div_ceil(mss).min(n);
-            st.cwnd = new;
-            pkts -= used;
-            if pkts == 0 || st.in_slow_start() {
-                return;
-            }
-        }
+        // tcp_slow_start: cwnd = min(cwnd + acked, ssthresh); the rest goes on.
+        let Some(pkts) = after_slow_start(st, &mut self.linux_acked, ack.acked, self.ss.abc_l)
+        else {
+            return;
+        };
         let lc = self.linux.as_mut().expect("linux arithmetic");
         lc.update(st.cwnd / mss, pkts, ack.now);
         let add = lc.cong_avoid_ai(pkts);

@@ -22,6 +22,7 @@
 //! The cube root is exact (Linux's `cubic_root` is a table lookup with one Newton step,
 //! average error 0.2 %).
 
+use super::reno_linux::AiCredit;
 use crate::{Time, NS_PER_MS};
 
 /// CONFIG_HZ of the kernel modelled (250: Debian's and this project's testbed kernel's).
@@ -59,7 +60,7 @@ pub struct LinuxCubic {
     /// `tcp_cwnd`: the Reno-friendly estimate, packets.
     pub tcp_cwnd: u64,
     /// `tp->snd_cwnd_cnt`: `tcp_cong_avoid_ai`'s credit, packets.
-    cwnd_cnt: u64,
+    cwnd_cnt: AiCredit,
 }
 
 #[inline]
@@ -157,20 +158,7 @@ impl LinuxCubic {
 
     /// `tcp_cong_avoid_ai(tp, cnt, acked)`: the packets to add to cwnd.
     pub fn cong_avoid_ai(&mut self, acked: u64) -> u64 {
-        let w = self.cnt.max(1);
-        let mut add = 0;
-        // "If credits accumulated at a higher w, apply them gently now."
-        if self.cwnd_cnt >= w {
-            self.cwnd_cnt = 0;
-            add += 1;
-        }
-        self.cwnd_cnt += acked;
-        if self.cwnd_cnt >= w {
-            let d = self.cwnd_cnt / w;
-            self.cwnd_cnt -= d * w;
-            add += d;
-        }
-        add
+        self.cwnd_cnt.add(self.cnt, acked)
     }
 
     /// `cubictcp_recalc_ssthresh` at cwnd `cwnd` packets: ends the epoch, sets W_max (fast
@@ -183,7 +171,7 @@ impl LinuxCubic {
         } else {
             cwnd
         };
-        self.cwnd_cnt = 0;
+        self.cwnd_cnt.reset();
         (cwnd * BETA / BETA_SCALE).max(2)
     }
 

@@ -17,6 +17,7 @@ pub mod cubic_linux;
 pub mod hystart;
 pub mod hystart_linux;
 mod params;
+pub mod reno_linux;
 pub mod slow_start;
 
 pub use bdp_tracking::BdpTracking;
@@ -52,6 +53,8 @@ pub struct CcEntry {
     pub hystart_linux: bool,
     /// Linux's tcp_cubic.c window arithmetic (`cubic = "linux"`, `cubic_linux.rs`) applies.
     pub cubic_linux: bool,
+    /// Linux's Reno arithmetic in whole packets (`reno = "linux"`, `reno_linux.rs`) applies.
+    pub reno_linux: bool,
     /// Without SACK, leave fast recovery on the first new ACK (Reno,
     /// RFC 5681 §3.2) instead of NewReno's partial-ACK rule (RFC 6582).
     pub reno_recovery: bool,
@@ -85,6 +88,7 @@ impl CcEntry {
             loss_based: false,
             hystart_linux: false,
             cubic_linux: false,
+            reno_linux: false,
             reno_recovery: false,
             cong_control: false,
             scalable_ecn: false,
@@ -163,7 +167,8 @@ impl CcState {
 #[derive(Clone, Copy, Debug, Default)]
 pub struct AckInfo {
     pub now: Time,
-    /// Bytes newly acknowledged (cumulatively).
+    /// Bytes newly acknowledged (cumulatively); with `reno = "linux"`, newly
+    /// delivered, SACKed bytes included (Linux's `acked_sacked`).
     pub acked: u64,
     /// RTT sample from this ACK, if Karn's rule allowed one.
     pub rtt: Option<Time>,
@@ -316,8 +321,9 @@ pub trait CongestionControl: Send {
         false
     }
 
-    /// Use Linux's tcp_cubic.c window arithmetic (`cubic_linux.rs`). Returns false if this
-    /// controller does not support it.
+    /// Use Linux's window arithmetic: tcp_cubic.c's (`cubic_linux.rs`) for CUBIC, tcp_cong.c's
+    /// Reno in whole packets (`reno_linux.rs`) for Reno. Returns false if this controller does
+    /// not support it.
     fn set_linux_arith(&mut self, _on: bool) -> bool {
         false
     }

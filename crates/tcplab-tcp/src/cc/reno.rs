@@ -1,9 +1,11 @@
 //! Reno/NewReno window growth (RFC 5681 §3.1) with Appropriate Byte Counting
-//! (RFC 3465). NewReno differs from Reno only in loss recovery (RFC 6582),
-//! which lives in the connection.
+//! (RFC 3465), or in Linux's whole packets (`reno = "linux"`, `reno_linux.rs`).
+//! NewReno differs from Reno only in loss recovery (RFC 6582), which lives in
+//! the connection.
 
 use super::CcEntry;
 use super::hystart::HyStart;
+use super::reno_linux::{after_slow_start, reno_ssthresh, AiCredit, PacketCount};
 use super::slow_start::SlowStart;
 use super::{half_flight, AckInfo, CcState, CongestionControl};
 use crate::Time;
@@ -14,6 +16,16 @@ pub struct Reno {
     bytes_acked: u64,
     /// Slow start with byte counting and HyStart++ (shared with CUBIC).
     ss: SlowStart,
+    /// Linux's arithmetic in whole packets (`reno = "linux"`), if set.
+    linux: Option<LinuxReno>,
+}
+
+/// `tcp_reno_cong_avoid`'s state: `snd_cwnd_cnt` and the bytes acknowledged
+/// short of a whole packet.
+#[derive(Debug, Clone, Copy, Default)]
+struct LinuxReno {
+    credit: AiCredit,
+    acked: PacketCount,
 }
 
 impl CongestionControl for Reno {
@@ -23,6 +35,16 @@ impl CongestionControl for Reno {
 
     fn on_ack(&mut self, st: &mut CcState, ack: &AckInfo) {
         if ack.app_limited {
+            return;
+        }
+        if let Some(l) = self.linux.as_mut() {
+            // tcp_reno_cong_avoid (after its tcp_is_cwnd_limited check).
+            let mss = st.mss.max(1);
+            let Some(pkts) = after_slow_start(st, &mut l.acked, ack.acked, self.ss.abc_l) else {
+                return;
+            };
+            let add = l.credit.add(st.cwnd / mss, pkts);
+            st.cwnd = (st.cwnd + add * mss).min(st.max_cwnd);
             return;
         }
         if st.in_slow_start() {
@@ -49,6 +71,12 @@ impl CongestionControl for Reno {
     fn ssthresh_on_loss(&mut self, st: &CcState, flight: u64, _now: Time) -> u64 {
         self.bytes_acked = 0;
         self.ss.on_congestion();
+        if let Some(l) = self.linux.as_mut() {
+            // tcp_init_cwnd_reduction: snd_cwnd_cnt = 0; tcp_reno_ssthresh (the
+            // connection passes cwnd with ssthresh_from = "cwnd", as Linux).
+            l.credit.reset();
+            return reno_ssthresh(flight, st.mss);
+        }
         // RFC 5681 §3.2 step 2 / eq. 4.
         half_flight(flight, st.mss)
     }
@@ -57,7 +85,16 @@ impl CongestionControl for Reno {
         if first {
             st.ssthresh = self.ssthresh_on_loss(st, flight, now);
         }
+        if let Some(l) = self.linux.as_mut() {
+            // tcp_enter_loss: snd_cwnd_cnt = 0 at every timeout.
+            l.credit.reset();
+        }
         self.ss.on_rto();
+    }
+
+    fn set_linux_arith(&mut self, on: bool) -> bool {
+        self.linux = on.then(LinuxReno::default);
+        true
     }
 
     fn set_abc_limit(&mut self, l: u32) -> bool {
@@ -78,6 +115,7 @@ impl CongestionControl for Reno {
 /// `cc = "reno"`: Reno's window growth and recovery (RFC 5681).
 pub(super) const RENO: CcEntry = CcEntry {
     loss_based: true,
+    reno_linux: true,
     reno_recovery: true,
     ..CcEntry::new("reno", |_, _| Box::new(Reno::default()))
 };
@@ -85,6 +123,7 @@ pub(super) const RENO: CcEntry = CcEntry {
 /// `cc = "newreno"`: Reno's window growth with NewReno's recovery (RFC 6582, in the connection).
 pub(super) const NEWRENO: CcEntry = CcEntry {
     loss_based: true,
+    reno_linux: true,
     ..CcEntry::new("newreno", |_, _| Box::new(Reno::default()))
 };
 
