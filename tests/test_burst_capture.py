@@ -58,3 +58,27 @@ def test_psh_gaps_count_first_transmissions_only() -> None:
     pkts = [[i * 1e-3, SND, mss, i * mss, 0, 40000, f] for i, f in enumerate(flags)]
     pkts.append([9e-3, SND, mss, 1 * mss, 0, 40000, 0x18])  # a retransmission: not counted
     assert BC.psh_gaps(pkts) == "3 of 6, apart [(1, 1), (3, 1)]"
+
+
+def test_tie_after_burst_counts_the_single_acks_segment_dropped_behind_three() -> None:
+    # 12 Mbit/s: a 1500-byte packet takes 1 ms. An ACK of two releases three back to back (one
+    # on the wire, two waiting); the ACK of one, 1 ms later minus 40 µs, releases one more 20 µs
+    # sooner after it than the three left after theirs: it reaches the full queue and is dropped.
+    rate, mss = 12e6, 1448
+    pkts = [[0.0, RCV, 0, 0, 1000, 5001, 0x10], [0.010, RCV, 0, 0, 1000 + 2 * mss, 5001, 0x10]]
+    pkts += [[0.010 + 50e-6 + i * 2e-6, SND, mss, 5000 + i * mss, 0, 40000, 0x10] for i in range(3)]
+    pkts.append([0.011 - 40e-6, RCV, 0, 0, 1000 + 3 * mss, 5001, 0x10])
+    pkts.append([0.011 - 40e-6 + 30e-6, SND, mss, 5000 + 3 * mss, 0, 40000, 0x18])
+    # The same again 20 ms later, but the single ACK comes 200 µs late: the queue has room.
+    pkts.append([0.030, RCV, 0, 0, 1000 + 5 * mss, 5001, 0x10])
+    pkts += [
+        [0.030 + 50e-6 + i * 2e-6, SND, mss, 5000 + (4 + i) * mss, 0, 40000, 0x10] for i in range(3)
+    ]
+    pkts.append([0.031 + 200e-6, RCV, 0, 0, 1000 + 6 * mss, 5001, 0x10])
+    pkts.append([0.031 + 230e-6, SND, mss, 5000 + 7 * mss, 0, 40000, 0x18])
+    pairs, drops, spacing, delay = BC.tie_after_burst(pkts, rate, 2)
+    assert (pairs, drops) == (2, 1)
+    assert abs(spacing[0] - (-40e-6)) < 1e-9
+    assert abs(delay[0] - (30e-6 - 50e-6)) < 1e-9
+    # A queue of 3 keeps it: the pairs are still counted, no drop.
+    assert BC.tie_after_burst(pkts, rate, 3)[:2] == (2, 0)

@@ -18,6 +18,9 @@ address hex, payload bytes, seq, ack, source port, TCP flags)), and the sender s
 - every loss episode: cwnd just before ``ssthresh`` changed (or before it fell, when the new
   ssthresh equals the old), and the new ssthresh, in segments;
 - the emulator's queue drops and release lateness;
+- the tie at a full queue: after an ACK of two segments that released three or more, how
+  often the next ACK's (of one segment) first segment is dropped in a replay of the sender's
+  timestamps through the queue, and by how much that ACK and its segment came early;
 - the application's writes (bytes per ``send()``) and which data segments carry PSH.
 
 ``--gso-max-segs N`` sets the sender device's ``gso_max_segs`` before the connection opens, so
@@ -204,6 +207,13 @@ def replay_drops(pkts: list[list], rate_bps: float, queue: int) -> tuple[int, in
     (drops, how many of the retransmitted segments were among them, and per drop the ACK that
     released it as (segments it acknowledged, segments it released)). If the replay's drops
     are the emulator's, the sender's own timing decides the losses."""
+    dropped, retx, causes = _replay(pkts, rate_bps, queue)
+    return len(dropped), len(dropped & retx), causes
+
+
+def _replay(pkts: list[list], rate_bps: float, queue: int) -> tuple[set[int], set[int], Counter]:
+    """``replay_drops``'s queue: (sequence numbers dropped at their first transmission or
+    later, sequence numbers sent more than once, the releasing ACK of each drop)."""
     finish: list[float] = []  # when each packet in the queue or on the wire is done
     dropped, first, retx = set(), set(), set()
     causes: collections.Counter[tuple[int, int]] = collections.Counter()
@@ -229,7 +239,49 @@ def replay_drops(pkts: list[list], rate_bps: float, queue: int) -> tuple[int, in
                 causes[(acked, len(burst))] += 1
             acked = round(((p[4] - last_ack) % 2**32) / MSS) if last_ack is not None else 0
             last_ack, burst = p[4], []
-    return len(dropped), len(dropped & retx), causes
+    return dropped, retx, causes
+
+
+def tie_after_burst(
+    pkts: list[list], rate_bps: float, queue: int
+) -> tuple[int, int, list[float], list[float]]:
+    """The tie at a full 2-packet queue: an ACK of two segments that releases three or more
+    new ones (a cwnd increase; the queue is then full), followed by an ACK of one segment that
+    releases new data. Returns (how many such pairs of ACKs, in how many the single ACK's
+    first segment is dropped in the replay of ``replay_drops``, and for those: the spacing of
+    the two ACKs on the device minus one packet time on the link, and the single ACK's time to
+    its first segment minus the first ACK's, both in s). Segments more than 1 ms after an ACK,
+    or sent before, are not its release; retransmissions end the pair."""
+    dropped, _, _ = _replay(pkts, rate_bps, queue)
+    packet = 8 * (MSS + 52) / rate_bps
+    acks: list[tuple[float, int, list[tuple[float, int]], bool]] = []
+    seen: set[int] = set()
+    last = None
+    for p in sorted(pkts, key=lambda p: p[0]):
+        if p[1] != SENDER_ADDR:
+            if p[5] == RECEIVER_PORT and not p[6] & 4:
+                n = round(((p[4] - last) % 2**32) / MSS) if last is not None else 0
+                if last is None or 0 < (p[4] - last) % 2**32 < 2**31:
+                    last = p[4]
+                acks.append((p[0], n, [], True))
+        elif p[2] > 0 and acks and p[0] - acks[-1][0] <= 1e-3:
+            if p[3] in seen:
+                acks[-1] = (*acks[-1][:3], False)
+            else:
+                acks[-1][2].append((p[0], p[3]))
+        if p[1] == SENDER_ADDR and p[2] > 0:
+            seen.add(p[3])
+    pairs = drops = 0
+    spacing: list[float] = []
+    delay: list[float] = []
+    for (t0, n0, s0, new0), (t1, n1, s1, new1) in itertools.pairwise(acks):
+        if n0 == 2 and len(s0) >= 3 and n1 == 1 and s1 and new0 and new1:
+            pairs += 1
+            if s1[0][1] in dropped:
+                drops += 1
+                spacing.append(t1 - t0 - packet)
+                delay.append((s1[0][0] - t1) - (s0[0][0] - t0))
+    return pairs, drops, spacing, delay
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -301,6 +353,15 @@ def main(argv: list[str] | None = None) -> int:
         f"retransmitted; the ACK before each (acknowledged, released): "
         f"{causes.most_common(5)}"
     )
+    pairs, tie_drops, spacing, delay = tie_after_burst(run["pkts"], a.rate_mbps * 1e6, a.queue)
+    if spacing:
+        print(
+            f"an ACK of 2 releasing 3+, then an ACK of 1: {pairs}, the second's segment dropped in "
+            f"{tie_drops}; those: ACK spacing minus one packet time p10/p50/p90 "
+            f"{_us(spacing, 0.1):.1f}/{_us(spacing, 0.5):.1f}/{_us(spacing, 0.9):.1f} µs, its "
+            f"time to the device minus the first's {_us(delay, 0.1):.1f}/{_us(delay, 0.5):.1f}/"
+            f"{_us(delay, 0.9):.1f} µs"
+        )
     w = sorted(run["writes"])
     print(
         f"application writes: {len(w)}, bytes p10/p50/p90 {w[len(w) // 10]}/{w[len(w) // 2]}/"
