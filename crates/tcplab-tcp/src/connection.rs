@@ -1238,7 +1238,20 @@ impl Connection {
         // Sender SWS avoidance (RFC 9293 §3.8.6.2.1) : send a short
         // segment only if it is the end of the available data or the
         // window cannot take more.
-        (len == self.mss || self.snd_max + len == avail || len * 2 >= self.snd_wnd).then_some(len)
+        let send = len == self.mss || self.snd_max + len == avail || len * 2 >= self.snd_wnd;
+        // tcp_write_xmit -> tcp_nagle_test for a short segment of Linux's
+        // send buffer (sndbuf.rs; a FIN goes at once).
+        if send
+            && len < self.mss
+            && !(self.app_close && self.snd_max + len == 1 + self.data_end_total())
+            && self
+                .sndbuf
+                .as_deref()
+                .is_some_and(|s| s.nagle_holds(self.snd_una))
+        {
+            return None;
+        }
+        send.then_some(len)
     }
 
     /// Could new data be sent after an ACK to `una` (F-RTO step 2b)?
@@ -1291,8 +1304,12 @@ impl Connection {
         }
         if self.sndbuf.is_some() {
             let segs = self.skb_segs(now);
+            let mss = self.mss;
             if let Some(s) = self.sndbuf.as_mut() {
                 s.on_transmit(start, end, now, segs);
+                if len < mss {
+                    s.on_short_sent(end, len, mss);
+                }
             }
         }
         let mut flags = self.data_flags(end);
@@ -2063,6 +2080,7 @@ impl Connection {
         // tcp_ack_update_rtt's `ca_rtt_us` (the rate sample's `rtt_us`).
         let mut ca_rtt = sack_last.map(|t| now - t);
         let acked_bytes;
+        let mut short_extra = 0;
         let prev_una_all = self.snd_una;
         // Data sent before the timeout and never retransmitted, acked now?
         let orig_cum = detecting
@@ -2087,6 +2105,7 @@ impl Connection {
             let sum = self.sb.ack_to(ack);
             if let Some(s) = self.sndbuf.as_mut() {
                 s.on_ack(ack);
+                short_extra = s.short_acked_extra(ack);
             }
             acked_bytes = sum.bytes;
             let prev_una = self.snd_una;
@@ -2179,7 +2198,9 @@ impl Connection {
                 // (tcp_cong_control: no growth during a CWR reduction.)
                 let info = AckInfo {
                     now,
-                    acked: acked_bytes,
+                    // A short segment counts as a whole one (tcp_clean_rtx_queue's
+                    // acked_pcount; sndbuf.rs).
+                    acked: acked_bytes + short_extra,
                     rtt: sample,
                     min_rtt: (self.rtt.min_rtt() != Time::MAX).then(|| self.rtt.min_rtt()),
                     srtt: self.rtt.srtt(),
