@@ -547,6 +547,26 @@ mod tests {
     }
 
     #[test]
+    fn a_short_segment_counts_whole_once_acknowledged_and_holds_the_next() {
+        let mss = 1448;
+        let mut s = SndBuf::new(4 << 20, mss, 2);
+        s.expand(100, 3);
+        // A write's tail of 376 bytes leaves after 45 whole segments.
+        let tail = 1 + 45 * mss;
+        s.on_short_sent(tail + 376, 376, mss);
+        assert!(s.nagle_holds(1), "the next short waits for its ACK");
+        assert_eq!(s.short_acked_extra(tail), 0, "not yet acknowledged");
+        assert!(s.nagle_holds(tail));
+        assert_eq!(s.short_acked_extra(tail + 376 + mss), mss - 376);
+        assert!(!s.nagle_holds(tail + 376 + mss));
+        assert_eq!(s.short_acked_extra(tail + 376 + 2 * mss), 0, "once");
+        // Two in flight (a FIN's tail is not held): one ACK covers both.
+        s.on_short_sent(10_000_000, 100, mss);
+        s.on_short_sent(10_000_200, 200, mss);
+        assert_eq!(s.short_acked_extra(10_000_200), 2 * mss - 300);
+    }
+
+    #[test]
     fn a_wakeup_needs_an_ack_and_a_sleeping_writer() {
         let mut s = SndBuf::new(4 << 20, 1448, 3);
         s.expand(10, 3);
