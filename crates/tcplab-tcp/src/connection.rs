@@ -2769,23 +2769,26 @@ impl Connection {
         self.rec.recover = self.snd_max;
         self.rec.first_partial_seen = false;
         self.rec.rescue_rxt = None;
-        self.stats.fast_retransmits += 1;
         self.stats.recoveries += 1;
         // RFC 8985 §7: a recovery ends the probe episode.
         self.rec.tlp = Tlp::default();
         self.rec.tlp_deadline = None;
         self.rec.tlp_pending = false;
         let rack = self.sack_ok && self.cfg.loss_detection == LossDetection::Rack;
-        // With RACK the lowest segment it marked lost is retransmitted first.
-        let i = if rack {
-            self.sb.next_lost().unwrap_or(0)
-        } else {
-            0
-        };
-        let first = *self.sb.get(i).unwrap();
-        // The first segment is presumed lost (RFC 5681 §3.2 step 2,
-        // RFC 6675 §5 step 4.3).
-        self.sb.mark_seg_lost(i);
+        // With RACK the lowest segment it marked lost and has not
+        // retransmitted since is retransmitted first. If there is none (the
+        // recovery starts because a retransmission of the last one is still
+        // in flight, counted in lost_out), nothing is: tcp_enter_recovery()
+        // retransmits nothing itself, and tcp_xmit_retransmit_queue() skips
+        // a lost skb with TCPCB_SACKED_RETRANS set and stops once
+        // retrans_out >= lost_out.
+        let i = if rack { self.sb.next_lost() } else { Some(0) };
+        let first = i.map(|i| {
+            // The first segment is presumed lost (RFC 5681 §3.2 step 2,
+            // RFC 6675 §5 step 4.3).
+            self.sb.mark_seg_lost(i);
+            *self.sb.get(i).unwrap()
+        });
         if self.sack_ok {
             self.rec.recovery_kind = RecoveryKind::Sack;
             if let RecoveryCwnd::Prr(bound) = self.cfg.recovery_cwnd {
@@ -2808,28 +2811,31 @@ impl Connection {
             self.rec.recovery_kind = RecoveryKind::FastRecovery;
             self.ccs.cwnd = ssthresh + 3 * self.mss;
         }
-        self.force_rtx = Some((first.start, RtxReason::FastRetransmit));
-        let id = (self.stats.fast_retransmits - 1) as u32;
-        // RFC 3522 §3.2 steps (1)-(2) / RFC 3708 §3 step 1: the episode
-        // starts with this retransmission (sent at `now`, with this TSval).
-        let v = RtoView {
-            now,
-            id,
-            snd_una: self.snd_una,
-            snd_max: self.snd_max,
-            ts_val: self.ts_ok.then(|| self.ts_now(now)),
-            sack: self.sack_ok,
-        };
-        if let Some(d) = self.fr_detector.as_mut() {
-            d.on_fast_retransmit(&v);
+        if let Some(first) = first {
+            self.force_rtx = Some((first.start, RtxReason::FastRetransmit));
+            self.stats.fast_retransmits += 1;
+            let id = (self.stats.fast_retransmits - 1) as u32;
+            // RFC 3522 §3.2 steps (1)-(2) / RFC 3708 §3 step 1: the episode
+            // starts with this retransmission (sent at `now`, with this TSval).
+            let v = RtoView {
+                now,
+                id,
+                snd_una: self.snd_una,
+                snd_max: self.snd_max,
+                ts_val: self.ts_ok.then(|| self.ts_now(now)),
+                sack: self.sack_ok,
+            };
+            if let Some(d) = self.fr_detector.as_mut() {
+                d.on_fast_retransmit(&v);
+            }
+            self.push_event(Event::FastRetransmit {
+                id,
+                seq: first.start,
+                len: first.len() as u32,
+                cwnd: self.fr_saved.cwnd,
+                ssthresh: self.fr_saved.ssthresh,
+            });
         }
-        self.push_event(Event::FastRetransmit {
-            id,
-            seq: first.start,
-            len: first.len() as u32,
-            cwnd: self.fr_saved.cwnd,
-            ssthresh: self.fr_saved.ssthresh,
-        });
         self.push_event(Event::EnterRecovery {
             kind: self.rec.recovery_kind,
             recover: self.rec.recover,
