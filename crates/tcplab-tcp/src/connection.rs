@@ -1243,7 +1243,20 @@ impl Connection {
         // Sender SWS avoidance (RFC 9293 §3.8.6.2.1) : send a short
         // segment only if it is the end of the available data or the
         // window cannot take more.
-        (len == self.mss || self.snd_max + len == avail || len * 2 >= self.snd_wnd).then_some(len)
+        let send = len == self.mss || self.snd_max + len == avail || len * 2 >= self.snd_wnd;
+        // tcp_write_xmit -> tcp_nagle_test for a short segment of Linux's
+        // send buffer (sndbuf.rs; a FIN goes at once).
+        if send
+            && len < self.mss
+            && !(self.app_close && self.snd_max + len == 1 + self.data_end_total())
+            && self
+                .sndbuf
+                .as_deref()
+                .is_some_and(|s| s.nagle_holds(self.snd_una))
+        {
+            return None;
+        }
+        send.then_some(len)
     }
 
     /// Could new data be sent after an ACK to `una` (F-RTO step 2b)?
@@ -1296,8 +1309,12 @@ impl Connection {
         }
         if self.sndbuf.is_some() {
             let segs = self.skb_segs(now);
+            let mss = self.mss;
             if let Some(s) = self.sndbuf.as_mut() {
                 s.on_transmit(start, end, now, segs);
+                if len < mss {
+                    s.on_short_sent(end, len, mss);
+                }
             }
         }
         let mut flags = self.data_flags(end);
@@ -2068,6 +2085,7 @@ impl Connection {
         // tcp_ack_update_rtt's `ca_rtt_us` (the rate sample's `rtt_us`).
         let mut ca_rtt = sack_last.map(|t| now - t);
         let acked_bytes;
+        let mut short_extra = 0;
         let prev_una_all = self.snd_una;
         // Data sent before the timeout and never retransmitted, acked now?
         let orig_cum = detecting
@@ -2092,6 +2110,7 @@ impl Connection {
             let sum = self.sb.ack_to(ack);
             if let Some(s) = self.sndbuf.as_mut() {
                 s.on_ack(ack);
+                short_extra = s.short_acked_extra(ack);
             }
             acked_bytes = sum.bytes;
             let prev_una = self.snd_una;
@@ -2197,7 +2216,9 @@ impl Connection {
                 };
                 let info = AckInfo {
                     now,
-                    acked,
+                    // A short segment counts as a whole one (tcp_clean_rtx_queue's
+                    // acked_pcount; sndbuf.rs).
+                    acked: acked + short_extra,
                     rtt: sample,
                     min_rtt: (self.rtt.min_rtt() != Time::MAX).then(|| self.rtt.min_rtt()),
                     srtt: self.rtt.srtt(),
@@ -2766,23 +2787,26 @@ impl Connection {
         self.rec.recover = self.snd_max;
         self.rec.first_partial_seen = false;
         self.rec.rescue_rxt = None;
-        self.stats.fast_retransmits += 1;
         self.stats.recoveries += 1;
         // RFC 8985 §7: a recovery ends the probe episode.
         self.rec.tlp = Tlp::default();
         self.rec.tlp_deadline = None;
         self.rec.tlp_pending = false;
         let rack = self.sack_ok && self.cfg.loss_detection == LossDetection::Rack;
-        // With RACK the lowest segment it marked lost is retransmitted first.
-        let i = if rack {
-            self.sb.next_lost().unwrap_or(0)
-        } else {
-            0
-        };
-        let first = *self.sb.get(i).unwrap();
-        // The first segment is presumed lost (RFC 5681 §3.2 step 2,
-        // RFC 6675 §5 step 4.3).
-        self.sb.mark_seg_lost(i);
+        // With RACK the lowest segment it marked lost and has not
+        // retransmitted since is retransmitted first. If there is none (the
+        // recovery starts because a retransmission of the last one is still
+        // in flight, counted in lost_out), nothing is: tcp_enter_recovery()
+        // retransmits nothing itself, and tcp_xmit_retransmit_queue() skips
+        // a lost skb with TCPCB_SACKED_RETRANS set and stops once
+        // retrans_out >= lost_out.
+        let i = if rack { self.sb.next_lost() } else { Some(0) };
+        let first = i.map(|i| {
+            // The first segment is presumed lost (RFC 5681 §3.2 step 2,
+            // RFC 6675 §5 step 4.3).
+            self.sb.mark_seg_lost(i);
+            *self.sb.get(i).unwrap()
+        });
         if self.sack_ok {
             self.rec.recovery_kind = RecoveryKind::Sack;
             if let RecoveryCwnd::Prr(bound) = self.cfg.recovery_cwnd {
@@ -2805,28 +2829,31 @@ impl Connection {
             self.rec.recovery_kind = RecoveryKind::FastRecovery;
             self.ccs.cwnd = ssthresh + 3 * self.mss;
         }
-        self.force_rtx = Some((first.start, RtxReason::FastRetransmit));
-        let id = (self.stats.fast_retransmits - 1) as u32;
-        // RFC 3522 §3.2 steps (1)-(2) / RFC 3708 §3 step 1: the episode
-        // starts with this retransmission (sent at `now`, with this TSval).
-        let v = RtoView {
-            now,
-            id,
-            snd_una: self.snd_una,
-            snd_max: self.snd_max,
-            ts_val: self.ts_ok.then(|| self.ts_now(now)),
-            sack: self.sack_ok,
-        };
-        if let Some(d) = self.fr_detector.as_mut() {
-            d.on_fast_retransmit(&v);
+        if let Some(first) = first {
+            self.force_rtx = Some((first.start, RtxReason::FastRetransmit));
+            self.stats.fast_retransmits += 1;
+            let id = (self.stats.fast_retransmits - 1) as u32;
+            // RFC 3522 §3.2 steps (1)-(2) / RFC 3708 §3 step 1: the episode
+            // starts with this retransmission (sent at `now`, with this TSval).
+            let v = RtoView {
+                now,
+                id,
+                snd_una: self.snd_una,
+                snd_max: self.snd_max,
+                ts_val: self.ts_ok.then(|| self.ts_now(now)),
+                sack: self.sack_ok,
+            };
+            if let Some(d) = self.fr_detector.as_mut() {
+                d.on_fast_retransmit(&v);
+            }
+            self.push_event(Event::FastRetransmit {
+                id,
+                seq: first.start,
+                len: first.len() as u32,
+                cwnd: self.fr_saved.cwnd,
+                ssthresh: self.fr_saved.ssthresh,
+            });
         }
-        self.push_event(Event::FastRetransmit {
-            id,
-            seq: first.start,
-            len: first.len() as u32,
-            cwnd: self.fr_saved.cwnd,
-            ssthresh: self.fr_saved.ssthresh,
-        });
         self.push_event(Event::EnterRecovery {
             kind: self.rec.recovery_kind,
             recover: self.rec.recover,

@@ -40,6 +40,10 @@
 //!   `tcp_tso_segs`): the kernel retransmits mostly one-segment skbs in
 //!   recovery, each a new skb.
 //!
+//! - a write's tail shorter than a segment that leaves before the next write
+//!   fills its skb is a short segment, which Linux counts as one packet when
+//!   it is acknowledged (`tcp_skb_pcount`), not by its bytes.
+//!
 //! Departures: `tcp_collapse_retrans` does not merge retransmitted skbs (it
 //! only merges what fits in one MSS, never full-sized segments), and a
 //! trimmed head skb gives back its payload bytes. The skb count is kept as
@@ -126,6 +130,9 @@ pub struct SndBuf {
     max_window: u64,
     /// `send()` calls made (for tests and diagnostics).
     pub sends: u64,
+    /// Short segments in flight (a write's tail sent before the next write
+    /// filled its skb): their ends and what each lacks of a whole segment.
+    shorts: VecDeque<(u64, u64)>,
 }
 
 impl SndBuf {
@@ -150,6 +157,7 @@ impl SndBuf {
             acked: false,
             max_window: 0,
             sends: 0,
+            shorts: VecDeque::new(),
         }
     }
 
@@ -312,6 +320,41 @@ impl SndBuf {
         }
         self.rtx_left -= 1;
         self.rtx_split_at = self.split(end).then_some(end);
+    }
+
+    /// New data shorter than a segment of `mss` bytes left, ending at `end`
+    /// (`tcp_minshall_update` sets `snd_sml`).
+    pub fn on_short_sent(&mut self, end: u64, len: u64, mss: u64) {
+        self.shorts.push_back((end, mss.saturating_sub(len)));
+    }
+
+    /// `tcp_nagle_check` for a short segment while data is in flight (the
+    /// testbed's sender leaves Nagle on: no `TCP_NODELAY`): Minshall's rule
+    /// holds it while an earlier short segment is unacknowledged
+    /// (`tcp_minshall_check`: `snd_sml` after `snd_una`), so at most one is in
+    /// flight, and the next write fills its skb (`tcp_sendmsg_locked` appends
+    /// to the unsent tail).
+    pub fn nagle_holds(&self, snd_una: u64) -> bool {
+        self.shorts.back().is_some_and(|&(end, _)| end > snd_una)
+    }
+
+    /// What a cumulative ACK to `una` adds to the bytes the congestion
+    /// control counts as acknowledged, beyond the bytes themselves. Linux
+    /// counts acknowledged skbs in packets (`tcp_clean_rtx_queue`'s
+    /// `acked_pcount`, which `tcp_slow_start` and `tcp_cong_avoid_ai` add to
+    /// cwnd; `tcp_skb_pcount` of a short segment is 1), so a short segment
+    /// counts as a whole one and cwnd stays in whole segments, where counting
+    /// its bytes would leave cwnd a fraction of a segment short.
+    pub fn short_acked_extra(&mut self, una: u64) -> u64 {
+        let mut extra = 0;
+        while let Some(&(end, lack)) = self.shorts.front() {
+            if end > una {
+                break;
+            }
+            extra += lack;
+            self.shorts.pop_front();
+        }
+        extra
     }
 
     /// A SACK block [left, right) (`tcp_sacktag_walk`): cut at its edges
@@ -501,6 +544,26 @@ mod tests {
         t.on_retransmit(1 + mss, 1 + 2 * mss, 5000, 4);
         assert_eq!(t.skbs(), n);
         assert_eq!(t.skbs[1], 1 + mss);
+    }
+
+    #[test]
+    fn a_short_segment_counts_whole_once_acknowledged_and_holds_the_next() {
+        let mss = 1448;
+        let mut s = SndBuf::new(4 << 20, mss, 2);
+        s.expand(100, 3);
+        // A write's tail of 376 bytes leaves after 45 whole segments.
+        let tail = 1 + 45 * mss;
+        s.on_short_sent(tail + 376, 376, mss);
+        assert!(s.nagle_holds(1), "the next short waits for its ACK");
+        assert_eq!(s.short_acked_extra(tail), 0, "not yet acknowledged");
+        assert!(s.nagle_holds(tail));
+        assert_eq!(s.short_acked_extra(tail + 376 + mss), mss - 376);
+        assert!(!s.nagle_holds(tail + 376 + mss));
+        assert_eq!(s.short_acked_extra(tail + 376 + 2 * mss), 0, "once");
+        // Two in flight (a FIN's tail is not held): one ACK covers both.
+        s.on_short_sent(10_000_000, 100, mss);
+        s.on_short_sent(10_000_200, 200, mss);
+        assert_eq!(s.short_acked_extra(10_000_200), 2 * mss - 300);
     }
 
     #[test]

@@ -328,3 +328,43 @@ fn sacks_of_earlier_data_rearm_the_timer_with_the_linux_estimator() {
         "not past the flight's round trip (40 ms plus its queue): {linux} vs RTO {rto}"
     );
 }
+
+/// tcp_fastretrans_alert() with RACK: segment X is lost and so is its first
+/// retransmission; K, the first segment sent in the recovery (at its
+/// recovery point), is lost too. RACK marks X's retransmission and K lost on
+/// the same ACK and both are retransmitted, X first. X's arrival fills the
+/// hole below K: the cumulative ACK reaches the recovery point and ends the
+/// recovery while K's retransmission is still in flight. K still counts in
+/// lost_out, so Linux enters a new recovery at once (tcp_time_to_recover),
+/// but retransmits nothing: tcp_xmit_retransmit_queue() skips a lost skb
+/// with TCPCB_SACKED_RETRANS set. K is sent twice, not three times.
+#[test]
+fn recovery_entered_with_the_lost_segment_in_flight_does_not_resend_it() {
+    const X: u64 = 1 + 60 * 1000;
+    let mut x_rtx_at: Option<u64> = None;
+    let mut k: Option<u64> = None;
+    let drop: harness::Dropper = Box::new(move |s, prior| {
+        if !s.a_to_b || s.len == 0 {
+            return false;
+        }
+        if s.off == X {
+            if prior == 1 {
+                x_rtx_at = Some(s.t);
+            }
+            return prior <= 1;
+        }
+        if x_rtx_at.is_some() && k.is_none() && prior == 0 && s.off > X {
+            k = Some(s.off);
+            return true;
+        }
+        false
+    });
+    let n = run(rack_tlp(), drop);
+    assert_eq!(n.a.stats().timeouts, 0);
+    let (_, recover, _) = first_recovery(&n);
+    let sends = |off: u64| n.data_sent().filter(|s| s.off == off).count();
+    assert_eq!(sends(X), 3, "original and two retransmissions");
+    assert_eq!(sends(recover), 2, "K: original and one retransmission");
+    let recoveries = n.count_a(|e| matches!(e, Event::EnterRecovery { .. }));
+    assert!(recoveries >= 2, "a new recovery starts with K still lost");
+}

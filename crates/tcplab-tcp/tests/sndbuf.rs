@@ -92,3 +92,50 @@ fn a_truesize_buffer_holds_less_payload_and_its_writer_runs_dry() {
     assert!(!fixed.app_limited_seen);
     assert!(linux.app_limited_seen);
 }
+
+/// A Reno sender whose writer runs dry in slow start (`tcp_sndbuf_expand`
+/// keeps `sk_sndbuf` near twice cwnd): each 64 KiB write leaves a short tail
+/// skb (65 536 = 45 × 1448 + 376), which leaves before the next write fills
+/// it. Linux holds a second one while the first is in flight (Minshall's
+/// `tcp_nagle_check`) and counts each as a whole packet when it is
+/// acknowledged (`tcp_skb_pcount`), so cwnd stays in whole segments.
+#[test]
+fn short_tails_go_one_at_a_time_and_count_as_whole_segments() {
+    const RATE: u64 = 100_000_000;
+    let snd = Config {
+        mss: MSS as u32,
+        initial_window: 10 * MSS,
+        cc: CcKind::parse("reno").unwrap(),
+        abc_l: 2,
+        snd_buf: 4 << 20,
+        snd_buf_model: SndBufKind::Linux,
+        ..cfg()
+    };
+    let receiver = Config {
+        mss: MSS as u32,
+        rcv_buf: 8 << 20,
+        ..cfg()
+    };
+    let mut n = Net::new(snd, receiver);
+    n.ab.rate_bps = RATE;
+    n.ba.rate_bps = RATE;
+    n.a.app_supply(TOTAL);
+    n.a.close();
+    let (mut shorts_seen, mut most_in_flight) = (0, 0);
+    let mut t = 0;
+    while t < 5 * NS_PER_S {
+        t += NS_PER_MS;
+        n.run_until(t);
+        let shorts =
+            n.a.scoreboard()
+                .iter()
+                .filter(|s| s.end - s.start < MSS && s.end < 1 + TOTAL)
+                .count();
+        most_in_flight = most_in_flight.max(shorts);
+        shorts_seen += shorts;
+        assert_eq!(n.a.cwnd() % MSS, 0, "cwnd {} at {t} ns", n.a.cwnd());
+    }
+    assert!(shorts_seen > 0, "the writer ran dry and short tails left");
+    assert_eq!(most_in_flight, 1, "Minshall: one short segment in flight");
+    assert_eq!(n.b.stats().bytes_read, TOTAL, "every byte delivered once");
+}
