@@ -39,6 +39,12 @@ def linux_flow(flow: dict[str, Any]) -> dict[str, Any]:
     out.update(copy.deepcopy(LINUX))
     if cc not in (None, "reno", "newreno", "cubic"):
         out["cc"] = cc
+    # The stack's per-controller arithmetic applies only to its own controllers; as a flow's
+    # own key it is an error elsewhere, so leave out what does not apply, as the stack does.
+    if out["cc"] not in ("reno", "newreno"):
+        out.pop("reno", None)
+    if out["cc"] != "cubic":
+        out.pop("cubic", None)
     return out
 
 

@@ -102,8 +102,12 @@ TCP_STACKS: Final[dict[str, dict[str, object]]] = {
         # rcv_buf is tcp_rmem[2] (kernel default 6 MiB), tcp_rmem[1] = 131072.
         "rcv_window": "linux",
         "rcv_buf": "6MiB",
-        # Linux's send-buffer accounting (snd_buf_model = "linux", sndbuf.rs) is not part of
-        # the stack yet: measured against the kernel it overshoots (docs/linux-stack.md, "BBR").
+        # Linux's send buffer (sndbuf.rs): sk_wmem_queued in skb true sizes against
+        # sk_sndbuf grown by tcp_sndbuf_expand up to tcp_wmem[2], and the testbed writer's
+        # 64 KiB writes while sk_stream_is_writeable, so the sender runs dry where the
+        # kernel's does (tcp_rate_check_app_limited). Measured on every cached Linux set
+        # before it joined the stack (docs/linux-stack.md, "BBR").
+        "snd_buf_model": "linux",
         # The transmit path (tso.rs): skbs of tcp_tso_autosize segments, tcp_cwnd_test,
         # tcp_tso_should_defer, PSH on every multi-segment skb and the receiver's immediate ACK
         # of a full-sized PSH segment (tcp_measure_rcv_mss).
