@@ -29,9 +29,12 @@ def _tcp(**keys: object) -> dict[str, object]:
     return parse_scenario(_scenario(**keys), "<test>").to_config()["flows"][0]["tcp"]
 
 
-def test_key_is_checked_and_absent_unless_set() -> None:
-    assert "snd_buf_model" not in _tcp()
-    assert _tcp(snd_buf_model="linux")["snd_buf_model"] == "linux"
+def test_key_is_checked_set_by_the_linux_stack_and_absent_otherwise() -> None:
+    plain = _scenario()
+    del plain["flows"][0]["stack"]  # type: ignore[index]
+    assert "snd_buf_model" not in parse_scenario(plain, "<test>").to_config()["flows"][0]["tcp"]
+    assert _tcp()["snd_buf_model"] == "linux"  # stack = "linux" takes Linux's send buffer
+    assert _tcp(snd_buf_model="fixed")["snd_buf_model"] == "fixed"  # a flow's key overrides it
     with pytest.raises(ScenarioError, match=r"snd_buf_model.*fixed.*linux"):
         _tcp(snd_buf_model="bsd")
 
