@@ -18,9 +18,13 @@ const S: u64 = 1_000_000_000;
 /// Write a Mahimahi trace (one line per opportunity) under a fresh
 /// directory of the test's own; returns its path.
 fn write_trace(name: &str, lines: &[u64]) -> PathBuf {
+    // One file per call: the tests run in parallel threads of one process, and two
+    // writing the same name let one read the file while the other had truncated it.
+    static CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let dir = std::env::temp_dir().join(format!("tcplab-trace-aqm-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let p = dir.join(name);
+    let p = dir.join(format!("{n}-{name}"));
     let text: String = lines.iter().map(|t| format!("{t}\n")).collect();
     std::fs::write(&p, text).unwrap();
     p
