@@ -2208,9 +2208,7 @@ impl Connection {
                 // the bytes the cumulative ACK covers. (`cubic = "linux"` keeps the
                 // latter: measured neutral there, docs/linux-stack.md.)
                 let acked = if self.cfg.reno_linux {
-                    ((self.snd_una - una_before) as i128 + self.sb.sacked_bytes() as i128
-                        - sacked_before as i128)
-                        .max(0) as u64
+                    self.delivered_since(una_before, sacked_before)
                 } else {
                     acked_bytes
                 };
@@ -2372,10 +2370,7 @@ impl Connection {
             }
         }
 
-        // RFC 6937 §2: DeliveredData = change_in(snd.una) + change_in(SACKd).
-        let delivered_data = ((self.snd_una - una_before) as i128 + self.sb.sacked_bytes() as i128
-            - sacked_before as i128)
-            .max(0) as u64;
+        let delivered_data = self.delivered_since(una_before, sacked_before);
         if self.ecn.ok() {
             // DCTCP's per-window count of the bytes ECE acknowledged.
             let ece = seg.flags.contains(Flags::ECE);
@@ -2551,6 +2546,15 @@ impl Connection {
     /// RFC 6937 §3, on an ACK during SACK recovery with PRR: sndcnt from
     /// DeliveredData and pipe; cwnd = pipe + sndcnt (Linux tcp_cwnd_reduction).
     /// `grow`: the ACK advanced snd.una and marked nothing newly lost.
+    /// RFC 6937 §2: DeliveredData = change_in(snd.una) + change_in(SACKd), since
+    /// snd.una was `una_before` with `sacked_before` bytes SACKed (Linux's
+    /// `tp->delivered - prior_delivered`, in bytes).
+    fn delivered_since(&self, una_before: u64, sacked_before: u64) -> u64 {
+        ((self.snd_una - una_before) as i128 + self.sb.sacked_bytes() as i128
+            - sacked_before as i128)
+            .max(0) as u64
+    }
+
     fn prr_step(&mut self, delivered: u64, grow: bool) {
         if self.rec.recovery_kind != RecoveryKind::Sack {
             return;
