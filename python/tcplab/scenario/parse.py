@@ -1070,32 +1070,33 @@ def _tcp(t: _Table) -> dict[str, Any]:
     return out
 
 
-def _cubic(t: _Table, cc: str, supported: bool, own_keys: Iterable[str]) -> bool:
-    """``cubic = "rfc9438" | "linux"``: which CUBIC arithmetic (a stack's "linux" applies only
-    when the flow's cc is cubic; given by the flow itself it requires cubic)."""
-    value = t.raw("cubic", "rfc9438")
-    if value not in ("rfc9438", "linux"):
-        raise field_error(t.at("cubic"), f'must be "rfc9438" or "linux" (got {show(value)})')
+def _linux_arith(
+    t: _Table, key: str, default: str, applies_to: str, supported: bool, own_keys: Iterable[str]
+) -> bool:
+    """``KEY = DEFAULT | "linux"``: a controller's window arithmetic, its RFC's or Linux's (a
+    stack's "linux" applies only when the flow's cc supports it; given by the flow itself it
+    requires such a cc, named in ``applies_to``)."""
+    value = t.raw(key, default)
+    if value not in (default, "linux"):
+        raise field_error(t.at(key), f'must be "{default}" or "linux" (got {show(value)})')
     if value == "linux" and not supported:
-        if "cubic" in own_keys:
-            raise field_error(t.at("cubic"), f'"linux" applies to cc = "cubic" only (got {cc})')
+        if key in own_keys:
+            raise field_error(t.at(key), f'"linux" applies to {applies_to}')
         return False
     return value == "linux"
+
+
+def _cubic(t: _Table, cc: str, supported: bool, own_keys: Iterable[str]) -> bool:
+    """``cubic = "rfc9438" | "linux"``: which CUBIC arithmetic."""
+    only = f'cc = "cubic" only (got {cc})'
+    return _linux_arith(t, "cubic", "rfc9438", only, supported, own_keys)
 
 
 def _reno(t: _Table, cc: str, supported: bool, own_keys: Iterable[str]) -> bool:
-    """``reno = "rfc5681" | "linux"``: Reno's window arithmetic in bytes (RFC 5681) or in Linux's
-    whole packets (a stack's "linux" applies only when the flow's cc is reno or newreno; given by
-    the flow itself it requires one of them)."""
-    value = t.raw("reno", "rfc5681")
-    if value not in ("rfc5681", "linux"):
-        raise field_error(t.at("reno"), f'must be "rfc5681" or "linux" (got {show(value)})')
-    if value == "linux" and not supported:
-        if "reno" in own_keys:
-            names = "/".join(registry.cc_names(reno_linux=True))
-            raise field_error(t.at("reno"), f'"linux" applies to cc = {names} only (got {cc})')
-        return False
-    return value == "linux"
+    """``reno = "rfc5681" | "linux"``: Reno's window arithmetic in bytes (RFC 5681) or in
+    Linux's whole packets."""
+    only = f"cc = {'/'.join(registry.cc_names(reno_linux=True))} only (got {cc})"
+    return _linux_arith(t, "reno", "rfc5681", only, supported, own_keys)
 
 
 def _ecn(value: object, field: str) -> str:
