@@ -4,6 +4,9 @@ and runs by hand)."""
 
 from __future__ import annotations
 
+import struct
+from pathlib import Path
+
 from support import load_script
 
 BC = load_script("validation/linux/burst_capture.py", "burst_capture")
@@ -76,9 +79,63 @@ def test_tie_after_burst_counts_the_single_acks_segment_dropped_behind_three() -
     ]
     pkts.append([0.031 + 200e-6, RCV, 0, 0, 1000 + 6 * mss, 5001, 0x10])
     pkts.append([0.031 + 230e-6, SND, mss, 5000 + 7 * mss, 0, 40000, 0x18])
-    pairs, drops, spacing, delay = BC.tie_after_burst(pkts, rate, 2)
-    assert (pairs, drops) == (2, 1)
+    pairs, drops, spacing, delay, lost = BC.tie_after_burst(pkts, rate, 2)
+    assert (pairs, drops, lost) == (2, 1, [True, False])
     assert abs(spacing[0] - (-40e-6)) < 1e-9
     assert abs(delay[0] - (30e-6 - 50e-6)) < 1e-9
+    # The kept pair's margins are reported too: its ACK came 200 µs late.
+    assert abs(spacing[1] - 200e-6) < 1e-9
     # A queue of 3 keeps it: the pairs are still counted, no drop.
     assert BC.tie_after_burst(pkts, rate, 3)[:2] == (2, 0)
+
+
+def _pcap(path: Path, packets: list[tuple[float, str, int, int, int, int, int]]) -> None:
+    """A LINKTYPE_RAW, ns-stamped capture of IPv4/TCP packets (time s, source address hex,
+    source port, seq, ack, flags, payload bytes), as the emulator writes its link."""
+    out = bytearray(struct.pack("<IHHiIII", 0xA1B23C4D, 2, 4, 0, 0, 65535, 101))
+    for t, src, sport, seq, ack, flags, payload in packets:
+        total = 40 + payload
+        ip = struct.pack(
+            "!BBHHHBBH4s4s", 0x45, 0, total, 0, 0, 64, 6, 0, bytes.fromhex(src), b"\0" * 4
+        )
+        tcp = struct.pack("!HHIIBBHHH", sport, 1, seq, ack, 5 << 4, flags, 65535, 0, 0)
+        pkt = ip + tcp + b"\0" * payload
+        sec, ns = divmod(round(t * 1e9), 10**9)
+        out += struct.pack("<IIII", sec, ns, len(pkt), len(pkt)) + pkt
+    path.write_bytes(bytes(out))
+
+
+def test_receiver_ack_time_and_emulator_read_latency_from_the_link_capture(tmp_path: Path) -> None:
+    # 12 Mbit/s, 1 ms one way: a 1448-byte segment (1488 bytes of IP) takes 0.992 ms on the link.
+    rate, one_way, mss, tx = 12e6, 1e-3, 1448, 8 * 1488 / 12e6
+    link = [
+        (0.010, SND, 40000, 0, 0, 0x10, mss),  # segment 1
+        (0.010 + tx, SND, 40000, mss, 0, 0x18, mss),  # segment 2, PSH
+        # The receiver's ACK of 1 (a first ACK: no earlier one, so not timed), then of 2 PSH
+        # 50 µs after segment 2 was due.
+        (0.010 + tx + one_way, RCV, 5001, 0, mss, 0x10, 0),
+        (0.010 + 2 * tx + one_way + 50e-6, RCV, 5001, 0, 2 * mss, 0x10, 0),
+        # Segment 3 on an idle link, then 4 and 5; the receiver ACKs 3 to 5 (3+) and nothing else.
+        (0.020, SND, 40000, 2 * mss, 0, 0x10, mss),
+        (0.020 + tx, SND, 40000, 3 * mss, 0, 0x10, mss),
+        (0.020 + 2 * tx, SND, 40000, 4 * mss, 0, 0x10, mss),
+        (0.020 + 3 * tx + one_way + 30e-6, RCV, 5001, 0, 5 * mss, 0x10, 0),
+    ]
+    _pcap(tmp_path / "link.pcap", link)
+    packets = BC.link_packets(tmp_path / "link.pcap")
+    assert len(packets) == 8 and packets[1][5] == 0x18
+    rcv = BC.receiver_ack_time(packets, rate, one_way)
+    assert rcv["1"] == [] and rcv["2"] == []
+    assert [round(x * 1e6, 3) for x in rcv["1 PSH"]] == [50.0]
+    assert [round(x * 1e6, 3) for x in rcv["3+"]] == [30.0]
+    # The sender's side: an ACK released segment 1 alone (20 µs before the link took it) and
+    # another released 3-5 together (the first 7 µs before the link took it).
+    pkts = [
+        [0.0099, RCV, 0, 0, 1, 5001, 0x10],
+        [0.010 - 20e-6, SND, mss, 0, 0, 40000, 0x10],
+        [0.0199, RCV, 0, 0, 1, 5001, 0x10],
+    ]
+    pkts += [[0.020 - 7e-6 + i * 1e-6, SND, mss, (2 + i) * mss, 0, 40000, 0x10] for i in range(3)]
+    read = BC.emulator_read_latency(pkts, packets, rate)
+    assert [round(x * 1e6, 3) for x in read["lone"]] == [20.0]
+    assert [round(x * 1e6, 3) for x in read["first"]] == [7.0]

@@ -20,8 +20,13 @@ address hex, payload bytes, seq, ack, source port, TCP flags)), and the sender s
 - the emulator's queue drops and release lateness;
 - the tie at a full queue: after an ACK of two segments that released three or more, how
   often the next ACK's (of one segment) first segment is dropped in a replay of the sender's
-  timestamps through the queue, and by how much that ACK and its segment came early;
-- the application's writes (bytes per ``send()``) and which data segments carry PSH.
+  timestamps through the queue, and by how much that ACK and its segment came early (over all
+  such pairs, the dropped and the kept);
+- the application's writes (bytes per ``send()``) and which data segments carry PSH;
+- from the emulator's link capture: the receiving host's time from a segment's due time to its
+  ACK, by what the ACK covers, and the emulator's time from the sender's device stamp to a new
+  segment on the idle link (its read of the TUN device), for a lone segment and the first of
+  several.
 
 ``--gso-max-segs N`` sets the sender device's ``gso_max_segs`` before the connection opens, so
 the socket builds skbs of at most N segments (1: no GSO skbs, hence no ``tcp_tso_should_defer``
@@ -43,6 +48,7 @@ import argparse
 import collections
 import itertools
 import json
+import struct
 import subprocess
 import sys
 import tempfile
@@ -244,14 +250,15 @@ def _replay(pkts: list[list], rate_bps: float, queue: int) -> tuple[set[int], se
 
 def tie_after_burst(
     pkts: list[list], rate_bps: float, queue: int
-) -> tuple[int, int, list[float], list[float]]:
+) -> tuple[int, int, list[float], list[float], list[bool]]:
     """The tie at a full 2-packet queue: an ACK of two segments that releases three or more
     new ones (a cwnd increase; the queue is then full), followed by an ACK of one segment that
     releases new data. Returns (how many such pairs of ACKs, in how many the single ACK's
-    first segment is dropped in the replay of ``replay_drops``, and for those: the spacing of
-    the two ACKs on the device minus one packet time on the link, and the single ACK's time to
-    its first segment minus the first ACK's, both in s). Segments more than 1 ms after an ACK,
-    or sent before, are not its release; retransmissions end the pair."""
+    first segment is dropped in the replay of ``replay_drops``, and per pair: the spacing of
+    the two ACKs on the device minus one packet time on the link, the single ACK's time to
+    its first segment minus the first ACK's, both in s, and whether that segment was
+    dropped). Segments more than 1 ms after an ACK, or sent before, are not its release;
+    retransmissions end the pair."""
     dropped, _, _ = _replay(pkts, rate_bps, queue)
     packet = 8 * (MSS + 52) / rate_bps
     acks: list[tuple[float, int, list[tuple[float, int]], bool]] = []
@@ -271,17 +278,110 @@ def tie_after_burst(
                 acks[-1][2].append((p[0], p[3]))
         if p[1] == SENDER_ADDR and p[2] > 0:
             seen.add(p[3])
-    pairs = drops = 0
     spacing: list[float] = []
     delay: list[float] = []
+    lost: list[bool] = []
     for (t0, n0, s0, new0), (t1, n1, s1, new1) in itertools.pairwise(acks):
         if n0 == 2 and len(s0) >= 3 and n1 == 1 and s1 and new0 and new1:
-            pairs += 1
-            if s1[0][1] in dropped:
-                drops += 1
-                spacing.append(t1 - t0 - packet)
-                delay.append((s1[0][0] - t1) - (s0[0][0] - t0))
-    return pairs, drops, spacing, delay
+            lost.append(s1[0][1] in dropped)
+            spacing.append(t1 - t0 - packet)
+            delay.append((s1[0][0] - t1) - (s0[0][0] - t0))
+    return len(lost), sum(lost), spacing, delay, lost
+
+
+def link_packets(pcap: Path) -> list[tuple[float, str, int, int, int, int, int, int]]:
+    """The TCP packets of the emulator's link capture (``emu/link0-both.pcap``, LINKTYPE_RAW,
+    ns timestamps: a data segment when the link starts to send it, an ACK when the emulator
+    took it from the receiver): (time s, source address hex, source port, seq, ack, TCP flags,
+    IP length, payload bytes)."""
+    raw = pcap.read_bytes()
+    out = []
+    off = 24
+    while off + 16 <= len(raw):
+        sec, nsec, incl, _ = struct.unpack_from("<IIII", raw, off)
+        pkt = raw[off + 16 : off + 16 + incl]
+        off += 16 + incl
+        if len(pkt) < 40 or pkt[0] >> 4 != 4 or pkt[9] != 6:
+            continue
+        ihl = (pkt[0] & 15) * 4
+        total = struct.unpack_from("!H", pkt, 2)[0]
+        sport, _, seq, ack = struct.unpack_from("!HHII", pkt, ihl)
+        doff = (pkt[ihl + 12] >> 4) * 4
+        t = sec + nsec * 1e-9
+        out.append((t, pkt[12:16].hex(), sport, seq, ack, pkt[ihl + 13], total, total - ihl - doff))
+    return out
+
+
+def receiver_ack_time(
+    link: list[tuple[float, str, int, int, int, int, int, int]], rate_bps: float, one_way_s: float
+) -> dict[str, list[float]]:
+    """The receiving host's time from a data segment's arrival to its ACK, from the link
+    capture (``link_packets``): a segment is due at the receiver one transmission (its IP length
+    at ``rate_bps``) and ``one_way_s`` after its timestamp; an ACK that advances is timed from
+    the segment that ends at its ACK number. Returns the delays (s) by what the ACK covers:
+    ``"1 PSH"``, ``"1"`` (one segment without PSH), ``"2"``, ``"3+"``."""
+    out: dict[str, list[float]] = {"1 PSH": [], "1": [], "2": [], "3+": []}
+    due: dict[int, tuple[float, bool]] = {}
+    last_ack: int | None = None
+    for t, src, sport, seq, ack, flags, total, payload in link:
+        if src == SENDER_ADDR:
+            if payload > 0:
+                due[(seq + payload) % 2**32] = (
+                    t + 8 * total / rate_bps + one_way_s,
+                    bool(flags & 8),
+                )
+        elif sport == RECEIVER_PORT and not flags & 4 and flags & 16:
+            advances = last_ack is None or 0 < (ack - last_ack) % 2**32 < 2**31
+            if advances and last_ack is not None and ack in due:
+                n = round(((ack - last_ack) % 2**32) / MSS)
+                at, psh = due[ack]
+                key = "3+" if n >= 3 else "2" if n == 2 else "1 PSH" if psh else "1"
+                if n >= 1:
+                    out[key].append(t - at)
+            if advances:
+                last_ack = ack
+    return out
+
+
+def emulator_read_latency(
+    pkts: list[list], link: list[tuple[float, str, int, int, int, int, int, int]], rate_bps: float
+) -> dict[str, list[float]]:
+    """How long after the sender's device timestamp (``pkts``, the sender-side capture) the
+    emulator's link starts to send a new data segment that found it idle (``link``, the link
+    capture): the emulator's read of the TUN device. Keyed by what released the segment:
+    ``"lone"`` (an ACK that released one segment), ``"first"`` (the first of several). Both
+    captures stamp CLOCK_REALTIME."""
+    kind: dict[int, str] = {}
+    sent: dict[int, float] = {}
+    release: list[int] = []
+    last_ack_t = None
+    for p in sorted(pkts, key=lambda p: p[0]):
+        if p[1] != SENDER_ADDR:
+            if release:
+                kind.update(
+                    zip(release, ["lone"] if len(release) == 1 else ["first"], strict=False)
+                )
+            release, last_ack_t = [], p[0]
+        elif p[2] > 0 and p[3] not in sent:
+            sent[p[3]] = p[0]
+            if last_ack_t is not None and p[0] - last_ack_t <= 1e-3:
+                release.append(p[3])
+    if release:
+        kind.update(zip(release, ["lone"] if len(release) == 1 else ["first"], strict=False))
+    out: dict[str, list[float]] = {"lone": [], "first": []}
+    busy_until = None
+    seen: set[int] = set()
+    for t, src, _, seq, _, _, total, payload in link:
+        if src != SENDER_ADDR or payload <= 0:
+            continue
+        idle = busy_until is None or t > busy_until + 1e-6
+        busy_until = t + 8 * total / rate_bps
+        if seq in seen:
+            continue
+        seen.add(seq)
+        if idle and seq in kind:
+            out[kind[seq]].append(t - sent[seq])
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -353,15 +453,24 @@ def main(argv: list[str] | None = None) -> int:
         f"retransmitted; the ACK before each (acknowledged, released): "
         f"{causes.most_common(5)}"
     )
-    pairs, tie_drops, spacing, delay = tie_after_burst(run["pkts"], a.rate_mbps * 1e6, a.queue)
+    pairs, tie_drops, spacing, delay, lost = tie_after_burst(
+        run["pkts"], a.rate_mbps * 1e6, a.queue
+    )
     if spacing:
         print(
             f"an ACK of 2 releasing 3+, then an ACK of 1: {pairs}, the second's segment dropped in "
-            f"{tie_drops}; those: ACK spacing minus one packet time p10/p50/p90 "
-            f"{_us(spacing, 0.1):.1f}/{_us(spacing, 0.5):.1f}/{_us(spacing, 0.9):.1f} µs, its "
-            f"time to the device minus the first's {_us(delay, 0.1):.1f}/{_us(delay, 0.5):.1f}/"
-            f"{_us(delay, 0.9):.1f} µs"
+            f"{tie_drops}"
         )
+        for what, keep in (("all pairs", None), ("the dropped", True), ("the kept", False)):
+            sp = [x for x, d in zip(spacing, lost, strict=True) if keep is None or d == keep]
+            dl = [x for x, d in zip(delay, lost, strict=True) if keep is None or d == keep]
+            if sp:
+                print(
+                    f"  {what}: ACK spacing minus one packet time p10/p50/p90 "
+                    f"{_us(sp, 0.1):.1f}/{_us(sp, 0.5):.1f}/{_us(sp, 0.9):.1f} µs, the single's "
+                    f"time to the device minus the first's {_us(dl, 0.1):.1f}/{_us(dl, 0.5):.1f}/"
+                    f"{_us(dl, 0.9):.1f} µs"
+                )
     w = sorted(run["writes"])
     print(
         f"application writes: {len(w)}, bytes p10/p50/p90 {w[len(w) // 10]}/{w[len(w) // 2]}/"
@@ -381,6 +490,27 @@ def main(argv: list[str] | None = None) -> int:
             f"p10/p50/p90 {_us(first, 0.1):.1f}/{_us(first, 0.5):.1f}/{_us(first, 0.9):.1f} µs"
             + (f"; gap between its segments p50 {_us(gaps, 0.5):.1f} µs" if gaps else "")
         )
+    pcap = out / "emu" / "link0-both.pcap"
+    if pcap.exists():
+        link = link_packets(pcap)
+        for what, times in (
+            (
+                "receiver: ACK after the segment it answers was due",
+                receiver_ack_time(link, a.rate_mbps * 1e6, a.rtt_ms / 2e3),
+            ),
+            (
+                "emulator: a new segment on the idle link after the sender's device stamp",
+                emulator_read_latency(run["pkts"], link, a.rate_mbps * 1e6),
+            ),
+        ):
+            print(
+                f"{what}, p10/p50/p90 µs: "
+                + "; ".join(
+                    f"{k}: {len(v)}, {_us(v, 0.1):.1f}/{_us(v, 0.5):.1f}/{_us(v, 0.9):.1f}"
+                    for k, v in times.items()
+                    if v
+                )
+            )
     lat = emu["lateness_us"]
     print(
         f"queue drops {emu['dropped']['fwd']}; emulator lateness mean {lat['mean']:.1f} µs, "
