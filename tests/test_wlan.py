@@ -227,6 +227,34 @@ def test_paper_testbed_channel_is_the_devices_retry_limit_without_station_bursts
     assert sum(errors(bursty)) > 0
 
 
+def test_outdoor_channel_puts_the_distance_term_on_every_station() -> None:
+    # The outdoor site's interference reaches every station: the background stations at 2 m
+    # from their AP see frame errors there, where the indoor testbed channel's see none.
+    kw = {"n_ap1": 1, "n_ap2": 2, "duration_s": 10.0}
+    out = handover_config("newreno", channel="testbed", **kw, **paper.OUTDOOR)
+    d = {"d0_m": paper.OUTDOOR_M[0], "d1_m": paper.OUTDOOR_M[1]}
+    assert [st["distance_errors"] for st in out["hops"][0]["stations"]] == [d] * 4
+    rows = [r for r in run_config(out)["links"] if r.get("role") == "station"]
+    assert all(r["frame_errors"] > 0 for r in rows[:3]), rows
+    indoor = handover_config("newreno", channel="testbed", **kw, **paper.TESTBED)
+    assert "distance_errors" not in indoor["hops"][0]["stations"][0]
+    with pytest.raises(ValueError, match="fade_all"):
+        handover_config("newreno", channel="testbed", fade_all=True, fade_m=None)
+
+
+def test_outdoor_distance_term_halves_a_lone_terminal_near_5_m() -> None:
+    # Fig. 4's calibration: on the outdoor channel a lone terminal loses about half its
+    # throughput by 5 m; on the indoor testbed channel (onset 5 m) it has lost nothing there.
+    def goodput(d: float, ch: str) -> float:
+        return run_config(paper.distance_config(d, 1, ch, 5.0))["flows"][0]["goodput_bps"]
+
+    near, far = goodput(1.0, "outdoor"), goodput(5.0, "outdoor")
+    assert 0.3 * near < far < 0.65 * near, (near, far)
+    assert goodput(5.0, "testbed") > 0.9 * goodput(1.0, "testbed")
+    with pytest.raises(ValueError, match="channel"):
+        paper.distance_config(1.0, 1, "indoor", 5.0)
+
+
 def test_handover_runs_measure_each_configuration_once(monkeypatch: pytest.MonkeyPatch) -> None:
     """A section that repeats another's handover setting reuses its measurement: nothing is
     run again, and the measurement is the one a fresh run gives (runs are deterministic)."""

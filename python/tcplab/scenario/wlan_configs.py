@@ -157,6 +157,7 @@ def handover_config(
     fading: dict[str, float] | None = None,
     errors_down: dict[str, Any] | None = None,
     fade_m: tuple[float, float] | None = (5.0, 15.0),
+    fade_all: bool = False,
     cw_min: int = 15,
     retry_limit: int | None = None,
     tcp_cfg: dict[str, Any] | None = None,
@@ -189,6 +190,10 @@ def handover_config(
     * ``errors_down``: a loss model for the AP's frames to every station (background and
       moving), per attempt: the stations' ``errors_down`` (a downlink weaker than the uplink).
     * ``fade_m``: the moving terminal's distance term (``None``: off).
+    * ``fade_all``: the distance term ``fade_m`` for every station, the background stations by
+      their distance to their AP (2 m) too: a site whose interference every station hears, so
+      each one's frames fail more the farther it is from its AP (the paper's outdoor site,
+      §4.1.1-4.1.2, where the other APs' interference dominates).
 
     ``cw_min`` (both channels): 15 is 802.11g in an ERP-only BSS (short slot); 31 is the value
     of a BSS with 802.11b rates in its basic rate set (b/g mixed mode) and ns-2's default.
@@ -196,6 +201,8 @@ def handover_config(
     """
     if channel not in ("simulator", "testbed"):
         raise ValueError(f'channel: must be "simulator" or "testbed" (got {channel!r})')
+    if fade_all and fade_m is None:
+        raise ValueError("fade_all: needs the distance term fade_m")
     base = tcp_cfg or tcp()
     ge = {"p_gb": 0.0005, "p_bg": 0.1, "loss_good": 0.0, "loss_bad": 0.9, **(burst or {})}
     errors: dict[str, Any] = (
@@ -236,6 +243,9 @@ def handover_config(
     mobile_extra: dict[str, Any] = {}
     if channel == "testbed" and fade_m is not None:
         mobile_extra["distance_errors"] = {"d0_m": fade_m[0], "d1_m": fade_m[1]}
+        if fade_all:
+            for st in stations:
+                st["distance_errors"] = dict(mobile_extra["distance_errors"])
     stations.append(
         {
             **mobile_extra,
