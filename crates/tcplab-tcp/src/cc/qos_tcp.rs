@@ -19,8 +19,10 @@
 //!   (the connection does that); `ssthresh = max(FlightSize/2, W_t, 2·SMSS)`, so slow start climbs
 //!   straight back to the target rate.
 //!
-//! The reconstruction degrades to "Reno with a floor at the target" when the target is above the
-//! fair share; results labelled TCP-AV should be read with that caveat.
+//! Above its target the reconstruction is Reno growth with the same gentle 1/8 reduction and a
+//! floor at the target window, not Reno's halving: it takes more than its share wherever the
+//! target is below the fair share (qos-tcp-wlan's report measures halving above the target, not
+//! adopted). Results labelled TCP-AV should be read with that caveat.
 
 use super::CcEntry;
 use super::{half_flight, AckInfo, CcState, CongestionControl};
