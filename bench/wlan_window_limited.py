@@ -2,8 +2,9 @@
 """What limits AP2's uplink senders while their station queue is empty (qos-tcp-wlan, issue 31).
 
 For ``--seeds`` of the handover experiment (``handover_config``: normal TCP on every host, the
-simulator channel and the report's testbed channel) this runs each seed with the segment trace
-and 20-ms samples and, for AP2's background stations after 10 s, prints:
+simulator channel and the report's testbed channel; AP2's background stations after 10 s) and of
+the unfairness sweep's 7-station cell (``uplink_config``, retry limit 5 and 7; every station
+after 19 s) this runs each seed with the segment trace and 20-ms samples and prints:
 
 - ``empty``: share of samples with the station's queue empty (segments sent, minus those that
   reached the server less the wired link's 0.62 ms, minus those dropped);
@@ -11,10 +12,13 @@ and 20-ms samples and, for AP2's background stations after 10 s, prints:
   (``inflight >= cwnd - 1 MSS``), the receiver's window was full, or neither (a handshake);
   the share in congestion avoidance and within 2 s of a timeout;
 - the smallest advertised window, the median ACK delay (receiver to sender) and cwnd;
-- AP2's share of the frames of AP2 and its background stations, against (1 - d)/(2 - d) from
+- the AP's share of the frames of the AP and those stations, against (1 - d)/(2 - d) from
   the share d of TCP ACKs AP2 drops (an ACK per segment);
-- per flow and minute: station-queue overflow episodes (drops within 0.5 s are one) and
-  retry-limit discards of data frames, and the median cwnd before an overflow.
+- per flow and minute of that window: station-queue overflow episodes and retry-limit
+  discards of data frames (drops within 0.5 s of each other are one), and the median cwnd before
+  an overflow;
+- of the empty samples, those of a station still in its handshake (SYN or SYN-ACK lost) show as
+  "rwnd-limited" (the SYN-ACK's unscaled window) or "other".
 
 ``--cc cubic`` runs CUBIC on every host. The numbers are quoted in the report's "Why AP2's
 stations are window-limited" and docs/papers.md §4.
@@ -75,11 +79,13 @@ def per_flow(r: Any, f: int, t0_ns: float, minutes: float) -> dict[str, float]:
         np.where(j >= 0, t - to[np.maximum(j, 0)], np.inf) if len(to) else np.full(len(t), np.inf)
     )
     starts = dq[np.r_[True, np.diff(dq) > 5e8]] if len(dq) else dq
+    starts = starts[starts > t0_ns]
     ts_all = r.timeseries[r.timeseries.flow == f]
     i = np.maximum(np.searchsorted(ts_all.t_ns.to_numpy(), starts) - 1, 0)
     w_over = ts_all.cwnd.to_numpy()[i] / MSS if len(starts) else np.array([np.nan])
 
     def episodes(d: np.ndarray) -> int:
+        d = d[d > t0_ns]
         return int((np.diff(d) > 5e8).sum() + 1) if len(d) else 0
 
     return {
@@ -101,36 +107,51 @@ def per_flow(r: Any, f: int, t0_ns: float, minutes: float) -> dict[str, float]:
     }
 
 
-def main() -> None:
-    from tcplab.papers.qos_tcp_wlan import TESTBED
-    from tcplab.scenario.wlan_configs import handover_config, tcp
+def cases(cc: str, seed: int) -> list[tuple[str, dict[str, Any], int, list[int], float]]:
+    """(label, configuration, AP index, the AP's background flows, start of the window in s)."""
+    from tcplab.papers.qos_tcp_wlan import TESTBED, TESTBED_RETRY
+    from tcplab.scenario.wlan_configs import handover_config, tcp, uplink_config
 
+    host = tcp(cc=cc)
+    out: list[tuple[str, dict[str, Any], int, list[int], float]] = []
+    for channel, extra in (("simulator", {}), ("testbed", TESTBED)):
+        cfg = handover_config(cc, channel=channel, seed=seed, tcp_cfg=host, **extra)
+        n_ap1 = sum(1 for s in cfg["hops"][0]["stations"][:-1] if s["ap"] == 0)
+        bg2 = list(range(n_ap1, len(cfg["flows"]) - 1))
+        out.append((f"handover, {channel} channel", cfg, 1, bg2, 10.0))
+    for retry in (TESTBED_RETRY, 7):
+        # the unfairness sweep's 7-station cell (stations start 2 s apart: window from 19 s)
+        cfg = uplink_config(7, seed=seed, retry_limit=retry, duration_s=60.0, tcp_cfg=host)
+        out.append((f"7 stations on one AP, retry limit {retry}", cfg, 0, list(range(7)), 19.0))
+    return out
+
+
+def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seeds", type=int, default=8)
     ap.add_argument("--cc", default="newreno", choices=["newreno", "cubic"])
     a = ap.parse_args()
-    for channel, extra in (("simulator", {}), ("testbed", TESTBED)):
-        rows, shares, preds = [], [], []
-        for seed in range(1, a.seeds + 1):
-            cfg = handover_config(a.cc, channel=channel, seed=seed, tcp_cfg=tcp(cc=a.cc), **extra)
+    acc: dict[str, tuple[list[dict[str, float]], list[float], list[tuple[float, float]]]] = {}
+    for seed in range(1, a.seeds + 1):
+        for label, cfg, ap_i, flows, t0 in cases(a.cc, seed):
+            rows, shares, preds = acc.setdefault(label, ([], [], []))
             r = run(cfg)
-            n_ap1 = sum(1 for s in cfg["hops"][0]["stations"][:-1] if s["ap"] == 0)
-            bg2 = list(range(n_ap1, len(cfg["flows"]) - 1))
-            minutes = cfg["duration_ns"] / 6e10
-            rows += [per_flow(r, f, 10e9, minutes) for f in bg2]
+            minutes = (cfg["duration_ns"] * 1e-9 - t0) / 60.0
+            rows += [per_flow(r, f, t0 * 1e9, minutes) for f in flows]
             wl = [x for x in r.summary["links"] if x.get("kind") == "wlan"]
-            a2 = [x for x in wl if x["role"] == "ap"][1]
+            a2 = [x for x in wl if x["role"] == "ap"][ap_i]
             sta = [x for x in wl if x["role"] == "station"]
-            bg_tx = sum(sta[f]["tx_packets"] for f in bg2)
+            bg_tx = sum(sta[f]["tx_packets"] for f in flows)
             shares.append(a2["tx_packets"] / (a2["tx_packets"] + bg_tx))
             d = a2["drops_queue_ack"] / (a2["drops_queue_ack"] + a2["tx_ack"])
             preds.append((d, (1 - d) / (2 - d)))
+    for label, (rows, shares, preds) in acc.items():
         tot = {k: sum(x[k] for x in rows) for k in ("samples", "empty", "cwnd", "rwnd", "other")}
         emp = tot["empty"]
         mean = {k: float(np.nanmean([x[k] for x in rows])) for k in rows[0]}
         med = {k: float(np.nanmedian([x[k] for x in rows])) for k in rows[0]}
         print(
-            f"{channel} ({a.cc}, {a.seeds} seeds, {len(rows)} flows): queue empty "
+            f"{label} ({a.cc}, {a.seeds} seeds, {len(rows)} flows): queue empty "
             f"{emp / tot['samples']:.3f}; of that cwnd-limited {tot['cwnd'] / emp:.3f}, "
             f"rwnd-limited {tot['rwnd'] / emp:.3f}, other {tot['other'] / emp:.3f}; "
             f"in congestion avoidance {sum(x['ca'] for x in rows) / emp:.3f}, within 2 s of a "
@@ -139,7 +160,7 @@ def main() -> None:
         print(
             f"  smallest advertised window {np.nanmin([x['rwnd_min_kb'] for x in rows]):.0f} KB, "
             f"ACK delay {med['ack_delay_ms']:.0f} ms, cwnd {med['cwnd_med']:.0f} segments "
-            f"(medians); AP2 share {np.mean(shares):.3f}, ACK drop "
+            f"(medians); AP share {np.mean(shares):.3f}, ACK drop "
             f"{np.mean([p[0] for p in preds]):.3f} -> (1-d)/(2-d) "
             f"{np.mean([p[1] for p in preds]):.3f}"
         )

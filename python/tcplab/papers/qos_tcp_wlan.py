@@ -1562,15 +1562,19 @@ samples are in congestion avoidance (80 % and 94 %), few within 2 s of a timeout
 The cause is AIMD against the ACK queue: a station keeps its queue busy only while its window
 exceeds its share of the ACK pipe, its goodput times the ACK delay that AP2's queue sets
 (3.9 Mbit/s · 321 ms ≈ 108 segments on the simulator channel, 3.6 Mbit/s · 211 ms ≈ 66 on the
-testbed channel). On the simulator channel a station's window grows until its 100-packet queue
-overflows (at about 220 segments, 1.2 times per flow-minute), halves to about the pipe, and then
-regrows by one segment per 0.32-s round trip; on the testbed channel retry-limit discards
-(7.4 per flow-minute) halve it before it reaches the pipe (median 64 segments). With an ACK per
+testbed channel). Every data loss halves the window: per flow-minute 1.5 runs of collisions
+reaching retry limit 7 and 0.7 overflows of the 100-packet converter queue (at about 210
+segments) on the simulator channel, 7.3 retry-limit discards on the testbed channel; congestion
+avoidance regrows it by one segment per round trip (0.32 s, 0.21 s), so the window (median 123
+and 64 segments) spends about half and two thirds of the time below the pipe. With an ACK per
 segment AP2 then sends one frame per data frame whose ACK it does not drop, which is the share
-above. This is what the configured hosts do, not a MAC error. Hosts that stay backlogged for
-longer need a window that recovers faster: with CUBIC on every host the queues are empty 48 % and
-55 % of the time and AP2 drops 0.64 and 0.54 of the ACKs (NewReno: 0.58 and 0.36), at the costs
-measured above.
+above. The unfairness sweep's 7-station cell is the same (queues empty 69 % of the time at retry
+limit 5, 56 % at 7; the AP's share 0.39 and 0.31, (1 - d)/(2 - d) to the third decimal; the few
+empty samples not cwnd-limited, 0.5 % and 4.8 %, are a station still in its handshake). This is
+what the configured hosts do, not a MAC error. Hosts that stay backlogged for longer need a window
+that recovers faster: with CUBIC on every host the handover's queues are empty 48 % and 55 % of
+the time and AP2 drops 0.64 and 0.54 of the ACKs (NewReno: 0.58 and 0.36), at the costs measured
+above.
 
 *Fig. 9's 12x (measured).* The moving QoS-TCP terminal gets {sim_before:.2f} Mbit/s
 before the handover on the simulator channel and {tb_before:.2f} on the testbed channel, and
