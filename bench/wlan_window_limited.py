@@ -20,8 +20,9 @@ after 19 s) this runs each seed with the segment trace and 20-ms samples and pri
 - of the empty samples, those of a station still in its handshake (SYN or SYN-ACK lost) show as
   "rwnd-limited" (the SYN-ACK's unscaled window) or "other".
 
-``--cc cubic`` runs CUBIC on every host. The numbers are quoted in the report's "Why AP2's
-stations are window-limited" and docs/papers.md §4.
+``--cc cubic`` runs CUBIC on every host, ``--sta-queue`` sets the converter queue (default 100).
+The numbers are quoted in the report's "Why AP2's stations are window-limited" and
+docs/papers.md §4.
 """
 
 from __future__ import annotations
@@ -107,7 +108,9 @@ def per_flow(r: Any, f: int, t0_ns: float, minutes: float) -> dict[str, float]:
     }
 
 
-def cases(cc: str, seed: int) -> list[tuple[str, dict[str, Any], int, list[int], float]]:
+def cases(
+    cc: str, seed: int, sta_queue: int
+) -> list[tuple[str, dict[str, Any], int, list[int], float]]:
     """(label, configuration, AP index, the AP's background flows, start of the window in s)."""
     from tcplab.papers.qos_tcp_wlan import TESTBED, TESTBED_RETRY
     from tcplab.scenario.wlan_configs import handover_config, tcp, uplink_config
@@ -115,13 +118,17 @@ def cases(cc: str, seed: int) -> list[tuple[str, dict[str, Any], int, list[int],
     host = tcp(cc=cc)
     out: list[tuple[str, dict[str, Any], int, list[int], float]] = []
     for channel, extra in (("simulator", {}), ("testbed", TESTBED)):
-        cfg = handover_config(cc, channel=channel, seed=seed, tcp_cfg=host, **extra)
+        cfg = handover_config(
+            cc, channel=channel, seed=seed, tcp_cfg=host, sta_queue=sta_queue, **extra
+        )
         n_ap1 = sum(1 for s in cfg["hops"][0]["stations"][:-1] if s["ap"] == 0)
         bg2 = list(range(n_ap1, len(cfg["flows"]) - 1))
         out.append((f"handover, {channel} channel", cfg, 1, bg2, 10.0))
     for retry in (TESTBED_RETRY, 7):
         # the unfairness sweep's 7-station cell (stations start 2 s apart: window from 19 s)
-        cfg = uplink_config(7, seed=seed, retry_limit=retry, duration_s=60.0, tcp_cfg=host)
+        cfg = uplink_config(
+            7, seed=seed, retry_limit=retry, duration_s=60.0, tcp_cfg=host, sta_queue=sta_queue
+        )
         out.append((f"7 stations on one AP, retry limit {retry}", cfg, 0, list(range(7)), 19.0))
     return out
 
@@ -130,10 +137,11 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seeds", type=int, default=8)
     ap.add_argument("--cc", default="newreno", choices=["newreno", "cubic"])
+    ap.add_argument("--sta-queue", type=int, default=100, help="converter queue (packets)")
     a = ap.parse_args()
     acc: dict[str, tuple[list[dict[str, float]], list[float], list[tuple[float, float]]]] = {}
     for seed in range(1, a.seeds + 1):
-        for label, cfg, ap_i, flows, t0 in cases(a.cc, seed):
+        for label, cfg, ap_i, flows, t0 in cases(a.cc, seed, a.sta_queue):
             rows, shares, preds = acc.setdefault(label, ([], [], []))
             r = run(cfg)
             minutes = (cfg["duration_ns"] * 1e-9 - t0) / 60.0
