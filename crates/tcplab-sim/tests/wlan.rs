@@ -110,6 +110,77 @@ fn saturated_stations_share_transmissions_equally() {
     assert!(coll > 100, "{coll}");
 }
 
+/// The AP is one more DCF contender (IEEE 802.11-2007 §9.2.5.2; docs/papers.md §4): with `n`
+/// saturated stations and a backlogged AP, the AP gets about 1/(n+1) of the successful
+/// transmissions, no more. Its queue is kept full by a downlink TCP flow whose window is capped
+/// below the AP queue (300 of 1000 packets, from the first segment on), with no retry discards
+/// (retry limit 255) and an RTO of at least 10 s, above the queue's delay (1.7 s at n = 10),
+/// so it never loses a segment or times out. Four seeds pooled: one 20-s run's counts differ
+/// by up to 8 % between any two contenders. (With uplink TCP the AP gets more than 1/(n+1)
+/// only while stations have nothing to send.)
+#[test]
+fn a_backlogged_ap_gets_a_stations_share() {
+    let secs = 20u64;
+    for n in [2usize, 4, 7, 10] {
+        let (mut ap, mut sta) = (0.0, 0.0);
+        for seed in 7..=10u64 {
+            let mut cfg = saturated(n, secs);
+            cfg["seed"] = json!(seed);
+            let hop = &mut cfg["hops"][0];
+            hop["ap_queue"] = json!(1000);
+            hop["retry_limit"] = json!(255);
+            hop["stations"]
+                .as_array_mut()
+                .unwrap()
+                .push(json!({"name": "rx", "down_flows": [0]}));
+            let link = json!({"rate_bps": 1_000_000_000u64, "delay_ns": 100_000u64,
+                              "queue": {"kind": "packets", "limit": 1000}});
+            cfg["hops"]
+                .as_array_mut()
+                .unwrap()
+                .push(json!({"kind": "link", "name": "wired", "fwd": link, "rev": link}));
+            let w = 300 * 1460u64;
+            cfg["flows"] = json!([{"name": "down", "path": [1, 0], "start_ns": 0,
+                "app": {"kind": "bulk", "bytes": null},
+                "tcp": {"cc": "newreno", "sack": true, "dsack": true, "timestamps": false,
+                        "window_scaling": true, "mss": 1460, "rcv_buf": 4 << 20,
+                        "snd_buf": 4 << 20, "initial_window_bytes": w,
+                        "initial_ssthresh": null, "max_cwnd": w, "limited_transmit": true,
+                        "rto": {"initial_ns": 10_000_000_000u64,
+                                "min_ns": 10_000_000_000u64,
+                                "max_ns": 120_000_000_000u64, "granularity_ns": 1_000_000u64,
+                                "max_backoff": 16},
+                        "ack": {"every_n": 8, "max_delay_ns": 40_000_000u64,
+                                "immediate_on_ooo": true, "quickack": 0}}}]);
+            let s = run_json(&cfg.to_string(), None).unwrap().summary.unwrap();
+            assert!(s.violations.is_empty(), "{:?}", s.violations);
+            let f = &s.flows[0];
+            assert_eq!(
+                (f.timeouts, f.retransmitted_segments),
+                (0, 0),
+                "n={n} seed {seed}: the AP's flow must stay backlogged"
+            );
+            let tx = |h: &serde_json::Value| h["tx_packets"].as_u64().unwrap() as f64;
+            let role = |h: &serde_json::Value, r: &str| h["role"].as_str() == Some(r);
+            ap += tx(s.hops.iter().find(|h| role(h, "ap")).unwrap());
+            sta += s
+                .hops
+                .iter()
+                .filter(|h| role(h, "station"))
+                .take(n)
+                .map(tx)
+                .sum::<f64>();
+        }
+        let share = ap / (ap + sta);
+        let ratio = ap / (sta / n as f64);
+        eprintln!(
+            "n={n}: AP share {share:.4} vs 1/(n+1) {:.4}, AP / mean station {ratio:.3}",
+            1.0 / (n + 1) as f64
+        );
+        assert!((ratio - 1.0).abs() < 0.05, "n={n}: AP / station {ratio}");
+    }
+}
+
 #[test]
 fn a_station_leaving_an_otherwise_idle_cell_during_its_backoff() {
     // One saturated station alone in cell a walks to cell b: whenever the handover starts while
