@@ -129,6 +129,17 @@ pub struct Stats {
     pub window_updates: u64,
 }
 
+/// Linux's record of how the window was used (tcp_cwnd_validate(): its
+/// `is_cwnd_limited`, `max_packets_out` in bytes, `cwnd_usage_seq`), and
+/// whether the transmit loop sent data since it last ran.
+#[derive(Debug, Clone, Copy, Default)]
+struct LinuxCwndUse {
+    is_cwnd_limited: bool,
+    max_packets_out: u64,
+    usage_seq: u64,
+    sent: bool,
+}
+
 pub struct Connection {
     cfg: Config,
     state: State,
@@ -174,6 +185,8 @@ pub struct Connection {
     rec: RecoveryState,
     /// The current stop reason of the transmit loop was cwnd.
     cwnd_limited: bool,
+    /// Linux's per-window record of cwnd use (`reno`/`cubic = "linux"`).
+    lx_cwnd: LinuxCwndUse,
     timeout_count: u32,
     // ---- options ----
     sack_ok: bool,
@@ -409,6 +422,7 @@ impl Connection {
             force_rtx: None,
             rec: RecoveryState::default(),
             cwnd_limited: false,
+            lx_cwnd: LinuxCwndUse::default(),
             timeout_count: 0,
             sack_ok: false,
             ts_ok: false,
@@ -1060,12 +1074,17 @@ impl Connection {
             return Some(self.prior_state_ack(ack, ece, now));
         }
         if let Some(seg) = self.next_data_segment(now) {
+            self.lx_cwnd.sent |= seg.payload_len > 0;
             return Some(seg);
         }
         if self.sndbuf_wakeup() {
             if let Some(seg) = self.next_data_segment(now) {
+                self.lx_cwnd.sent |= seg.payload_len > 0;
                 return Some(seg);
             }
+        }
+        if self.cfg.reno_linux || self.cfg.cubic_linux {
+            self.linux_cwnd_validate();
         }
         if let Some(seg) = self.maybe_fin(now) {
             return Some(seg);
@@ -1206,6 +1225,43 @@ impl Connection {
         }
         self.cwnd_limited = false;
         None
+    }
+
+    /// tcp_write_xmit's end: `is_cwnd_limited |= tcp_packets_in_flight >=
+    /// cwnd`, then tcp_cwnd_validate() when it sent something or cwnd
+    /// stopped it. The record is per window of data: once cwnd-limited it
+    /// stays so until SND.UNA passes `cwnd_usage_seq` (the SND.NXT of that
+    /// moment), and while it is not, `max_packets_out` keeps the most that
+    /// was outstanding (SACKed included: `packets_out`).
+    fn linux_cwnd_validate(&mut self) {
+        let limited = self.cwnd_limited || self.sb.pipe() >= self.send_cwnd();
+        let lx = &mut self.lx_cwnd;
+        if !(lx.sent || limited) {
+            return;
+        }
+        lx.sent = false;
+        let out = self.sb.outstanding();
+        if self.snd_una >= lx.usage_seq
+            || limited
+            || (!lx.is_cwnd_limited && out > lx.max_packets_out)
+        {
+            lx.is_cwnd_limited = limited;
+            lx.max_packets_out = out;
+            lx.usage_seq = self.snd_max;
+        }
+    }
+
+    /// May this ACK grow cwnd? Linux's controllers ask
+    /// tcp_is_cwnd_limited(): the window's record above, or, in slow start,
+    /// "ensure cwnd grows to twice what was ACKed" (cwnd < 2 ·
+    /// max_packets_out); the others ask whether the transmit loop last
+    /// stopped at cwnd.
+    fn may_raise_cwnd(&self) -> bool {
+        if !(self.cfg.reno_linux || self.cfg.cubic_linux) {
+            return self.cwnd_limited;
+        }
+        let lx = &self.lx_cwnd;
+        lx.is_cwnd_limited || (self.ccs.in_slow_start() && self.ccs.cwnd < 2 * lx.max_packets_out)
     }
 
     /// The congestion window the sending rules compare the pipe with.
@@ -2221,7 +2277,7 @@ impl Connection {
                     min_rtt: (self.rtt.min_rtt() != Time::MAX).then(|| self.rtt.min_rtt()),
                     srtt: self.rtt.srtt(),
                     flight: prior_flight,
-                    app_limited: !self.cwnd_limited,
+                    app_limited: !self.may_raise_cwnd(),
                     snd_una: self.snd_una,
                     snd_nxt: self.snd_max,
                 };
