@@ -1083,7 +1083,7 @@ impl Connection {
                 return Some(seg);
             }
         }
-        if self.cfg.reno_linux || self.cfg.cubic_linux {
+        if self.linux_cwnd_use() {
             self.linux_cwnd_validate();
         }
         if let Some(seg) = self.maybe_fin(now) {
@@ -1227,6 +1227,13 @@ impl Connection {
         None
     }
 
+    /// Whether the controller is Linux's (`reno`/`cubic = "linux"`), whose
+    /// growth asks tcp_is_cwnd_limited() (`may_raise_cwnd`).
+    #[inline]
+    fn linux_cwnd_use(&self) -> bool {
+        self.cfg.reno_linux || self.cfg.cubic_linux
+    }
+
     /// tcp_write_xmit's end: `is_cwnd_limited |= tcp_packets_in_flight >=
     /// cwnd`, then tcp_cwnd_validate() when it sent something or cwnd
     /// stopped it. The record is per window of data: once cwnd-limited it
@@ -1257,7 +1264,7 @@ impl Connection {
     /// max_packets_out); the others ask whether the transmit loop last
     /// stopped at cwnd.
     fn may_raise_cwnd(&self) -> bool {
-        if !(self.cfg.reno_linux || self.cfg.cubic_linux) {
+        if !self.linux_cwnd_use() {
             return self.cwnd_limited;
         }
         let lx = &self.lx_cwnd;
@@ -2599,9 +2606,6 @@ impl Connection {
         self.ecn.ok()
     }
 
-    /// RFC 6937 §3, on an ACK during SACK recovery with PRR: sndcnt from
-    /// DeliveredData and pipe; cwnd = pipe + sndcnt (Linux tcp_cwnd_reduction).
-    /// `grow`: the ACK advanced snd.una and marked nothing newly lost.
     /// RFC 6937 §2: DeliveredData = change_in(snd.una) + change_in(SACKd), since
     /// snd.una was `una_before` with `sacked_before` bytes SACKed (Linux's
     /// `tp->delivered - prior_delivered`, in bytes).
@@ -2611,6 +2615,9 @@ impl Connection {
             .max(0) as u64
     }
 
+    /// RFC 6937 §3, on an ACK during SACK recovery with PRR: sndcnt from
+    /// DeliveredData and pipe; cwnd = pipe + sndcnt (Linux tcp_cwnd_reduction).
+    /// `grow`: the ACK advanced snd.una and marked nothing newly lost.
     fn prr_step(&mut self, delivered: u64, grow: bool) {
         if self.rec.recovery_kind != RecoveryKind::Sack {
             return;
