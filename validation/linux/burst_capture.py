@@ -355,19 +355,20 @@ def emulator_read_latency(
     sent: dict[int, float] = {}
     release: list[int] = []
     last_ack_t = None
+
+    def close() -> None:
+        if release:
+            kind[release[0]] = "lone" if len(release) == 1 else "first"
+
     for p in sorted(pkts, key=lambda p: p[0]):
         if p[1] != SENDER_ADDR:
-            if release:
-                kind.update(
-                    zip(release, ["lone"] if len(release) == 1 else ["first"], strict=False)
-                )
+            close()
             release, last_ack_t = [], p[0]
         elif p[2] > 0 and p[3] not in sent:
             sent[p[3]] = p[0]
             if last_ack_t is not None and p[0] - last_ack_t <= 1e-3:
                 release.append(p[3])
-    if release:
-        kind.update(zip(release, ["lone"] if len(release) == 1 else ["first"], strict=False))
+    close()
     out: dict[str, list[float]] = {"lone": [], "first": []}
     busy_until = None
     seen: set[int] = set()
