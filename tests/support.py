@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import struct
 import subprocess
 import types
 from collections.abc import Callable
@@ -21,6 +22,16 @@ EVENT_KINDS = ["timeout", "fast_retransmit", "spurious_detected", "connection_op
 REASONS = ["none", "rto", "dupack"]
 
 Test = TypeVar("Test", bound=Callable[..., Any])
+
+
+def write_raw_pcap(path: Path, packets: list[tuple[int, bytes]]) -> None:
+    """A pcap of bare IPv4 datagrams (LINKTYPE_RAW) with nanosecond stamps, as tcplab writes
+    them: ``packets`` as (time ns, datagram)."""
+    out = bytearray(struct.pack("<IHHiIII", 0xA1B23C4D, 2, 4, 0, 0, 65535, 101))
+    for t_ns, pkt in packets:
+        sec, ns = divmod(t_ns, 10**9)
+        out += struct.pack("<IIII", sec, ns, len(pkt), len(pkt)) + pkt
+    path.write_bytes(bytes(out))
 
 
 def load_script(relpath: str, name: str) -> types.ModuleType:

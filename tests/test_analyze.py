@@ -175,13 +175,14 @@ def _syn_flood(path: Path, n: int, gap_ns: int) -> None:
     address, none answered."""
     import struct
 
-    out = bytearray(struct.pack("<IHHiIII", 0xA1B23C4D, 2, 4, 0, 0, 65535, 101))
+    from support import write_raw_pcap
+
+    packets = []
     for k in range(n):
-        t = 1_000_000_000 + k * gap_ns
         tcp = struct.pack(">HHIIBBHHH", 40000, 80, k, 0, 5 << 4, 0x02, 65535, 0, 0)
         ip = struct.pack(">BBHHHBBHII", 0x45, 0, 40, 0, 0, 64, 6, 0, 0x0A000000 + k, 0x0A630001)
-        out += struct.pack("<IIII", t // 10**9, t % 10**9, 40, 40) + ip + tcp
-    path.write_bytes(bytes(out))
+        packets.append((1_000_000_000 + k * gap_ns, ip + tcp))
+    write_raw_pcap(path, packets)
 
 
 def test_analysis_memory_follows_open_connections_not_the_capture(tmp_path: Path) -> None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import struct
 from pathlib import Path
 
-from support import load_script
+from support import load_script, write_raw_pcap
 
 BC = load_script("validation/linux/burst_capture.py", "burst_capture")
 SND = BC.SENDER_ADDR
@@ -92,17 +92,15 @@ def test_tie_after_burst_counts_the_single_acks_segment_dropped_behind_three() -
 def _pcap(path: Path, packets: list[tuple[float, str, int, int, int, int, int]]) -> None:
     """A LINKTYPE_RAW, ns-stamped capture of IPv4/TCP packets (time s, source address hex,
     source port, seq, ack, flags, payload bytes), as the emulator writes its link."""
-    out = bytearray(struct.pack("<IHHiIII", 0xA1B23C4D, 2, 4, 0, 0, 65535, 101))
+    datagrams = []
     for t, src, sport, seq, ack, flags, payload in packets:
         total = 40 + payload
         ip = struct.pack(
             "!BBHHHBBH4s4s", 0x45, 0, total, 0, 0, 64, 6, 0, bytes.fromhex(src), b"\0" * 4
         )
         tcp = struct.pack("!HHIIBBHHH", sport, 1, seq, ack, 5 << 4, flags, 65535, 0, 0)
-        pkt = ip + tcp + b"\0" * payload
-        sec, ns = divmod(round(t * 1e9), 10**9)
-        out += struct.pack("<IIII", sec, ns, len(pkt), len(pkt)) + pkt
-    path.write_bytes(bytes(out))
+        datagrams.append((round(t * 1e9), ip + tcp + b"\0" * payload))
+    write_raw_pcap(path, datagrams)
 
 
 def test_receiver_ack_time_and_emulator_read_latency_from_the_link_capture(tmp_path: Path) -> None:
