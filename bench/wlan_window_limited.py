@@ -38,12 +38,19 @@ MSS = 1460
 
 
 def run(cfg: dict[str, Any]) -> Any:
+    """One run with the segment trace and the tables; raises on invariant violations, as
+    ``tcplab.run`` does (``tcplab.run`` takes a scenario, this a normalized configuration)."""
     from tcplab import _core
+    from tcplab.errors import InvariantError
     from tcplab.results import RunResult
 
     cfg = {**cfg, "trace": True, "sample_interval_ns": 20_000_000}
     raw = _core.run(json.dumps({**cfg, "record": {"timeseries": True, "events": True}}), None)
-    return RunResult.from_core(raw, scenario=cfg["name"], seed=cfg["seed"], wall_s=0, config=cfg)
+    r = RunResult.from_core(raw, scenario=cfg["name"], seed=cfg["seed"], wall_s=0, config=cfg)
+    violations = r.summary["invariants"]["violations"]
+    if violations:
+        raise InvariantError(violations, r)
+    return r
 
 
 def per_flow(r: Any, f: int, t0_ns: float, minutes: float) -> dict[str, float]:
