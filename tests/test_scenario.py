@@ -1005,10 +1005,10 @@ def test_config_matches_config_rs() -> None:
                 variant("LossConfig", link[direction]["loss"])
         for flow in config["flows"]:
             assert set(flow) == fields("FlowConfig")
-            # `pacing`, `xmit_time`, `snd_buf_model` and `tso_model` only when set (absent: as
-            # the congestion control needs; instant hosts; a payload-counted send buffer; no
-            # skbs)
-            optional = {"pacing", "xmit_time", "snd_buf_model", "tso_model"}
+            # `pacing`, `xmit_time`, `snd_buf_model`, `tso_model` and `timers` only when set
+            # (absent: as the congestion control needs; instant hosts; a payload-counted send
+            # buffer; no skbs; exact timers)
+            optional = {"pacing", "xmit_time", "snd_buf_model", "tso_model", "timers"}
             assert set(flow["tcp"]) - optional == fields("TcpConfigJson") - optional - unset
             assert set(flow["tcp"]["rto"]) == fields("RtoConfigJson")
             assert set(flow["tcp"]["ack"]) == fields("AckConfigJson")

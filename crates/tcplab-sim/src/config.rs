@@ -514,6 +514,10 @@ pub struct TcpConfigJson {
     /// "linux" (tcp_write_xmit's skbs and tcp_tso_should_defer).
     #[serde(default = "default_tso_model")]
     pub tso_model: String,
+    /// How RACK's reordering timer and the tail-loss probe fire: "exact" or
+    /// "linux" (on the jiffies timer wheel).
+    #[serde(default = "default_timers")]
+    pub timers: String,
     /// Initial window in bytes (Python resolves "N segments" to N·MSS).
     pub initial_window_bytes: u64,
     /// Initial ssthresh in bytes; None = "arbitrarily high" (RFC 5681 §3.1).
@@ -635,6 +639,10 @@ fn default_snd_buf_model() -> String {
 
 fn default_tso_model() -> String {
     "none".into()
+}
+
+fn default_timers() -> String {
+    "exact".into()
 }
 
 fn default_rcv_scaling_ratio() -> u32 {
@@ -882,6 +890,7 @@ impl Default for TcpConfigJson {
             snd_buf: 4 << 20,
             snd_buf_model: default_snd_buf_model(),
             tso_model: default_tso_model(),
+            timers: default_timers(),
             initial_window_bytes: 10 * 1448,
             initial_ssthresh: None,
             max_cwnd: None,

@@ -110,6 +110,7 @@ pub fn registry_json() -> String {
         "rcv_windows": tcplab_tcp::rcv_window::RcvWindowKind::NAMES,
         "snd_buf_models": tcplab_tcp::sndbuf::SndBufKind::NAMES,
         "tso_models": tcplab_tcp::tso::TsoKind::NAMES,
+        "timers": tcplab_tcp::jiffies::TimerKind::NAMES,
         "rcv_scaling_ratio_default": tcplab_tcp::config::DEFAULT_RCV_SCALING_RATIO,
         "rto_profiles": rto,
         "ack_timers": AckPolicyConfig::TIMERS,

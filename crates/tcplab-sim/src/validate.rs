@@ -478,6 +478,13 @@ pub fn tcp_config(t: &TcpConfigJson) -> Result<Config, String> {
             &t.tso_model,
             || tcplab_tcp::tso::TsoKind::NAMES.join(", "),
         )?,
+        timers: known(
+            tcplab_tcp::jiffies::TimerKind::parse(&t.timers),
+            "timers",
+            "timer model",
+            &t.timers,
+            || tcplab_tcp::jiffies::TimerKind::NAMES.join(", "),
+        )?,
         pacing: t.pacing,
         ecn: known(
             tcplab_tcp::ecn::EcnMode::parse(&t.ecn),

@@ -268,6 +268,10 @@ pub struct Config {
     /// How new data is cut into skbs and held back: segment by segment as
     /// cwnd allows (`None`), or Linux's `tcp_write_xmit` (`Linux`, `tso.rs`).
     pub tso_model: crate::tso::TsoKind,
+    /// How RACK's reordering timer and the tail-loss probe fire: at the
+    /// computed instant (`Exact`) or on Linux's jiffies timer wheel (`Linux`,
+    /// `jiffies.rs`).
+    pub timers: crate::jiffies::TimerKind,
     /// Initial congestion window in bytes.
     pub initial_window: u64,
     /// Initial ssthresh (None = arbitrarily high, RFC 5681 §3.1).
@@ -369,6 +373,7 @@ impl Default for Config {
             snd_buf: 4 << 20,
             snd_buf_model: crate::sndbuf::SndBufKind::Fixed,
             tso_model: crate::tso::TsoKind::None,
+            timers: crate::jiffies::TimerKind::Exact,
             initial_window: 10 * 1448,
             initial_ssthresh: None,
             max_cwnd: None,

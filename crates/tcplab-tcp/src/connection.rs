@@ -59,6 +59,7 @@ use crate::config::{Config, SsthreshFrom};
 use crate::ecn::{Ecn, EcnStats};
 use crate::events::{Event, RecoveryKind, RtxReason};
 use crate::give_up::{GiveUp, GiveUpKind, ProbesOut, WriteTimeout};
+use crate::jiffies::{self, TimerKind};
 use crate::pacing::Pacer;
 use crate::rcv_window::{advmss, LinuxRcvWindow, RcvWindowKind};
 use crate::reasm::Reassembly;
@@ -1420,7 +1421,20 @@ impl Connection {
         let srtt = (self.rtt.srtt() > 0).then(|| self.rtt.srtt());
         let one = self.sb.outstanding() <= self.mss;
         let rto_left = self.rtx_deadline.map(|d| d.saturating_sub(now));
-        self.rec.tlp_deadline = Some(now + Tlp::pto(srtt, one, rto_left));
+        self.rec.tlp_deadline = Some(match self.cfg.timers {
+            TimerKind::Exact => now + Tlp::pto(srtt, one, rto_left),
+            TimerKind::Linux => {
+                let fire = now.max(Tlp::linux_pto_fire(now, srtt, one, rto_left));
+                // The probe and the RTO are one timer in Linux (icsk_retransmit_timer):
+                // the armed probe replaced the RTO, so a probe capped at the RTO's
+                // jiffies but fired a tick after it still comes first, and the RTO is
+                // re-armed after it (tcp_send_loss_probe).
+                if self.rtx_deadline.is_some_and(|d| d < fire) {
+                    self.rtx_deadline = Some(fire);
+                }
+                fire
+            }
+        });
     }
 
     /// RFC 8985 §7.3: the PTO expired. Send one new segment if the
@@ -2674,7 +2688,15 @@ impl Connection {
                 reo_wnd,
             });
         }
-        self.rec.rack_deadline = (d.timeout > 0).then(|| now + d.timeout);
+        self.rec.rack_deadline = (d.timeout > 0).then(|| match self.cfg.timers {
+            TimerKind::Exact => now + d.timeout,
+            // Linux tcp_rack_mark_lost: usecs_to_jiffies(timeout + TCP_TIMEOUT_MIN_US) on the
+            // timer wheel.
+            TimerKind::Linux => jiffies::wheel_fire(
+                now,
+                jiffies::to_jiffies_ceil(d.timeout + jiffies::TCP_TIMEOUT_MIN),
+            ),
+        });
     }
 
     /// Linux tcp_time_to_recover with RACK: some segment is marked lost and

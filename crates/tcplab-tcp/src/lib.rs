@@ -21,6 +21,7 @@ pub mod connection;
 pub mod ecn;
 pub mod events;
 pub mod give_up;
+pub mod jiffies;
 pub mod pacing;
 pub mod rate;
 pub mod rcv_window;

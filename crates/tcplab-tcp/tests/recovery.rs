@@ -6,6 +6,7 @@
 mod harness;
 
 use harness::{cfg, Net};
+use tcplab_tcp::jiffies::{TimerKind, JIFFY, TCP_TIMEOUT_MIN};
 use tcplab_tcp::recovery::{LossDetection, PrrBound, RecoveryCwnd};
 use tcplab_tcp::{Config, Event, RttEstimatorKind, RtxReason, NS_PER_MS, NS_PER_S};
 
@@ -113,14 +114,20 @@ fn lost_probe_leaves_the_rto() {
         ..c.rto
     };
     c.ack.max_delay = 40 * NS_PER_MS;
-    let mut m = Net::new(c.clone(), c);
-    m.a.app_supply(20_000);
-    m.a.close();
-    m.drop = Box::new(|s, _| s.a_to_b && s.off == 19_001);
-    m.run_until(5 * NS_PER_S);
-    let probe = m.count_a(|e| matches!(e, Event::Tlp { kind: 1, .. }));
-    assert_eq!(probe, 1);
-    assert!(m.a.stats().timeouts >= 1);
+    // With Linux's timers the probe, capped at the RTO's jiffies, fires a tick
+    // after the RTO's instant; it still comes first, as the two are one timer in
+    // Linux (the probe replaced the RTO).
+    for timers in [TimerKind::Exact, TimerKind::Linux] {
+        c.timers = timers;
+        let mut m = Net::new(c.clone(), c.clone());
+        m.a.app_supply(20_000);
+        m.a.close();
+        m.drop = Box::new(|s, _| s.a_to_b && s.off == 19_001);
+        m.run_until(5 * NS_PER_S);
+        let probe = m.count_a(|e| matches!(e, Event::Tlp { kind: 1, .. }));
+        assert_eq!(probe, 1, "{timers:?}");
+        assert!(m.a.stats().timeouts >= 1);
+    }
     assert_eq!(tlps(&n, 1), 1, "one probe only");
     assert_eq!(n.a.stats().timeouts, 1);
 }
@@ -367,4 +374,68 @@ fn recovery_entered_with_the_lost_segment_in_flight_does_not_resend_it() {
     assert_eq!(sends(recover), 2, "K: original and one retransmission");
     let recoveries = n.count_a(|e| matches!(e, Event::EnterRecovery { .. }));
     assert!(recoveries >= 2, "a new recovery starts with K still lost");
+}
+
+/// When the first retransmission of `off` left, with `timers`, and whether
+/// a RACK reordering timer or a probe sent it.
+fn first_rtx_of(timers: TimerKind, drop_off: u64) -> (u64, bool, bool) {
+    let mut c = rack_tlp();
+    c.timers = timers;
+    let n = run(
+        c,
+        Box::new(move |s, prior| s.a_to_b && s.off == drop_off && prior == 0),
+    );
+    let t = n
+        .data_sent()
+        .filter(|s| s.off == drop_off)
+        .nth(1)
+        .unwrap()
+        .t;
+    let by_timer = n.count_a(|e| matches!(e, Event::RackLoss { timer: true, .. })) > 0;
+    (t, by_timer, tlps(&n, 1) > 0)
+}
+
+/// Linux tcp_rack_mark_lost: the reordering timer is armed for
+/// usecs_to_jiffies(timeout + TCP_TIMEOUT_MIN_US) and fires on a tick of the
+/// 250-Hz timer wheel, one bucket after its expiry. A segment two before the
+/// last is lost: two SACKs (below DupThresh) leave RACK waiting for its
+/// reordering window (min RTT / 4 = 10 ms); the timer resends it. With Linux's
+/// timers the resend is on a tick, later by at least 2 ms and at most 2 ms
+/// plus two jiffies.
+#[test]
+fn linux_timers_fire_the_reordering_timer_on_a_tick() {
+    let off = LAST - 2 * 1000;
+    let (exact, exact_timer, _) = first_rtx_of(TimerKind::Exact, off);
+    let (linux, linux_timer, _) = first_rtx_of(TimerKind::Linux, off);
+    assert!(
+        exact_timer && linux_timer,
+        "the reordering timer found the loss"
+    );
+    assert_eq!(linux % JIFFY, 0, "fired at a tick: {linux} ns");
+    let late = linux - exact;
+    assert!(
+        (TCP_TIMEOUT_MIN..=TCP_TIMEOUT_MIN + 2 * JIFFY).contains(&late),
+        "{} us later",
+        late / 1000
+    );
+}
+
+/// Linux tcp_schedule_loss_probe: 2·SRTT + TCP_TIMEOUT_MIN_US in whole jiffies,
+/// fired on the wheel; the probe for a lost last segment leaves on a tick, 2 ms
+/// to 2 ms + two jiffies after the exact PTO's.
+#[test]
+fn linux_timers_fire_the_probe_on_a_tick() {
+    let (exact, _, exact_probe) = first_rtx_of(TimerKind::Exact, LAST);
+    let (linux, _, linux_probe) = first_rtx_of(TimerKind::Linux, LAST);
+    assert!(
+        exact_probe && linux_probe,
+        "a probe resent the last segment"
+    );
+    assert_eq!(linux % JIFFY, 0, "fired at a tick: {linux} ns");
+    let late = linux - exact;
+    assert!(
+        (TCP_TIMEOUT_MIN..=TCP_TIMEOUT_MIN + 2 * JIFFY).contains(&late),
+        "{} us later",
+        late / 1000
+    );
 }

@@ -112,6 +112,10 @@ TCP_STACKS: Final[dict[str, dict[str, object]]] = {
         # tcp_tso_should_defer, PSH on every multi-segment skb and the receiver's immediate ACK
         # of a full-sized PSH segment (tcp_measure_rcv_mss).
         "tso_model": "linux",
+        # RACK's reordering timer and the tail-loss probe on the 250-Hz timer wheel
+        # (jiffies.rs): tcp_rack_mark_lost's usecs_to_jiffies(timeout + TCP_TIMEOUT_MIN_US),
+        # tcp_schedule_loss_probe's 2·SRTT + TCP_TIMEOUT_MIN_US, each fired a tick late.
+        "timers": "linux",
         # The sender's send path in time (tcp_write_xmit -> dev_hard_start_xmit, software
         # GSO): measured with validation/linux/burst_capture.py (validation/linux/README.md);
         # jitter: the same capture's spread of the time to the first segment (p10-p90
@@ -290,6 +294,7 @@ _FLOW_KEYS: Final = (
     "rcv_scaling_ratio",
     "snd_buf_model",
     "tso_model",
+    "timers",
     "pacing",
     "xmit_time",
     "ecn",
@@ -1027,6 +1032,11 @@ def _tcp(t: _Table) -> dict[str, Any]:
         out["tso_model"] = t.get_choice(
             "tso_model", registry.names("tso_models"), "transmit-path model", "none"
         )
+    # When RACK's reordering timer and the tail-loss probe fire: "exact" (RFC 8985's
+    # instant) or "linux" (jiffies.rs: the kernel's jiffies and timer wheel). Only when set,
+    # as snd_buf_model.
+    if "timers" in t:
+        out["timers"] = t.get_choice("timers", registry.names("timers"), "timer model", "exact")
     # The advertised window: "fixed" (all free rcv_buf) or "linux" (rcv_window.rs).
     out["rcv_window"] = t.get_choice(
         "rcv_window", registry.names("rcv_windows"), "receive-window model", "fixed"

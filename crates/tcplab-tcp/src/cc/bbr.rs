@@ -13,7 +13,7 @@
 //! the draw comes from a generator seeded per connection
 //! (`CongestionControl::set_seed`).
 
-use super::cubic_linux::HZ;
+use crate::jiffies::{jiffies, HZ};
 use super::{AckInfo, CcEntry, CcParams, CcState, CongestionControl, RateSample, TcpView};
 use crate::recovery::CaState;
 use crate::Time;
@@ -194,11 +194,6 @@ pub struct Bbr {
 #[inline]
 fn us(t: Time) -> u64 {
     t / 1_000
-}
-
-#[inline]
-fn jiffies(t: Time) -> u64 {
-    t / (1_000_000_000 / HZ)
 }
 
 impl Bbr {

@@ -23,12 +23,9 @@
 //! average error 0.2 %).
 
 use super::reno_linux::AiCredit;
-use crate::{Time, NS_PER_MS};
+use crate::jiffies::{jiffies, to_jiffies_ceil, HZ};
+use crate::Time;
 
-/// CONFIG_HZ of the kernel modelled (250: Debian's and this project's testbed kernel's).
-pub const HZ: u64 = 250;
-/// One jiffy, ns.
-const JIFFY: Time = 1_000 * NS_PER_MS / HZ;
 /// `BICTCP_HZ`: time inside the cubic function is in 1/2^10 s.
 const BICTCP_HZ: u32 = 10;
 /// `beta` (module parameter, /1024).
@@ -61,17 +58,6 @@ pub struct LinuxCubic {
     pub tcp_cwnd: u64,
     /// `tp->snd_cwnd_cnt`: `tcp_cong_avoid_ai`'s credit, packets.
     cwnd_cnt: AiCredit,
-}
-
-#[inline]
-fn jiffies(now: Time) -> u64 {
-    now / JIFFY
-}
-
-/// `usecs_to_jiffies` (rounds up).
-#[inline]
-fn to_jiffies_ceil(d: Time) -> u64 {
-    d.div_ceil(JIFFY)
 }
 
 impl LinuxCubic {
@@ -197,6 +183,7 @@ fn icbrt(x: u128) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::NS_PER_MS;
     const MS: Time = NS_PER_MS;
     const S: Time = 1_000 * MS;
 

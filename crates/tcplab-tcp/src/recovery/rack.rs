@@ -14,6 +14,7 @@
 //! `detect_loss` again (§6.2 step 5, "RACK_detect_loss_and_arm_timer");
 //! [`Tlp`] holds the probe episode (§7.2–§7.4).
 
+use crate::jiffies::{to_jiffies_ceil, wheel_fire, TCP_TIMEOUT_MIN};
 use crate::scoreboard::{Delivered, Scoreboard, EVER_RETRANS, LOST, RETRANS, SACKED};
 use crate::{Time, NS_PER_MS, NS_PER_S};
 
@@ -251,6 +252,34 @@ impl Tlp {
             pto = pto.min(r);
         }
         pto
+    }
+
+    /// When Linux's probe timer fires (`timers = "linux"`, `jiffies.rs`):
+    /// `tcp_schedule_loss_probe` takes 2·SRTT plus `TCP_TIMEOUT_MIN_US`, or plus
+    /// `TCP_RTO_MIN` when one packet is in flight, in whole jiffies
+    /// (`TCP_TIMEOUT_INIT` before any RTT sample), never more than the jiffies to
+    /// the RTO, and arms it on the timer wheel at `now`.
+    pub fn linux_pto_fire(
+        now: Time,
+        srtt: Option<Time>,
+        one_segment: bool,
+        rto_remaining: Option<Time>,
+    ) -> Time {
+        let mut timeout = match srtt {
+            Some(s) => to_jiffies_ceil(
+                2 * s
+                    + if one_segment {
+                        WC_DEL_ACK_T
+                    } else {
+                        TCP_TIMEOUT_MIN
+                    },
+            ),
+            None => to_jiffies_ceil(NS_PER_S),
+        };
+        if let Some(r) = rto_remaining.filter(|&r| r > 0) {
+            timeout = timeout.min(to_jiffies_ceil(r));
+        }
+        wheel_fire(now, timeout)
     }
 
     /// RFC 8985 §7.3: a probe was sent; `end_seq` is SND.NXT after it.
