@@ -395,6 +395,18 @@ fn first_rtx_of(timers: TimerKind, drop_off: u64) -> (u64, bool, bool) {
     (t, by_timer, tlps(&n, 1) > 0)
 }
 
+/// The resend with Linux's timers (`linux`) is on a tick, 2 ms to 2 ms plus
+/// two jiffies after the one with exact timers.
+fn on_a_tick_and_later(exact: u64, linux: u64) {
+    assert_eq!(linux % JIFFY, 0, "fired at a tick: {linux} ns");
+    let late = linux - exact;
+    assert!(
+        (TCP_TIMEOUT_MIN..=TCP_TIMEOUT_MIN + 2 * JIFFY).contains(&late),
+        "{} us later",
+        late / 1000
+    );
+}
+
 /// Linux tcp_rack_mark_lost: the reordering timer is armed for
 /// usecs_to_jiffies(timeout + TCP_TIMEOUT_MIN_US) and fires on a tick of the
 /// 250-Hz timer wheel, one bucket after its expiry. A segment two before the
@@ -411,13 +423,7 @@ fn linux_timers_fire_the_reordering_timer_on_a_tick() {
         exact_timer && linux_timer,
         "the reordering timer found the loss"
     );
-    assert_eq!(linux % JIFFY, 0, "fired at a tick: {linux} ns");
-    let late = linux - exact;
-    assert!(
-        (TCP_TIMEOUT_MIN..=TCP_TIMEOUT_MIN + 2 * JIFFY).contains(&late),
-        "{} us later",
-        late / 1000
-    );
+    on_a_tick_and_later(exact, linux);
 }
 
 /// Linux tcp_schedule_loss_probe: 2·SRTT + TCP_TIMEOUT_MIN_US in whole jiffies,
@@ -431,11 +437,5 @@ fn linux_timers_fire_the_probe_on_a_tick() {
         exact_probe && linux_probe,
         "a probe resent the last segment"
     );
-    assert_eq!(linux % JIFFY, 0, "fired at a tick: {linux} ns");
-    let late = linux - exact;
-    assert!(
-        (TCP_TIMEOUT_MIN..=TCP_TIMEOUT_MIN + 2 * JIFFY).contains(&late),
-        "{} us later",
-        late / 1000
-    );
+    on_a_tick_and_later(exact, linux);
 }
