@@ -1424,7 +1424,7 @@ impl Connection {
         self.rec.tlp_deadline = Some(match self.cfg.timers {
             TimerKind::Exact => now + Tlp::pto(srtt, one, rto_left),
             TimerKind::Linux => {
-                let fire = now.max(Tlp::linux_pto_fire(now, srtt, one, rto_left));
+                let fire = Tlp::linux_pto_fire(now, srtt, one, rto_left);
                 // The probe and the RTO are one timer in Linux (icsk_retransmit_timer):
                 // the armed probe replaced the RTO, so a probe capped at the RTO's
                 // jiffies but fired a tick after it still comes first, and the RTO is

@@ -258,7 +258,7 @@ impl Tlp {
     /// `tcp_schedule_loss_probe` takes 2·SRTT plus `TCP_TIMEOUT_MIN_US`, or plus
     /// `TCP_RTO_MIN` when one packet is in flight, in whole jiffies
     /// (`TCP_TIMEOUT_INIT` before any RTT sample), never more than the jiffies to
-    /// the RTO, and arms it on the timer wheel at `now`.
+    /// the RTO, and arms it on the timer wheel at `now` (so it fires after `now`).
     pub fn linux_pto_fire(
         now: Time,
         srtt: Option<Time>,
