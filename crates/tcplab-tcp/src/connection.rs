@@ -2271,20 +2271,29 @@ impl Connection {
             // CWR on this ACK (below), and tcp_cong_control() then reduces
             // instead of growing.
             let cwr_next = ece && self.may_enter_cwr();
+            let mut grow = !self.rec.in_recovery;
             if self.rec.in_recovery {
                 if self.cfg.hystart_linux {
                     self.pkts_acked_in_recovery(ca_rtt, now);
                 }
                 self.on_ack_in_recovery(ack, prev_una, acked_bytes, prior_flight, now);
-            } else if !self.ecn.in_cwr() && !cwr_next {
+                // tcp_ack(): tcp_fastretrans_alert() ends Recovery on this ACK (state D,
+                // tcp_end_cwnd_reduction: cwnd = ssthresh) before tcp_cong_control() runs;
+                // that then finds the Open state and grows by what the ACK delivered
+                // (tcp_may_raise_cwnd → tcp_cong_avoid). The RFCs leave the exit ACK's
+                // growth open; the other stacks do not count it.
+                grow = self.linux_cwnd_use() && !self.rec.in_recovery;
+            }
+            if grow && !self.ecn.in_cwr() && !cwr_next {
                 // (tcp_cong_control: no growth during a CWR reduction.)
-                // tcp_cong_control(sk, ack, delivered, ...) → tcp_reno_cong_avoid(sk, ack,
-                // acked_sacked): Linux's Reno grows by the packets this ACK newly
+                // tcp_cong_control(sk, ack, delivered, ...) → tcp_cong_avoid(sk, ack,
+                // acked_sacked): Linux's controllers grow by the packets this ACK newly
                 // delivered, SACKed ones included (tp->delivered - prior_delivered), on
                 // an ACK that advanced snd.una (tcp_may_raise_cwnd); RFC 5681/3465 count
-                // the bytes the cumulative ACK covers. (`cubic = "linux"` keeps the
-                // latter: measured neutral there, docs/linux-stack.md.)
-                let acked = if self.cfg.reno_linux {
+                // the bytes the cumulative ACK covers. The two differ most on the ACK
+                // that ends recovery, whose cumulative ACK covers every segment SACKed
+                // during it.
+                let acked = if self.linux_cwnd_use() {
                     self.delivered_since(una_before, sacked_before)
                 } else {
                     acked_bytes

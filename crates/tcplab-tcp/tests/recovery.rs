@@ -439,3 +439,54 @@ fn linux_timers_fire_the_probe_on_a_tick() {
     );
     on_a_tick_and_later(exact, linux);
 }
+
+/// Segments acknowledged after the ACK that ends the first recovery until
+/// cwnd first grows, and cwnd (in segments) at that exit. One segment at
+/// offset 30 001 is lost in congestion avoidance.
+fn segments_to_first_increase_after_recovery(c: Config) -> (u64, u64) {
+    const K: u64 = 1 + 30 * 1000;
+    let mut n = Net::new(c.clone(), c);
+    n.a.app_supply(BYTES);
+    n.a.close();
+    n.drop = Box::new(|s, prior| s.a_to_b && s.off == K && prior == 0);
+    let exited = |n: &Net| n.count_a(|e| matches!(e, Event::ExitRecovery { .. })) > 0;
+    // Steps of 50 µs: an ACK every 1.6 ms at most, so one ACK per step.
+    let step = 50_000;
+    let mut t = 0;
+    while !exited(&n) {
+        t += step;
+        n.run_until(t);
+        assert!(t < 10 * NS_PER_S, "no recovery");
+    }
+    let (una, cwnd) = (n.a.snd_una(), n.a.cwnd());
+    while n.a.cwnd() <= cwnd {
+        t += step;
+        n.run_until(t);
+        assert!(t < 20 * NS_PER_S, "cwnd never grew");
+    }
+    ((n.a.snd_una() - una) / 1000, cwnd / 1000)
+}
+
+/// Linux's tcp_ack(): tcp_fastretrans_alert() ends Recovery on the full ACK
+/// (cwnd = ssthresh) before tcp_cong_control() runs, which then finds the
+/// Open state and counts what that ACK delivered towards the next increase
+/// (tcp_cong_avoid_ai's snd_cwnd_cnt). So after the exit fewer than cwnd
+/// segments are acknowledged before cwnd grows; without that count, cwnd.
+#[test]
+fn linux_counts_the_ack_that_ends_recovery_towards_growth() {
+    let c = Config {
+        reno_linux: true,
+        // tcp_in_slow_start(): cwnd < ssthresh, as in `stack = "linux"`.
+        ca_at_ssthresh: true,
+        sack: true,
+        loss_detection: LossDetection::Rack,
+        recovery_cwnd: RecoveryCwnd::Prr(PrrBound::Linux),
+        initial_ssthresh: Some(22_000),
+        ..cfg()
+    };
+    let (after, cwnd) = segments_to_first_increase_after_recovery(c);
+    assert!(
+        after < cwnd,
+        "{after} segments acknowledged after the exit before cwnd {cwnd} grew"
+    );
+}

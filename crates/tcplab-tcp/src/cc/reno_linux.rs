@@ -91,7 +91,10 @@ pub fn slow_start(st: &mut CcState, pkts: u64, abc_l: u64) -> u64 {
 
 /// An ACK of `bytes` in whole packets (`acked` carries the rest over) through
 /// `tcp_slow_start`: the packets left for congestion avoidance, or None when
-/// the ACK is used up or slow start goes on.
+/// the ACK is used up or slow start goes on. Slow start is Linux's
+/// `tcp_in_slow_start()`, cwnd < ssthresh, whatever `ca_at_ssthresh` says: a
+/// cwnd equal to ssthresh grows in congestion avoidance (with `cwnd <=
+/// ssthresh` it would stay there, `tcp_slow_start` stopping at ssthresh).
 pub fn after_slow_start(
     st: &mut CcState,
     acked: &mut PacketCount,
@@ -99,9 +102,10 @@ pub fn after_slow_start(
     abc_l: u64,
 ) -> Option<u64> {
     let mut pkts = acked.packets(bytes, st.mss);
-    if st.in_slow_start() {
+    if st.cwnd < st.ssthresh {
+        // tcp_reno_cong_avoid: `acked = tcp_slow_start(tp, acked); if (!acked) return;`
         pkts = slow_start(st, pkts, abc_l);
-        if pkts == 0 || st.in_slow_start() {
+        if pkts == 0 {
             return None;
         }
     }
@@ -160,5 +164,23 @@ mod tests {
         let mut p = PacketCount::default();
         assert_eq!(p.packets(1500, 1000), 1);
         assert_eq!(p.packets(500, 1000), 1, "the half packet carried over");
+    }
+
+    /// cwnd == ssthresh is congestion avoidance to Linux even where tcplab's
+    /// own rule (`ca_at_ssthresh = false`) would call it slow start.
+    #[test]
+    fn cwnd_at_ssthresh_goes_on_in_congestion_avoidance() {
+        for ca_at_ssthresh in [false, true] {
+            let mut st = CcState {
+                cwnd: 5 * 1000,
+                ssthresh: 5 * 1000,
+                mss: 1000,
+                max_cwnd: u64::MAX,
+                ca_at_ssthresh,
+            };
+            let mut p = PacketCount::default();
+            assert_eq!(after_slow_start(&mut st, &mut p, 2000, 2), Some(2));
+            assert_eq!(st.cwnd, 5000);
+        }
     }
 }
