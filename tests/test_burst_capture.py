@@ -137,3 +137,33 @@ def test_receiver_ack_time_and_emulator_read_latency_from_the_link_capture(tmp_p
     read = BC.emulator_read_latency(pkts, packets, rate)
     assert [round(x * 1e6, 3) for x in read["lone"]] == [20.0]
     assert [round(x * 1e6, 3) for x in read["first"]] == [7.0]
+
+
+def test_ack_coverage_by_time_bins_from_the_first_data_segment() -> None:
+    mss = 1448
+    pkts = [[1.0, SND, mss, 0, 0, 40000, 0x10]]  # the first data segment: t = 0
+    acks = [(1.1, 1), (1.2, 3), (1.3, 4), (1.7, 6), (1.8, 6)]  # +1, +2, +1, +2, a duplicate
+    pkts += [[t, RCV, 0, 0, 1000 + k * mss, 5001, 0x10] for t, k in acks]
+    pkts.insert(0, [1.05, RCV, 0, 0, 1000, 5001, 0x10])  # the ACK the counts start from
+    assert BC.ack_coverage_by_time(pkts, 0.5) == [(0.0, 2, 1), (0.5, 0, 1)]
+
+
+def test_receiver_growth_lists_buffer_changes_and_when_rcv_ssthresh_stopped() -> None:
+    # (s, bytes read, rcv_ssthresh, rcv_space, SO_RCVBUF)
+    rows = [
+        [0.0, 0, 60000, 14000, 131072],
+        [0.1, 1000, 90000, 14000, 131072],
+        [0.2, 5000, 400000, 50000, 600000],
+        [0.3, 9000, 700000, 50000, 600000],
+        [0.4, 9500, 700000, 50000, 600000],
+    ]
+    changes, t_top, top = BC.receiver_growth(rows)
+    assert changes == [(0.0, 14000, 131072), (0.2, 50000, 600000)]
+    assert (t_top, top) == (0.3, 700000)
+
+
+def test_release_pairs_counts_what_each_ack_acknowledged_and_released() -> None:
+    ev = [("a", 10), ("s", 12), ("s", 13), ("a", 12), ("s", 14), ("s", 15), ("s", 16)]
+    # a duplicate ACK, then a retransmission (not new) and a new segment
+    ev += [("a", 12), ("s", 11), ("s", 17), ("a", 18)]
+    assert BC.release_pairs(ev) == {(0, 2): 1, (2, 3): 1, (0, 1): 1, (6, 0): 1}

@@ -3,7 +3,8 @@
     sudo python validation/linux/burst_capture.py [--queue 21] [--rtt-ms 100] [--seconds 15]
                                                   [--rate-mbps 10] [--cc cubic|reno]
                                                   [--gso-max-segs N] [--busy N] [--out DIR]
-                                                  [--loss P]
+                                                  [--loss P] [--receiver-info]
+                                                  [--compare-tcplab]
 
 Runs one cubic (or ``--cc``) bulk transfer over the matrix's link (10 Mbit/s, RTT and DropTail
 queue as given) through ``tcplab emu`` between two Linux stacks. In the sender's namespace a raw
@@ -37,6 +38,16 @@ them), the receiver's side of the transfer.
 ``--loss P`` drops data segments at random with probability P on the link (the path's
 ``down.loss``, as ``validate``'s ``loss``).
 
+``--compare-tcplab`` runs the same case in tcplab too (``stack = "linux"``, seed 1000, a segment
+trace) and prints, for both, how many ACKs acknowledged *a* new segments and released *r* new
+ones before the next ACK, over ``--seconds`` from the first data segment, and tcplab's goodput
+and retransmissions.
+
+``--receiver-info`` makes the receiver sample its own ``TCP_INFO`` and ``SO_RCVBUF`` while it
+reads, and prints every change of its receive buffer (``tcpi_rcv_space`` → ``SO_RCVBUF``), when
+``tcpi_rcv_ssthresh`` stopped growing (``tcp_grow_window`` asks for a quick ACK while it grows),
+and the ACKs of one and of two segments per half second.
+
 ``--busy N`` runs N busy loops beside the transfer (a loaded machine; mind others on a shared
 one). Needs root, TUN and iproute2. validation/linux/README.md ("Every remaining miss") quotes
 its output.
@@ -54,6 +65,7 @@ import sys
 import tempfile
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 MSS = 1448
 
@@ -116,6 +128,29 @@ c.close()
 )
 
 
+#: ``--receiver-info``: the receiver program, also sampling its own socket about every 5 ms
+#: while it reads: (seconds since accept, bytes read, tcpi_rcv_ssthresh, tcpi_rcv_space,
+#: SO_RCVBUF); writes JSON to argv[1] when the sender closes. tcpi_rcv_ssthresh is at byte
+#: 64 and tcpi_rcv_space at 96 of struct tcp_info (include/uapi/linux/tcp.h).
+RECEIVER_INFO = r"""
+import json, socket, struct, sys, time
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("10.99.0.2", 5001)); s.listen(1)
+c, _ = s.accept()
+t0, buf, rows, nxt, total = time.monotonic(), bytearray(1 << 18), [], 0.0, 0
+while n := c.recv_into(buf):
+    total += n
+    now = time.monotonic()
+    if now >= nxt:
+        i = c.getsockopt(socket.IPPROTO_TCP, 11, 232)  # TCP_INFO
+        rows.append((now - t0, total, struct.unpack_from("I", i, 64)[0],
+                     struct.unpack_from("I", i, 96)[0],
+                     c.getsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF)))
+        nxt = now + 0.005
+with open(sys.argv[1], "w") as f:
+    json.dump(rows, f)
+"""
+
 SENDER_ADDR = bytes([10, 99, 0, 1]).hex()
 RECEIVER_PORT = 5001
 
@@ -162,6 +197,100 @@ def ack_coverage(pkts: list[list]) -> collections.Counter[int]:
             out[round(((p[4] - last) % 2**32) / MSS)] += 1
         last = p[4]
     return out
+
+
+def ack_coverage_by_time(pkts: list[list], bin_s: float) -> list[tuple[float, int, int]]:
+    """Per ``bin_s`` from the first data segment: (bin start s, ACKs that advance the cumulative
+    ACK by one segment, by two)."""
+    t0 = next(p[0] for p in pkts if p[1] == SENDER_ADDR and p[2] > 0)
+    bins: dict[int, collections.Counter[int]] = collections.defaultdict(collections.Counter)
+    last = None
+    mine = (p for p in pkts if p[1] != SENDER_ADDR and p[5] == RECEIVER_PORT and not p[6] & 4)
+    for p in sorted(mine, key=lambda p: p[0]):
+        if last is not None and p[4] != last:
+            bins[int((p[0] - t0) // bin_s)][round(((p[4] - last) % 2**32) / MSS)] += 1
+        last = p[4]
+    return [(k * bin_s, bins[k][1], bins[k][2]) for k in sorted(bins) if k >= 0]
+
+
+def receiver_growth(rows: list[list[float]]) -> tuple[list[tuple[float, int, int]], float, int]:
+    """From ``--receiver-info``'s samples: every change of the receive buffer (seconds,
+    tcpi_rcv_space, SO_RCVBUF), and when tcpi_rcv_ssthresh first reached its largest value
+    (seconds, bytes): after that, ``tcp_grow_window`` no longer asks for quick ACKs."""
+    changes, last = [], None
+    for t, _, _, space, rcvbuf in rows:
+        if rcvbuf != last:
+            changes.append((t, space, rcvbuf))
+            last = rcvbuf
+    top = max(r[2] for r in rows)
+    return changes, next(r[0] for r in rows if r[2] == top), top
+
+
+def release_pairs(events: list[tuple[str, int]]) -> collections.Counter[tuple[int, int]]:
+    """Per ACK, in time order: (segments it newly acknowledged, new segments sent before the
+    next ACK); a duplicate ACK acknowledges 0. ``events`` are ("a", cumulative ACK in
+    segments) and ("s", segment number) in time order; a retransmission is not new."""
+    out: collections.Counter[tuple[int, int]] = collections.Counter()
+    una, cur, top = None, None, -1
+    for kind, v in events:
+        if kind == "a":
+            if cur is not None:
+                out[tuple(cur)] += 1
+            cur = [v - una if una is not None and v > una else 0, 0]
+            una = v if una is None else max(una, v)
+        else:
+            if cur is not None and v > top:
+                cur[1] += 1
+            top = max(top, v)
+    if cur is not None:
+        out[tuple(cur)] += 1
+    return out
+
+
+def linux_release_events(pkts: list[list], seconds: float) -> list[tuple[str, int]]:
+    """:func:`release_pairs`' events from the sender-side capture, over ``seconds`` from the
+    first data segment."""
+    first = next(p for p in pkts if p[1] == SENDER_ADDR and p[2] > 0)
+    isn, t0 = first[3] - 1, first[0]
+    out = []
+    for p in sorted(pkts, key=lambda p: p[0]):
+        if p[0] - t0 > seconds or p[6] & 4:
+            continue
+        if p[1] == SENDER_ADDR and p[2] > 0:
+            out.append(("s", ((p[3] - isn - 1) % 2**32) // MSS))
+        elif p[1] != SENDER_ADDR and p[5] == RECEIVER_PORT and p[6] & 0x10:
+            out.append(("a", ((p[4] - isn - 1) % 2**32) // MSS))
+    return out
+
+
+def tcplab_release_events(a: argparse.Namespace) -> tuple[list[tuple[str, int]], dict[str, Any]]:
+    """The same case in tcplab (``stack = "linux"``, seed 1000, traced): :func:`release_pairs`'
+    events over ``--seconds`` and the flow's row."""
+    import tcplab
+    from tcplab.scenario.parse import parse_scenario
+
+    path: dict[str, Any] = {
+        "rate": f"{a.rate_mbps:g}Mbps",
+        "delay": f"{a.rtt_ms / 2:g}ms",
+        "queue": a.queue,
+    }
+    if a.loss:
+        path["down"] = {"loss": a.loss}
+    table = {
+        "name": "burst-capture",
+        "duration": f"{a.seconds:g}s",
+        "seed": 1000,
+        "path": [path],
+        "flows": [{"stack": "linux", "cc": a.cc}],
+    }
+    res = tcplab.run(parse_scenario(table, "<burst_capture>"), trace=True)
+    seg = res.segments.sort_values("t_ns", kind="stable")
+    out = [
+        ("s" if k == "send" else "a", int((q - 1) // MSS))
+        for k, q in zip(seg["kind"], seg["seq"], strict=True)
+        if k in ("send", "ack")
+    ]
+    return out, res.flows.iloc[0].to_dict()
 
 
 def ack_to_wire(pkts: list[list]) -> dict[int, list[list[float]]]:
@@ -401,6 +530,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--busy", type=int, default=0, help="busy loops beside the transfer")
     ap.add_argument("--out", type=Path, default=None, help="keep the files here")
     ap.add_argument("--loss", type=float, default=0.0, help="random loss of data segments")
+    ap.add_argument(
+        "--compare-tcplab",
+        action="store_true",
+        help="run the case in tcplab too and compare what each ACK acknowledged and released",
+    )
+    ap.add_argument(
+        "--receiver-info",
+        action="store_true",
+        help="the receiver samples its own TCP_INFO (rcv_ssthresh, rcv_space) and SO_RCVBUF",
+    )
     a = ap.parse_args(argv)
     if not 1 <= a.seconds <= 20:
         ap.error(f"--seconds: must be in 1..20 (got {a.seconds:g})")
@@ -414,7 +553,10 @@ def main(argv: list[str] | None = None) -> int:
     )
     (out / "path.toml").write_text(path, encoding="utf-8")
     (out / "sender.py").write_text(SENDER, encoding="utf-8")
-    (out / "receiver.py").write_text(RECEIVER, encoding="utf-8")
+    (out / "receiver.py").write_text(
+        RECEIVER_INFO if a.receiver_info else RECEIVER, encoding="utf-8"
+    )
+    receiver_json = out / "receiver.json"
     result = out / "sender.json"
     # Both endpoints under SCHED_FIFO 5, below the emulator, as in the validation's testbed.
     server = (
@@ -431,7 +573,7 @@ def main(argv: list[str] | None = None) -> int:
         subprocess.run(
             [sys.executable, "-m", "tcplab", "emu", str(out / "path.toml"), "--out",
              str(out / "emu"), "--pcap", "0:both", "--server", server, "--quiet", "--",
-             "chrt", "-f", "5", sys.executable, str(out / "receiver.py")],
+             "chrt", "-f", "5", sys.executable, str(out / "receiver.py"), str(receiver_json)],
             check=True,
             timeout=a.seconds + 60,
         )  # fmt: skip
@@ -512,6 +654,35 @@ def main(argv: list[str] | None = None) -> int:
                     if v
                 )
             )
+    if a.compare_tcplab:
+        lx = release_pairs(linux_release_events(run["pkts"], a.seconds))
+        events, flow = tcplab_release_events(a)
+        tl = release_pairs(events)
+        print(
+            f"per ACK (acknowledged, released), Linux / tcplab over {a.seconds:g} s: "
+            + ", ".join(
+                f"{k}: {lx[k]}/{tl[k]}"
+                for k in sorted(set(lx) | set(tl), key=lambda k: -lx[k] - tl[k])[:10]
+            )
+        )
+        print(
+            f"tcplab: {8 * flow['bytes_delivered'] / a.seconds / 1e6:.2f} Mbit/s delivered, "
+            f"{flow['retransmitted_segments']} segments retransmitted, "
+            f"{flow['fast_retransmits']} fast retransmits, {flow['timeouts']} timeouts"
+        )
+    if a.receiver_info:
+        changes, t_top, top = receiver_growth(json.loads(receiver_json.read_text("utf-8")))
+        print(
+            "receiver buffer (s: rcv_space -> SO_RCVBUF, bytes): "
+            + ", ".join(f"{t:.2f}: {sp} -> {rb}" for t, sp, rb in changes)
+        )
+        print(f"receiver: rcv_ssthresh reached its largest value, {top} bytes, at {t_top:.2f} s")
+        print(
+            "ACKs of one / two segments per 0.5 s: "
+            + ", ".join(
+                f"{t:.1f} s {n1}/{n2}" for t, n1, n2 in ack_coverage_by_time(run["pkts"], 0.5)
+            )
+        )
     lat = emu["lateness_us"]
     print(
         f"queue drops {emu['dropped']['fwd']}; emulator lateness mean {lat['mean']:.1f} µs, "
