@@ -38,10 +38,10 @@ them), the receiver's side of the transfer.
 ``--loss P`` drops data segments at random with probability P on the link (the path's
 ``down.loss``, as ``validate``'s ``loss``).
 
-``--compare-tcplab`` runs the same case in tcplab too (``stack = "linux"``, seed 1000, a segment
-trace) and prints, for both, how many ACKs acknowledged *a* new segments and released *r* new
-ones before the next ACK, over ``--seconds`` from the first data segment, and tcplab's goodput
-and retransmissions.
+``--compare-tcplab`` runs the same case in tcplab too (as ``validate linux --stack linux``
+builds it, seed 1000, a segment trace) and prints, for both, how many ACKs acknowledged *a* new
+segments and released *r* new ones before the next ACK, over ``--seconds`` from the first data
+segment, and tcplab's goodput and retransmissions.
 
 ``--receiver-info`` makes the receiver sample its own ``TCP_INFO`` and ``SO_RCVBUF`` while it
 reads, and prints every change of its receive buffer (``tcpi_rcv_space`` → ``SO_RCVBUF``), when
@@ -64,6 +64,7 @@ import subprocess
 import sys
 import tempfile
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -71,7 +72,7 @@ MSS = 1448
 
 # The receiver program and the sender's connect are rcv_window_capture.py's.
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from rcv_window_capture import CONNECT, RECEIVER  # noqa: E402
+from rcv_window_capture import ACCEPT, CONNECT, RECEIVER  # noqa: E402
 
 #: Runs in the sender's namespace: connects, sends for ``seconds``, samples TCP_INFO and
 #: records the TUN device's packets; writes JSON to argv[1]. TCP_INFO: tcpi_snd_ssthresh at
@@ -132,12 +133,12 @@ c.close()
 #: while it reads: (seconds since accept, bytes read, tcpi_rcv_ssthresh, tcpi_rcv_space,
 #: SO_RCVBUF); writes JSON to argv[1] when the sender closes. tcpi_rcv_ssthresh is at byte
 #: 64 and tcpi_rcv_space at 96 of struct tcp_info (include/uapi/linux/tcp.h).
-RECEIVER_INFO = r"""
+RECEIVER_INFO = (
+    """
 import json, socket, struct, sys, time
-s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-s.bind(("10.99.0.2", 5001)); s.listen(1)
-c, _ = s.accept()
-t0, buf, rows, nxt, total = time.monotonic(), bytearray(1 << 18), [], 0.0, 0
+"""
+    + ACCEPT.lstrip("\n")
+    + r"""t0, buf, rows, nxt, total = time.monotonic(), bytearray(1 << 18), [], 0.0, 0
 while n := c.recv_into(buf):
     total += n
     now = time.monotonic()
@@ -150,6 +151,7 @@ while n := c.recv_into(buf):
 with open(sys.argv[1], "w") as f:
     json.dump(rows, f)
 """
+)
 
 SENDER_ADDR = bytes([10, 99, 0, 1]).hex()
 RECEIVER_PORT = 5001
@@ -185,18 +187,22 @@ def psh_gaps(pkts: list[list]) -> str:
     return f"{len(psh)} of {len(seen)}, apart {sorted(gaps.most_common(4))}"
 
 
-def ack_coverage(pkts: list[list]) -> collections.Counter[int]:
-    """Histogram of segments acknowledged per ACK that advances the cumulative ACK."""
-    out: collections.Counter[int] = collections.Counter()
+def ack_advances(pkts: list[list]) -> Iterator[tuple[float, int]]:
+    """Each ACK that advances the cumulative ACK, in time order: (its time s, the segments it
+    acknowledged)."""
     last = None
     # The receiver's packets of the transfer only: not the resets that answered the sender's
     # connects before the receiver listened (flags 0x04), nor other connections.
     mine = (p for p in pkts if p[1] != SENDER_ADDR and p[5] == RECEIVER_PORT and not p[6] & 4)
     for p in sorted(mine, key=lambda p: p[0]):
         if last is not None and p[4] != last:
-            out[round(((p[4] - last) % 2**32) / MSS)] += 1
+            yield p[0], round(((p[4] - last) % 2**32) / MSS)
         last = p[4]
-    return out
+
+
+def ack_coverage(pkts: list[list]) -> collections.Counter[int]:
+    """Histogram of segments acknowledged per ACK that advances the cumulative ACK."""
+    return collections.Counter(n for _, n in ack_advances(pkts))
 
 
 def ack_coverage_by_time(pkts: list[list], bin_s: float) -> list[tuple[float, int, int]]:
@@ -204,12 +210,8 @@ def ack_coverage_by_time(pkts: list[list], bin_s: float) -> list[tuple[float, in
     ACK by one segment, by two)."""
     t0 = next(p[0] for p in pkts if p[1] == SENDER_ADDR and p[2] > 0)
     bins: dict[int, collections.Counter[int]] = collections.defaultdict(collections.Counter)
-    last = None
-    mine = (p for p in pkts if p[1] != SENDER_ADDR and p[5] == RECEIVER_PORT and not p[6] & 4)
-    for p in sorted(mine, key=lambda p: p[0]):
-        if last is not None and p[4] != last:
-            bins[int((p[0] - t0) // bin_s)][round(((p[4] - last) % 2**32) / MSS)] += 1
-        last = p[4]
+    for t, n in ack_advances(pkts):
+        bins[int((t - t0) // bin_s)][n] += 1
     return [(k * bin_s, bins[k][1], bins[k][2]) for k in sorted(bins) if k >= 0]
 
 
@@ -264,25 +266,21 @@ def linux_release_events(pkts: list[list], seconds: float) -> list[tuple[str, in
 
 
 def tcplab_release_events(a: argparse.Namespace) -> tuple[list[tuple[str, int]], dict[str, Any]]:
-    """The same case in tcplab (``stack = "linux"``, seed 1000, traced): :func:`release_pairs`'
-    events over ``--seconds`` and the flow's row."""
+    """The same case in tcplab as ``validate linux --stack linux`` builds it (seed 1000,
+    traced): :func:`release_pairs`' events over ``--seconds`` and the flow's row."""
     import tcplab
+    from tcplab.real.validate.compare import Case, tcplab_scenario
     from tcplab.scenario.parse import parse_scenario
 
-    path: dict[str, Any] = {
-        "rate": f"{a.rate_mbps:g}Mbps",
-        "delay": f"{a.rtt_ms / 2:g}ms",
-        "queue": a.queue,
-    }
-    if a.loss:
-        path["down"] = {"loss": a.loss}
-    table = {
-        "name": "burst-capture",
-        "duration": f"{a.seconds:g}s",
-        "seed": 1000,
-        "path": [path],
-        "flows": [{"stack": "linux", "cc": a.cc}],
-    }
+    case = Case(
+        rtt_ms=a.rtt_ms,
+        loss=a.loss,
+        cc=a.cc,
+        rate_bps=round(a.rate_mbps * 1e6),
+        queue=a.queue,
+        duration_s=a.seconds,
+    )
+    table = tcplab_scenario(case, 1000, stack="linux")
     res = tcplab.run(parse_scenario(table, "<burst_capture>"), trace=True)
     seg = res.segments.sort_values("t_ns", kind="stable")
     out = [

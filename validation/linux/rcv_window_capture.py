@@ -45,15 +45,23 @@ while time.monotonic() < end:
 c.close()
 """
 )
-RECEIVER = """
-import socket
+#: The receiver programs' start (this one's and burst_capture.py's ``--receiver-info``): listen
+#: on the receiver's address and accept the one connection as ``c`` (needs socket).
+ACCEPT = """
 s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
 s.bind(("10.99.0.2", 5001)); s.listen(1)
 c, _ = s.accept()
-buf = bytearray(1 << 18)
+"""
+RECEIVER = (
+    """
+import socket
+"""
+    + ACCEPT.lstrip("\n")
+    + """buf = bytearray(1 << 18)
 while c.recv_into(buf):
     pass
 """
+)
 
 
 def packets(pcap: Path) -> list[tuple[float, bytes, int, int, int, int, int]]:
