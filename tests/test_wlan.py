@@ -69,16 +69,17 @@ def test_handover_simulator_vs_testbed_channel() -> None:
     ho = paper.handover_runs(seeds, 2, 4e6)
     sim = ho[("simulator", "qos_tcp")]
     tb = ho[("testbed", "qos_tcp")]
-    # Simulator channel: the QoS-TCP terminal becomes unhappy after the handover in most seeds,
-    # and does not get in at all (below 10 % of the fair share over the whole time after it).
-    assert sum(r["mobile_unhappy"] for r in sim) * 2 > len(sim)
-    assert sum(r["mobile_starved"] for r in sim) * 2 > len(sim)
-    # Testbed channel: on average it holds at least its fair share at AP2, and it is unhappy in
-    # fewer seeds than on the simulator channel (a seed whose retransmissions' ACKs keep being
-    # dropped at AP2 after the outage can still starve: RTO backoff).
+    # Simulator channel: the QoS-TCP terminal is kept out after the handover (below 10 % of the
+    # fair share over the whole time after it) in some seeds. How many of them is the report's
+    # measurement over 64 seeds (about four in ten with CWmin 15), not a 4-seed test's.
+    assert any(r["mobile_starved"] for r in sim)
+    # Testbed channel: on average it holds at least its fair share at AP2, gets more after the
+    # handover than on the simulator channel, and is unhappy in fewer seeds (a seed whose
+    # retransmissions' ACKs keep being dropped at AP2 after the outage can still starve).
     mean_after = sum(r["mobile_after_bps"] for r in tb) / len(tb)
     mean_fair = sum(r["fair_share_after_bps"] for r in tb) / len(tb)
     assert mean_after >= 0.8 * mean_fair
+    assert mean_after > sum(r["mobile_after_bps"] for r in sim) / len(sim)
     assert sum(r["mobile_unhappy"] for r in tb) < sum(r["mobile_unhappy"] for r in sim)
     # The mechanism: the testbed channel's data losses unload AP2 (fewer ACKs dropped there).
     assert max(r["ap2_ack_drop"] for r in tb) < min(r["ap2_ack_drop"] for r in sim)

@@ -2,33 +2,35 @@
 //! (H. Shimonishi et al., "Congestion Control Enhancements for Streaming Media",
 //! IEICE Trans. Commun. E89-B(9), pp. 2280–2291, 2006).
 //!
-//! **Reconstruction.** The 2006 paper's equations could not be retrieved (no copy, abstract with
-//! formulas or implementation was found; see docs/algorithms.md §5.5 [R]). What is known from the QoS-TCP
-//! paper being reproduced (Ando, Murase, Oguchi, §1.1 and §6): QoS-TCP (i) sets the slow-start
-//! threshold from the target bandwidth and steers cwnd to the target, (ii) keeps cwnd as high as
-//! possible on packet loss, (iii) keeps TCP's congestion-collapse protection, and (iv) after a
-//! window collapse it regrows faster than Reno because its ssthresh is higher. This module
-//! implements docs/algorithms.md §5.5:
+//! **Reconstruction.** The 2006 paper's equations could not be retrieved; only its abstract was
+//! found (docs/algorithms.md §5.5 [R]). The abstract names two mechanisms: (i) TCP parameters
+//! tuned dynamically so that the throughput settles *around* the target rate, and (ii) a temporary
+//! reduction of the target under severe congestion. The QoS-TCP paper being reproduced (Ando,
+//! Murase, Oguchi, §1.1 and §6) adds: QoS-TCP sets the slow-start threshold from the target
+//! bandwidth and steers cwnd to it, keeps cwnd as high as possible on packet loss, keeps TCP's
+//! congestion-collapse protection, and after a window collapse regrows faster than Reno because
+//! its ssthresh is higher. This module implements docs/algorithms.md §5.5:
 //!
 //! * `W_t = R_target · SRTT / 8` bytes (the window that carries the target rate at the current
 //!   RTT; SRTT rather than the minimum RTT so that queueing delay is paid for).
 //! * Growth: slow start while `cwnd < max(ssthresh, W_t)`, then Reno congestion avoidance.
-//! * Loss (fast retransmit): above the target, `ssthresh = max(W_t, 7/8 · FlightSize)`; at or below
-//!   it, `ssthresh = max(7/8 · FlightSize, 2·SMSS)` (gentle reduction, δ = δ_low = 1/8).
+//! * Loss (fast retransmit) at or below the target: `ssthresh = max(7/8 · FlightSize, 2·SMSS)`
+//!   (the gentle reduction δ = 1/8 that keeps cwnd high while the target is not met).
+//! * Loss above the target: Reno's halving, floored at the target window,
+//!   `ssthresh = max(FlightSize/2, W_t)`: above its target QoS-TCP has nothing to secure and
+//!   competes as a standard TCP, which is mechanism (i)'s "around the target".
 //! * Timeout (collapse protection kept): cwnd = 1 SMSS and the RTO backs off as for any TCP
 //!   (the connection does that); `ssthresh = max(FlightSize/2, W_t, 2·SMSS)`, so slow start climbs
 //!   straight back to the target rate.
 //!
-//! Above its target the reconstruction is Reno growth with the same gentle 1/8 reduction and a
-//! floor at the target window, not Reno's halving: it takes more than its share wherever the
-//! target is below the fair share (qos-tcp-wlan's report measures halving above the target, not
-//! adopted). Results labelled TCP-AV should be read with that caveat.
+//! Mechanism (ii) is not modelled: the abstract does not say what counts as severe congestion
+//! or by how much the target falls. Results labelled TCP-AV should be read with that caveat.
 
 use super::CcEntry;
 use super::{half_flight, AckInfo, CcState, CongestionControl};
 use crate::Time;
 
-/// δ of the gentle window reduction (docs/algorithms.md §5.5 [R]).
+/// δ of the gentle window reduction below the target (docs/algorithms.md §5.5 [R]).
 const DELTA_NUM: u64 = 1;
 const DELTA_DEN: u64 = 8;
 
@@ -92,11 +94,11 @@ impl CongestionControl for QosTcp {
     fn ssthresh_on_loss(&mut self, st: &CcState, flight: u64, _now: Time) -> u64 {
         self.bytes_acked = 0;
         let wt = self.target_window(st);
-        let g = Self::gentle(flight);
         if flight > wt {
-            g.max(wt).max(2 * st.mss)
+            // Above the target: Reno's halving (RFC 5681 §3.1 eq. 4), not below W_t.
+            half_flight(flight, st.mss).max(wt)
         } else {
-            g.max(2 * st.mss)
+            Self::gentle(flight).max(2 * st.mss)
         }
     }
 
@@ -152,10 +154,10 @@ mod tests {
         st.cwnd = 50_000;
         q.on_ack(&mut st, &ack(1000, 100_000_000));
         assert_eq!(st.cwnd, 51_000);
-        // Loss above the target: reduce by 1/8 only.
-        assert_eq!(q.ssthresh_on_loss(&st, 200_000, 0), 175_000);
-        // Loss slightly above the target: not below the target.
-        assert_eq!(q.ssthresh_on_loss(&st, 105_000, 0), 100_000);
+        // Loss well above the target: Reno's halving.
+        assert_eq!(q.ssthresh_on_loss(&st, 300_000, 0), 150_000);
+        // Loss above the target, half of it below: not below the target window.
+        assert_eq!(q.ssthresh_on_loss(&st, 160_000, 0), 100_000);
         // Below the target: gentle 1/8, floor 2 SMSS.
         assert_eq!(q.ssthresh_on_loss(&st, 40_000, 0), 35_000);
         assert_eq!(q.ssthresh_on_loss(&st, 1_000, 0), 2_000);
@@ -167,7 +169,8 @@ mod tests {
     }
 
     #[test]
-    fn zero_target_is_gentle_reno() {
+    fn zero_target_is_reno() {
+        // With no target every loss is above it: Reno's halving.
         let mut q = QosTcp::new(0);
         let st = CcState {
             cwnd: 10_000,
@@ -176,6 +179,6 @@ mod tests {
             max_cwnd: u64::MAX,
             ca_at_ssthresh: false,
         };
-        assert_eq!(q.ssthresh_on_loss(&st, 16_000, 0), 14_000);
+        assert_eq!(q.ssthresh_on_loss(&st, 16_000, 0), 8_000);
     }
 }
