@@ -345,11 +345,14 @@ def join_detail(
     channels: tuple[str, ...] = ("simulator", "testbed"),
     joiners: tuple[str, ...] = ("newreno", "qos_tcp"),
     joiner_tcp: dict[str, Any] | None = None,
+    weak_p: float | None = None,
 ) -> dict[tuple[str, str], list[dict[str, Any]]]:
     """:func:`join_runs` with the per-run measures of :func:`_join_measure`; the testbed channel
     is the devices' retry limit (:data:`TESTBED_RETRY`) without frame errors (no walk, so no
     distance term). ``joiner_tcp``: keys of the joiner's TCP configuration to change (the
-    incumbents keep the hosts' defaults)."""
+    incumbents keep the hosts' defaults). ``weak_p``: on the testbed channel the first incumbent
+    has independent frame errors with this probability per attempt (a slightly slower device,
+    §5; bench/qos_variants.py)."""
     keys = [(ch, cc, sd) for ch in channels for cc in joiners for sd in seeds]
     cfgs = []
     for ch, cc, sd in keys:
@@ -360,6 +363,8 @@ def join_detail(
             retry_limit=7 if ch == "simulator" else TESTBED_RETRY,
             stagger_s=0.5,
         )
+        if weak_p is not None and ch == "testbed":
+            c["hops"][0]["stations"][0]["errors"] = {"kind": "bernoulli", "p": float(weak_p)}
         f = c["flows"][-1]
         f["start_ns"] = int(join_s * 1e9)
         f["tcp"] = {**f["tcp"], **(joiner_tcp or {})}
@@ -589,7 +594,10 @@ def _params(quick: bool) -> dict[str, Any]:
         "thr_seeds": list(range(1, 25)),
         "dur": 60.0,
         "meas": 30.0,
-        "ho_seeds": list(range(1, 17)),
+        # 64: on seeds 1-16 alone the simulator channel kept QoS-TCP out in 13 of 16 seeds,
+        # on 17-64 in 18 of 48 (and 7-9 of 16 on four more blocks of 16 seeds tried once):
+        # 16 seeds made that row look firm (issue 31, docs/papers.md §4).
+        "ho_seeds": list(range(1, 65)),
         # The grid and the sensitivity rows are context (no verdict): as many seeds as --quick.
         "grid_seeds": list(range(1, 5)),
         "dist_seeds": [1, 2, 3],
@@ -905,8 +913,9 @@ def handover(report: Report, jobs: int | None, st: dict[str, Any]) -> None:
         "about the fair share' (fair-share 程度), so both APs; 'about' read as ±20 %",
         note="AP1: from 5 s until the walk is 5 m from AP1 (the distance term's onset), fair "
         "share of AP1's 3 stations; AP2: from 5 s after re-association, fair share of its 7. "
-        "tcplab's QoS-TCP (target 4 Mbit/s) takes more than its share at both: its gentle "
-        "1/8 reduction above the target (docs/algorithms.md §5.5); one miss misses",
+        "Above its target (4 Mbit/s) tcplab's QoS-TCP halves as a standard TCP but not below "
+        "the target window (docs/algorithms.md §5.5), so at AP2, whose fair share is below "
+        "the target, the row mostly reads that setting; one miss misses",
     )
     ratio, ratio_ci = ratio_ci95(
         [r["mobile_after_bps"] for r in tb_q], [r["mobile_after_bps"] for r in tb_t]
@@ -1442,6 +1451,12 @@ def discussion(report: Report, jobs: int | None, st: dict[str, Any]) -> None:
         st[k] for k in ("gap_after", "gap_after_ci", "gap_after_zero")
     )
     n_ho = len(ho_seeds)
+    fair_ap2 = _mean(tb_q, "fair_share_after_bps")
+    sim_regime = (
+        "is reproduced"
+        if min(starved_sim, st["sim31_starved"]) > 0.5
+        else "is reproduced only in part"
+    )
     report.section("Setup and choices", __doc__ or "")
     q_ack = sum(r["ap2_queue_ack_drops"] for r in tb_t + tb_q)
     r_ack = sum(r["ap2_retry_ack_drops"] for r in tb_t + tb_q)
@@ -1507,9 +1522,10 @@ window-limited flows (64 KB, an ACK per segment) the ACKs overflow the 265-packe
 ACK losses longer: their first unfair station count is
 {wl_thr if wl_thr is not None else f"above {max(ns)}"} (collisions-only channel).
 
-**Handover.** The simulator-channel regime of the paper is reproduced: the QoS-TCP terminal
+**Handover.** The simulator-channel regime of the paper {sim_regime}: the QoS-TCP terminal
 does not get in after handover (below 10 % of the fair share over the whole time after it) in
-{starved_sim:.0%} of the seeds, and has at least one 5-s unhappy stretch in {frac_unhappy_sim:.0%}.
+{starved_sim:.0%} of the seeds with 802.11g's CWmin 15 and in {st["sim31_starved"]:.0%} with ns-2's
+default CWmin 31, and has at least one 5-s unhappy stretch in {frac_unhappy_sim:.0%} (CWmin 15).
 On the testbed channel (the devices' retry limit 5 and the moving terminal's distance term)
 normal TCP does not get in after the handover in {starved_tcp / len(tb_t):.0%} of the seeds and has
 an unhappy stretch in {frac_unhappy_tcp:.0%} (with the per-station burst chain:
@@ -1528,23 +1544,24 @@ channel: {sum(r["mobile_starved"] for r in ho[("simulator", "newreno")])} of
 but most of them starve for a few backed-off RTOs after re-association and then get in (AP2's
 queue, drained by the channel's data losses, lets a retransmission's ACK through; see below).
 
-*Why the ≈ 20x and "about the fair share" are missed (measured).* QoS-TCP takes {share_tb:.2f}x the
-fair share at AP2 and {share_ap1:.2f}x at AP1 before the cell edge (where the paper's QoS-TCP held
-about the fair share too): above its target (4 Mbit/s) the reconstruction still reduces its
-window by only 1/8 on a loss where the normal TCPs halve theirs, and in a cell where some
-stations are unhappy the happy ones share what those leave, so the terminal takes more than its
-share. The ratio is {ratio:.1f}x because normal TCP is near zero in some seeds
-and near the fair share in others (per-seed values above); a mean of 20x needs it starved in
-nearly every seed. What lets it in: AP2 drops {drop_tb:.0%} of the TCP ACKs on the testbed channel
-against {drop_sim:.0%} on the simulator channel, because retry limit 5 turns runs of 5 collisions
-into data losses (each of AP2's background stations discards {st["rd_tb"]:.1f} TCP data frames a
-minute at the retry limit, against {st["rd_sim"]:.1f} with retry limit 7, all of them collisions)
-and the fade near the cell edge adds more, so windows halve now and then and AP2's queue is less
-full (mechanism.png: every starved run lies in the high-drop cluster; without the
-fade AP2 drops {c5["ap2_ack_drop_testbed"]:.2f} and normal TCP is unhappy in
-{c5["tcp_unhappy"]:.0%} of the seeds). At that loss a
-window-1 retransmission's ACK gets through within a few tries: in {entered:.0%} of the seeds normal
-TCP delivered new data within 5 s of re-association, and {sp_tb} of its {to_tb} later timeouts were
+*The ≈ 20x and "about the fair share" (measured).* QoS-TCP takes {share_tb:.2f}x the fair share at
+AP2 and {share_ap1:.2f}x at AP1 before the cell edge (where the paper's QoS-TCP held about the fair
+share too). Above its target (4 Mbit/s) the reconstruction halves its window on a loss as the
+normal TCPs do, but not below the target window (docs/algorithms.md §5.5), and the target is
+{TARGET_BPS / fair_ap2:.2f}x AP2's fair share ({fair_ap2 / 1e6:.2f} Mbit/s); in a cell where some
+stations are unhappy the happy ones share what those leave. At AP2 the row therefore mostly reads
+the target against the fair share, a setting the paper does not give. The ratio is {ratio:.1f}x
+because normal TCP is near zero in some seeds and near the fair share in others (per-seed values
+above); a mean of 20x needs it starved in nearly every seed. What lets it in: AP2 drops
+{drop_tb:.0%} of the TCP ACKs on the testbed channel against {drop_sim:.0%} on the simulator
+channel, because retry limit 5 turns runs of 5 collisions into data losses (each of AP2's
+background stations discards {st["rd_tb"]:.1f} TCP data frames a minute at the retry limit, against
+{st["rd_sim"]:.1f} with retry limit 7, all of them collisions) and the fade near the cell edge adds
+more, so windows halve now and then and AP2's queue is less full (mechanism.png: every starved run
+lies in the high-drop cluster; without the fade AP2 drops {c5["ap2_ack_drop_testbed"]:.2f} and
+normal TCP is unhappy in {c5["tcp_unhappy"]:.0%} of the seeds). At that loss a window-1
+retransmission's ACK gets through within a few tries: in {entered:.0%} of the seeds normal TCP
+delivered new data within 5 s of re-association, and {sp_tb} of its {to_tb} later timeouts were
 spurious (ACKs lost at AP2). AP2's own ACK frames are rarely lost at the retry limit: {r_ack}
 against {q_ack} dropped at its full queue.
 
@@ -1598,36 +1615,28 @@ the handover in {od_starved:.0%} of the seeds: the background stations' own fram
 TCP data at the retry limit, every window stays small and the cell does not reach the
 unfair-but-stable state, as the paper's outdoor result needs. The difference that is left is
 QoS-TCP's own: QoS-TCP / TCP is {od_before:.2f}x before the handover and {od_after:.2f}x after
-it, because on a lossy channel the reconstruction's gentle 1/8 reduction (docs/algorithms.md
-§5.5) loses less than NewReno's halving on every discarded frame. The onset at the AP is a
-choice the paper does not fix: a term flat to 3 m with total loss at 7.4 m also halves a lone
-terminal's throughput at 5 m but spares the background stations at 2 m; then AP2 drops 0.37 of
-the ACKs, normal TCP is kept out in 25 % of the seeds and QoS-TCP in 50 %, and the ratio is
-1.46 ± 0.36x (side run, 16 seeds): the row misses either way.
+it, because where the lossy channel keeps it below its target the reconstruction reduces its
+window by 1/8 on a discarded frame where NewReno halves (docs/algorithms.md §5.5). The onset at
+the AP is a choice the paper does not fix: a term flat to 3 m with total loss at 7.4 m also halves
+a lone terminal's throughput at 5 m but spares the background stations at 2 m, and with it the
+ratio is higher still (`bench/qos_variants.py`, docs/papers.md §4).
 
-*Four more model changes, measured and not adopted (side runs, docs/papers.md §4).*
-(1) QoS-TCP halving like Reno above its target, floored at the target window (§1.1 keeps cwnd
-high to secure the target; above it there is nothing to secure): its share comes to 1.09 ± 0.17
-at AP1 and 1.06 ± 0.28 at AP2, and Fig. 6 on the outdoor channel to 1.17 ± 0.09x, all three
-undecided against their bands, while the 20x falls to 1.8x and Fig. 9's 12x to 1.2x, and on the
-simulator channel QoS-TCP is kept out after the handover in 56 % of the seeds instead of 81 %
-(smaller windows at AP1, so a shorter RTO in the outage): the paper's ns-2 result, which holds
-now, would no longer be firm. (2) The outdoor distance term on the indoor walk's terminal
-(0 → 11 m): QoS-TCP gets 0.82x the fair share at AP1 and 0.58x at AP2, normal TCP is kept out in
-25 % of the seeds and QoS-TCP in 31 %; the paper's indoor site has little interference (§4.1.1).
-(3) One slightly slower incumbent (§5's device differences: independent frame errors 0.1 per
-attempt on one of the six) for Fig. 11: an incumbent is unhappy after a QoS-TCP joins in 56 % of
-the seeds (the slower one in 5 of those 9), after a normal-TCP joiner in 25 %, but one is already
-unhappy in the 15 s before the join in 44 %; with errors 0.3 the slower station is unhappy before
-any join in 15 of 16 seeds, no longer "slightly" slower. 56 % of 16 seeds is not firm either, and a
-slower station built into every cell would be a setting chosen for this row. (4) CUBIC on every
-normal-TCP host in every experiment (Linux's default since 2.6.19, and the paper's hosts ran
-Linux), beyond the handover rows of the sensitivity table: Fig. 11 holds (an incumbent unhappy
-after the QoS-TCP joins in every seed), but only because tcplab's 6-station CUBIC cell is never
-fair (an incumbent is unhappy before the join in every seed, and after a normal-TCP joiner in
-94 %); the threshold moves to 5 stations (runs with an unhappy terminal 0.42, 0.58, 0.79, 0.96 at
-4 to 7 stations), normal TCP is kept out after the handover in 56 % of the seeds and QoS-TCP too
-(56 %), ratio 1.5x.
+*Model changes measured and not adopted (`bench/qos_variants.py`; its numbers, dated, in
+docs/papers.md §4; the report computes none of them).* (1) The outdoor distance term on the
+indoor walk's terminal: QoS-TCP falls below the fair share at both APs and both terminals are
+kept out more often; the paper's indoor site has little interference (§4.1.1). (2) One slightly
+slower incumbent (§5's device differences, independent frame errors per attempt on one of the
+six) for Fig. 11: at 0.1 per attempt an incumbent is no more often unhappy after a QoS-TCP joins
+than in the 15 s before any join, at 0.3 the slower station is unhappy before any join, no longer
+"slightly" slower; and a slower station built into every cell would be a setting chosen for this
+row. (3) CUBIC on every normal-TCP host (Linux's default since 2.6.19; the paper's hosts ran
+Linux): AP2 stays overloaded and normal TCP is kept out in about half the seeds, but QoS-TCP
+falls below the fair share and is kept out too, and tcplab's CUBIC cells are unfair from fewer
+stations than the paper's (sensitivity table above). (4) The reconstruction's earlier rule above
+the target (the gentle 1/8 reduction there too, until 2026-11-28): QoS-TCP took well over the fair
+share at both APs and more than twice its target at AP1, not the throughput "around the target
+rate" of TCP-AV's abstract (docs/algorithms.md §5.5; the numbers, measured on the commit before
+the change, in docs/papers.md §4).
 
 *The handover itself.* While the terminal is not associated, its uplink frames are now lost
 (`handover_flush`, default; IEEE 802.11-2007 §11.3 forbids data frames from an unassociated
