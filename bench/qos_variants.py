@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""qos-tcp-wlan: model changes measured and not adopted (issue 31), so the report and
+"""qos-tcp-wlan: model changes measured and not adopted, so that the report and
 docs/papers.md §4 quote no number that a script of the repository does not compute.
 
 Each variant changes one setting of the reproduction's handover or late-joiner experiment and is

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""What limits AP2's uplink senders while their station queue is empty (qos-tcp-wlan, issue 31).
+"""What limits AP2's uplink senders while their station queue is empty (qos-tcp-wlan).
 
 For ``--seeds`` of the handover experiment (``handover_config``: normal TCP on every host, the
 simulator channel and the report's testbed channel; AP2's background stations after 10 s) and of

@@ -596,7 +596,7 @@ def _params(quick: bool) -> dict[str, Any]:
         "meas": 30.0,
         # 64: on seeds 1-16 alone the simulator channel kept QoS-TCP out in 13 of 16 seeds,
         # on 17-64 in 18 of 48 (and 7-9 of 16 on four more blocks of 16 seeds tried once):
-        # 16 seeds made that row look firm (issue 31, docs/papers.md §4).
+        # 16 seeds made that row look firm (docs/papers.md §4).
         "ho_seeds": list(range(1, 65)),
         # The grid and the sensitivity rows are context (no verdict): as many seeds as --quick.
         "grid_seeds": list(range(1, 5)),
