@@ -1631,21 +1631,21 @@ a lone terminal's throughput at 5 m but spares the background stations at 2 m, a
 ratio is higher still (`bench/qos_variants.py`, docs/papers.md §4).
 
 *Model changes measured and not adopted (`bench/qos_variants.py`; its numbers, dated, in
-docs/papers.md §4; the report computes none of them).* (1) The outdoor distance term on the
-indoor walk's terminal: QoS-TCP falls below the fair share at both APs and both terminals are
-kept out more often; the paper's indoor site has little interference (§4.1.1). (2) One slightly
-slower incumbent (§5's device differences, independent frame errors per attempt on one of the
-six) for Fig. 11: at 0.1 per attempt an incumbent is no more often unhappy after a QoS-TCP joins
-than in the 15 s before any join, at 0.3 the slower station is unhappy before any join, no longer
-"slightly" slower; and a slower station built into every cell would be a setting chosen for this
-row. (3) CUBIC on every normal-TCP host (Linux's default since 2.6.19; the paper's hosts ran
-Linux): AP2 stays overloaded and normal TCP is kept out in about half the seeds, but QoS-TCP
-falls below the fair share and is kept out too, and tcplab's CUBIC cells are unfair from fewer
-stations than the paper's (sensitivity table above). (4) The reconstruction's earlier rule above
-the target (the gentle 1/8 reduction there too, until 2026-11-28): QoS-TCP took well over the fair
-share at both APs and more than twice its target at AP1, not the throughput "around the target
-rate" of TCP-AV's abstract (docs/algorithms.md §5.5; the numbers, measured on the commit before
-the change, in docs/papers.md §4).
+docs/papers.md §4; the report computes none of them).* (1) The outdoor distance term on the indoor
+walk's terminal: QoS-TCP falls below the fair share at both APs and both terminals are kept out
+more often; the paper's indoor site has little interference (§4.1.1). (2) One slightly slower
+incumbent (§5's device differences, independent frame errors per attempt on one of the six) for
+Fig. 11: at 0.1 per attempt an incumbent is no more often unhappy after a QoS-TCP joins than in the
+15 s before any join, at 0.3 the slower station is unhappy before any join, no longer "slightly"
+slower; and a slower station built into every cell would be a setting chosen for this row. (3)
+CUBIC on every normal-TCP host (Linux's default since 2.6.19; the paper's hosts ran Linux): AP2
+stays overloaded and normal TCP is kept out in about half the seeds, but QoS-TCP falls below the
+fair share and is kept out too, and tcplab's CUBIC cells are unfair from fewer stations than the
+paper's (an earlier side run's sweep, docs/papers.md §4). (4) The reconstruction's earlier rule
+above the target (the gentle 1/8 reduction there too, until 2026-11-28): QoS-TCP took well over the
+fair share at both APs and more than twice its target at AP1, not the throughput "around the target
+rate" of TCP-AV's abstract (docs/algorithms.md §5.5; the numbers, measured on the commit before the
+change, in docs/papers.md §4).
 
 *The handover itself.* While the terminal is not associated, its uplink frames are now lost
 (`handover_flush`, default; IEEE 802.11-2007 §11.3 forbids data frames from an unassociated
