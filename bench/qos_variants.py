@@ -17,6 +17,21 @@ the measures the reproduction judges, each a mean over seeds (shares of seeds fo
   incumbents slightly slower (independent frame errors ``p`` per attempt, the paper's §5 device
   differences).
 
+Three more side experiments (``--only`` picks sections; all by default):
+
+- ``cubic``: CUBIC on every host in the fixed-cell experiments (the paper's hosts ran Linux,
+  whose default it has been since 2.6.19): the share of runs with an unhappy terminal at AP queue
+  265 by station count (the report's threshold sweep: testbed channel, 60-s runs, last 30 s,
+  ``--thr-seeds``, default 24) and the late-joiner rows;
+- ``window64``: 64-KB windows on every host (no window scaling; the paper's 265.5 packets and
+  6/7 stations are n·W > Q for 44-segment windows) in the handover experiment, both channels;
+- ``target``: how much of a fixed cell tcplab's QoS-TCP takes as its target rises past the fair
+  share, beside a published measurement of TCP-AV on a real 802.11g LAN by the same group
+  (APSITT 2008: targets met up to about 1.1x the fair share, docs/algorithms.md §5.5). Testbed
+  channel without frame errors, ``n - 1`` normal-TCP stations (NewReno or CUBIC) and one QoS-TCP
+  station, targets k·F where F is the fair share (cell goodput / n) of the same cell with normal
+  TCP only; ``--target-seeds`` seeds (default 16).
+
 ``--out FILE`` also writes the rows as JSON with the date and commit.
 """
 
@@ -30,8 +45,16 @@ from typing import Any
 
 import numpy as np
 
+from tcplab.analyze.fairness import throughput_series
+from tcplab.campaign.sweep import run_configs
 from tcplab.papers import qos_tcp_wlan as q
+from tcplab.scenario.wlan_configs import tcp, uplink_config
 from tcplab.stats import mean_ci95, ratio_ci95
+
+#: The sections of this script (``--only``).
+SECTIONS = ("variants", "cubic", "window64", "target")
+#: Targets of the ``target`` section, as multiples of the fair share.
+TARGET_KS = (0.8, 1.0, 1.1, 1.25, 1.5, 2.0)
 
 
 def _share(rows: list[dict[str, Any]], key: str) -> float:
@@ -73,10 +96,97 @@ def join_row(d: dict[tuple[str, str], list[dict[str, Any]]]) -> dict[str, Any]:
     }
 
 
+def _last_station_share(
+    res: list[dict[str, Any]], n: int, fair: float, from_s: float
+) -> list[float]:
+    """The last station's goodput after ``from_s`` / ``fair``, per run."""
+    out = []
+    for s in res:
+        t, r = throughput_series(s["timeseries_table"], list(range(n)), 1.0)
+        out.append(float(r[-1, t > from_s].mean()) / fair)
+    return out
+
+
+def target_rows(
+    ns: list[int], normals: list[str], seeds: list[int], jobs: int | None
+) -> dict[str, dict[str, Any]]:
+    """The ``target`` section: per (n, normal TCP, k), QoS-TCP's goodput / fair share (mean ±
+    95 %) and the share of seeds in which it met its target (≥ 0.95 k)."""
+    dur, from_s = 60.0, 20.0
+
+    def cell(n: int, normal: str, sd: int) -> dict[str, Any]:
+        return uplink_config(
+            n,
+            duration_s=dur,
+            seed=sd,
+            retry_limit=q.TESTBED_RETRY,
+            stagger_s=0.5,
+            tcp_cfg=tcp(cc=normal),
+        )
+
+    rows: dict[str, dict[str, Any]] = {}
+    for n in ns:
+        for normal in normals:
+            base = run_configs([cell(n, normal, sd) for sd in seeds], jobs=jobs, columns=True)
+            totals = []
+            for s in base:
+                t, r = throughput_series(s["timeseries_table"], list(range(n)), 1.0)
+                totals.append(float(r[:, t > from_s].sum(axis=0).mean()))
+            fair = float(np.mean(totals)) / n
+            for k in TARGET_KS:
+                cfgs = []
+                for sd in seeds:
+                    c = cell(n, normal, sd)
+                    f = c["flows"][-1]
+                    f["tcp"] = {**f["tcp"], "cc": "qos_tcp", "qos_target_bps": int(k * fair)}
+                    cfgs.append(c)
+                got = _last_station_share(
+                    run_configs(cfgs, jobs=jobs, columns=True), n, fair, from_s
+                )
+                rows[f"{n} stations, {normal}, target {k:g} x fair share"] = {
+                    "fair_share_mbps": fair / 1e6,
+                    "qos_over_fair": mean_ci95(got),
+                    "target_met": float(np.mean([g >= 0.95 * k for g in got])),
+                }
+    return rows
+
+
+def cubic_rows(
+    thr_seeds: list[int], jseeds: list[int], jobs: int | None
+) -> dict[str, dict[str, Any]]:
+    """The ``cubic`` section: the threshold sweep and the late joiner with CUBIC on every host."""
+    host = tcp(cc="cubic")
+    ns = list(range(4, 10))
+    sweep = q.unfairness_sweep(
+        [q.PAPER_AP_QUEUE],
+        ns,
+        thr_seeds,
+        jobs,
+        60.0,
+        30.0,
+        retry_limit=q.TESTBED_RETRY,
+        tcp_cfg=host,
+    )[q.PAPER_AP_QUEUE]
+    rows: dict[str, dict[str, Any]] = {
+        "CUBIC hosts: runs with an unhappy terminal, AP queue 265": {
+            f"{n} stations": mean_ci95([float(r["unhappy"] > 0) for r in sweep[n]]) for n in ns
+        }
+    }
+    rows["CUBIC hosts: runs with an unhappy terminal, AP queue 265"]["threshold"] = float(
+        q.threshold(sweep) or float("inf")
+    )
+    d = q.join_detail(jseeds, jobs, q.TARGET_BPS, channels=("testbed",), host_tcp=host)
+    rows["CUBIC hosts: late joiner"] = join_row(d)
+    return rows
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--seeds", type=int, default=64)
     ap.add_argument("--join-seeds", type=int, default=16)
+    ap.add_argument("--thr-seeds", type=int, default=24)
+    ap.add_argument("--target-seeds", type=int, default=16)
+    ap.add_argument("--only", nargs="+", choices=SECTIONS, default=list(SECTIONS))
     ap.add_argument("--jobs", type=int, default=None)
     ap.add_argument("--out", default=None)
     a = ap.parse_args()
@@ -84,47 +194,70 @@ def main() -> None:
     jseeds = list(range(1, a.join_seeds + 1))
     tgt = q.TARGET_BPS
     tb_only = ("testbed",)
-    rows: dict[str, dict[str, Any]] = {
-        "outdoor channel (the report's)": handover_row(
+    rows: dict[str, dict[str, Any]] = {}
+    if "variants" in a.only:
+        rows["outdoor channel (the report's)"] = handover_row(
             q.handover_runs(seeds, a.jobs, tgt, channels=tb_only, **q.OUTDOOR)
-        ),
-        "outdoor onset 3 m (flat to 3 m, total loss at 7.4 m)": handover_row(
+        )
+        rows["outdoor onset 3 m (flat to 3 m, total loss at 7.4 m)"] = handover_row(
             q.handover_runs(
                 seeds, a.jobs, tgt, channels=tb_only, **{**q.OUTDOOR, "fade_m": (3.0, 7.4)}
             )
-        ),
-        "indoor testbed channel (the report's)": handover_row(
+        )
+        rows["indoor testbed channel (the report's)"] = handover_row(
             q.handover_runs(seeds, a.jobs, tgt, **q.TESTBED)
-        ),
-        "outdoor term indoors (moving terminal, 0 -> 11 m)": handover_row(
+        )
+        rows["outdoor term indoors (moving terminal, 0 -> 11 m)"] = handover_row(
             q.handover_runs(seeds, a.jobs, tgt, **{**q.TESTBED, "fade_m": q.OUTDOOR_M})
-        ),
-        "CUBIC hosts (handover)": handover_row(
+        )
+        rows["CUBIC hosts (handover)"] = handover_row(
             q.handover_runs(seeds, a.jobs, tgt, normal="cubic", **q.TESTBED)
-        ),
-    }
-    for p in (None, 0.1, 0.3):
-        name = "late joiner (the report's)" if p is None else f"slower incumbent p = {p}"
-        rows[name] = join_row(q.join_detail(jseeds, a.jobs, tgt, channels=tb_only, weak_p=p))
+        )
+        for p in (None, 0.1, 0.3):
+            name = "late joiner (the report's)" if p is None else f"slower incumbent p = {p}"
+            rows[name] = join_row(q.join_detail(jseeds, a.jobs, tgt, channels=tb_only, weak_p=p))
+    if "cubic" in a.only:
+        rows.update(cubic_rows(list(range(1, a.thr_seeds + 1)), jseeds, a.jobs))
+    if "window64" in a.only:
+        rows["64-KB windows on every host (handover)"] = handover_row(
+            q.handover_runs(
+                seeds,
+                a.jobs,
+                tgt,
+                host_tcp={"rcv_buf": 65535, "window_scaling": False},
+                **q.TESTBED,
+            )
+        )
+    if "target" in a.only:
+        tseeds = list(range(1, a.target_seeds + 1))
+        rows.update(target_rows([3, 5], ["newreno", "cubic"], tseeds, a.jobs))
 
     def f(v: Any) -> str:
         if isinstance(v, tuple | list):
             return f"{v[0]:.2f} ± {v[1]:.2f}"
         return f"{v:.2f}"
 
-    keys = sorted({k for r in rows.values() for k in r})
-    print(f"seeds: handover 1-{a.seeds}, late joiner 1-{a.join_seeds}")
-    print("| variant | " + " | ".join(keys) + " |")
-    print("|---|" + "---|" * len(keys))
+    print(
+        f"seeds: handover 1-{a.seeds}, late joiner 1-{a.join_seeds}, threshold 1-{a.thr_seeds}, "
+        f"target 1-{a.target_seeds}"
+    )
+    # One table per group of rows that share their measures.
+    groups: dict[tuple[str, ...], list[str]] = {}
     for name, r in rows.items():
-        print(f"| {name} | " + " | ".join(f(r[k]) if k in r else "" for k in keys) + " |")
+        groups.setdefault(tuple(sorted(r)), []).append(name)
+    for keys, names in groups.items():
+        print()
+        print("| variant | " + " | ".join(keys) + " |")
+        print("|---|" + "---|" * len(keys))
+        for name in names:
+            print(f"| {name} | " + " | ".join(f(rows[name][k]) for k in keys) + " |")
     if a.out:
         commit = subprocess.run(
             ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True
         ).stdout.strip()
         meta = {"date": datetime.date.today().isoformat(), "commit": commit}
         with open(a.out, "w") as fh:
-            json.dump({**meta, "seeds": a.seeds, "join_seeds": a.join_seeds, "rows": rows}, fh)
+            json.dump({**meta, "args": vars(a), "rows": rows}, fh)
 
 
 if __name__ == "__main__":
