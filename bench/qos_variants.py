@@ -53,6 +53,8 @@ from tcplab.stats import mean_ci95, ratio_ci95
 
 #: The sections of this script (``--only``).
 SECTIONS = ("variants", "cubic", "window64", "target")
+#: A measure that only one experiment's rows have, naming the experiment's table.
+_KINDS = ("qos_fair_ap1", "incumbent_unhappy_after_qos", "threshold", "target_met")
 #: Targets of the ``target`` section, as multiples of the fair share.
 TARGET_KS = (0.8, 1.0, 1.1, 1.25, 1.5, 2.0)
 
@@ -241,16 +243,21 @@ def main() -> None:
         f"seeds: handover 1-{a.seeds}, late joiner 1-{a.join_seeds}, threshold 1-{a.thr_seeds}, "
         f"target 1-{a.target_seeds}"
     )
-    # One table per group of rows that share their measures.
-    groups: dict[tuple[str, ...], list[str]] = {}
+    # One table per experiment (handover, late joiner, threshold sweep, target), the union of
+    # its rows' measures as columns (blank where a row has none: the testbed-only handovers
+    # have no simulator column).
+    groups: dict[str, list[str]] = {}
     for name, r in rows.items():
-        groups.setdefault(tuple(sorted(r)), []).append(name)
-    for keys, names in groups.items():
+        kind = next(k for k in _KINDS if k in r)
+        groups.setdefault(kind, []).append(name)
+    for names in groups.values():
+        keys = sorted({k for name in names for k in rows[name]})
         print()
         print("| variant | " + " | ".join(keys) + " |")
         print("|---|" + "---|" * len(keys))
         for name in names:
-            print(f"| {name} | " + " | ".join(f(rows[name][k]) for k in keys) + " |")
+            r = rows[name]
+            print(f"| {name} | " + " | ".join(f(r[k]) if k in r else "" for k in keys) + " |")
     if a.out:
         commit = subprocess.run(
             ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True
