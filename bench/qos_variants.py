@@ -26,8 +26,8 @@ Three more side experiments (``--only`` picks sections; all by default):
 - ``window64``: 64-KB windows on every host (no window scaling; the paper's 265.5 packets and
   6/7 stations are n·W > Q for 44-segment windows) in the handover experiment, both channels;
 - ``target``: how much of a fixed cell tcplab's QoS-TCP takes as its target rises past the fair
-  share, beside a published measurement of TCP-AV on a real 802.11g LAN by the same group
-  (APSITT 2008: targets met up to about 1.1x the fair share, docs/algorithms.md §5.5). Testbed
+  share, beside a published measurement of TCP-AV on real wireless-LAN machines (APSITT 2008:
+  targets met up to about 1.1x the fair share, docs/algorithms.md §5.5). Testbed
   channel without frame errors, ``n - 1`` normal-TCP stations (NewReno or CUBIC) and one QoS-TCP
   station, targets k·F where F is the fair share (cell goodput / n) of the same cell with normal
   TCP only; ``--target-seeds`` seeds (default 16).

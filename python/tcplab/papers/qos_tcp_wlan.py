@@ -1764,9 +1764,9 @@ reports means over seeds.
 
 **QoS-TCP** is a labelled reconstruction (`crates/tcplab-tcp/src/cc/qos_tcp.rs`,
 docs/algorithms.md §5.5): the equations of Shimonishi et al. (2006) were not available.
-In fixed cells it secures more above the fair share than the same group measured for TCP-AV on
-real 802.11g devices (about 10 % above it, APSITT 2008): `bench/qos_variants.py --only target`,
-docs/papers.md §4. The share rows above may read that strength as well as the setting.
+In fixed cells it secures more above the fair share than an earlier study measured for TCP-AV
+on real wireless-LAN machines (about 10 % above it, APSITT 2008): `bench/qos_variants.py --only
+target`, docs/papers.md §4. The share rows above may read that strength as well as the setting.
 """,
     )
 
