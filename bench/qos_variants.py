@@ -239,10 +239,13 @@ def main() -> None:
             return f"{v[0]:.2f} ± {v[1]:.2f}"
         return f"{v:.2f}"
 
-    print(
-        f"seeds: handover 1-{a.seeds}, late joiner 1-{a.join_seeds}, threshold 1-{a.thr_seeds}, "
-        f"target 1-{a.target_seeds}"
-    )
+    used = {
+        "handover": ("variants" in a.only or "window64" in a.only, a.seeds),
+        "late joiner": ("variants" in a.only or "cubic" in a.only, a.join_seeds),
+        "threshold": ("cubic" in a.only, a.thr_seeds),
+        "target": ("target" in a.only, a.target_seeds),
+    }
+    print("seeds: " + ", ".join(f"{k} 1-{n}" for k, (on, n) in used.items() if on))
     # One table per experiment (handover, late joiner, threshold sweep, target), the union of
     # its rows' measures as columns (blank where a row has none: the testbed-only handovers
     # have no simulator column).
